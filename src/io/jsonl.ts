@@ -1,0 +1,299 @@
+import type { Readable } from 'node:stream';
+import type { ReadIssue } from '../core/issues.js';
+
+/** One physical line of the input, with what it parsed to. */
+export interface RawRecord {
+  /** 0-based position in `ParsedDocument.records`. */
+  readonly index: number;
+  /** 1-based physical line number. */
+  readonly line: number;
+  /** The line's exact bytes without its line terminator (kept only when `keepRaw`). */
+  readonly raw?: Buffer;
+  /** The terminator that followed the line: `\n`, `\r\n`, or `` for a last line without one. */
+  readonly eol: '\n' | '\r\n' | '';
+  /** Byte length of the line without terminator (known even when `raw` is not kept). */
+  readonly byteLength: number;
+  /** Parsed JSON values: none for blank or broken lines, one normally, several for glued objects. */
+  readonly values: readonly unknown[];
+  readonly blank: boolean;
+}
+
+export interface ParsedDocument {
+  /** Display name of the input (`-` for stdin). */
+  readonly path: string;
+  readonly bom: boolean;
+  readonly records: readonly RawRecord[];
+  readonly issues: readonly ReadIssue[];
+  /** `json-document`: the whole input is one (usually pretty-printed) JSON value, in `document`. */
+  readonly kind: 'jsonl' | 'json-document';
+  readonly document?: unknown;
+  readonly totalBytes: number;
+}
+
+export interface ReadOptions {
+  readonly path: string;
+  /** Keep each line's bytes so the file can be written back byte for byte. */
+  readonly keepRaw?: boolean;
+}
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** Builds the records of a document from a stream of bytes, a line at a time. */
+class LineCollector {
+  readonly records: RawRecord[] = [];
+  readonly issues: ReadIssue[] = [];
+  bom = false;
+  totalBytes = 0;
+  private pending: Buffer[] = [];
+  private pendingLength = 0;
+  private first = true;
+  /** Whole input, kept only while it might turn out to be one JSON document. */
+  private whole: Buffer[] | undefined = [];
+  /** Whether the first non-blank line parsed on its own (then the input is JSONL, not a document). */
+  private firstLineParsed: boolean | undefined;
+
+  constructor(private readonly keepRaw: boolean) {}
+
+  push(chunk: Buffer): void {
+    this.totalBytes += chunk.length;
+    if (this.first) {
+      this.first = false;
+      if (chunk.length >= 3 && chunk.subarray(0, 3).equals(BOM)) {
+        this.bom = true;
+        chunk = chunk.subarray(3);
+      }
+    }
+    this.whole?.push(chunk);
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      if (nl === -1) break;
+      let line = chunk.subarray(start, nl);
+      if (this.pendingLength > 0) {
+        this.pending.push(line);
+        line = Buffer.concat(this.pending, this.pendingLength + line.length);
+        this.pending = [];
+        this.pendingLength = 0;
+      }
+      this.addLine(line, true);
+      start = nl + 1;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      // Copy: the stream may reuse its buffer.
+      this.pending.push(Buffer.from(rest));
+      this.pendingLength += rest.length;
+    }
+  }
+
+  end(): void {
+    if (this.pendingLength > 0) {
+      this.addLine(Buffer.concat(this.pending, this.pendingLength), false);
+      this.pending = [];
+      this.pendingLength = 0;
+    }
+  }
+
+  private addLine(line: Buffer, terminated: boolean): void {
+    let eol: RawRecord['eol'] = terminated ? '\n' : '';
+    if (terminated && line.length > 0 && line[line.length - 1] === 13) {
+      line = line.subarray(0, line.length - 1);
+      eol = '\r\n';
+    }
+    const lineNo = this.records.length + 1;
+    const parsed = parseLine(line, lineNo);
+    for (const issue of parsed.issues) this.issues.push(issue);
+    if (!parsed.blank && this.firstLineParsed === undefined) {
+      this.firstLineParsed = parsed.values.length > 0;
+      // A file whose first line parses on its own is JSONL; stop keeping a copy for the document check.
+      if (this.firstLineParsed) this.whole = undefined;
+    }
+    this.records.push({
+      index: this.records.length,
+      line: lineNo,
+      ...(this.keepRaw ? { raw: line } : {}),
+      eol,
+      byteLength: line.length,
+      values: parsed.values,
+      blank: parsed.blank,
+    });
+  }
+
+  /** When no line parsed alone but the whole input is one JSON value, it is a JSON document. */
+  documentValue(): { ok: true; value: unknown } | { ok: false } {
+    if (this.firstLineParsed !== false || !this.whole || this.records.length < 2) return { ok: false };
+    const text = Buffer.concat(this.whole).toString('utf8');
+    try {
+      return { ok: true, value: JSON.parse(text) };
+    } catch {
+      return { ok: false };
+    }
+  }
+}
+
+interface LineParse {
+  readonly values: unknown[];
+  readonly issues: ReadIssue[];
+  readonly blank: boolean;
+}
+
+const MAX_REASON_SNIPPET = 60;
+
+/** Parses one line; never throws. */
+export function parseLine(bytes: Buffer, line: number): LineParse {
+  const text = bytes.toString('utf8');
+  const issues: ReadIssue[] = [];
+  if (text.trim().length === 0) return { values: [], issues, blank: true };
+  if (text.includes('\uFFFD') && !isValidUtf8(bytes)) {
+    issues.push({
+      line,
+      severity: 'warning',
+      reason: 'line is not valid UTF-8; invalid bytes were read as U+FFFD',
+      hint: 'the original bytes are kept when the file is written back',
+    });
+  }
+  try {
+    return { values: [JSON.parse(text)], issues, blank: false };
+  } catch (error) {
+    const glued = splitGluedValues(text);
+    if (glued && glued.length > 1) {
+      issues.push({
+        line,
+        severity: 'warning',
+        reason: `${glued.length} JSON values glued together on one line; read them as separate records`,
+        hint: 'the line is kept as it is when the file is written back',
+      });
+      return { values: glued, issues, blank: false };
+    }
+    issues.push({
+      line,
+      severity: 'error',
+      reason: describeJsonError(text, error),
+      hint: 'the line was skipped; fix or delete it, or pass --strict to make this fatal',
+    });
+    return { values: [], issues, blank: false };
+  }
+}
+
+function isValidUtf8(bytes: Buffer): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function describeJsonError(text: string, error: unknown): string {
+  if (text.includes('\u0000')) return 'invalid JSON: the line contains NUL bytes (binary data?)';
+  const message = error instanceof Error ? error.message : String(error);
+  const trimmed = text.trimStart();
+  if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) {
+    const snippet = trimmed.slice(0, MAX_REASON_SNIPPET).replace(/[\u0000-\u001f]/g, '?');
+    return `invalid JSON: the line does not start with { or [ (starts with "${snippet}")`;
+  }
+  return `invalid JSON: ${message.replace(/\s+/g, ' ').slice(0, 200)}`;
+}
+
+/**
+ * Splits `{…}{…}` (two or more top-level JSON values on one line) at depth-0 boundaries.
+ * Returns undefined unless every part parses, so a split is only made when it is unambiguous.
+ */
+export function splitGluedValues(text: string): unknown[] | undefined {
+  const parts: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === 92 /* \ */) escaped = true;
+      else if (c === 34 /* " */) inString = false;
+      continue;
+    }
+    if (c === 34) {
+      inString = true;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) {
+      depth--;
+      if (depth < 0) return undefined;
+      if (depth === 0) parts.push(text.slice(start, i + 1));
+    } else if (depth === 0 && c !== 32 && c !== 9) {
+      return undefined;
+    }
+  }
+  if (depth !== 0 || parts.length < 2) return undefined;
+  const values: unknown[] = [];
+  for (const part of parts) {
+    try {
+      values.push(JSON.parse(part));
+    } catch {
+      return undefined;
+    }
+  }
+  return values;
+}
+
+/** Reads a whole transcript from a byte stream into records, streaming line by line. */
+export async function readDocument(stream: Readable, options: ReadOptions): Promise<ParsedDocument> {
+  const collector = new LineCollector(options.keepRaw ?? false);
+  for await (const chunk of stream) {
+    collector.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  }
+  collector.end();
+  return finish(collector, options.path);
+}
+
+/** Same as `readDocument`, for bytes already in memory. */
+export function parseDocument(bytes: Buffer, options: ReadOptions): ParsedDocument {
+  const collector = new LineCollector(options.keepRaw ?? false);
+  collector.push(bytes);
+  collector.end();
+  return finish(collector, options.path);
+}
+
+function finish(collector: LineCollector, path: string): ParsedDocument {
+  const doc = collector.documentValue();
+  if (doc.ok) {
+    return {
+      path,
+      bom: collector.bom,
+      records: collector.records,
+      issues: [],
+      kind: 'json-document',
+      document: doc.value,
+      totalBytes: collector.totalBytes,
+    };
+  }
+  return {
+    path,
+    bom: collector.bom,
+    records: collector.records,
+    issues: collector.issues,
+    kind: 'jsonl',
+    totalBytes: collector.totalBytes,
+  };
+}
+
+/** Writes a document back exactly as it was read (requires `keepRaw`). */
+export function serializeDocument(doc: ParsedDocument): Buffer {
+  const parts: Buffer[] = [];
+  if (doc.bom) parts.push(BOM);
+  for (const record of doc.records) {
+    if (!record.raw) throw new Error('serializeDocument needs a document read with keepRaw: true');
+    parts.push(record.raw);
+    if (record.eol) parts.push(Buffer.from(record.eol));
+  }
+  return Buffer.concat(parts);
+}
+
+/** The values of a document in order, with the record each came from (glued lines give several). */
+export function* documentValues(doc: ParsedDocument): Generator<{ value: unknown; record: RawRecord }> {
+  for (const record of doc.records) {
+    for (const value of record.values) yield { value, record };
+  }
+}
