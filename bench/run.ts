@@ -1,0 +1,306 @@
+/**
+ * The performance benchmark: `npm run bench` (builds, then runs this with tsx).
+ *
+ * Each case is the median of N runs of a real process (process.execPath), compared with a baseline
+ * (the floor: read the file and JSON.parse every line; or `node -e 0`) against a target. It reports;
+ * it does not gate: exit 0 when a target is missed, non-zero only when a command fails.
+ *
+ * To add a case, append to `cases` below: a name, a `measure` of what to time, and optionally a
+ * baseline case and a target.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { ensureBenchData } from './generate.js';
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const projectDir = dirname(benchDir);
+const dataDir = join(benchDir, '.data');
+const cli = join(projectDir, 'bin', 'devs-ctx.js');
+const floorScript = join(benchDir, 'floor.mjs');
+/** analyze exits 0, 10 or 11 by urgency: all three are a successful analysis. */
+const ANALYZE_OK = [0, 10, 11] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Running and measuring
+
+/** One timed run: wall time, and peak RSS when it was measured. */
+interface Sample {
+  readonly ms: number;
+  readonly maxRssKb?: number;
+}
+
+/** The result of a case: median time over its runs, and the largest peak RSS seen. */
+interface Stat {
+  readonly name: string;
+  readonly runs: number;
+  readonly medianMs: number;
+  readonly maxRssKb?: number;
+}
+
+interface RunOptions {
+  readonly env?: Readonly<Record<string, string>>;
+  readonly okCodes?: readonly number[];
+  /** Measure peak RSS too (through /usr/bin/time -v, or a --import hook reading resourceUsage). */
+  readonly rss?: boolean;
+}
+
+class CommandFailed extends Error {}
+
+let rssProbe: 'time' | 'hook' | undefined;
+/** `/usr/bin/time -v` when it works here; otherwise a preloaded hook that prints maxRSS at exit. */
+function rssMethod(): 'time' | 'hook' {
+  if (rssProbe) return rssProbe;
+  const probe = existsSync('/usr/bin/time') ? spawnSync('/usr/bin/time', ['-v', process.execPath, '-e', '0'], { encoding: 'utf8' }) : undefined;
+  rssProbe = probe?.status === 0 && /Maximum resident set size/.test(probe.stderr) ? 'time' : 'hook';
+  return rssProbe;
+}
+
+function rssHookFile(): string {
+  const file = join(dataDir, 'maxrss-hook.mjs');
+  writeFileSync(
+    file,
+    "import { writeSync } from 'node:fs';\n" +
+      "process.on('exit', () => writeSync(2, `\\nDEVS_CTX_BENCH_MAXRSS_KB ${process.resourceUsage().maxRSS}\\n`));\n",
+  );
+  return file;
+}
+
+/** Spawns `node ...args`, times it, and throws when it fails. */
+function runNode(args: readonly string[], options: RunOptions = {}): Sample & { stdout: string } {
+  const okCodes = options.okCodes ?? [0];
+  const env = { ...process.env, NO_COLOR: '1', ...options.env };
+  let command = process.execPath;
+  let argv = [...args];
+  const method = options.rss ? rssMethod() : undefined;
+  if (method === 'time') {
+    command = '/usr/bin/time';
+    argv = ['-v', process.execPath, ...args];
+  } else if (method === 'hook') {
+    argv = ['--import', rssHookFile(), ...args];
+  }
+  const start = performance.now();
+  const result = spawnSync(command, argv, { env, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+  const ms = performance.now() - start;
+  if (result.error) throw new CommandFailed(`node ${args.join(' ')}: ${result.error.message}`);
+  if (result.status === null || !okCodes.includes(result.status)) {
+    throw new CommandFailed(
+      `node ${args.join(' ')} exited ${result.status ?? result.signal}\n${result.stderr.slice(-2000)}`,
+    );
+  }
+  let maxRssKb: number | undefined;
+  if (method === 'time') maxRssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
+  if (method === 'hook') maxRssKb = Number(/DEVS_CTX_BENCH_MAXRSS_KB (\d+)/.exec(result.stderr)?.[1]);
+  if (maxRssKb !== undefined && !Number.isFinite(maxRssKb)) throw new CommandFailed(`no peak RSS from node ${args.join(' ')}`);
+  return maxRssKb === undefined ? { ms, stdout: result.stdout } : { ms, maxRssKb, stdout: result.stdout };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+}
+
+interface MeasureOptions {
+  /** Untimed set-up before each run (e.g. a fresh, primed cache dir). */
+  readonly before?: () => void;
+  /** Untimed runs first, to warm the OS file cache. */
+  readonly warmup?: number;
+}
+
+/** Runs `fn` `runs` times and returns the median time (and the largest peak RSS, if measured). */
+function measure(name: string, fn: () => Sample, runs: number, options: MeasureOptions = {}): Stat {
+  for (let i = 0; i < (options.warmup ?? 0); i++) {
+    options.before?.();
+    fn();
+  }
+  const samples: Sample[] = [];
+  for (let i = 0; i < runs; i++) {
+    options.before?.();
+    samples.push(fn());
+  }
+  const rss = samples.flatMap((s) => (s.maxRssKb === undefined ? [] : [s.maxRssKb]));
+  const stat: Stat = { name, runs, medianMs: median(samples.map((s) => s.ms)) };
+  const result = rss.length ? { ...stat, maxRssKb: Math.max(...rss) } : stat;
+  process.stderr.write(`  ${name}: ${result.medianMs.toFixed(0)} ms${rss.length ? `, ${(Math.max(...rss) / 1024).toFixed(0)} MB` : ''}\n`);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the cases run
+
+const tmpDirs: string[] = [];
+/** A fresh, empty cache dir (removed at the end). */
+function freshCacheDir(): string {
+  const dir = mkdtempSync(join(dataDir, 'cache-'));
+  tmpDirs.push(dir);
+  return dir;
+}
+
+function analyze(file: string, cacheDir: string, rss = false): Sample {
+  return runNode([cli, 'analyze', file, '--json'], { env: { DEVS_CTX_CACHE_DIR: cacheDir }, okCodes: ANALYZE_OK, rss });
+}
+
+function floor(file: string): Sample {
+  return runNode([floorScript, file]);
+}
+
+/** The total tokens that analyze reports, found wherever the JSON puts `totalTokens`. */
+function reportedTotal(file: string): number | undefined {
+  const { stdout } = runNode([cli, 'analyze', file, '--json', '--no-cache'], { okCodes: ANALYZE_OK });
+  const find = (value: unknown): number | undefined => {
+    if (!value || typeof value !== 'object') return undefined;
+    if ('totalTokens' in value && typeof value.totalTokens === 'number') return value.totalTokens;
+    for (const child of Object.values(value)) {
+      const found = find(child);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return find(JSON.parse(stdout) as unknown);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+
+type Target = { readonly kind: 'ratio'; readonly max: number } | { readonly kind: 'rssMb'; readonly max: number };
+
+interface BenchCase {
+  readonly name: string;
+  readonly run: () => Stat;
+  /** The name of an earlier case this one is divided by. */
+  readonly baseline?: string;
+  readonly target?: Target;
+}
+
+async function main(): Promise<number> {
+  mkdirSync(dataDir, { recursive: true });
+  const data = await ensureBenchData(dataDir, (m) => process.stderr.write(m + '\n'));
+
+  const stats = new Map<string, Stat>();
+  const missing = (name: string): never => {
+    throw new Error(`case ${name} has not run`);
+  };
+  let warmCache = '';
+  let appendCache = '';
+  const cases: readonly BenchCase[] = [
+    { name: 'node -e 0', run: () => measure('node -e 0', () => runNode(['-e', '0']), 5, { warmup: 1 }) },
+    {
+      name: 'devs-ctx --version',
+      run: () => measure('devs-ctx --version', () => runNode([cli, '--version']), 5, { warmup: 1 }),
+      baseline: 'node -e 0',
+      target: { kind: 'ratio', max: 2 },
+    },
+    { name: 'floor 1M', run: () => measure('floor 1M', () => floor(data.small), 5, { warmup: 1 }) },
+    {
+      name: 'analyze 1M cold',
+      run: () => measure('analyze 1M cold', () => analyze(data.small, freshCacheDir()), 3),
+      baseline: 'floor 1M',
+      target: { kind: 'ratio', max: 8 },
+    },
+    {
+      name: 'analyze 1M warm',
+      run: () =>
+        measure('analyze 1M warm', () => analyze(data.small, warmCache), 5, {
+          warmup: 1,
+          before: () => {
+            if (warmCache) return;
+            warmCache = freshCacheDir();
+            analyze(data.small, warmCache);
+          },
+        }),
+      baseline: 'floor 1M',
+      target: { kind: 'ratio', max: 2 },
+    },
+    { name: 'floor 1M+20', run: () => measure('floor 1M+20', () => floor(data.appended), 5, { warmup: 1 }) },
+    {
+      // Each run starts from a cache primed with the original file only, so 20 turns are new.
+      name: `analyze 1M+${data.appendedTurns} warm`,
+      run: () =>
+        measure(`analyze 1M+${data.appendedTurns} warm`, () => analyze(data.appended, appendCache), 5, {
+          before: () => {
+            appendCache = freshCacheDir();
+            analyze(data.small, appendCache);
+          },
+        }),
+      baseline: 'floor 1M+20',
+      target: { kind: 'ratio', max: 2 },
+    },
+    { name: 'floor 10M', run: () => measure('floor 10M', () => floor(data.large), 3, { warmup: 1 }) },
+    {
+      name: 'analyze 10M cold',
+      run: () => measure('analyze 10M cold', () => analyze(data.large, freshCacheDir(), true), 3),
+      baseline: 'floor 10M',
+    },
+    {
+      name: 'analyze 10M peak RSS',
+      // Peak RSS was taken in the cold runs above; this row only reports it.
+      run: () => stats.get('analyze 10M cold') ?? missing('analyze 10M cold'),
+      target: { kind: 'rssMb', max: 300 },
+    },
+  ];
+
+  process.stderr.write(`measuring (${rssMethod() === 'time' ? '/usr/bin/time -v' : 'resourceUsage hook'} for peak RSS)…\n`);
+  for (const c of cases) stats.set(c.name, c.run());
+
+  const rows: string[][] = [['measurement', 'time (ms)', 'baseline', 'ratio', 'target', 'result']];
+  for (const c of cases) {
+    const stat = stats.get(c.name) ?? missing(c.name);
+    const base = c.baseline === undefined ? undefined : (stats.get(c.baseline) ?? missing(c.baseline));
+    const ratio = base ? stat.medianMs / base.medianMs : undefined;
+    let target = '';
+    let result = '';
+    let time = stat.medianMs.toFixed(0);
+    switch (c.target?.kind) {
+      case 'ratio':
+        target = `≤ ${c.target.max}×`;
+        result = ratio !== undefined && ratio <= c.target.max ? 'PASS' : 'MISS';
+        break;
+      case 'rssMb': {
+        const mb = (stat.maxRssKb ?? NaN) / 1024;
+        time = `${mb.toFixed(0)} MB`;
+        target = `< ${c.target.max} MB`;
+        result = mb < c.target.max ? 'PASS' : 'MISS';
+        break;
+      }
+      case undefined:
+        break;
+      default:
+        c.target satisfies never;
+    }
+    rows.push([
+      c.name,
+      time,
+      base ? `${base.medianMs.toFixed(0)} (${base.name})` : '',
+      c.target?.kind === 'rssMb' || ratio === undefined ? '' : `${ratio.toFixed(2)}×`,
+      target,
+      result,
+    ]);
+  }
+
+  const smallTokens = reportedTotal(data.small);
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  const cpuList = cpus();
+  console.log(
+    `machine: ${cpuList.length} × ${cpuList[0]?.model.trim() ?? 'unknown cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
+      `node ${process.version}, ${process.platform}-${process.arch}`,
+  );
+  console.log(`1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for cold and 10M)`);
+  for (const [i, row] of rows.entries()) {
+    console.log(row.map((cell, j) => cell.padEnd(widths[j] ?? 0)).join('  ').trimEnd());
+    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+  return 0;
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
+}

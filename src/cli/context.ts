@@ -1,0 +1,30 @@
+import type { Readable, Writable } from 'node:stream';
+
+/** Everything a command touches of the outside world, injected so tests can run it in-process. */
+export interface CliContext {
+  readonly stdout: Writable & { isTTY?: boolean; columns?: number };
+  readonly stderr: Writable & { isTTY?: boolean };
+  readonly stdin: Readable & { isTTY?: boolean };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+export function processContext(): CliContext {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() };
+}
+
+/** [SPEC §2] Colour only on a TTY and never with NO_COLOR (chalk does not read NO_COLOR itself). */
+export function colorEnabled(ctx: CliContext, stream: { isTTY?: boolean } = ctx.stdout): boolean {
+  const noColor = ctx.env['NO_COLOR'];
+  if (noColor !== undefined && noColor !== '') return false;
+  const force = ctx.env['FORCE_COLOR'];
+  if (force !== undefined) return force !== '0' && force !== 'false';
+  return stream.isTTY === true && ctx.env['TERM'] !== 'dumb';
+}
+
+/** Terminal width for layout: COLUMNS, else the TTY's, else 100. */
+export function terminalWidth(ctx: CliContext): number {
+  const fromEnv = Number(ctx.env['COLUMNS']);
+  if (Number.isInteger(fromEnv) && fromEnv >= 40) return fromEnv;
+  return ctx.stdout.columns && ctx.stdout.columns >= 40 ? ctx.stdout.columns : 100;
+}

@@ -1,0 +1,26 @@
+import { DevsCtxError, ExitCode } from '../core/errors.js';
+import type { ExitCodeValue } from '../core/errors.js';
+import type { CliContext } from './context.js';
+
+export const ERROR_SCHEMA_VERSION = 1;
+
+/** The one boundary where errors become exit codes and messages (JSON in --json mode). */
+export function reportError(ctx: CliContext, error: unknown, json: boolean): ExitCodeValue {
+  const known = error instanceof DevsCtxError;
+  const exitCode = known ? error.exitCode : ExitCode.internal;
+  const code = known ? error.code : 'internal';
+  const message = error instanceof Error ? error.message : String(error);
+  const hint = known
+    ? error.hint
+    : 'this is a bug in devs-ctx; please report it with the command you ran';
+  if (json) {
+    ctx.stdout.write(
+      `${JSON.stringify({ schemaVersion: ERROR_SCHEMA_VERSION, error: { code, exitCode, message, ...(hint ? { hint } : {}) } })}\n`,
+    );
+  } else {
+    ctx.stderr.write(`devs-ctx: ${message}\n`);
+    if (hint) ctx.stderr.write(`  hint: ${hint}\n`);
+    if (!known && error instanceof Error && error.stack && ctx.env['DEVS_CTX_DEBUG']) ctx.stderr.write(`${error.stack}\n`);
+  }
+  return exitCode;
+}

@@ -1,0 +1,159 @@
+import { Chalk } from 'chalk';
+import type { ChalkInstance } from 'chalk';
+import type { DevsCtxError } from '../../core/errors.js';
+import type { AnalyzeReport, TokenGroup } from '../../core/report.js';
+import { colorEnabled, terminalWidth } from '../context.js';
+import type { CliContext } from '../context.js';
+import { growthChart } from './chart.js';
+
+export interface FileRow {
+  readonly file: string;
+  readonly report?: AnalyzeReport;
+  readonly error?: DevsCtxError;
+}
+
+const n = (value: number): string => value.toLocaleString('en-US');
+const pct = (part: number, whole: number): string => (whole === 0 ? '0 %' : `${((part / whole) * 100).toFixed(1)} %`);
+
+function paint(ctx: CliContext): ChalkInstance {
+  return new Chalk({ level: colorEnabled(ctx) ? 1 : 0 });
+}
+
+function urgencyText(c: ChalkInstance, report: AnalyzeReport): string {
+  const { urgency, totalTokens, limits } = report;
+  if (urgency === 'hard') return `${c.red.bold('hard')}: the hard limit is reached; prune required`;
+  if (urgency === 'soft') return `${c.yellow.bold('soft')}: the soft limit is reached; prune recommended (${n(limits.hard - totalTokens)} tokens to the hard limit)`;
+  return `${c.green.bold('none')}: below the soft limit (${n(limits.soft - totalTokens)} tokens to go)`;
+}
+
+/** A bar of the total against the limits: `[████████░░░░│░░░░░┃░░]`. */
+function limitBar(c: ChalkInstance, report: AnalyzeReport, width: number): string {
+  const { totalTokens, limits } = report;
+  const scale = Math.max(totalTokens, limits.hard) * 1.1;
+  const at = (v: number): number => Math.min(width - 1, Math.round((v / scale) * width));
+  const filled = at(totalTokens);
+  const soft = at(limits.soft);
+  const hard = at(limits.hard);
+  let bar = '';
+  for (let i = 0; i < width; i++) {
+    if (i === soft) bar += '│';
+    else if (i === hard) bar += '┃';
+    else bar += i < filled ? '█' : '░';
+  }
+  const color = report.urgency === 'hard' ? c.red : report.urgency === 'soft' ? c.yellow : c.green;
+  return `[${color(bar)}]`;
+}
+
+function table(rows: readonly (readonly string[])[], align: readonly ('l' | 'r')[]): string[] {
+  const widths = align.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length)));
+  return rows.map((r) =>
+    r
+      .map((cell, col) => (align[col] === 'r' ? cell.padStart(widths[col] ?? 0) : cell.padEnd(widths[col] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function groupRows(groups: Readonly<Partial<Record<string, TokenGroup>>>, total: number): string[][] {
+  return Object.entries(groups)
+    .filter((e): e is [string, TokenGroup] => e[1] !== undefined)
+    .sort((a, b) => b[1].tokens - a[1].tokens || a[0].localeCompare(b[0]))
+    .map(([name, g]) => [`  ${name}`, n(g.turns), n(g.tokens), pct(g.tokens, total)]);
+}
+
+/** The human report for one transcript. */
+export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): string {
+  const c = paint(ctx);
+  const width = terminalWidth(ctx);
+  const out: string[] = [];
+  const total = report.totalTokens;
+  out.push(`${c.bold(report.file)}  ${c.dim(`${report.format} · ${n(report.turns)} turns · ${report.encoding}`)}`);
+  out.push('');
+  out.push(`Total     ${c.bold(n(total))} tokens  ${limitBar(c, report, Math.max(20, Math.min(50, width - 40)))}`);
+  out.push(`Limits    soft ${n(report.limits.soft)} │  hard ${n(report.limits.hard)} ┃  ${c.dim(`(${report.limits.source})`)}`);
+  out.push(`Urgency   ${urgencyText(c, report)}`);
+  if (report.recorded) {
+    const r = report.recorded;
+    const diff = r.difference;
+    out.push(
+      `Recorded  ${n(r.contextTokens)} tokens in the file (${r.source})${r.contextWindow ? `, window ${n(r.contextWindow)}` : ''}; ` +
+        `estimate is ${n(Math.abs(diff))} ${diff >= 0 ? 'higher' : 'lower'} (${pct(Math.abs(diff), Math.max(1, r.contextTokens))})`,
+    );
+  }
+  if (report.blobTokens > 0) out.push(`Blobs     ${n(report.blobTokens)} tokens of images/documents/encrypted content, estimated by provider rules`);
+
+  out.push('', c.bold('By type'));
+  out.push(...table([['  type', 'turns', 'tokens', 'share'], ...groupRows(report.byType, total)], ['l', 'r', 'r', 'r']));
+  out.push('', c.bold('By role'));
+  out.push(...table([['  role', 'turns', 'tokens', 'share'], ...groupRows(report.byRole, total)], ['l', 'r', 'r', 'r']));
+
+  out.push('', c.bold('What a prune would see'));
+  out.push(
+    ...table(
+      [
+        ['  pinned (never pruned)', n(report.pinned.turns), n(report.pinned.tokens), pct(report.pinned.tokens, total)],
+        ['  protected tail', n(report.protectedTail.turns), n(report.protectedTail.tokens), pct(report.protectedTail.tokens, total)],
+        ['  summarization candidates', n(report.candidates.turns), n(report.candidates.tokens), pct(report.candidates.tokens, total)],
+      ],
+      ['l', 'r', 'r', 'r'],
+    ),
+  );
+  if (report.candidates.turns === 0) out.push(c.dim('  (fewer than 3 candidates: nothing to summarize)'));
+
+  if (report.heaviest.length > 0) {
+    out.push('', c.bold(`Heaviest turns`));
+    const previewWidth = Math.max(10, width - 50);
+    out.push(
+      ...table(
+        [
+          ['  #', 'role', 'type', 'tokens', 'content'],
+          ...report.heaviest.map((h) => [`  ${h.index + 1}`, h.role, h.type, n(h.tokens), h.preview.slice(0, previewWidth)]),
+        ],
+        ['r', 'l', 'l', 'r', 'l'],
+      ),
+    );
+  }
+
+  out.push('', c.bold('Window growth'));
+  out.push(...growthChart({ growth: report.growth, soft: report.limits.soft, hard: report.limits.hard, width, height: 8 }));
+
+  if (report.notes.length > 0) {
+    out.push('', c.bold('Notes'));
+    for (const note of report.notes) out.push(`  ${note}`);
+  }
+  if (report.issues.length > 0) {
+    out.push('', c.bold(`Skipped or odd lines (${report.issues.length})`));
+    for (const issue of report.issues) {
+      const where = issue.line > 0 ? `line ${issue.line}` : 'file';
+      const sev = issue.severity === 'error' ? c.red('error') : c.yellow('warning');
+      out.push(`  ${where}: ${sev}: ${issue.reason}`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** One row per transcript and a total, for several paths or a directory. */
+export function renderAnalyzeTable(rows: readonly FileRow[], ctx: CliContext): string {
+  const c = paint(ctx);
+  const body: string[][] = [['file', 'format', 'turns', 'tokens', 'urgency']];
+  let turns = 0;
+  let tokens = 0;
+  for (const row of rows) {
+    if (row.report) {
+      turns += row.report.turns;
+      tokens += row.report.totalTokens;
+      body.push([row.file, row.report.format, n(row.report.turns), n(row.report.totalTokens), row.report.urgency]);
+    } else {
+      body.push([row.file, '-', '-', '-', `error (exit ${row.error?.exitCode})`]);
+    }
+  }
+  body.push(['total', '', n(turns), n(tokens), '']);
+  const lines = table(body, ['l', 'l', 'r', 'r', 'l']);
+  const out = [c.bold(lines[0] ?? ''), ...lines.slice(1)];
+  const errors = rows.filter((r) => r.error);
+  if (errors.length > 0) {
+    out.push('');
+    for (const row of errors) out.push(`${row.file}: ${row.error?.message}${row.error?.hint ? ` (${row.error.hint})` : ''}`);
+  }
+  return `${out.join('\n')}\n`;
+}

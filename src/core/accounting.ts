@@ -1,0 +1,50 @@
+import type { OpaqueBlob, TranscriptEntry } from '../formats/types.js';
+import { estimateBlobTokens } from './tokens/blobs.js';
+import { loadCounter } from './tokens/encodings.js';
+import type { EncodingName } from './tokens/encodings.js';
+import type { ContextWindow, ConversationTurn } from './turn.js';
+
+/** Anything that counts the tokens of a text (the exact BPE counter, or a cache in front of it). */
+export interface TextTokenCounter {
+  count(text: string): number;
+}
+
+export interface EntryTokens {
+  /** Tokens of the turn's text. */
+  readonly text: number;
+  /** Estimated tokens of its images, documents and encrypted blobs (provider rules). */
+  readonly blobs: number;
+  readonly total: number;
+}
+
+export function blobTokens(blobs: readonly OpaqueBlob[]): number {
+  let sum = 0;
+  for (const blob of blobs) sum += estimateBlobTokens(blob);
+  return sum;
+}
+
+/** Counts every entry of a transcript: text by the counter, opaque content by provider rules. */
+export function countEntries(entries: readonly TranscriptEntry[], counter: TextTokenCounter): EntryTokens[] {
+  return entries.map((entry) => {
+    const text = counter.count(entry.turn.content);
+    const blobs = blobTokens(entry.blobs);
+    return { text, blobs, total: text + blobs };
+  });
+}
+
+/**
+ * Seed 000: returns new turns with `tokenCount` set from their content (js-tiktoken counts,
+ * `o200k_base` unless told). Never mutates its input.
+ */
+export function annotateWithTokenEstimates(
+  turns: readonly ConversationTurn[],
+  options: { encoding?: EncodingName; counter?: TextTokenCounter } = {},
+): ConversationTurn[] {
+  const counter = options.counter ?? loadCounter(options.encoding ?? 'o200k_base');
+  return turns.map((turn) => ({ ...turn, tokenCount: counter.count(turn.content) }));
+}
+
+/** A window from annotated turns: the estimate is the sum of `tokenCount` (0 where missing). */
+export function toContextWindow(turns: readonly ConversationTurn[]): ContextWindow {
+  return { turns, totalTokenEstimate: turns.reduce((sum, t) => sum + (t.tokenCount ?? 0), 0) };
+}

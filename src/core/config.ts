@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { UsageError } from './errors.js';
+import {
+  DEFAULT_HARD_LIMIT_TOKENS,
+  DEFAULT_PINNED_PREFIX_TURNS,
+  DEFAULT_PROTECTED_TAIL_TURNS,
+  DEFAULT_SOFT_LIMIT_TOKENS,
+  PINNED_TURN_TYPES,
+} from './policy.js';
+import type { PrunerConfig } from './policy.js';
+import { TurnTypeSchema } from './turn.js';
+import type { TurnType } from './turn.js';
+import { ENCODING_NAMES } from './tokens/encodings.js';
+import type { EncodingName } from './tokens/encodings.js';
+
+export const CONFIG_FILE_NAME = 'devs-ctx.config.json';
+
+const tokens = z.number().int().positive();
+
+/** `devs-ctx.config.json`: every key optional; unknown keys are an error so typos are caught. */
+export const ConfigFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  /** A model's context window: soft = 50 %, hard = 80 % of it. */
+  window: tokens.optional(),
+  softLimit: tokens.optional(),
+  hardLimit: tokens.optional(),
+  pinnedPrefixTurns: z.number().int().nonnegative().optional(),
+  pinnedTypes: z.array(TurnTypeSchema).optional(),
+  protectedTailTurns: z.number().int().nonnegative().optional(),
+  encoding: z.enum(ENCODING_NAMES).optional(),
+});
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;
+
+/** What the command line said (only what it said). */
+export interface SettingFlags {
+  readonly window?: number;
+  readonly softLimit?: number;
+  readonly hardLimit?: number;
+  readonly encoding?: EncodingName;
+}
+
+export interface Settings extends PrunerConfig {
+  readonly pinnedTypes: readonly TurnType[];
+  readonly protectedTailTurns: number;
+  readonly encoding: EncodingName;
+  /** Where the soft and hard limits came from, for the report. */
+  readonly limitSource: string;
+}
+
+export interface SettingSources {
+  readonly flags: SettingFlags;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly file?: { readonly path: string; readonly config: ConfigFile };
+}
+
+/** Window → limits: soft 50 %, hard 80 % (a 1M window gives the seeds' 500k / 800k). */
+export function limitsFromWindow(window: number): { soft: number; hard: number } {
+  return { soft: Math.floor(window * 0.5), hard: Math.floor(window * 0.8) };
+}
+
+function envTokens(env: SettingSources['env'], name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = Number(raw.replace(/_/g, ''));
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new UsageError(`${name}=${raw} is not a positive whole number of tokens`, `for example ${name}=500000`);
+  }
+  return value;
+}
+
+/**
+ * [SPEC §6] Precedence: flags, then environment (`DEVS_SOFT_LIMIT`, `DEVS_HARD_LIMIT`,
+ * `DEVS_PRUNE_THRESHOLD` as the hard limit's older name), then the config file, then defaults.
+ * Within one source an explicit limit beats one derived from `window`.
+ */
+export function resolveSettings(sources: SettingSources): Settings {
+  const { flags, env, file } = sources;
+  const fileConfig = file?.config ?? {};
+  const flagWindow = flags.window !== undefined ? limitsFromWindow(flags.window) : undefined;
+  const fileWindow = fileConfig.window !== undefined ? limitsFromWindow(fileConfig.window) : undefined;
+  const envSoft = envTokens(env, 'DEVS_SOFT_LIMIT');
+  const envHard = envTokens(env, 'DEVS_HARD_LIMIT') ?? envTokens(env, 'DEVS_PRUNE_THRESHOLD');
+
+  const pick = (
+    choices: ReadonlyArray<readonly [number | undefined, string]>,
+    fallback: readonly [number, string],
+  ): readonly [number, string] => choices.find((c): c is readonly [number, string] => c[0] !== undefined) ?? fallback;
+
+  const fileName = file?.path ?? CONFIG_FILE_NAME;
+  const [soft, softFrom] = pick(
+    [
+      [flags.softLimit, '--soft-limit'],
+      [flagWindow?.soft, `--window ${flags.window}`],
+      [envSoft, 'DEVS_SOFT_LIMIT'],
+      [fileConfig.softLimit, `${fileName} softLimit`],
+      [fileWindow?.soft, `${fileName} window`],
+    ],
+    [DEFAULT_SOFT_LIMIT_TOKENS, 'default'],
+  );
+  const [hard, hardFrom] = pick(
+    [
+      [flags.hardLimit, '--hard-limit'],
+      [flagWindow?.hard, `--window ${flags.window}`],
+      [envHard, env['DEVS_HARD_LIMIT'] !== undefined ? 'DEVS_HARD_LIMIT' : 'DEVS_PRUNE_THRESHOLD'],
+      [fileConfig.hardLimit, `${fileName} hardLimit`],
+      [fileWindow?.hard, `${fileName} window`],
+    ],
+    [DEFAULT_HARD_LIMIT_TOKENS, 'default'],
+  );
+  if (soft >= hard) {
+    throw new UsageError(
+      `the soft limit (${soft}, from ${softFrom}) must be below the hard limit (${hard}, from ${hardFrom})`,
+      'set both limits, or --window N to derive them (soft 50 %, hard 80 % of N)',
+    );
+  }
+  return {
+    softLimitTokens: soft,
+    hardLimitTokens: hard,
+    pinnedPrefixTurns: fileConfig.pinnedPrefixTurns ?? DEFAULT_PINNED_PREFIX_TURNS,
+    pinnedTypes: fileConfig.pinnedTypes ?? PINNED_TURN_TYPES,
+    protectedTailTurns: fileConfig.protectedTailTurns ?? DEFAULT_PROTECTED_TAIL_TURNS,
+    encoding: flags.encoding ?? fileConfig.encoding ?? 'o200k_base',
+    limitSource: softFrom === hardFrom ? softFrom : `soft from ${softFrom}, hard from ${hardFrom}`,
+  };
+}
+
+/** Validates a parsed config file; the error names the file, the key and what is allowed. */
+export function parseConfigFile(path: string, value: unknown): ConfigFile {
+  const result = ConfigFileSchema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const key = issue && issue.path.length > 0 ? issue.path.join('.') : undefined;
+  let what = issue?.message ?? 'invalid';
+  if (issue?.code === 'unrecognized_keys') {
+    what = `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}; allowed keys: ${Object.keys(ConfigFileSchema.shape).join(', ')}`;
+  } else if (issue?.code === 'invalid_value' && 'values' in issue) {
+    what = `must be one of ${issue.values.map(String).join(', ')}`;
+  } else if (issue?.code === 'too_small' || issue?.code === 'invalid_type') {
+    what = `${issue.message} (expected ${describeExpected(key)})`;
+  }
+  throw new UsageError(`${path}: ${key ? `key "${key}" ` : ''}${what}`, `fix ${path} or pass --config to use another file`);
+}
+
+function describeExpected(key: string | undefined): string {
+  if (!key) return 'a JSON object';
+  if (key.startsWith('pinnedTypes')) return `an array of ${TurnTypeSchema.options.join('|')}`;
+  if (key === 'encoding') return ENCODING_NAMES.join(' or ');
+  if (key === 'pinnedPrefixTurns' || key === 'protectedTailTurns') return 'a whole number ≥ 0';
+  return 'a positive whole number of tokens';
+}

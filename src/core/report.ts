@@ -1,0 +1,142 @@
+import type { FormatName, Transcript } from '../formats/types.js';
+import type { EntryTokens } from './accounting.js';
+import type { Settings } from './config.js';
+import type { ReadIssue } from './issues.js';
+import { classifyPruneUrgency, partitionTurns } from './policy.js';
+import type { PruneUrgency } from './policy.js';
+import type { TurnRole, TurnType } from './turn.js';
+
+/** Bumped on any breaking change to the `--json` shape of `analyze`. */
+export const ANALYZE_SCHEMA_VERSION = 1;
+const HEAVIEST = 10;
+const PREVIEW_CHARS = 60;
+
+export interface TokenGroup {
+  readonly turns: number;
+  readonly tokens: number;
+}
+
+export interface HeavyTurn {
+  readonly index: number;
+  readonly id: string;
+  readonly role: TurnRole;
+  readonly type: TurnType;
+  readonly tokens: number;
+  readonly preview: string;
+}
+
+export interface AnalyzeReport {
+  readonly schemaVersion: number;
+  readonly file: string;
+  readonly format: FormatName;
+  readonly encoding: string;
+  readonly turns: number;
+  readonly totalTokens: number;
+  readonly limits: { readonly soft: number; readonly hard: number; readonly source: string };
+  readonly urgency: PruneUrgency;
+  readonly byType: Readonly<Partial<Record<TurnType, TokenGroup>>>;
+  readonly byRole: Readonly<Partial<Record<TurnRole, TokenGroup>>>;
+  readonly blobTokens: number;
+  readonly pinned: TokenGroup & { readonly ids: readonly string[] };
+  readonly protectedTail: TokenGroup;
+  readonly candidates: TokenGroup;
+  readonly heaviest: readonly HeavyTurn[];
+  /** Running total after each turn: the window's growth. */
+  readonly growth: readonly number[];
+  readonly recorded: null | {
+    readonly contextTokens: number;
+    readonly source: string;
+    readonly contextWindow?: number;
+    /** estimate − recorded: negative when the file's real context holds more (system prompt, tools). */
+    readonly difference: number;
+  };
+  readonly issues: readonly ReadIssue[];
+  readonly notes: readonly string[];
+}
+
+function add<K extends string>(groups: Partial<Record<K, TokenGroup>>, key: K, tokens: number): void {
+  const group = groups[key] ?? { turns: 0, tokens: 0 };
+  groups[key] = { turns: group.turns + 1, tokens: group.tokens + tokens };
+}
+
+function group(indexes: readonly number[], tokens: readonly EntryTokens[]): TokenGroup {
+  return { turns: indexes.length, tokens: indexes.reduce((sum, i) => sum + (tokens[i]?.total ?? 0), 0) };
+}
+
+function preview(content: string): string {
+  const flat = content.replace(/\s+/g, ' ').trim();
+  return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat;
+}
+
+/** Pure: everything `analyze` says about one transcript. */
+export function buildAnalyzeReport(input: {
+  readonly file: string;
+  readonly transcript: Transcript;
+  readonly tokens: readonly EntryTokens[];
+  readonly settings: Settings;
+  readonly readIssues: readonly ReadIssue[];
+}): AnalyzeReport {
+  const { transcript, tokens, settings } = input;
+  const turns = transcript.entries.map((e) => e.turn);
+  const byType: Partial<Record<TurnType, TokenGroup>> = {};
+  const byRole: Partial<Record<TurnRole, TokenGroup>> = {};
+  const growth: number[] = [];
+  let total = 0;
+  let blobs = 0;
+  turns.forEach((turn, i) => {
+    const t = tokens[i]?.total ?? 0;
+    blobs += tokens[i]?.blobs ?? 0;
+    total += t;
+    growth.push(total);
+    add(byType, turn.type, t);
+    add(byRole, turn.role, t);
+  });
+  const partition = partitionTurns(turns, settings);
+  const heaviest = turns
+    .map((turn, index) => ({ turn, index, tokens: tokens[index]?.total ?? 0 }))
+    .sort((a, b) => b.tokens - a.tokens || a.index - b.index)
+    .slice(0, HEAVIEST)
+    .map(({ turn, index, tokens: t }) => ({
+      index,
+      id: turn.id,
+      role: turn.role,
+      type: turn.type,
+      tokens: t,
+      preview: preview(turn.content),
+    }));
+  const recorded = transcript.recorded;
+  return {
+    schemaVersion: ANALYZE_SCHEMA_VERSION,
+    file: input.file,
+    format: transcript.format,
+    encoding: settings.encoding,
+    turns: turns.length,
+    totalTokens: total,
+    limits: { soft: settings.softLimitTokens, hard: settings.hardLimitTokens, source: settings.limitSource },
+    urgency: classifyPruneUrgency({ turns, totalTokenEstimate: total }, settings),
+    byType,
+    byRole,
+    blobTokens: blobs,
+    pinned: { ...group(partition.pinned, tokens), ids: partition.pinned.map((i) => turns[i]?.id ?? '') },
+    protectedTail: group(partition.protectedTail, tokens),
+    candidates: group(partition.candidates, tokens),
+    heaviest,
+    growth,
+    recorded: recorded
+      ? {
+          contextTokens: recorded.contextTokens,
+          source: recorded.source,
+          ...(recorded.contextWindow !== undefined ? { contextWindow: recorded.contextWindow } : {}),
+          difference: total - recorded.contextTokens,
+        }
+      : null,
+    issues: [...input.readIssues, ...transcript.issues],
+    notes: transcript.notes,
+  };
+}
+
+const URGENCY_RANK: Record<PruneUrgency, number> = { none: 0, soft: 1, hard: 2 };
+
+export function worstUrgency(urgencies: readonly PruneUrgency[]): PruneUrgency {
+  return urgencies.reduce<PruneUrgency>((worst, u) => (URGENCY_RANK[u] > URGENCY_RANK[worst] ? u : worst), 'none');
+}

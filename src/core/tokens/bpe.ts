@@ -1,0 +1,340 @@
+import { Buffer } from 'node:buffer';
+
+/**
+ * An exact byte-pair-encoding token counter, equal to js-tiktoken's
+ * `new Tiktoken(ranks).encode(text, [], []).length` on every input (SPEC §5), but fast on any input.
+ *
+ * js-tiktoken rescans every adjacent pair after each merge, which is quadratic in the length of a
+ * regex piece (a 16 KB run of one punctuation character takes tens of seconds). Here short pieces use
+ * the same simple loop (it is the fastest below about ten bytes) and long pieces a linked list of
+ * parts and a queue of pairs by (rank, start) with lazy invalidation (see mergeLong): the same merge
+ * order (lowest rank first, leftmost on ties), therefore the same parts, in O(n log n).
+ *
+ * Byte strings are latin1 JS strings (one char per byte), so a span's bytes are `s.slice(a, b)`.
+ */
+
+/** The shape of js-tiktoken's rank modules (`js-tiktoken/ranks/o200k_base`). */
+export interface RankSource {
+  readonly pat_str: string;
+  readonly bpe_ranks: string;
+}
+
+/** Pieces at most this many bytes use the simple loop; longer ones the queue (measured: the queue,
+ * with its pair cache, is as fast from about 10 bytes and far faster beyond). */
+const SHORT_PIECE_BYTES = 10;
+/** Only pieces up to this many UTF-16 units are memoized, so the memo cannot hold megabytes. */
+const MEMO_MAX_PIECE = 256;
+/** The memo is cleared when it grows past this many entries. */
+const MEMO_MAX_ENTRIES = 100_000;
+
+export class BpeCounter {
+  readonly #ranks: Map<string, number>;
+  readonly #pattern: RegExp;
+  readonly #memo = new Map<string, number>();
+  // Scratch buffers of the short-piece loop, reused between pieces.
+  readonly #starts = new Int32Array(SHORT_PIECE_BYTES + 2);
+  readonly #pairRanks = new Float64Array(SHORT_PIECE_BYTES + 2);
+  // State of the long-piece merge, kept between pieces.
+  readonly #long: LongMergeState;
+
+  constructor(source: RankSource) {
+    this.#ranks = parseRanks(source.bpe_ranks);
+    this.#long = new LongMergeState(this.#ranks);
+    // Same flags as js-tiktoken's encode(), so pieces (and lone surrogates) split identically.
+    this.#pattern = new RegExp(source.pat_str, 'ug');
+  }
+
+  /** Number of tokens in `text`, with special-token text counted as ordinary text. */
+  count(text: string): number {
+    if (text.length === 0) return 0;
+    // count() is synchronous and never re-entered, so the one compiled pattern is reused.
+    const pattern = this.#pattern;
+    pattern.lastIndex = 0;
+    const memo = this.#memo;
+    let total = 0;
+    for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+      const piece = m[0];
+      if (piece.length === 0) {
+        pattern.lastIndex++;
+        continue;
+      }
+      const cached = memo.get(piece);
+      if (cached !== undefined) {
+        total += cached;
+        continue;
+      }
+      const n = this.countPiece(piece);
+      if (piece.length <= MEMO_MAX_PIECE) {
+        if (memo.size >= MEMO_MAX_ENTRIES) memo.clear();
+        memo.set(piece, n);
+      }
+      total += n;
+    }
+    return total;
+  }
+
+  /** Tokens in one regex piece (exposed for tests and benchmarks). */
+  countPiece(piece: string): number {
+    const bytes = toByteString(piece);
+    if (this.#ranks.has(bytes)) return 1;
+    return bytes.length <= SHORT_PIECE_BYTES ? this.#mergeShort(bytes) : mergeLong(bytes, this.#long);
+  }
+
+  /** The same loop as tiktoken's: rescan pair ranks for the minimum, merge, update the two neighbours. */
+  #mergeShort(s: string): number {
+    const ranks = this.#ranks;
+    const starts = this.#starts;
+    const pr = this.#pairRanks;
+    const n = s.length;
+    // starts[0..parts] are part boundaries; pr[i] is the rank of parts i and i+1 joined.
+    for (let i = 0; i <= n; i++) starts[i] = i;
+    for (let i = 0; i < n - 1; i++) pr[i] = ranks.get(s.slice(i, i + 2)) ?? Infinity;
+    let parts = n;
+    while (parts > 1) {
+      let min = Infinity;
+      let at = -1;
+      for (let i = 0; i < parts - 1; i++) {
+        const r = pr[i] as number;
+        if (r < min) {
+          min = r;
+          at = i;
+        }
+      }
+      if (at < 0) break;
+      // Remove boundary at+1 and pair rank at+1.
+      starts.copyWithin(at + 1, at + 2, parts + 1);
+      pr.copyWithin(at + 1, at + 2, parts - 1);
+      parts--;
+      const a = starts[at] as number;
+      pr[at] = at < parts - 1 ? (ranks.get(s.slice(a, starts[at + 2] as number)) ?? Infinity) : Infinity;
+      if (at > 0) pr[at - 1] = ranks.get(s.slice(starts[at - 1] as number, starts[at + 1] as number)) ?? Infinity;
+    }
+    return parts;
+  }
+}
+
+/**
+ * Merge a long piece in rank order. The quadratic loop picks, at every step, the adjacent pair with
+ * the lowest rank, leftmost on ties. Here the pairs wait in one bucket per rank, and a small heap of
+ * ranks yields the lowest rank r; its bucket, sorted by position, is swept left to right, merging each
+ * pair that is still current (lazy invalidation: a part absorbed, or a side grown since, is skipped).
+ * That is the same order as the loop, because a merge only creates pairs longer than the token of rank
+ * r, so never another pair of rank r; should a created pair rank lower than r (BPE tables normally
+ * rule it out), the sweep stops there and the rest of the bucket goes back, so the lower rank is
+ * merged first, as the loop would. Each merge is O(1) plus a bucket append: O(n log n) at worst
+ * (the sorts), near linear in practice.
+ */
+function mergeLong(s: string, state: LongMergeState): number {
+  const n = s.length;
+  const { queue, byteRanks } = state;
+  // next[i]: start of the part after the part starting at i (n for the last part); prev likewise.
+  const next = new Int32Array(n + 1);
+  const prev = new Int32Array(n);
+  // partRank[i]: the token of the part starting at i. pairRank[i]: rank of that part joined with
+  // its successor, -1 if that is no token or the part was absorbed.
+  const partRank = new Int32Array(n);
+  const pairRank = new Int32Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    next[i] = i + 1;
+    prev[i] = i - 1;
+    partRank[i] = byteRanks[s.charCodeAt(i)] as number;
+  }
+  next[n] = n;
+  for (let i = 0; i + 1 < n; i++) {
+    const r = state.pairRank(partRank[i] as number, partRank[i + 1] as number, s, i, i + 2);
+    if (r >= 0) {
+      pairRank[i] = r;
+      queue.add(r, i);
+    }
+  }
+
+  let parts = n;
+  for (;;) {
+    const rank = queue.popRank();
+    if (rank < 0) break;
+    const starts = queue.takeSorted(rank);
+    for (let k = 0; k < starts.length; k++) {
+      const i = starts[k] as number;
+      if (pairRank[i] !== rank) continue; // stale
+      const j = next[i] as number;
+      const end = next[j] as number;
+      // Absorb part j into part i.
+      pairRank[j] = -1;
+      partRank[i] = rank;
+      next[i] = end;
+      parts--;
+      let lower = false;
+      let r = -1;
+      if (end < n) {
+        prev[end] = i;
+        r = state.pairRank(rank, partRank[end] as number, s, i, next[end] as number);
+        if (r >= 0) {
+          queue.add(r, i);
+          lower = r < rank;
+        }
+      }
+      pairRank[i] = r;
+      if (i > 0) {
+        const p = prev[i] as number;
+        r = state.pairRank(partRank[p] as number, rank, s, p, end);
+        pairRank[p] = r;
+        if (r >= 0) {
+          queue.add(r, p);
+          lower ||= r < rank;
+        }
+      }
+      if (lower) {
+        for (let rest = k + 1; rest < starts.length; rest++) queue.add(rank, starts[rest] as number);
+        break;
+      }
+    }
+  }
+  return parts;
+}
+
+/**
+ * What the long-piece merge keeps between pieces: the rank of each single byte, a cache of
+ * "token a followed by token b makes token r" (so a repetitive piece does not slice and hash the same
+ * byte strings a million times), and the pair queue.
+ */
+class LongMergeState {
+  readonly byteRanks = new Int32Array(256);
+  readonly queue: RankQueue;
+  readonly #ranks: Map<string, number>;
+  #left = new Int32Array(0);
+  #right = new Int32Array(0);
+  #joined = new Int32Array(0);
+  #size = 0;
+
+  constructor(ranks: Map<string, number>) {
+    this.#ranks = ranks;
+    let maxRank = 0;
+    for (const r of ranks.values()) if (r > maxRank) maxRank = r;
+    this.queue = new RankQueue(maxRank);
+    for (let b = 0; b < 256; b++) {
+      const r = ranks.get(String.fromCharCode(b));
+      // Byte-level BPE tables (all of tiktoken's) rank every single byte.
+      if (r === undefined) throw new Error(`rank table has no token for byte ${b}`);
+      this.byteRanks[b] = r;
+    }
+    this.#reset(1 << 14);
+  }
+
+  /** Rank of token a followed by token b, whose bytes are s[from, to); -1 when that is no token. */
+  pairRank(a: number, b: number, s: string, from: number, to: number): number {
+    let h = Math.imul(a ^ Math.imul(b, 0x85ebca6b), 0x9e3779b1);
+    h ^= h >>> 15;
+    const mask = this.#left.length - 1;
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const l = this.#left[slot] as number;
+      if (l === a && this.#right[slot] === b) return this.#joined[slot] as number;
+      if (l === -1) {
+        const r = this.#ranks.get(s.slice(from, to)) ?? -1;
+        this.#left[slot] = a;
+        this.#right[slot] = b;
+        this.#joined[slot] = r;
+        if (++this.#size * 2 > this.#left.length) this.#reset(this.#size > 1 << 20 ? 1 << 14 : this.#left.length * 2);
+        return r;
+      }
+    }
+  }
+
+  /** Start an empty cache of `capacity` slots (simpler than rehashing; entries are cheap to redo). */
+  #reset(capacity: number): void {
+    this.#left = new Int32Array(capacity).fill(-1);
+    this.#right = new Int32Array(capacity);
+    this.#joined = new Int32Array(capacity);
+    this.#size = 0;
+  }
+}
+
+/** Pending pair starts, one bucket per rank, and a binary min-heap of the ranks with a bucket. */
+class RankQueue {
+  readonly #buckets: (number[] | undefined)[];
+  readonly #heap: number[] = [];
+
+  constructor(maxRank: number) {
+    this.#buckets = new Array<number[] | undefined>(maxRank + 1).fill(undefined);
+  }
+
+  add(rank: number, start: number): void {
+    const bucket = this.#buckets[rank];
+    if (bucket !== undefined) {
+      bucket.push(start);
+      return;
+    }
+    this.#buckets[rank] = [start];
+    const heap = this.#heap;
+    let i = heap.length;
+    heap.push(rank);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const pr = heap[parent] as number;
+      if (pr <= rank) break;
+      heap[i] = pr;
+      i = parent;
+    }
+    heap[i] = rank;
+  }
+
+  /** The lowest rank with a bucket, or -1 when none is left. */
+  popRank(): number {
+    const heap = this.#heap;
+    const top = heap[0];
+    if (top === undefined) return -1;
+    const last = heap.pop() as number;
+    const size = heap.length;
+    if (size > 0) {
+      let i = 0;
+      for (;;) {
+        let child = 2 * i + 1;
+        if (child >= size) break;
+        const right = child + 1;
+        if (right < size && (heap[right] as number) < (heap[child] as number)) child = right;
+        const ck = heap[child] as number;
+        if (ck >= last) break;
+        heap[i] = ck;
+        i = child;
+      }
+      heap[i] = last;
+    }
+    return top;
+  }
+
+  /** Remove the bucket of `rank` and return its starts in ascending order. */
+  takeSorted(rank: number): ArrayLike<number> {
+    const bucket = this.#buckets[rank] ?? [];
+    this.#buckets[rank] = undefined;
+    for (let k = 1; k < bucket.length; k++) {
+      // Appends arrive in ascending runs, one per sweep; sort only when there are several.
+      if ((bucket[k] as number) < (bucket[k - 1] as number)) return Int32Array.from(bucket).sort();
+    }
+    return bucket;
+  }
+}
+
+/**
+ * The rank table in js-tiktoken's compressed format: lines of `<ignored> <offset> <base64 token>...`,
+ * the i-th token having rank offset + i (parsed as in js-tiktoken's Tiktoken constructor).
+ */
+function parseRanks(bpeRanks: string): Map<string, number> {
+  const ranks = new Map<string, number>();
+  for (const line of bpeRanks.split('\n')) {
+    if (line === '') continue;
+    const fields = line.split(' ');
+    const offset = Number.parseInt(fields[1] ?? '', 10);
+    for (let i = 2; i < fields.length; i++) {
+      const token = fields[i] as string;
+      ranks.set(Buffer.from(token, 'base64').toString('latin1'), offset + i - 2);
+    }
+  }
+  return ranks;
+}
+
+/** UTF-8 bytes of `piece` as a latin1 string (lone surrogates become U+FFFD, as TextEncoder does). */
+function toByteString(piece: string): string {
+  for (let i = 0; i < piece.length; i++) {
+    if (piece.charCodeAt(i) > 0x7f) return Buffer.from(piece, 'utf8').toString('latin1');
+  }
+  return piece;
+}

@@ -1,0 +1,537 @@
+import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
+import type { ReadIssue } from '../core/issues.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
+
+/**
+ * OpenAI Codex CLI rollout files (FORMATS §2): every line `{timestamp, type, payload}`.
+ *
+ * Decisions:
+ * - The conversation is the `response_item`s in file order. A `compacted` record with
+ *   `replacement_history` replaces everything read so far (its items become the entries, path
+ *   `payload.replacement_history[k]`); one without it (older builds) keeps the earlier
+ *   user/developer messages (not earlier summaries) and adds its `payload.message` as a user
+ *   `summary` turn, the way Codex rebuilds such a history.
+ * - `session_meta` `base_instructions` / `instructions` (the system prompt) is sent beside the
+ *   history, so compaction does not remove it. With several `session_meta` (fork/resume), the first
+ *   one (the file's own thread) is used.
+ * - `event_msg` records are never turns (UI duplicates of response items, telemetry). The last
+ *   `token_count` with a non-empty `info.last_token_usage` is the recorded usage, unless a
+ *   compaction came after it: then it describes a history that is gone and is not reported.
+ * - Injected user messages (`<environment_context>`, AGENTS.md, …) are pinned context (user /
+ *   system). The VS Code extension's `# Context from my IDE setup:` prefix is the exception when the
+ *   message also holds `## My request for Codex:`: there it wraps every real prompt.
+ * - A `compaction` item (server-side summary, encrypted) is a user `summary` turn with an encrypted
+ *   blob; an `agent_message` item (a message from another agent) is a user message.
+ * - `ghost_snapshot` (undo data) and unknown item kinds are skipped; a note lists them.
+ * - Tool calls and results carry `callId` (the rollout's `call_id`) on the turn, so a pruner can
+ *   keep pairs together.
+ * - Turn ids: `payload.id`, else `call_id` (`<call_id>.output` for a result), else `line-<n>`
+ *   (`line-<n>.<k>` inside a replacement history). Ids repeated in the file get `~2`, `~3`… so
+ *   every turn id is unique.
+ */
+
+const SAMPLE = 50;
+const ENVELOPE_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
+const INJECTED_PREFIXES = [
+  '<environment_context>',
+  '<user_instructions>',
+  '# AGENTS.md instructions for',
+  '<INSTRUCTIONS>',
+  '# Context from my IDE setup:',
+];
+const IDE_PREFIX = '# Context from my IDE setup:';
+const IDE_REQUEST = '## My request for Codex:';
+/** Tool calls that the client answers with an `*_output` item (hosted tools like web search do not). */
+const ANSWERED_CALLS = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'tool_search_call']);
+/** Item kinds that are kept in the rollout but never sent to the model. */
+const NOT_SENT = new Set(['ghost_snapshot']);
+
+type JsonObject = Record<string, unknown>;
+
+function isRecord(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON text of a value; a value nested too deeply for the engine gives a placeholder, never a throw. */
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '[value nested too deeply to read]';
+  }
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function num(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/** A rollout line `{timestamp, type, payload}` (timestamp is not checked: newer builds trim it). */
+function isEnvelope(value: unknown): value is JsonObject & { type: string } {
+  return isRecord(value) && typeof value['type'] === 'string' && 'payload' in value;
+}
+
+/** One item of the history being rebuilt, with where its bytes are. */
+interface HistoryItem {
+  readonly item: JsonObject;
+  readonly record: number;
+  readonly line: number;
+  readonly path: string;
+  readonly fallbackId: string;
+  readonly timestamp?: string;
+  /** A summary synthesised from `compacted.message`. */
+  readonly summary?: boolean;
+}
+
+interface UsageMark {
+  readonly input: number;
+  readonly output: number;
+  readonly window: number;
+  readonly line: number;
+  /** How many history items existed when it was recorded, and in which compaction epoch. */
+  readonly historyLength: number;
+  readonly epoch: number;
+}
+
+export const codexAdapter: FormatAdapter = {
+  name: 'codex',
+
+  detect(doc) {
+    if (doc.kind !== 'jsonl') return 0;
+    let seen = 0;
+    let envelopes = 0;
+    let known = 0;
+    let firstIsMeta = false;
+    for (const record of doc.records) {
+      for (const value of record.values) {
+        if (seen >= SAMPLE) break;
+        seen++;
+        if (!isEnvelope(value)) continue;
+        envelopes++;
+        if (ENVELOPE_TYPES.has(value.type) && isRecord(value['payload'])) {
+          known++;
+          if (seen === 1 && value.type === 'session_meta') firstIsMeta = true;
+        }
+      }
+      if (seen >= SAMPLE) break;
+    }
+    if (seen === 0 || known === 0) return 0;
+    if (envelopes / seen >= 0.5) return firstIsMeta ? 10 : 9;
+    return 3;
+  },
+
+  read(doc) {
+    const issues: ReadIssue[] = [];
+    const notes: string[] = [];
+    let history: HistoryItem[] = [];
+    let system: HistoryItem | undefined;
+    let sessionMetas = 0;
+    let events = 0;
+    let nullInfo = 0;
+    let emptyUsage = 0;
+    let epoch = 0;
+    let usage: UsageMark | undefined;
+    const compactions: { line: number; replaced: boolean }[] = [];
+    const unknownRecords = new Map<string, number>();
+
+    if (doc.kind === 'json-document') {
+      issues.push({ line: 0, severity: 'error', reason: 'a Codex rollout is JSONL; this is one JSON document' });
+      return { format: 'codex', entries: [], issues, notes };
+    }
+
+    for (const record of doc.records) {
+      record.values.forEach((value, k) => {
+        const where = record.values.length > 1 ? ` (value ${k + 1} of the line)` : '';
+        if (!isEnvelope(value)) {
+          issues.push({
+            line: record.line,
+            severity: 'warning',
+            reason: `not a Codex rollout record${where}: expected {timestamp, type, payload}; skipped`,
+            hint: 'kept unchanged when the file is written back',
+          });
+          return;
+        }
+        const payload = value['payload'];
+        const timestamp = str(value['timestamp']);
+        const base = { record: record.index, line: record.line, ...(timestamp !== undefined ? { timestamp } : {}) };
+        const lineId = record.values.length > 1 ? `line-${record.line}.${k}` : `line-${record.line}`;
+        const prefix = record.values.length > 1 ? `[${k}].` : '';
+        switch (value.type) {
+          case 'session_meta': {
+            sessionMetas++;
+            if (system || !isRecord(payload)) return;
+            const found = instructionsOf(payload);
+            if (found) {
+              system = {
+                ...base,
+                item: { type: 'message', role: 'system', content: found.text },
+                path: `${prefix}payload.${found.key}`,
+                fallbackId: `${lineId}.instructions`,
+              };
+            }
+            return;
+          }
+          case 'response_item':
+            if (!isRecord(payload)) {
+              issues.push({ line: record.line, severity: 'warning', reason: `response_item without an object payload${where}; skipped` });
+              return;
+            }
+            history.push({ ...base, item: payload, path: `${prefix}payload`, fallbackId: lineId });
+            return;
+          case 'compacted': {
+            if (!isRecord(payload)) {
+              issues.push({ line: record.line, severity: 'warning', reason: `compacted record without an object payload${where}; ignored` });
+              return;
+            }
+            epoch++;
+            const replacement = payload['replacement_history'];
+            if (Array.isArray(replacement)) {
+              compactions.push({ line: record.line, replaced: true });
+              const next: HistoryItem[] = [];
+              replacement.forEach((item, i) => {
+                if (!isRecord(item)) {
+                  issues.push({
+                    line: record.line,
+                    severity: 'warning',
+                    reason: `replacement_history[${i}] is not an object; skipped`,
+                  });
+                  return;
+                }
+                next.push({
+                  ...base,
+                  item,
+                  path: `${prefix}payload.replacement_history[${i}]`,
+                  fallbackId: `${lineId}.${i}`,
+                });
+              });
+              history = next;
+            } else {
+              compactions.push({ line: record.line, replaced: false });
+              // Older builds: Codex rebuilds the history as the earlier user messages + the summary.
+              const kept = history.filter((h) => !h.summary && isContextMessage(h.item));
+              kept.push({
+                ...base,
+                item: { type: 'message', role: 'user', content: str(payload['message']) ?? '' },
+                path: `${prefix}payload.message`,
+                fallbackId: `${lineId}.summary`,
+                summary: true,
+              });
+              history = kept;
+            }
+            return;
+          }
+          case 'event_msg': {
+            events++;
+            if (!isRecord(payload) || payload['type'] !== 'token_count') return;
+            const info = payload['info'];
+            if (!isRecord(info)) {
+              nullInfo++;
+              return;
+            }
+            const last = info['last_token_usage'];
+            const input = isRecord(last) ? num(last['input_tokens']) : 0;
+            const output = isRecord(last) ? num(last['output_tokens']) : 0;
+            if (input + output === 0) {
+              emptyUsage++;
+              return;
+            }
+            usage = {
+              input,
+              output,
+              window: num(info['model_context_window']),
+              line: record.line,
+              historyLength: history.length,
+              epoch,
+            };
+            return;
+          }
+          case 'turn_context':
+            return;
+          default:
+            unknownRecords.set(value.type, (unknownRecords.get(value.type) ?? 0) + 1);
+        }
+      });
+    }
+
+    // Map the final history to entries.
+    const entries: TranscriptEntry[] = [];
+    const ids = new Set<string>();
+    const skipped = new Map<string, number>();
+    /** entries.length after each history item, to place the recorded usage. */
+    const entriesAfter: number[] = [];
+    if (system) entries.push(...mapItem(system, ids, skipped));
+    for (const h of history) {
+      entries.push(...mapItem(h, ids, skipped));
+      entriesAfter.push(entries.length);
+    }
+    checkPairs(entries, history, issues);
+
+    if (sessionMetas > 1) {
+      notes.push(`${sessionMetas} session_meta records (fork/resume/sub-agents): the system prompt is the first one's`);
+    }
+    if (compactions.length > 0) {
+      const last = compactions[compactions.length - 1];
+      const how = last?.replaced ? 'its replacement_history' : 'earlier user messages + its summary';
+      notes.push(`${compactions.length} compacted record(s): the context restarts at the last (line ${last?.line}) with ${how}`);
+    }
+    if (events > 0) notes.push(`${events} event_msg record(s) (UI events, duplicates of response items) not counted`);
+    if (unknownRecords.size > 0) notes.push(`unknown record type(s) skipped: ${countList(unknownRecords)}`);
+    if (skipped.size > 0) notes.push(`response item kind(s) not sent to the model or unknown, skipped: ${countList(skipped)}`);
+    if (nullInfo > 0) notes.push(`${nullInfo} token_count event(s) with info null (rate limits only)`);
+    if (emptyUsage > 0) notes.push(`${emptyUsage} token_count event(s) with zero usage ignored`);
+
+    let recorded: RecordedUsage | undefined;
+    if (usage && usage.epoch !== epoch) {
+      notes.push(
+        `last recorded usage (line ${usage.line}, ${usage.input + usage.output} tokens) predates a later compaction: not reported`,
+      );
+    } else if (usage) {
+      const before = usage.historyLength === 0 ? (system ? 1 : 0) : (entriesAfter[usage.historyLength - 1] ?? 0);
+      recorded = {
+        contextTokens: usage.input + usage.output,
+        source: `last token_count (line ${usage.line}): last_token_usage input_tokens + output_tokens`,
+        ...(usage.window > 0 ? { contextWindow: usage.window } : {}),
+        ...(before > 0 ? { atEntry: before - 1 } : {}),
+      };
+    }
+    return { format: 'codex', entries, issues, notes, ...(recorded ? { recorded } : {}) };
+  },
+};
+
+function countList(counts: ReadonlyMap<string, number>): string {
+  return [...counts].map(([kind, n]) => `${kind} ×${n}`).join(', ');
+}
+
+/** The system prompt of a `session_meta`: `base_instructions.text` (newer) or `instructions` (older). */
+function instructionsOf(payload: JsonObject): { text: string; key: string } | undefined {
+  const base = payload['base_instructions'];
+  if (isRecord(base) && typeof base['text'] === 'string' && base['text'].length > 0) {
+    return { text: base['text'], key: 'base_instructions' };
+  }
+  if (typeof base === 'string' && base.length > 0) return { text: base, key: 'base_instructions' };
+  const old = payload['instructions'];
+  if (typeof old === 'string' && old.length > 0) return { text: old, key: 'instructions' };
+  return undefined;
+}
+
+/** A message Codex keeps when it rebuilds a history from a summary: user, developer or system. */
+function isContextMessage(item: JsonObject): boolean {
+  const role = item['role'];
+  return item['type'] === 'message' && (role === 'user' || role === 'developer' || role === 'system');
+}
+
+/** Whether a user message is context Codex injected (pinned), not something the user typed. */
+function isInjected(text: string): boolean {
+  const head = text.trimStart();
+  if (head.startsWith(IDE_PREFIX)) return !head.includes(IDE_REQUEST);
+  return INJECTED_PREFIXES.some((p) => head.startsWith(p));
+}
+
+interface Mapped {
+  readonly role: TurnRole;
+  readonly type: TurnType;
+  readonly content: string;
+  readonly blobs: OpaqueBlob[];
+  readonly callId?: string;
+}
+
+function mapItem(h: HistoryItem, ids: Set<string>, skipped: Map<string, number>): TranscriptEntry[] {
+  const mapped = mapPayload(h);
+  if (!mapped) {
+    const kind = str(h.item['type']) ?? '(no type)';
+    skipped.set(kind, (skipped.get(kind) ?? 0) + 1);
+    return [];
+  }
+  const kind = str(h.item['type']) ?? '';
+  const callId = str(h.item['call_id']);
+  const own = str(h.item['id']);
+  let id = own && own.length > 0 ? own : undefined;
+  if (!id && callId) id = kind.endsWith('_output') ? `${callId}.output` : callId;
+  const turn: ConversationTurn = {
+    id: unique(id ?? h.fallbackId, ids),
+    role: mapped.role,
+    type: mapped.type,
+    content: mapped.content,
+    ...(h.timestamp !== undefined ? { timestamp: h.timestamp } : {}),
+    ...(mapped.callId !== undefined ? { callId: mapped.callId } : {}),
+  };
+  const source: SourceRef = { records: [h.record], path: h.path };
+  return [{ turn, source, blobs: mapped.blobs }];
+}
+
+function unique(id: string, ids: Set<string>): string {
+  let candidate = id;
+  for (let n = 2; ids.has(candidate); n++) candidate = `${id}~${n}`;
+  ids.add(candidate);
+  return candidate;
+}
+
+function mapPayload(h: HistoryItem): Mapped | undefined {
+  const item = h.item;
+  const kind = str(item['type']) ?? '';
+  const callId = str(item['call_id']);
+  const withCall = callId !== undefined ? { callId } : {};
+  if (h.summary) {
+    return { role: 'user', type: 'summary', content: str(item['content']) ?? '', blobs: [] };
+  }
+  switch (kind) {
+    case 'message': {
+      const blobs: OpaqueBlob[] = [];
+      const content = partsText(item['content'], blobs);
+      const role = item['role'];
+      if (role === 'developer' || role === 'system') return { role: 'system', type: 'system', content, blobs };
+      if (role === 'assistant') return { role: 'assistant', type: 'message', content, blobs };
+      if (role === 'user') return { role: 'user', type: isInjected(content) ? 'system' : 'message', content, blobs };
+      return undefined;
+    }
+    case 'reasoning': {
+      const blobs: OpaqueBlob[] = [];
+      const texts: string[] = [];
+      const summary = partsText(item['summary'], blobs);
+      if (summary) texts.push(summary);
+      const content = partsText(item['content'], blobs);
+      if (content) texts.push(content);
+      const encrypted = str(item['encrypted_content']);
+      if (encrypted) blobs.push({ kind: 'encrypted', provider: 'openai', base64Length: encrypted.length });
+      return { role: 'assistant', type: 'reasoning', content: texts.join('\n'), blobs };
+    }
+    case 'function_call':
+      return { role: 'assistant', type: 'tool_call', content: callText(item['name'], item['arguments']), blobs: [], ...withCall };
+    case 'custom_tool_call':
+      return { role: 'assistant', type: 'tool_call', content: callText(item['name'], item['input']), blobs: [], ...withCall };
+    case 'local_shell_call':
+      return { role: 'assistant', type: 'tool_call', content: callText('local_shell', item['action']), blobs: [], ...withCall };
+    case 'web_search_call':
+      return { role: 'assistant', type: 'tool_call', content: callText('web_search', item['action']), blobs: [], ...withCall };
+    case 'tool_search_call':
+      return { role: 'assistant', type: 'tool_call', content: callText('tool_search', item['arguments']), blobs: [], ...withCall };
+    case 'image_generation_call': {
+      // Hosted tool: the call and its generated image are one item, with no separate output.
+      const result = str(item['result']);
+      const blobs: OpaqueBlob[] = result ? [{ kind: 'image', provider: 'openai', base64Length: result.length }] : [];
+      return { role: 'assistant', type: 'message', content: str(item['revised_prompt']) ?? '', blobs };
+    }
+    case 'compaction': {
+      const encrypted = str(item['encrypted_content']);
+      const blobs: OpaqueBlob[] = encrypted ? [{ kind: 'encrypted', provider: 'openai', base64Length: encrypted.length }] : [];
+      return { role: 'user', type: 'summary', content: '', blobs };
+    }
+    case 'agent_message': {
+      const blobs: OpaqueBlob[] = [];
+      return { role: 'user', type: 'message', content: partsText(item['content'], blobs), blobs };
+    }
+    default:
+      break;
+  }
+  if (NOT_SENT.has(kind)) return undefined;
+  if (kind.endsWith('_output')) {
+    const blobs: OpaqueBlob[] = [];
+    let content = '';
+    if ('output' in item) content = outputText(item['output'], blobs);
+    else if ('tools' in item) content = safeJson(item['tools'] ?? null);
+    return { role: 'tool', type: 'tool_result', content, blobs, ...withCall };
+  }
+  return undefined;
+}
+
+/** `name arguments`, arguments as they are sent (a JSON string stays as it is). */
+function callText(name: unknown, args: unknown): string {
+  const label = str(name) ?? 'unknown_tool';
+  if (args === undefined || args === null) return label;
+  return `${label} ${typeof args === 'string' ? args : safeJson(args)}`;
+}
+
+/** Text of a Responses API content list (or a plain string); images and files become blobs. */
+function partsText(content: unknown, blobs: OpaqueBlob[]): string {
+  if (typeof content === 'string') return content;
+  if (isRecord(content)) content = [content];
+  if (!Array.isArray(content)) return '';
+  const texts: string[] = [];
+  for (const part of content) {
+    if (typeof part === 'string') {
+      texts.push(part);
+      continue;
+    }
+    if (!isRecord(part)) continue;
+    const text = str(part['text']) ?? str(part['refusal']);
+    if (text !== undefined) texts.push(text);
+    const type = part['type'];
+    if (type === 'input_image') blobs.push(imageBlob(part['image_url']));
+    else if (type === 'input_file') {
+      const data = str(part['file_data']);
+      blobs.push({ kind: 'document', provider: 'openai', base64Length: data ? base64Part(data).length : 0 });
+    } else if (type === 'encrypted_content') {
+      const data = str(part['encrypted_content']);
+      blobs.push({ kind: 'encrypted', provider: 'openai', base64Length: data?.length ?? 0 });
+    }
+  }
+  return texts.join('\n');
+}
+
+/**
+ * A tool output as it is sent: a string as it is (in 0.40 that is itself a JSON string
+ * `{"output":…,"metadata":…}`), a content list as its text parts, one content part as its text.
+ */
+function outputText(output: unknown, blobs: OpaqueBlob[], depth = 0): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return partsText(output, blobs);
+  if (isRecord(output)) {
+    if ('text' in output || output['type'] === 'input_image') return partsText([output], blobs);
+    // Older `FunctionCallOutputPayload {content, success}` shape.
+    if ('content' in output && depth < 8) return outputText(output['content'], blobs, depth + 1);
+  }
+  return output === undefined ? '' : safeJson(output);
+}
+
+function imageBlob(url: unknown): OpaqueBlob {
+  const value = str(url);
+  const match = value ? /^data:([^;,]+)(?:;[^,]*)?,/.exec(value) : null;
+  if (!value || !match) return { kind: 'image', provider: 'openai', base64Length: 0 };
+  return { kind: 'image', provider: 'openai', base64Length: value.length - match[0].length, ...(match[1] ? { mediaType: match[1] } : {}) };
+}
+
+function base64Part(data: string): string {
+  const comma = data.startsWith('data:') ? data.indexOf(',') : -1;
+  return comma >= 0 ? data.slice(comma + 1) : data;
+}
+
+/** Every result needs an earlier call with its call_id; every answered-kind call needs a result. */
+function checkPairs(entries: readonly TranscriptEntry[], history: readonly HistoryItem[], issues: ReadIssue[]): void {
+  const lineOf = new Map<number, number>();
+  for (const h of history) lineOf.set(h.record, h.line);
+  const open = new Map<string, TranscriptEntry>();
+  const answered = new Set<string>();
+  for (const entry of entries) {
+    const callId = entry.turn['callId'];
+    if (typeof callId !== 'string') continue;
+    const line = lineOf.get(entry.source.records[0] ?? -1) ?? 0;
+    if (entry.turn.type === 'tool_call') {
+      open.set(callId, entry);
+    } else if (entry.turn.type === 'tool_result') {
+      if (open.has(callId) || answered.has(callId)) {
+        open.delete(callId);
+        answered.add(callId);
+      } else {
+        issues.push({
+          line,
+          severity: 'warning',
+          reason: `tool output for call ${callId} has no call in the active context`,
+          hint: 'the Responses API rejects an output without its call; drop it or restore the call',
+        });
+      }
+    }
+  }
+  for (const [callId, entry] of open) {
+    const kind = history.find((h) => h.record === entry.source.records[0] && str(h.item['call_id']) === callId);
+    if (kind && !ANSWERED_CALLS.has(str(kind.item['type']) ?? '')) continue;
+    issues.push({
+      line: lineOf.get(entry.source.records[0] ?? -1) ?? 0,
+      severity: 'warning',
+      reason: `tool call ${callId} has no output in the active context`,
+      hint: 'normal at the end of a session that was interrupted; Codex answers it as aborted on resume',
+    });
+  }
+}

@@ -1,0 +1,83 @@
+import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
+import type { ConversationTurn } from '../core/turn.js';
+import type { ReadIssue } from '../core/issues.js';
+import type { FormatAdapter, TranscriptEntry } from './types.js';
+import { safeJson } from './json.js';
+import { describeZodIssues } from './zod-issues.js';
+
+const SAMPLE = 50;
+
+/**
+ * The native `devs` format [SPEC §4]: one canonical turn per line, or a SAOP envelope line
+ * (seed 004), which is read as one assistant turn holding its reasoning, action and observation.
+ */
+export const devsAdapter: FormatAdapter = {
+  name: 'devs',
+
+  detect(doc) {
+    if (doc.kind !== 'jsonl') return 0;
+    let seen = 0;
+    let turns = 0;
+    let envelopes = 0;
+    for (const record of doc.records) {
+      for (const value of record.values) {
+        if (seen >= SAMPLE) break;
+        seen++;
+        if (TurnSchema.safeParse(value).success) turns++;
+        else if (SaopEnvelopeSchema.safeParse(value).success) envelopes++;
+      }
+      if (seen >= SAMPLE) break;
+    }
+    if (seen === 0) return 0;
+    const share = (turns + envelopes) / seen;
+    if (share >= 0.5) return 10;
+    return share > 0 ? 4 : 0;
+  },
+
+  read(doc) {
+    const entries: TranscriptEntry[] = [];
+    const issues: ReadIssue[] = [];
+    let envelopes = 0;
+    for (const record of doc.records) {
+      for (const value of record.values) {
+        const turn = TurnSchema.safeParse(value);
+        if (turn.success) {
+          entries.push({ turn: turn.data, source: { records: [record.index] }, blobs: [] });
+          continue;
+        }
+        const envelope = SaopEnvelopeSchema.safeParse(value);
+        if (envelope.success) {
+          envelopes++;
+          entries.push({
+            turn: envelopeTurn(envelope.data, record.line),
+            source: { records: [record.index] },
+            blobs: [],
+          });
+          continue;
+        }
+        issues.push({
+          line: record.line,
+          severity: 'error',
+          reason: `not a devs turn: ${describeZodIssues(turn.error.issues)}`,
+          hint: 'a turn needs id, role (system|user|assistant|tool), type and content; the line was skipped',
+        });
+      }
+    }
+    const notes = envelopes > 0 ? [`${envelopes} SAOP envelope line(s) read as assistant turns`] : [];
+    return { format: 'devs', entries, issues, notes };
+  },
+};
+
+function envelopeTurn(envelope: ReturnType<typeof SaopEnvelopeSchema.parse>, line: number): ConversationTurn {
+  const parts = [envelope.thought.reasoning];
+  if (envelope.action !== undefined) parts.push(safeJson(envelope.action));
+  if (envelope.observation !== undefined) parts.push(safeJson(envelope.observation));
+  return {
+    id: envelope.id ?? `line-${line}`,
+    role: 'assistant',
+    type: 'message',
+    content: parts.join('\n'),
+    ...(envelope.timestamp !== undefined ? { timestamp: envelope.timestamp } : {}),
+    ...(envelope.node !== undefined ? { node: envelope.node } : {}),
+  };
+}

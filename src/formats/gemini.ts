@@ -1,0 +1,392 @@
+import type { ConversationTurn, TurnType } from '../core/turn.js';
+import type { ReadIssue } from '../core/issues.js';
+import type { ParsedDocument } from '../io/jsonl.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
+
+/**
+ * Gemini CLI sessions (FORMATS §3): the JSONL form (header, message records where a re-appended id
+ * is an update, `$set` patches and checkpoints, `$rewindTo`) and the legacy single JSON document
+ * `{sessionId, projectHash, startTime, lastUpdated, messages:[…]}`.
+ *
+ * Decisions:
+ * - `thoughts` (thinking summaries) are not turns: Gemini CLI does not send thoughts back in the
+ *   history, so they are not part of the context; a note counts them.
+ * - `info` / `warning` / `error` records are UI notices, not turns; a note counts them.
+ * - A `gemini` record becomes a message turn (its text; omitted when empty, and an empty record
+ *   without tool calls is skipped with a note), then for each `toolCalls[i]` a tool_call turn `${id}#call${i}` followed by its
+ *   tool_result turn `${id}#result${i}` (call and result live in the same record).
+ * - The first `user` record that is a `<session_context>` bootstrap is pinned context (type
+ *   `system`); a `user` record holding a `<state_snapshot>` (written by /compress) is a `summary`.
+ * - JSONL `source.records` is the record holding the version of the message that is used (the
+ *   last one); inside a `$set.messages` checkpoint the path is `$set.messages[i]`. For a JSON
+ *   document, records is `[0]` and the path is `messages[i]`.
+ */
+
+const SAMPLE = 50;
+const MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning']);
+const NOTICE_TYPES = new Set(['info', 'error', 'warning']);
+
+type JsonObject = Record<string, unknown>;
+
+/** The fields every produced turn sets (the timestamp is added when the record has one). */
+interface BaseTurn {
+  readonly id: string;
+  readonly role: ConversationTurn['role'];
+  readonly type: TurnType;
+  readonly content: string;
+}
+
+function isRecord(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A header / partial metadata line: session identity, no message fields. */
+function isHeader(value: JsonObject): boolean {
+  return typeof value['sessionId'] === 'string' && typeof value['projectHash'] === 'string' && !('type' in value);
+}
+
+/** A message record `{id, type, …}` (no `role`: that would be the native or OpenAI format). */
+function isMessageRecord(value: unknown): value is JsonObject {
+  return (
+    isRecord(value) &&
+    typeof value['id'] === 'string' &&
+    typeof value['type'] === 'string' &&
+    MESSAGE_TYPES.has(value['type']) &&
+    !('role' in value) &&
+    !('uuid' in value) &&
+    !('payload' in value)
+  );
+}
+
+/** A whole legacy session: header fields plus the message list. */
+function isLegacyDocument(value: unknown): value is JsonObject {
+  return (
+    isRecord(value) &&
+    Array.isArray(value['messages']) &&
+    (typeof value['sessionId'] === 'string' || typeof value['projectHash'] === 'string' ||
+      value['messages'].some(isMessageRecord))
+  );
+}
+
+function isSetPatch(value: JsonObject): value is { $set: JsonObject } {
+  return isRecord(value['$set']);
+}
+
+/** One message as it stands in the active list, with where its bytes are. */
+interface Slot {
+  readonly message: JsonObject;
+  readonly record: number;
+  readonly line: number;
+  /** Path of the message inside its record ('' when the record is the message). */
+  readonly path: string;
+}
+
+export const geminiAdapter: FormatAdapter = {
+  name: 'gemini',
+
+  detect(doc) {
+    if (doc.kind === 'json-document') {
+      if (!isLegacyDocument(doc.document)) return 0;
+      return typeof doc.document['sessionId'] === 'string' ? 10 : 8;
+    }
+    let seen = 0;
+    let hits = 0;
+    let header = false;
+    for (const record of doc.records) {
+      for (const value of record.values) {
+        if (seen >= SAMPLE) break;
+        seen++;
+        if (!isRecord(value)) continue;
+        if (seen === 1 && isLegacyDocument(value)) return typeof value['sessionId'] === 'string' ? 10 : 8;
+        if (isHeader(value)) {
+          hits++;
+          if (seen === 1) header = true;
+        } else if (isMessageRecord(value) || isSetPatch(value) || typeof value['$rewindTo'] === 'string') {
+          hits++;
+        }
+      }
+      if (seen >= SAMPLE) break;
+    }
+    if (seen === 0 || hits === 0) return 0;
+    const share = hits / seen;
+    if (share >= 0.5) return header ? 10 : 8;
+    return 3;
+  },
+
+  read(doc) {
+    const issues: ReadIssue[] = [];
+    const notes: string[] = [];
+    const slots = doc.kind === 'json-document' ? documentSlots(doc, issues) : jsonlSlots(doc, issues, notes);
+
+    const entries: TranscriptEntry[] = [];
+    let notices = 0;
+    let thoughts = 0;
+    let unknown = 0;
+    let empty = 0;
+    let sawUser = false;
+    let usage: { tokens: JsonObject; atEntry?: number } | undefined;
+
+    for (const slot of slots) {
+      const { message } = slot;
+      const id = typeof message['id'] === 'string' ? message['id'] : `record-${slot.record}`;
+      const type = typeof message['type'] === 'string' ? message['type'] : '';
+      const timestamp = typeof message['timestamp'] === 'string' ? message['timestamp'] : undefined;
+      const at = (sub: string): SourceRef => ({
+        records: [slot.record],
+        ...(slot.path || sub ? { path: joinPath(slot.path, sub) } : {}),
+      });
+      const turn = (t: BaseTurn): ConversationTurn => (timestamp !== undefined ? { ...t, timestamp } : { ...t });
+
+      if (NOTICE_TYPES.has(type)) {
+        notices++;
+        continue;
+      }
+      if (type === 'user') {
+        const { text, blobs } = partsText(message['content']);
+        let turnType: TurnType = 'message';
+        if (!sawUser && text.trimStart().startsWith('<session_context>')) turnType = 'system';
+        else if (text.includes('<state_snapshot>')) turnType = 'summary';
+        sawUser = true;
+        entries.push({ turn: turn({ id, role: 'user', type: turnType, content: text }), source: at(''), blobs });
+        continue;
+      }
+      if (type !== 'gemini') {
+        unknown++;
+        continue;
+      }
+
+      const firstEntry = entries.length;
+      const toolCalls = Array.isArray(message['toolCalls']) ? message['toolCalls'] : [];
+      if (Array.isArray(message['thoughts'])) thoughts += message['thoughts'].length;
+      const { text, blobs } = partsText(message['content']);
+      if (text.length > 0 || blobs.length > 0) {
+        entries.push({ turn: turn({ id, role: 'assistant', type: 'message', content: text }), source: at(''), blobs });
+      } else if (toolCalls.length === 0) {
+        // Nothing the model would see (an aborted or placeholder response).
+        empty++;
+      }
+      toolCalls.forEach((call, i) => {
+        const path = `toolCalls[${i}]`;
+        if (!isRecord(call)) {
+          issues.push({ line: slot.line, severity: 'warning', reason: `message ${id}: ${path} is not an object; skipped` });
+          return;
+        }
+        const name = typeof call['name'] === 'string' ? call['name'] : 'unknown_tool';
+        const args = call['args'] === undefined ? '{}' : JSON.stringify(call['args']);
+        entries.push({
+          turn: turn({ id: `${id}#call${i}`, role: 'assistant', type: 'tool_call', content: `${name} ${args}` }),
+          source: at(path),
+          blobs: [],
+        });
+        const result = resultText(call['result']);
+        if (result === undefined) {
+          const status = typeof call['status'] === 'string' ? ` (status ${call['status']})` : '';
+          issues.push({
+            line: slot.line,
+            severity: 'warning',
+            reason: `message ${id}: tool call ${name}${status} has no recorded result`,
+            hint: 'Gemini CLI records the result in the same toolCalls entry once the tool finishes',
+          });
+          return;
+        }
+        entries.push({
+          turn: turn({ id: `${id}#result${i}`, role: 'tool', type: 'tool_result', content: result.text }),
+          source: at(`${path}.result`),
+          blobs: result.blobs,
+        });
+      });
+      if (isRecord(message['tokens']) && hasUsage(message['tokens'])) {
+        const atEntry = Math.min(firstEntry, entries.length - 1);
+        usage = { tokens: message['tokens'], ...(atEntry >= 0 ? { atEntry } : {}) };
+      }
+    }
+
+    if (notices > 0) notes.push(`${notices} UI notice record(s) (info/warning/error) are not sent to the model: skipped`);
+    if (thoughts > 0) notes.push(`${thoughts} thought summary(ies) not counted: Gemini CLI does not resend thoughts`);
+    if (empty > 0) notes.push(`${empty} empty gemini record(s) (no text, no tool calls) skipped`);
+    if (unknown > 0) notes.push(`${unknown} message record(s) of an unknown type skipped`);
+
+    let recorded: RecordedUsage | undefined;
+    if (usage) {
+      const input = numberField(usage.tokens, 'input');
+      const output = numberField(usage.tokens, 'output');
+      // `input` is the prompt of that call (cached tokens included); the answer (`output`) joins the
+      // history for the next call; `thoughts` do not, so they are left out.
+      recorded = {
+        contextTokens: input + output,
+        source: 'last gemini record tokens: input (prompt incl. cached) + output; thoughts are not kept in history',
+        ...(usage.atEntry !== undefined ? { atEntry: usage.atEntry } : {}),
+      };
+    }
+    return { format: 'gemini', entries, issues, notes, ...(recorded ? { recorded } : {}) };
+  },
+};
+
+function joinPath(base: string, sub: string): string {
+  if (!base) return sub;
+  if (!sub) return base;
+  return `${base}.${sub}`;
+}
+
+function numberField(object: JsonObject, key: string): number {
+  const value = object[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/** A `tokens` object that carries a real count (some records hold all zeros). */
+function hasUsage(tokens: JsonObject): boolean {
+  return numberField(tokens, 'input') > 0 || numberField(tokens, 'total') > 0;
+}
+
+/** Legacy JSON document: every message of `messages`, in order. */
+function documentSlots(doc: ParsedDocument, issues: ReadIssue[]): Slot[] {
+  const value = doc.document;
+  if (!isLegacyDocument(value)) {
+    issues.push({ line: 0, severity: 'error', reason: 'not a Gemini CLI session: no messages list' });
+    return [];
+  }
+  return listSlots(value['messages'] as unknown[], 0, 1, 'messages', issues);
+}
+
+function listSlots(messages: readonly unknown[], record: number, line: number, base: string, issues: ReadIssue[]): Slot[] {
+  const slots: Slot[] = [];
+  messages.forEach((message, i) => {
+    if (isRecord(message)) slots.push({ message, record, line, path: `${base}[${i}]` });
+    else issues.push({ line, severity: 'warning', reason: `${base}[${i}] is not a message object; skipped` });
+  });
+  return slots;
+}
+
+/**
+ * JSONL form: replays the file the way Gemini CLI loads it. Messages live in a Map keyed by id, so a
+ * re-appended id replaces the message in place (last version, first position).
+ */
+function jsonlSlots(doc: ParsedDocument, issues: ReadIssue[], notes: string[]): Slot[] {
+  let messages = new Map<string, Slot>();
+  let checkpoints = 0;
+  let rewinds = 0;
+  let updates = 0;
+  for (const record of doc.records) {
+    record.values.forEach((value, k) => {
+      if (!isRecord(value)) {
+        issues.push({ line: record.line, severity: 'warning', reason: 'not a JSON object; skipped' });
+        return;
+      }
+      if (isLegacyDocument(value)) {
+        // A legacy document written on one line: its list is the whole history so far.
+        checkpoints += messages.size > 0 ? 1 : 0;
+        messages = keyed(listSlots(value['messages'] as unknown[], record.index, record.line, 'messages', issues));
+        return;
+      }
+      if (isSetPatch(value)) {
+        const set = value['$set'];
+        if (Array.isArray(set['messages'])) {
+          checkpoints++;
+          messages = keyed(listSlots(set['messages'], record.index, record.line, '$set.messages', issues));
+        }
+        // Other `$set` keys are session metadata (lastUpdated, summary, directories…).
+        return;
+      }
+      if ('$rewindTo' in value) {
+        const target = value['$rewindTo'];
+        if (typeof target !== 'string' || !messages.has(target)) {
+          issues.push({
+            line: record.line,
+            severity: 'warning',
+            reason: `$rewindTo ${JSON.stringify(target)} names no message in the session; ignored`,
+          });
+          return;
+        }
+        rewinds++;
+        let cut = false;
+        for (const key of [...messages.keys()]) {
+          if (key === target) cut = true;
+          if (cut) messages.delete(key);
+        }
+        return;
+      }
+      if (isHeader(value)) return;
+      if (typeof value['id'] === 'string' && typeof value['type'] === 'string') {
+        if (messages.has(value['id'])) updates++;
+        // Map.set on an existing key keeps its position and replaces the value.
+        messages.set(value['id'], { message: value, record: record.index, line: record.line, path: '' });
+        return;
+      }
+      issues.push({
+        line: record.line,
+        severity: 'warning',
+        reason: `unrecognised Gemini CLI record${record.values.length > 1 ? ` (value ${k + 1} of the line)` : ''}; skipped`,
+        hint: 'kept unchanged when the file is written back',
+      });
+    });
+  }
+  if (updates > 0) notes.push(`${updates} re-appended message version(s): the last version is used, at the first position`);
+  if (checkpoints > 0) notes.push(`${checkpoints} $set.messages checkpoint(s): the message list restarts at the last one`);
+  if (rewinds > 0) notes.push(`${rewinds} $rewindTo record(s) applied`);
+  return [...messages.values()];
+}
+
+function keyed(slots: readonly Slot[]): Map<string, Slot> {
+  const map = new Map<string, Slot>();
+  slots.forEach((slot, i) => {
+    const id = typeof slot.message['id'] === 'string' ? slot.message['id'] : `#${i}`;
+    map.set(id, slot);
+  });
+  return map;
+}
+
+interface PartsText {
+  readonly text: string;
+  readonly blobs: OpaqueBlob[];
+}
+
+/** Text of a `PartListUnion` (string, part, or list of strings and parts); inline data becomes blobs. */
+function partsText(content: unknown): PartsText {
+  const texts: string[] = [];
+  const blobs: OpaqueBlob[] = [];
+  const visit = (part: unknown): void => {
+    if (typeof part === 'string') {
+      texts.push(part);
+      return;
+    }
+    if (Array.isArray(part)) {
+      part.forEach(visit);
+      return;
+    }
+    if (!isRecord(part)) return;
+    if (part['thought'] === true) return;
+    if (typeof part['text'] === 'string') texts.push(part['text']);
+    const inline = part['inlineData'];
+    if (isRecord(inline)) blobs.push(blobOf(inline, typeof inline['data'] === 'string' ? inline['data'].length : 0));
+    const file = part['fileData'];
+    if (isRecord(file)) blobs.push(blobOf(file, 0));
+    if (isRecord(part['functionCall'])) texts.push(JSON.stringify(part['functionCall']));
+    if (isRecord(part['functionResponse'])) texts.push(functionResponseText(part['functionResponse']));
+  };
+  visit(content);
+  return { text: texts.join('\n'), blobs };
+}
+
+function blobOf(data: JsonObject, base64Length: number): OpaqueBlob {
+  const mediaType = typeof data['mimeType'] === 'string' ? data['mimeType'] : undefined;
+  return {
+    kind: mediaType?.startsWith('image/') ? 'image' : 'document',
+    provider: 'gemini',
+    base64Length,
+    ...(mediaType !== undefined ? { mediaType } : {}),
+  };
+}
+
+/** `response.output` when it is text, else the response as JSON (errors: `{"error": …}`). */
+function functionResponseText(functionResponse: JsonObject): string {
+  const response = functionResponse['response'];
+  if (isRecord(response) && typeof response['output'] === 'string') return response['output'];
+  return JSON.stringify(response ?? null);
+}
+
+/** The text of a tool call's `result` (a part list); undefined when nothing was recorded. */
+function resultText(result: unknown): PartsText | undefined {
+  if (result === undefined || result === null) return undefined;
+  if (Array.isArray(result) && result.length === 0) return undefined;
+  return partsText(result);
+}

@@ -1,0 +1,65 @@
+import { InvalidTranscriptError } from '../core/errors.js';
+import type { ParsedDocument } from '../io/jsonl.js';
+import { claudeCodeAdapter } from './claude-code.js';
+import { codexAdapter } from './codex.js';
+import { devsAdapter } from './devs.js';
+import { geminiAdapter } from './gemini.js';
+import { openaiChatAdapter } from './openai-chat.js';
+import { openhandsAdapter } from './openhands.js';
+import { FORMAT_NAMES } from './types.js';
+import type { FormatAdapter, FormatName, Transcript } from './types.js';
+
+export type { FormatAdapter, FormatName, OpaqueBlob, RecordedUsage, SourceRef, Transcript, TranscriptEntry } from './types.js';
+export { FORMAT_NAMES } from './types.js';
+
+/** Every adapter, in the order ties are broken (the native format first). */
+export const ADAPTERS: readonly FormatAdapter[] = [
+  devsAdapter,
+  claudeCodeAdapter,
+  codexAdapter,
+  geminiAdapter,
+  openaiChatAdapter,
+  openhandsAdapter,
+];
+
+export function isFormatName(value: string): value is FormatName {
+  return (FORMAT_NAMES as readonly string[]).includes(value);
+}
+
+export function adapterFor(name: FormatName): FormatAdapter {
+  const adapter = ADAPTERS.find((a) => a.name === name);
+  if (!adapter) throw new Error(`no adapter registered for ${name}`);
+  return adapter;
+}
+
+export interface Detection {
+  readonly adapter: FormatAdapter;
+  readonly score: number;
+}
+
+/** Picks the adapter most sure of the document; an unrecognised document is an invalid transcript. */
+export function detectFormat(doc: ParsedDocument): Detection {
+  let best: Detection | undefined;
+  for (const adapter of ADAPTERS) {
+    const score = adapter.detect(doc);
+    if (score > 0 && (!best || score > best.score)) best = { adapter, score };
+  }
+  if (!best) {
+    const parsed = doc.records.some((r) => r.values.length > 0) || doc.kind === 'json-document';
+    throw new InvalidTranscriptError(
+      parsed
+        ? `${doc.path}: not a transcript format devs-ctx knows`
+        : `${doc.path}: nothing in it parses as JSON`,
+      parsed
+        ? `known formats: ${FORMAT_NAMES.join(', ')}; pass --format to force one`
+        : 'is this a JSONL transcript? each line should be one JSON object',
+    );
+  }
+  return best;
+}
+
+/** Reads a parsed document as a transcript, with the forced format or the detected one. */
+export function readTranscript(doc: ParsedDocument, format?: FormatName): Transcript {
+  const adapter = format ? adapterFor(format) : detectFormat(doc).adapter;
+  return adapter.read(doc);
+}

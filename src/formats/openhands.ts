@@ -1,0 +1,324 @@
+import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
+import type { ReadIssue } from '../core/issues.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, TranscriptEntry } from './types.js';
+
+/**
+ * OpenHands evaluation / resolver output (FORMATS §4.4): one task run per line,
+ * `{instance_id, instruction, metadata, history:[Event], metrics, test_result, error}`; also one such
+ * run as a single JSON document.
+ *
+ * Decisions:
+ * - Several runs in a file: each line is an independent task with its own context, and they cannot
+ *   be concatenated into one conversation (each restarts with its own system prompt). The LAST run
+ *   is read as the active context (the newest one appended), and a note says how many runs there
+ *   are — the same rule as the OpenAI chat adapter's one-conversation-per-line files.
+ * - Events map the way OpenHands' ConversationMemory builds its messages: the `system` action is the
+ *   system prompt (its `args.tools` schemas become a second system turn `<id>.tools`, since they are
+ *   sent with every call); a user `message` is a user message; an agent action with
+ *   `tool_call_metadata` is a tool call (content = the model's text + function name + arguments,
+ *   taken from `model_response` when present, else `args`); an observation with
+ *   `tool_call_metadata` is its result (`content`); an agent `message` is an assistant message.
+ *   An environment `recall` observation is injected workspace context (user / system; its
+ *   non-empty `extras` stand in for the rendered template); an `error` observation without a call is
+ *   sent back as a user message. `recall` actions, state changes and `null` events are not sent.
+ * - Recorded usage: `tool_call_metadata.model_response.usage` of the last call (prompt_tokens +
+ *   completion_tokens: the prompt of that call plus its answer, which joins the history).
+ *   `llm_metrics.accumulated_token_usage` and `metrics.accumulated_token_usage` are running sums
+ *   over all calls, not a context size, so they are never used.
+ * - Turn ids are `event-<id>` (`history-<i>` when an event has no id); calls and results carry
+ *   `callId` (the `tool_call_id`).
+ */
+
+const SAMPLE = 50;
+/** Events that are never turned into model messages. */
+const NOT_SENT_ACTIONS = new Set(['recall', 'change_agent_state', 'null', 'condensation', 'condensation_request']);
+const NOT_SENT_OBSERVATIONS = new Set(['agent_state_changed', 'null', 'user_rejected']);
+
+type JsonObject = Record<string, unknown>;
+
+function isRecord(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON text of a value; a value nested too deeply for the engine gives a placeholder, never a throw. */
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '[value nested too deeply to read]';
+  }
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function num(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/** One task run: an `instance_id` and a `history` list of events. */
+function isRun(value: unknown): value is JsonObject & { history: unknown[] } {
+  return isRecord(value) && Array.isArray(value['history']) && (typeof value['instance_id'] === 'string' || typeof value['instance_id'] === 'number');
+}
+
+interface Located {
+  readonly run: JsonObject & { history: unknown[] };
+  readonly record: number;
+  readonly line: number;
+  /** Prefix of paths inside the record (`[k].` for the k-th of glued values). */
+  readonly prefix: string;
+}
+
+export const openhandsAdapter: FormatAdapter = {
+  name: 'openhands',
+
+  detect(doc) {
+    if (doc.kind === 'json-document') return isRun(doc.document) ? 9 : 0;
+    let seen = 0;
+    let runs = 0;
+    let full = 0;
+    for (const record of doc.records) {
+      for (const value of record.values) {
+        if (seen >= SAMPLE) break;
+        seen++;
+        if (!isRun(value)) continue;
+        runs++;
+        if ('metadata' in value || 'metrics' in value) full++;
+      }
+      if (seen >= SAMPLE) break;
+    }
+    if (seen === 0 || runs === 0) return 0;
+    if (runs / seen >= 0.5) return full > 0 ? 10 : 9;
+    return 3;
+  },
+
+  read(doc) {
+    const issues: ReadIssue[] = [];
+    const notes: string[] = [];
+    const runs: Located[] = [];
+    let others = 0;
+    if (doc.kind === 'json-document') {
+      if (isRun(doc.document)) runs.push({ run: doc.document, record: 0, line: 1, prefix: '' });
+      else others++;
+    } else {
+      for (const record of doc.records) {
+        record.values.forEach((value, k) => {
+          if (isRun(value)) {
+            runs.push({ run: value, record: record.index, line: record.line, prefix: record.values.length > 1 ? `[${k}].` : '' });
+          } else {
+            others++;
+          }
+        });
+      }
+    }
+    const active = runs[runs.length - 1];
+    if (!active) {
+      issues.push({
+        line: 0,
+        severity: 'error',
+        reason: 'no OpenHands run in the file: expected objects with instance_id and a history list',
+      });
+      return { format: 'openhands', entries: [], issues, notes };
+    }
+    const instance = String(active.run['instance_id']);
+    if (runs.length > 1) {
+      notes.push(`${runs.length} runs in file (one task per line); reading the last (instance_id ${instance}, line ${active.line})`);
+    }
+    if (others > 0) notes.push(`${others} value(s) that are not OpenHands runs ignored`);
+
+    const entries: TranscriptEntry[] = [];
+    const ids = new Set<string>();
+    const skipped = new Map<string, number>();
+    const open = new Map<string, { eventId: string; finish: boolean }>();
+    let usage: { prompt: number; completion: number; atEntry: number; response: string; event: string } | undefined;
+
+    active.run.history.forEach((event, i) => {
+      const path = `${active.prefix}history[${i}]`;
+      if (!isRecord(event)) {
+        issues.push({ line: active.line, severity: 'warning', reason: `${path} is not an event object; skipped` });
+        return;
+      }
+      const eventId = typeof event['id'] === 'number' || typeof event['id'] === 'string' ? `event-${event['id']}` : `history-${i}`;
+      const timestamp = str(event['timestamp']);
+      const push = (t: { id: string; role: TurnRole; type: TurnType; content: string; callId?: string }, at: string, blobs: OpaqueBlob[] = []): void => {
+        const turn: ConversationTurn = {
+          id: unique(t.id, ids),
+          role: t.role,
+          type: t.type,
+          content: t.content,
+          ...(timestamp !== undefined ? { timestamp } : {}),
+          ...(t.callId !== undefined ? { callId: t.callId } : {}),
+        };
+        entries.push({ turn, source: { records: [active.record], path: at }, blobs });
+      };
+
+      const action = str(event['action']);
+      const observation = str(event['observation']);
+      const source = str(event['source']);
+      const args = isRecord(event['args']) ? event['args'] : {};
+      const metadata = isRecord(event['tool_call_metadata']) ? event['tool_call_metadata'] : undefined;
+      const callId = metadata ? str(metadata['tool_call_id']) : undefined;
+      const response = metadata && isRecord(metadata['model_response']) ? metadata['model_response'] : undefined;
+      const entryIndex = entries.length;
+
+      if (action !== undefined) {
+        if (action === 'system') {
+          push({ id: eventId, role: 'system', type: 'system', content: str(args['content']) ?? str(event['message']) ?? '' }, path);
+          const tools = args['tools'];
+          if (Array.isArray(tools) && tools.length > 0) {
+            push({ id: `${eventId}.tools`, role: 'system', type: 'system', content: safeJson(tools) }, `${path}.args.tools`);
+          }
+        } else if (metadata) {
+          const name = str(metadata['function_name']) ?? action;
+          const call = response ? responseCall(response, callId) : undefined;
+          const text = call?.text ?? str(args['thought']) ?? '';
+          const argumentsText = call?.arguments ?? safeJson(withoutBookkeeping(args));
+          const content = [text, `${name} ${argumentsText}`].filter((p) => p.length > 0).join('\n');
+          push({ id: eventId, role: 'assistant', type: 'tool_call', content, ...(callId !== undefined ? { callId } : {}) }, path);
+          if (callId !== undefined) open.set(callId, { eventId, finish: action === 'finish' || name === 'finish' });
+        } else if (action === 'message') {
+          const content = str(args['content']) ?? str(event['message']) ?? '';
+          const blobs = imageBlobs(args['image_urls']);
+          if (source === 'agent') push({ id: eventId, role: 'assistant', type: 'message', content }, path, blobs);
+          else push({ id: eventId, role: 'user', type: 'message', content }, path, blobs);
+        } else if (NOT_SENT_ACTIONS.has(action)) {
+          count(skipped, `action ${action}`);
+        } else {
+          // An action without tool-call metadata (older, non-function-calling runs): the model wrote it.
+          push({ id: eventId, role: 'assistant', type: 'tool_call', content: `${action} ${safeJson(withoutBookkeeping(args))}` }, path);
+        }
+      } else if (observation !== undefined) {
+        const content = str(event['content']) ?? str(event['message']) ?? '';
+        if (metadata) {
+          if (callId !== undefined) {
+            if (open.has(callId)) open.delete(callId);
+            else {
+              issues.push({
+                line: active.line,
+                severity: 'warning',
+                reason: `${eventId}: observation for tool call ${callId}, which no earlier action made`,
+              });
+            }
+          }
+          push({ id: eventId, role: 'tool', type: 'tool_result', content, ...(callId !== undefined ? { callId } : {}) }, path);
+        } else if (observation === 'recall') {
+          push({ id: eventId, role: 'user', type: 'system', content: recallText(content, event['extras']) }, path);
+        } else if (NOT_SENT_OBSERVATIONS.has(observation)) {
+          count(skipped, `observation ${observation}`);
+        } else {
+          // `error` and other observations without a call go back to the model as user messages.
+          push({ id: eventId, role: 'user', type: 'message', content }, path);
+        }
+      } else {
+        count(skipped, 'event without action or observation');
+      }
+
+      const used = response ? usageOf(response) : undefined;
+      if (used && used.prompt > 0) {
+        const responseId = str(response?.['id']) ?? eventId;
+        // Observations repeat their action's model_response: keep the first event of a response.
+        if (!usage || usage.response !== responseId) {
+          usage = { ...used, atEntry: Math.min(entryIndex, entries.length - 1), response: responseId, event: eventId };
+        }
+      }
+    });
+
+    for (const [callId, { eventId, finish }] of open) {
+      // `finish` ends the run with a call that never gets an observation.
+      if (finish) continue;
+      issues.push({ line: active.line, severity: 'warning', reason: `${eventId}: tool call ${callId} has no observation` });
+    }
+    if (skipped.size > 0) {
+      notes.push(`events not sent to the model, skipped: ${[...skipped].map(([k, n]) => `${k} ×${n}`).join(', ')}`);
+    }
+
+    let recorded: RecordedUsage | undefined;
+    if (usage) {
+      recorded = {
+        contextTokens: usage.prompt + usage.completion,
+        source: `last model_response.usage (${usage.event}): prompt_tokens + completion_tokens`,
+        ...(usage.atEntry >= 0 ? { atEntry: usage.atEntry } : {}),
+      };
+    } else if (isRecord(active.run['metrics'])) {
+      notes.push('no per-call usage recorded; metrics.accumulated_token_usage is a running sum, not a context size');
+    }
+    return { format: 'openhands', entries, issues, notes, ...(recorded ? { recorded } : {}) };
+  },
+};
+
+function count(map: Map<string, number>, key: string): void {
+  map.set(key, (map.get(key) ?? 0) + 1);
+}
+
+function unique(id: string, ids: Set<string>): string {
+  let candidate = id;
+  for (let n = 2; ids.has(candidate); n++) candidate = `${id}~${n}`;
+  ids.add(candidate);
+  return candidate;
+}
+
+/** `args` without the fields OpenHands adds for itself (they are not function arguments). */
+function withoutBookkeeping(args: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (['thought', 'blocking', 'is_static', 'cwd', 'hidden', 'confirmation_state', 'security_risk'].includes(key)) continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+/** The model's text and this call's arguments, from the recorded `chat.completion`. */
+function responseCall(response: JsonObject, callId: string | undefined): { text?: string; arguments?: string } {
+  const choices = response['choices'];
+  const message = Array.isArray(choices) && isRecord(choices[0]) && isRecord(choices[0]['message']) ? choices[0]['message'] : undefined;
+  if (!message) return {};
+  const text = str(message['content']);
+  let args: string | undefined;
+  const calls = message['tool_calls'];
+  if (Array.isArray(calls)) {
+    for (const call of calls) {
+      if (!isRecord(call) || (callId !== undefined && call['id'] !== callId)) continue;
+      const fn = call['function'];
+      if (isRecord(fn)) args = str(fn['arguments']) ?? safeJson(fn['arguments'] ?? null);
+      break;
+    }
+  }
+  return { ...(text !== undefined ? { text } : {}), ...(args !== undefined ? { arguments: args } : {}) };
+}
+
+function usageOf(response: JsonObject): { prompt: number; completion: number } | undefined {
+  const usage = response['usage'];
+  if (!isRecord(usage)) return undefined;
+  return { prompt: num(usage['prompt_tokens']), completion: num(usage['completion_tokens']) };
+}
+
+/** The recall observation's text plus its non-empty extras (repository info, runtime, knowledge). */
+function recallText(content: string, extras: unknown): string {
+  const parts = content ? [content] : [];
+  if (isRecord(extras)) {
+    for (const [key, value] of Object.entries(extras)) {
+      if (key === 'recall_type' || value === null || value === '' || value === undefined) continue;
+      if (Array.isArray(value) && value.length === 0) continue;
+      if (isRecord(value) && Object.keys(value).length === 0) continue;
+      parts.push(`${key}: ${typeof value === 'string' ? value : safeJson(value)}`);
+    }
+  }
+  return parts.join('\n');
+}
+
+function imageBlobs(urls: unknown): OpaqueBlob[] {
+  if (!Array.isArray(urls)) return [];
+  const blobs: OpaqueBlob[] = [];
+  for (const url of urls) {
+    if (typeof url !== 'string') continue;
+    const match = /^data:([^;,]+)(?:;[^,]*)?,/.exec(url);
+    blobs.push({
+      kind: 'image',
+      provider: 'openai',
+      base64Length: match ? url.length - match[0].length : 0,
+      ...(match?.[1] ? { mediaType: match[1] } : {}),
+    });
+  }
+  return blobs;
+}

@@ -1,0 +1,81 @@
+import { createReadStream, readdirSync, statSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { join, relative, resolve } from 'node:path';
+import { InputError } from '../core/errors.js';
+import { readDocument } from './jsonl.js';
+import type { ParsedDocument } from './jsonl.js';
+
+export const STDIN = '-';
+
+const TRANSCRIPT_EXTENSIONS = ['.jsonl', '.json'];
+
+/**
+ * Turns the paths a user gave into transcript files: `-` stays stdin, a directory gives every
+ * `.jsonl`/`.json` file below it (sorted), a missing path is an input error (exit 3).
+ */
+export function expandInputs(paths: readonly string[], cwd: string): string[] {
+  const out: string[] = [];
+  for (const path of paths) {
+    if (path === STDIN) {
+      out.push(STDIN);
+      continue;
+    }
+    const absolute = resolve(cwd, path);
+    let stat;
+    try {
+      stat = statSync(absolute);
+    } catch (error) {
+      throw inputError(path, error);
+    }
+    if (stat.isDirectory()) {
+      // Show found files under the path the user typed, not as absolute paths.
+      const found = listTranscripts(absolute).map((file) => join(path, relative(absolute, file)));
+      if (found.length === 0) throw new InputError(`${path}: no .jsonl or .json files in this directory`);
+      out.push(...found);
+    } else {
+      out.push(path);
+    }
+  }
+  return out;
+}
+
+function listTranscripts(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (current: string): void => {
+    for (const entry of readdirSync(current, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && TRANSCRIPT_EXTENSIONS.some((ext) => entry.name.endsWith(ext))) out.push(path);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+export function inputError(path: string, error: unknown): InputError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return new InputError(`${path}: no such file or directory`, 'check the path, or pass - to read standard input');
+    case 'EACCES':
+    case 'EPERM':
+      return new InputError(`${path}: permission denied`, 'check the file permissions');
+    case 'EISDIR':
+      return new InputError(`${path}: is a directory`);
+    default:
+      return new InputError(`${path}: cannot read (${code ?? (error instanceof Error ? error.message : String(error))})`);
+  }
+}
+
+/** Reads one transcript (a path or `-` for `stdin`), streaming, into records. */
+export async function readInput(
+  path: string,
+  options: { keepRaw?: boolean; stdin: Readable; cwd: string },
+): Promise<ParsedDocument> {
+  const stream = path === STDIN ? options.stdin : createReadStream(resolve(options.cwd, path));
+  try {
+    return await readDocument(stream, { path, keepRaw: options.keepRaw ?? false });
+  } catch (error) {
+    throw inputError(path, error);
+  }
+}

@@ -1,0 +1,148 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertGolden, runCli } from './helpers/cli.js';
+import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
+
+const basic = 'fixtures/devs/basic-session.jsonl';
+
+test('analyze: the human report for a native session', () => {
+  assertGolden('analyze-basic-session', runCli(['analyze', basic]));
+});
+
+test('analyze --json: one document on stdout, nothing on stderr', () => {
+  const result = runCli(['analyze', basic, '--json']);
+  assert.equal(result.exitCode, 0);
+  assert.equal(result.stderr, '');
+  const report = JSON.parse(result.stdout) as Record<string, unknown>;
+  assert.equal(report['schemaVersion'], 1);
+  assert.equal(report['format'], 'devs');
+  assert.equal(report['turns'], 15);
+  assertGolden('analyze-basic-session-json', result);
+});
+
+test('analyze exit codes follow the urgency: 0 below soft, 10 at soft, 11 at hard', () => {
+  const total = (JSON.parse(runCli(['analyze', basic, '--json']).stdout) as { totalTokens: number }).totalTokens;
+  const table: Array<[string[], number, string]> = [
+    [['--soft-limit', String(total + 1), '--hard-limit', String(total + 2)], 0, 'none'],
+    [['--soft-limit', String(total), '--hard-limit', String(total + 1)], 10, 'soft'],
+    [['--soft-limit', String(total - 1), '--hard-limit', String(total)], 11, 'hard'],
+  ];
+  for (const [flags, exitCode, urgency] of table) {
+    const result = runCli(['analyze', basic, '--json', ...flags]);
+    assert.equal(result.exitCode, exitCode, flags.join(' '));
+    assert.equal((JSON.parse(result.stdout) as { urgency: string }).urgency, urgency);
+  }
+});
+
+test('analyze reads standard input with - and when piped with no path', () => {
+  const input = readFileSync(join(repoRoot, basic));
+  const file = JSON.parse(runCli(['analyze', basic, '--json']).stdout) as { totalTokens: number };
+  for (const args of [['analyze', '-', '--json'], ['analyze', '--json']]) {
+    const result = runCli(args, { input });
+    assert.equal(result.exitCode, 0, result.stderr);
+    const report = JSON.parse(result.stdout) as { file: string; totalTokens: number };
+    assert.equal(report.file, '(stdin)');
+    assert.equal(report.totalTokens, file.totalTokens);
+  }
+});
+
+test('malformed lines are listed and skipped; --strict makes them fatal (exit 4)', () => {
+  assertGolden('analyze-malformed-lines', runCli(['analyze', 'fixtures/devs/malformed-lines.jsonl']));
+  const strict = runCli(['analyze', 'fixtures/devs/malformed-lines.jsonl', '--strict']);
+  assert.equal(strict.exitCode, 4);
+  assert.match(strict.stderr, /line 4: invalid JSON/);
+});
+
+test('errors: empty file 4, missing file 3, bad flags 2, binary junk 4', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cli-'));
+  const junk = join(dir, 'junk.jsonl');
+  writeFileSync(junk, Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a, 0x89, 0x50, 0x4e, 0x47, 0x00]));
+  const table: Array<[string[], number, RegExp]> = [
+    [['analyze', 'fixtures/devs/empty.jsonl'], 4, /empty/],
+    [['analyze', 'no/such/file.jsonl'], 3, /no such file/],
+    [['analyze', basic, '--window', 'lots'], 2, /--window lots/],
+    [['analyze', basic, '--format', 'word'], 2, /word/],
+    [['analyze', basic, '--bogus'], 2, /unknown option/],
+    [['analyze', basic, '--soft-limit', '900k'], 2, /must be below the hard limit/],
+    [['analyze', junk], 4, /nothing in it parses/],
+  ];
+  for (const [args, exitCode, message] of table) {
+    const result = runCli(args);
+    assert.equal(result.exitCode, exitCode, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, message, args.join(' '));
+    assert.equal(result.stdout, '', `${args.join(' ')} prints nothing on stdout`);
+  }
+});
+
+test('errors in --json mode are one JSON document on stdout', () => {
+  for (const args of [['analyze', 'no/such/file.jsonl', '--json'], ['analyze', basic, '--json', '--bogus']]) {
+    const result = runCli(args);
+    assert.equal(result.stderr, '');
+    const doc = JSON.parse(result.stdout) as { schemaVersion: number; error: { code: string; exitCode: number; message: string } };
+    assert.equal(doc.schemaVersion, 1);
+    assert.equal(doc.error.exitCode, result.exitCode);
+    assert.ok(doc.error.message.length > 0);
+  }
+});
+
+test('a config file with a bad key is a usage error naming the file and key', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cfg-'));
+  writeFileSync(join(dir, 'devs-ctx.config.json'), JSON.stringify({ softLimit: 'half' }));
+  copyFileSync(join(repoRoot, basic), join(dir, 's.jsonl'));
+  const result = runCli(['analyze', 's.jsonl'], { cwd: dir });
+  assert.equal(result.exitCode, 2);
+  assert.match(result.stderr, /devs-ctx\.config\.json: key "softLimit"/);
+});
+
+test('a config file sets the limits; a flag beats it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cfg-'));
+  writeFileSync(join(dir, 'devs-ctx.config.json'), JSON.stringify({ window: 1000 }));
+  copyFileSync(join(repoRoot, basic), join(dir, 's.jsonl'));
+  const fromFile = JSON.parse(runCli(['analyze', 's.jsonl', '--json'], { cwd: dir }).stdout) as { limits: { soft: number; hard: number } };
+  assert.deepEqual([fromFile.limits.soft, fromFile.limits.hard], [500, 800]);
+  const fromFlag = JSON.parse(runCli(['analyze', 's.jsonl', '--json', '--window', '1M'], { cwd: dir }).stdout) as { limits: { soft: number } };
+  assert.equal(fromFlag.limits.soft, 500_000);
+});
+
+test('a directory gives one row per transcript and a total', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-dir-'));
+  mkdirSync(join(dir, 'nested'));
+  copyFileSync(join(repoRoot, basic), join(dir, 'a.jsonl'));
+  copyFileSync(join(repoRoot, 'fixtures/devs/saop-envelopes.jsonl'), join(dir, 'nested', 'b.jsonl'));
+  writeFileSync(join(dir, 'notes.txt'), 'ignored');
+  const human = runCli(['analyze', '.'], { cwd: dir });
+  assert.equal(human.exitCode, 0, human.stderr);
+  assertGolden('analyze-directory', human);
+  const json = JSON.parse(runCli(['analyze', '.', '--json'], { cwd: dir }).stdout) as { transcripts: unknown[]; total: { transcripts: number } };
+  assert.equal(json.transcripts.length, 2);
+  assert.equal(json.total.transcripts, 2);
+});
+
+test('--help teaches with examples; --version prints the version', () => {
+  const help = runCli(['analyze', '--help']);
+  assert.equal(help.exitCode, 0);
+  assert.match(help.stdout, /Examples:\n {2}\$ devs-ctx analyze session\.jsonl/);
+  const version = runCli(['--version']);
+  assert.equal(version.exitCode, 0);
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+  assert.equal(version.stdout.trim(), pkg.version);
+});
+
+test('realdata: a Claude Code session report', { skip: realdataSkip }, () => {
+  const result = runCli(['analyze', 'claude-code/06-spotter-v2.1.38-short-smoke/short.jsonl', '--window', '200k'], { cwd: realdataDir });
+  assertGolden('analyze-realdata-claude-short', result);
+});
+
+test('realdata: every shared transcript analyses without a crash', { skip: realdataSkip }, () => {
+  const result = runCli(['analyze', '.', '--json'], { cwd: realdataDir });
+  assert.equal(result.stderr, '');
+  const doc = JSON.parse(result.stdout) as { transcripts: Array<{ file: string; error?: unknown; format?: string; totalTokens?: number }> };
+  for (const t of doc.transcripts) {
+    assert.equal(t.error, undefined, `${t.file} analysed`);
+    assert.ok((t.totalTokens ?? 0) > 0, `${t.file} has tokens`);
+  }
+  assertGolden('analyze-realdata-all-json', { ...result, stdout: `${JSON.stringify(doc.transcripts.map((t) => [t.file, t.format, t.totalTokens]))}\n` });
+});

@@ -1,0 +1,75 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { limitsFromWindow, parseConfigFile, resolveSettings } from '../src/core/config.js';
+import { UsageError } from '../src/core/errors.js';
+import { parseTokenAmount } from '../src/core/units.js';
+import { findConfigFile, loadConfig } from '../src/io/config.js';
+
+test('defaults are 500k / 800k with o200k_base', () => {
+  const s = resolveSettings({ flags: {}, env: {} });
+  assert.equal(s.softLimitTokens, 500_000);
+  assert.equal(s.hardLimitTokens, 800_000);
+  assert.equal(s.encoding, 'o200k_base');
+  assert.equal(s.limitSource, 'default');
+});
+
+test('--window sets soft 50 % and hard 80 % (1M gives the seed limits)', () => {
+  assert.deepEqual(limitsFromWindow(1_000_000), { soft: 500_000, hard: 800_000 });
+  const s = resolveSettings({ flags: { window: 200_000 }, env: {} });
+  assert.deepEqual([s.softLimitTokens, s.hardLimitTokens], [100_000, 160_000]);
+});
+
+test('precedence: flags over environment over config file over defaults', () => {
+  const file = { path: 'devs-ctx.config.json', config: { softLimit: 300_000, hardLimit: 900_000 } };
+  const env = { DEVS_SOFT_LIMIT: '400000', DEVS_HARD_LIMIT: '850000' };
+  assert.deepEqual(pick(resolveSettings({ flags: {}, env: {}, file })), [300_000, 900_000]);
+  assert.deepEqual(pick(resolveSettings({ flags: {}, env, file })), [400_000, 850_000]);
+  assert.deepEqual(pick(resolveSettings({ flags: { softLimit: 100_000 }, env, file })), [100_000, 850_000]);
+  assert.deepEqual(pick(resolveSettings({ flags: { window: 200_000 }, env, file })), [100_000, 160_000]);
+});
+
+test('DEVS_PRUNE_THRESHOLD is the hard limit’s older name; DEVS_HARD_LIMIT wins over it', () => {
+  assert.equal(resolveSettings({ flags: {}, env: { DEVS_PRUNE_THRESHOLD: '700000' } }).hardLimitTokens, 700_000);
+  assert.equal(resolveSettings({ flags: {}, env: { DEVS_PRUNE_THRESHOLD: '700000', DEVS_HARD_LIMIT: '750000' } }).hardLimitTokens, 750_000);
+});
+
+test('bad environment values and inverted limits are usage errors that say what to do', () => {
+  assert.throws(() => resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: 'lots' } }), (e: unknown) =>
+    e instanceof UsageError && /DEVS_SOFT_LIMIT=lots/.test(e.message) && e.exitCode === 2);
+  assert.throws(() => resolveSettings({ flags: { softLimit: 900_000 }, env: {} }), /must be below the hard limit/);
+});
+
+test('a bad config value names the file, the key and the allowed values', () => {
+  assert.throws(() => parseConfigFile('/p/devs-ctx.config.json', { pinnedTypes: ['system', 'nope'] }), (e: unknown) =>
+    e instanceof UsageError && /\/p\/devs-ctx.config.json/.test(e.message) && /pinnedTypes\.1/.test(e.message) && /plan/.test(e.message));
+  assert.throws(() => parseConfigFile('c.json', { softlimit: 5 }), /unknown key "softlimit"; allowed keys: .*softLimit/);
+  assert.throws(() => parseConfigFile('c.json', { hardLimit: -1 }), /key "hardLimit"/);
+  assert.throws(() => parseConfigFile('c.json', { encoding: 'p50k' }), /must be one of o200k_base, cl100k_base/);
+});
+
+test('the config file is found by walking up from the working directory', () => {
+  const root = mkdtempSync(join(tmpdir(), 'devs-ctx-config-'));
+  const deep = join(root, 'a', 'b');
+  mkdirSync(deep, { recursive: true });
+  writeFileSync(join(root, 'devs-ctx.config.json'), JSON.stringify({ window: 200_000 }));
+  assert.equal(findConfigFile(deep), join(root, 'devs-ctx.config.json'));
+  assert.deepEqual(loadConfig({ cwd: deep })?.config, { window: 200_000 });
+  writeFileSync(join(root, 'a', 'other.json'), '{ not json');
+  assert.throws(() => loadConfig({ cwd: deep, explicitPath: '../other.json' }), /not valid JSON/);
+  assert.throws(() => loadConfig({ cwd: deep, explicitPath: 'missing.json' }), (e: unknown) => e instanceof Error && 'exitCode' in e && e.exitCode === 3);
+});
+
+test('token amounts accept 200000, 200_000, 200k, 1M, 1.5m', () => {
+  const table: Array<[string, number | undefined]> = [
+    ['200000', 200_000], ['200_000', 200_000], ['200k', 200_000], ['1M', 1_000_000], ['1.5m', 1_500_000],
+    ['0', undefined], ['-5', undefined], ['abc', undefined], ['1e6', undefined], ['', undefined],
+  ];
+  for (const [raw, expected] of table) assert.equal(parseTokenAmount(raw), expected, raw);
+});
+
+function pick(s: { softLimitTokens: number; hardLimitTokens: number }): [number, number] {
+  return [s.softLimitTokens, s.hardLimitTokens];
+}

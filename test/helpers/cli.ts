@@ -1,0 +1,76 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import assert from 'node:assert/strict';
+import { main } from '../../src/cli/main.js';
+import { repoRoot } from './realdata.js';
+
+export interface CliResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const bin = join(repoRoot, 'bin', 'devs-ctx.js');
+
+/** A fresh token-count cache per test run, so results never depend on an earlier run. */
+export const cacheDir = mkdtempSync(join(tmpdir(), 'devs-ctx-cache-'));
+
+/** Spawns the built binary the way a user's shell would, with a stable environment. */
+export function runCli(
+  args: readonly string[],
+  options: { input?: string | Buffer; cwd?: string; env?: Record<string, string> } = {},
+): CliResult {
+  assert.ok(existsSync(join(repoRoot, 'dist', 'cli', 'main.js')), 'run `npm run build` first (npm test does)');
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    input: options.input ?? '',
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? tmpdir(),
+      NO_COLOR: '1',
+      TZ: 'UTC',
+      COLUMNS: '100',
+      DEVS_CTX_CACHE_DIR: cacheDir,
+      ...options.env,
+    },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.error) throw result.error;
+  return { exitCode: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs `main()` in-process with captured streams (fast; for many-input robustness tests). */
+export async function runInProcess(args: readonly string[], options: { input?: Buffer; cwd?: string } = {}): Promise<CliResult> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const stdin = Readable.from(options.input ? [options.input] : []);
+  const exitCode = await main(args, {
+    stdout,
+    stderr,
+    stdin,
+    env: { NO_COLOR: '1', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir },
+    cwd: options.cwd ?? repoRoot,
+  });
+  return { exitCode, stdout: out, stderr: err };
+}
+
+/** Compares a run with `test/golden/<name>.txt`; `UPDATE_GOLDEN=1` rewrites it (review the diff). */
+export function assertGolden(name: string, result: CliResult): void {
+  const path = join(repoRoot, 'test', 'golden', `${name}.txt`);
+  const actual = `# exit: ${result.exitCode}\n# ---- stdout\n${result.stdout}# ---- stderr\n${result.stderr}`;
+  if (process.env['UPDATE_GOLDEN'] === '1' || !existsSync(path)) {
+    if (process.env['CI'] && !existsSync(path)) assert.fail(`golden file ${path} is missing; run UPDATE_GOLDEN=1 npm test and commit it`);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, actual);
+    return;
+  }
+  assert.equal(actual, readFileSync(path, 'utf8'), `output differs from ${path} (UPDATE_GOLDEN=1 rewrites it)`);
+}

@@ -1,0 +1,95 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { parseDocument, readDocument, serializeDocument, splitGluedValues } from '../src/io/jsonl.js';
+
+const doc = (text: string | Buffer) => parseDocument(Buffer.isBuffer(text) ? text : Buffer.from(text), { path: 'x.jsonl', keepRaw: true });
+
+test('numbers lines and keeps each line terminator', () => {
+  const d = doc('{"a":1}\r\n\n{"a":2}\n{"a":3}');
+  assert.deepEqual(d.records.map((r) => [r.line, r.eol, r.blank]), [
+    [1, '\r\n', false],
+    [2, '\n', true],
+    [3, '\n', false],
+    [4, '', false],
+  ]);
+  assert.deepEqual(d.records.flatMap((r) => r.values), [{ a: 1 }, { a: 2 }, { a: 3 }]);
+  assert.equal(d.issues.length, 0);
+});
+
+test('strips a BOM for parsing and puts it back when writing', () => {
+  const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n')]);
+  const d = doc(bytes);
+  assert.equal(d.bom, true);
+  assert.deepEqual(d.records[0]?.values, [{ a: 1 }]);
+  assert.deepEqual(serializeDocument(d), bytes);
+});
+
+test('a broken line becomes an issue with its line number; the rest is read', () => {
+  const d = doc('{"a":1}\n{"a":\nnot json\n{"a":2}\n');
+  assert.deepEqual(d.issues.map((i) => [i.line, i.severity]), [[2, 'error'], [3, 'error']]);
+  assert.match(d.issues[1]?.reason ?? '', /does not start with \{ or \[/);
+  assert.deepEqual(d.records.flatMap((r) => r.values), [{ a: 1 }, { a: 2 }]);
+});
+
+test('two objects glued on one line are split and reported', () => {
+  const d = doc('{"a":1}{"b":"}{"}\n');
+  assert.deepEqual(d.records[0]?.values, [{ a: 1 }, { b: '}{' }]);
+  assert.equal(d.issues[0]?.line, 1);
+  assert.equal(d.issues[0]?.severity, 'warning');
+  assert.match(d.issues[0]?.reason ?? '', /glued/);
+});
+
+test('a glued split is only made when every part parses', () => {
+  assert.equal(splitGluedValues('{"a":1}{"b":'), undefined);
+  assert.equal(splitGluedValues('{"a":1} x {"b":2}'), undefined);
+  assert.deepEqual(splitGluedValues('{"a":1} {"b":2}'), [{ a: 1 }, { b: 2 }]);
+  assert.deepEqual(splitGluedValues('[1]{"x":"\\"}{"}'), [[1], { x: '"}{' }]);
+});
+
+test('a pretty-printed JSON document named .jsonl is read as one document', () => {
+  const text = JSON.stringify({ sessionId: 's', messages: [{ id: 1 }, { id: 2 }] }, null, 2);
+  const d = doc(`${text}\n`);
+  assert.equal(d.kind, 'json-document');
+  assert.deepEqual(d.document, { sessionId: 's', messages: [{ id: 1 }, { id: 2 }] });
+  assert.equal(d.issues.length, 0);
+  assert.equal(serializeDocument(d).toString(), `${text}\n`);
+});
+
+test('NUL bytes and invalid UTF-8 are reported, never thrown, and written back as they were', () => {
+  const bytes = Buffer.concat([Buffer.from('{"a":"x'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n{"b":\u0000}\n')]);
+  const d = doc(bytes);
+  assert.deepEqual(d.records[0]?.values, [{ a: 'x\uFFFD\uFFFD' }]);
+  assert.match(d.issues[0]?.reason ?? '', /not valid UTF-8/);
+  assert.match(d.issues[1]?.reason ?? '', /NUL/);
+  assert.deepEqual(serializeDocument(d), bytes);
+});
+
+test('a stream split mid-line and mid-character reads the same as one buffer', async () => {
+  const text = '{"a":"héllo 世界"}\r\n{"b":2}\n\n{"c":3}';
+  const bytes = Buffer.from(text);
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += 3) chunks.push(bytes.subarray(i, i + 3));
+  const streamed = await readDocument(Readable.from(chunks), { path: '-', keepRaw: true });
+  const whole = doc(bytes);
+  assert.deepEqual(streamed.records, whole.records);
+  assert.deepEqual(serializeDocument(streamed), bytes);
+});
+
+test('a line of several megabytes is read whole', async () => {
+  const big = JSON.stringify({ content: 'x'.repeat(5 * 1024 * 1024) });
+  const bytes = Buffer.from(`{"a":1}\n${big}\n`);
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += 65536) chunks.push(bytes.subarray(i, i + 65536));
+  const d = await readDocument(Readable.from(chunks), { path: '-', keepRaw: true });
+  assert.equal(d.records.length, 2);
+  assert.equal((d.records[1]?.values[0] as { content: string }).content.length, 5 * 1024 * 1024);
+  assert.deepEqual(serializeDocument(d), bytes);
+});
+
+test('without keepRaw no bytes are held, and writing back is refused', () => {
+  const d = parseDocument(Buffer.from('{"a":1}\n'), { path: 'x' });
+  assert.equal(d.records[0]?.raw, undefined);
+  assert.equal(d.records[0]?.byteLength, 7);
+  assert.throws(() => serializeDocument(d), /keepRaw/);
+});

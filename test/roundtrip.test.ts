@@ -1,0 +1,60 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { detectFormat } from '../src/formats/index.js';
+import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
+import { realdataDir, realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+
+/** [SPEC §4] Reading and writing a transcript that nothing changed gives the same bytes. */
+function assertRoundTrip(path: string): void {
+  const bytes = readFileSync(path);
+  const doc = parseDocument(bytes, { path, keepRaw: true });
+  const out = serializeDocument(doc);
+  assert.equal(out.length, bytes.length, 'same length');
+  assert.ok(out.equals(bytes), 'same bytes');
+}
+
+function fixtureFiles(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else out.push(path);
+    }
+  };
+  walk(join(repoRoot, 'fixtures'));
+  return out;
+}
+
+const EXPECTED_FORMAT: Record<string, string> = {
+  'claude-code': 'claude-code',
+  codex: 'codex',
+  gemini: 'gemini',
+  trajectories: 'openhands',
+};
+
+for (const path of realdataFiles()) {
+  const name = realdataName(path);
+  test(`realdata round trip and format: ${name}`, { skip: realdataSkip }, () => {
+    assertRoundTrip(path);
+    const top = relative(realdataDir, path).split(sep)[0] ?? '';
+    const doc = parseDocument(readFileSync(path), { path });
+    assert.equal(detectFormat(doc).adapter.name, EXPECTED_FORMAT[top]);
+  });
+}
+test('realdata is present or skipped with a reason', { skip: realdataSkip }, () => {
+  assert.ok(realdataFiles().length >= 12, 'the shared real transcripts are all found');
+});
+
+for (const path of fixtureFiles()) {
+  const name = relative(repoRoot, path);
+  test(`fixture round trip and format: ${name}`, () => {
+    assertRoundTrip(path);
+    const format = relative(join(repoRoot, 'fixtures'), path).split(sep)[0];
+    const doc = parseDocument(readFileSync(path), { path });
+    if (doc.records.every((r) => r.blank)) return; // empty.jsonl: nothing to detect
+    assert.equal(detectFormat(doc).adapter.name, format);
+  });
+}

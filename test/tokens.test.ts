@@ -1,0 +1,264 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Tiktoken } from 'js-tiktoken/lite';
+import o200k from 'js-tiktoken/ranks/o200k_base';
+import cl100k from 'js-tiktoken/ranks/cl100k_base';
+import { BpeCounter } from '../src/core/tokens/bpe.js';
+import { ENCODING_NAMES, loadCounter } from '../src/core/tokens/encodings.js';
+import type { EncodingName } from '../src/core/tokens/encodings.js';
+import {
+  ANTHROPIC_IMAGE_MAX,
+  GEMINI_IMAGE_UNKNOWN,
+  OPENAI_IMAGE_MAX,
+  anthropicImageTokens,
+  decodedBytes,
+  estimateBlobTokens,
+  geminiImageTokens,
+  openaiImageTokens,
+} from '../src/core/tokens/blobs.js';
+
+// The reference: js-tiktoken itself, with special-token text counted as ordinary text (SPEC §5).
+const oracles: Record<EncodingName, Tiktoken> = {
+  o200k_base: new Tiktoken(o200k),
+  cl100k_base: new Tiktoken(cl100k),
+};
+const oracleCount = (name: EncodingName, text: string): number => oracles[name].encode(text, [], []).length;
+
+/** A small deterministic generator (mulberry32), so failures reproduce. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const FIXED_CASES: readonly string[] = [
+  '',
+  'a',
+  ' ',
+  'Hello, world!',
+  'The quick brown fox jumps over the lazy dog. It\'s 3:45pm; we\'ve got 12,345 reasons.',
+  "I'LL DO IT, he'd said. Don't, won't, can't — SHOULDN'T.",
+  'export async function loadCounter(name: EncodingName): Promise<BpeCounter> {\n  return cache.get(name) ?? (await build(name));\n}\n',
+  '    if (x === undefined) {\n\t\treturn null;\r\n    }\r\n',
+  '{"type":"tool_result","content":[{"type":"text","text":"ok"}],"is_error":false,"id":"toolu_01A2b3C4"}',
+  'Traceback (most recent call last):\n  File "/usr/lib/python3.11/site-packages/foo/bar.py", line 42, in <module>\n    raise ValueError("bad value: %r" % (x,))\nValueError: bad value: None\n',
+  'Error: ENOENT: no such file or directory, open \'/tmp/x.json\'\n    at Object.openSync (node:fs:596:3)\n    at readFileSync (node:fs:464:35)',
+  '中文测试：你好，世界！日本語のテキストと한국어 텍스트。',
+  'Emoji 😀👍🏽👨‍👩‍👧‍👦 flags 🇫🇷🇯🇵 and ❤️',
+  'العربية: مرحبا بالعالم. עברית: שלום עולם.',
+  'Combining: e\u0301 a\u0308 n\u0303 Z\u0336\u0337\u0338 \u0915\u094d\u0937',
+  '<|endoftext|>',
+  'before <|endoftext|> middle <|endofprompt|> after <|fim_prefix|><|im_start|>',
+  '<|endoftext|><|endoftext|><|endoftext|>',
+  '   \n\n\n   \t\t  x  \r\n\r\n  ',
+  'line1\r\nline2\r\n\r\nline3\n',
+  '\ud800 lone high, lone low \udfff, pair \ud83d\ude00, reversed \ude00\ud83d',
+  'a\u0000b\u0001c\u007f\u0080\u00ff',
+  '=================================================================================',
+  '────────────────────────────────────────────────────────────',
+  '1234567890 3.14159265358979 0xDEADBEEF 1e-10 -42',
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'https://example.com/path/to/resource?query=value&other=123#fragment',
+  'camelCaseIdentifier snake_case_identifier SCREAMING_SNAKE kebab-case-id',
+  '\u00a0\u2003\u3000 unusual spaces \u200b zero width \ufeff bom',
+];
+
+const ALPHABET: readonly string[] = [
+  'a', 'e', 'Z', 'Q', 'x', ' ', ' ', '  ', '\n', '\t', '\r\n', '\r', '=', '-', '.', ',', "'", '"', '/',
+  '(', '{', '<', '#', '_', '0', '7', '42', '中', '文', 'の', '한', '😀', '👍🏽', 'é', 'e\u0301', '\u0301',
+  'ا', 'ש', '─', '│', '\ud800', '\udfff', '<|endoftext|>', "'s", "'LL", 'the', ' the', 'ing', '\u00a0',
+  '\u3000', '\u0000', '+', '*', '$', '\\', '…', '™',
+];
+
+function randomText(next: () => number): string {
+  const parts: string[] = [];
+  const pieces = 1 + Math.floor(next() * 40);
+  for (let i = 0; i < pieces; i++) {
+    const unit = ALPHABET[Math.floor(next() * ALPHABET.length)] ?? 'a';
+    const roll = next();
+    // Mostly short runs, some medium, a few long runs of 200 B - 2 KB (the long-piece path at a
+    // length the quadratic oracle still does in a fraction of a second).
+    const longBytes = 200 + Math.floor(next() * 1800);
+    const repeat =
+      roll < 0.8
+        ? 1 + Math.floor(next() * 4)
+        : roll < 0.995
+          ? 5 + Math.floor(next() * 60)
+          : Math.ceil(longBytes / Buffer.byteLength(unit, 'utf8'));
+    parts.push(unit.repeat(repeat));
+  }
+  return parts.join('');
+}
+
+for (const name of ENCODING_NAMES) {
+  test(`${name}: equals js-tiktoken on fixed cases`, () => {
+    const counter = loadCounter(name);
+    for (const text of FIXED_CASES) {
+      assert.equal(counter.count(text), oracleCount(name, text), JSON.stringify(text));
+    }
+  });
+
+  test(`${name}: equals js-tiktoken on seeded random strings`, () => {
+    const counter = loadCounter(name);
+    const next = seeded(name === 'o200k_base' ? 20240601 : 19700101);
+    for (let i = 0; i < 300; i++) {
+      const text = randomText(next);
+      assert.equal(counter.count(text), oracleCount(name, text), `case ${i}: ${JSON.stringify(text.slice(0, 200))}`);
+    }
+  });
+
+  test(`${name}: equals js-tiktoken on every run length of a few characters (both merge paths)`, () => {
+    const counter = loadCounter(name);
+    for (const unit of ['=', ' ', 'a', '中', '─', '\n', ' \t', 'ab', '😀', '-_']) {
+      for (let n = 1; n <= 80; n++) {
+        const text = unit.repeat(n);
+        assert.equal(counter.count(text), oracleCount(name, text), `${JSON.stringify(unit)} x ${n}`);
+      }
+    }
+  });
+
+  test(`${name}: equals js-tiktoken on realistic multi-line text`, () => {
+    const counter = loadCounter(name);
+    const text = FIXED_CASES.join('\n').repeat(20);
+    assert.equal(counter.count(text), oracleCount(name, text));
+    // A second call hits the memo and must agree with the first.
+    assert.equal(counter.count(text), oracleCount(name, text));
+  });
+}
+
+test('any rank table: equals js-tiktoken on synthetic vocabularies (merge order, stale pairs, lower-rank pairs)', () => {
+  // Random vocabularies over a 3-letter alphabet, with ranks in random order, so merges routinely
+  // create pairs ranked lower than the merge that made them (real tables rarely do). The pattern
+  // makes the whole text one piece, so long texts take the long-piece path.
+  const next = seeded(424242);
+  const singleBytes: string[] = [];
+  for (let b = 0; b < 256; b++) singleBytes.push(Buffer.from([b]).toString('base64'));
+  for (let v = 0; v < 40; v++) {
+    const tokens = new Set<string>();
+    const wanted = 5 + Math.floor(next() * 40);
+    while (tokens.size < wanted) {
+      let t = '';
+      const len = 2 + Math.floor(next() * 5);
+      for (let i = 0; i < len; i++) t += 'abc'[Math.floor(next() * 3)] ?? 'a';
+      tokens.add(t);
+    }
+    const extra = [...tokens].sort(() => next() - 0.5).map((t) => Buffer.from(t, 'latin1').toString('base64'));
+    const source = {
+      pat_str: '[\\s\\S]+',
+      special_tokens: {},
+      bpe_ranks: `! 0 ${singleBytes.join(' ')}\n! 256 ${extra.join(' ')}\n`,
+    };
+    const counter = new BpeCounter(source);
+    const oracle = new Tiktoken(source);
+    for (let k = 0; k < 25; k++) {
+      let text = '';
+      const len = 1 + Math.floor(next() * 300);
+      for (let i = 0; i < len; i++) text += 'abc'[Math.floor(next() * 3)] ?? 'a';
+      assert.equal(counter.count(text), oracle.encode(text, [], []).length, `vocab ${v}: ${[...tokens].join(',')} text ${text}`);
+    }
+  }
+});
+
+const MB = 1 << 20;
+const next = seeded(7);
+const randomFrom = (alphabet: string, length: number): string => {
+  const out: string[] = [];
+  for (let i = 0; i < length; i++) out.push(alphabet[Math.floor(next() * alphabet.length)] ?? 'a');
+  return out.join('');
+};
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+let PRINTABLE = '';
+for (let c = 0x21; c < 0x7f; c++) PRINTABLE += String.fromCharCode(c);
+const randomUtf8 = (length: number): string => {
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) bytes[i] = Math.floor(next() * 256);
+  return new TextDecoder().decode(bytes);
+};
+
+/** Pathological content, by a generator of `length` UTF-16 units (about a byte each for ASCII). */
+const PATHOLOGICAL: Record<string, (length: number) => string> = {
+  'one punctuation char': (n) => '='.repeat(n),
+  "'a' repeated": (n) => 'a'.repeat(n),
+  'CJK repeated': (n) => '中'.repeat(Math.ceil(n / 3)),
+  spaces: (n) => ' '.repeat(n),
+  'box drawing': (n) => '─'.repeat(Math.ceil(n / 3)),
+  'base64 without whitespace': (n) => randomFrom(BASE64, n),
+  'printable ASCII without spaces': (n) => randomFrom(PRINTABLE, n),
+  'random bytes decoded as UTF-8': (n) => randomUtf8(n),
+};
+
+for (const [label, make] of Object.entries(PATHOLOGICAL)) {
+  test(`1 MB of ${label}: completes with a plausible count, and is exact at oracle-feasible size`, () => {
+    for (const name of ENCODING_NAMES) {
+      const counter = loadCounter(name);
+      const big = make(MB);
+      const n = counter.count(big);
+      const bytes = Buffer.byteLength(big, 'utf8');
+      assert.ok(n > 0 && n <= bytes, `${name}: ${n} tokens for ${bytes} bytes`);
+      // The oracle is quadratic in a piece's length: 4 KB takes it about a second (o200k), so the
+      // exactness of the fast path on the same content is checked there (2 KB for cl100k).
+      const small = make(name === 'o200k_base' ? 4096 : 2048);
+      assert.equal(counter.count(small), oracleCount(name, small), `${name} at ${small.length} units`);
+    }
+  });
+}
+
+test('loadCounter caches one counter per encoding', () => {
+  assert.equal(loadCounter('o200k_base'), loadCounter('o200k_base'));
+  assert.notEqual(loadCounter('o200k_base'), loadCounter('cl100k_base'));
+});
+
+test('anthropic images: width * height / 750 after fitting 1568 px and ~1.15 MP', () => {
+  assert.equal(anthropicImageTokens(200, 200), Math.ceil((200 * 200) / 750)); // 54
+  assert.equal(anthropicImageTokens(1000, 1000), 1334);
+  assert.equal(anthropicImageTokens(1092, 1092), 1590);
+  // 3000 x 2000 is scaled to 1.2 MP (1341 x 894): the cap.
+  assert.equal(anthropicImageTokens(3000, 2000), Math.ceil((1341 * 894) / 750));
+  // 4000 x 200: the long edge fits 1568 first (1568 x 78).
+  assert.equal(anthropicImageTokens(4000, 200), Math.ceil((1568 * 78) / 750));
+  assert.ok(anthropicImageTokens(8000, 8000) <= ANTHROPIC_IMAGE_MAX);
+  assert.equal(estimateBlobTokens({ kind: 'image', provider: 'anthropic', base64Length: 1000 }), ANTHROPIC_IMAGE_MAX);
+});
+
+test('openai images: 85 + 170 per 512 px tile after fitting 2048 then 768 short side', () => {
+  assert.equal(openaiImageTokens(512, 512), 85 + 170);
+  assert.equal(openaiImageTokens(1024, 1024), 85 + 170 * 4); // -> 768 x 768, 2 x 2 tiles
+  assert.equal(openaiImageTokens(2048, 4096), 85 + 170 * 6); // -> 1024 x 2048 -> 768 x 1536, 2 x 3
+  assert.equal(openaiImageTokens(1920, 1080), 85 + 170 * 6); // -> 1365 x 768, 3 x 2
+  assert.equal(openaiImageTokens(100, 100), 85 + 170);
+  assert.equal(estimateBlobTokens({ kind: 'image', provider: 'openai', base64Length: 0 }), OPENAI_IMAGE_MAX);
+  assert.equal(OPENAI_IMAGE_MAX, 1445);
+});
+
+test('gemini images: 258 when both sides <= 384, else 258 per 768 x 768 tile', () => {
+  assert.equal(geminiImageTokens(384, 384), 258);
+  assert.equal(geminiImageTokens(385, 100), 258); // one tile
+  assert.equal(geminiImageTokens(1920, 1080), 258 * 6);
+  assert.equal(geminiImageTokens(768, 768), 258);
+  assert.equal(geminiImageTokens(769, 768), 258 * 2);
+  assert.equal(estimateBlobTokens({ kind: 'image', provider: 'gemini', base64Length: 10 }), GEMINI_IMAGE_UNKNOWN);
+  assert.equal(estimateBlobTokens({ kind: 'image', provider: 'gemini', base64Length: 10, width: 300, height: 200 }), 258);
+});
+
+test('documents: pages from decoded bytes (75 KB a page, at least one) times the provider rate', () => {
+  // 400,000 base64 chars = 300,000 bytes = 4 pages.
+  assert.equal(decodedBytes(400_000), 300_000);
+  assert.equal(estimateBlobTokens({ kind: 'document', provider: 'anthropic', base64Length: 400_000 }), 4 * 2250);
+  assert.equal(estimateBlobTokens({ kind: 'document', provider: 'gemini', base64Length: 400_000 }), 4 * 258);
+  assert.equal(estimateBlobTokens({ kind: 'document', provider: 'openai', base64Length: 400_000 }), 4 * 1515);
+  assert.equal(estimateBlobTokens({ kind: 'document', provider: 'anthropic', base64Length: 0 }), 2250);
+  assert.equal(estimateBlobTokens({ kind: 'document', provider: 'anthropic', base64Length: 400_004 }), 5 * 2250);
+});
+
+test('encrypted: recorded tokens when known, else decoded bytes / 4', () => {
+  assert.equal(estimateBlobTokens({ kind: 'encrypted', provider: 'openai', base64Length: 4000, recordedTokens: 123 }), 123);
+  assert.equal(estimateBlobTokens({ kind: 'encrypted', provider: 'openai', base64Length: 4000 }), 750);
+  assert.equal(estimateBlobTokens({ kind: 'encrypted', provider: 'anthropic', base64Length: 0 }), 0);
+  // A recorded count wins for any kind.
+  assert.equal(estimateBlobTokens({ kind: 'image', provider: 'anthropic', base64Length: 9, width: 1000, height: 1000, recordedTokens: 7 }), 7);
+});
