@@ -4,18 +4,7 @@ import { readFileSync } from 'node:fs';
 import { runInProcess } from './helpers/cli.js';
 import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { join } from 'node:path';
-
-/** Deterministic PRNG (mulberry32) so a failure can be reproduced. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from './helpers/prng.js';
 
 /** No input, however broken, crashes the tool: a clean result (0/10/11) or a clean error (4). */
 async function assertClean(name: string, input: Buffer): Promise<void> {
@@ -27,7 +16,7 @@ async function assertClean(name: string, input: Buffer): Promise<void> {
 }
 
 test('random bytes never crash the tool', async () => {
-  const rand = prng(42);
+  const rand = seeded(42);
   for (let i = 0; i < 60; i++) {
     const length = Math.floor(rand() * 4000);
     const bytes = Buffer.alloc(length);
@@ -37,7 +26,7 @@ test('random bytes never crash the tool', async () => {
 });
 
 test('random JSON-ish text never crashes the tool', async () => {
-  const rand = prng(7);
+  const rand = seeded(7);
   const pieces = ['{', '}', '[', ']', '"', ':', ',', '\n', '"role"', '"type"', '"content"', '"id"', '"user"', '"message"', 'null', '1', '\\', '\u0000', 'é', '{"id":"a","role":"user","type":"message","content":"x"}'];
   for (let i = 0; i < 80; i++) {
     let text = '';
@@ -46,6 +35,11 @@ test('random JSON-ish text never crashes the tool', async () => {
     await assertClean(`jsonish #${i}`, Buffer.from(text));
   }
 });
+
+/** `{"a":{"a":…1…}}`, nested `depth` times: parses, but naive recursion over it overflows. */
+function deep(depth: number): string {
+  return `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+}
 
 test('deeply nested JSON, NUL bytes and invalid UTF-8 never crash the tool', async () => {
   const depth = 200_000;
@@ -58,12 +52,16 @@ test('deeply nested JSON, NUL bytes and invalid UTF-8 never crash the tool', asy
     ['only blank lines', Buffer.from('\n\r\n   \n')],
     ['a JSON string per line', Buffer.from('"a"\n"b"\n')],
     ['unbalanced glued', Buffer.from('{"a":1}{"b":\n')],
+    ['claude tool_use input nested deep', Buffer.from(`{"type":"assistant","uuid":"a","parentUuid":null,"sessionId":"s","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"x","input":${deep(5000)}}]}}\n`)],
+    ['codex arguments nested deep', Buffer.from(`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"f","call_id":"c","arguments":${deep(5000)}}}\n`)],
+    ['gemini args nested deep', Buffer.from(`{"sessionId":"s","projectHash":"h","startTime":"t"}\n{"id":"g","timestamp":"t","type":"gemini","content":"x","toolCalls":[{"id":"c","name":"f","args":${deep(5000)}}]}\n`)],
+    ['openai tool_call arguments nested deep', Buffer.from(`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":${deep(5000)}}}]}\n`)],
   ];
   for (const [name, bytes] of cases) await assertClean(name, bytes);
 });
 
 test('truncated transcripts read what is there', { skip: realdataSkip }, async () => {
-  const rand = prng(99);
+  const rand = seeded(99);
   const files = [...realdataFiles(), join(repoRoot, 'fixtures', 'devs', 'basic-session.jsonl')];
   for (const path of files) {
     const bytes = readFileSync(path);

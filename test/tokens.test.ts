@@ -6,6 +6,7 @@ import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import { BpeCounter } from '../src/core/tokens/bpe.js';
 import { ENCODING_NAMES, loadCounter } from '../src/core/tokens/encodings.js';
 import type { EncodingName } from '../src/core/tokens/encodings.js';
+import { seeded } from './helpers/prng.js';
 import {
   ANTHROPIC_IMAGE_MAX,
   GEMINI_IMAGE_UNKNOWN,
@@ -23,18 +24,6 @@ const oracles: Record<EncodingName, Tiktoken> = {
   cl100k_base: new Tiktoken(cl100k),
 };
 const oracleCount = (name: EncodingName, text: string): number => oracles[name].encode(text, [], []).length;
-
-/** A small deterministic generator (mulberry32), so failures reproduce. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIXED_CASES: readonly string[] = [
   '',

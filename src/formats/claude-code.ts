@@ -3,6 +3,7 @@ import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import { imageSize } from './image-size.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEntry } from './types.js';
+import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from './json.js';
 
 /**
  * Claude Code session files (FORMATS §1): lines linked by `parentUuid` into a tree.
@@ -24,9 +25,6 @@ import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEn
  *   is a string, otherwise the attachment's JSON).
  */
 
-type JsonObject = Record<string, unknown>;
-
-const DETECT_SAMPLE = 50;
 /** Lines that only say "Claude Code" weakly (no message), skipped when sampling for detection. */
 const NOISE_TYPES = new Set(['queue-operation', 'file-history-snapshot']);
 const DETECT_SCAN_LIMIT = 5000;
@@ -34,18 +32,6 @@ const DETECT_SCAN_LIMIT = 5000;
 const LEAF_TYPES = new Set(['user', 'assistant', 'attachment']);
 const SYNTHETIC_MODEL = '<synthetic>';
 const MAX_LISTED_ISSUES = 20;
-
-function isRecord(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-}
 
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
@@ -237,7 +223,7 @@ function addContent(builder: Builder, content: unknown, state: ReadState): void 
     if (!isRecord(block)) continue;
     if (builder.role === 'assistant') {
       // The same response can be written twice (a resumed session re-appends it): count it once.
-      const key = JSON.stringify(block);
+      const key = safeJson(block);
       if (builder.seenBlocks.has(key)) {
         state.repeatedBlocks++;
         continue;
@@ -263,7 +249,7 @@ function addContent(builder: Builder, content: unknown, state: ReadState): void 
       case 'tool_use':
       case 'server_tool_use': {
         const name = str(block['name']) ?? '';
-        builder.parts.push(`${name} ${JSON.stringify(block['input'] ?? {})}`);
+        builder.parts.push(`${name} ${safeJson(block['input'] ?? {})}`);
         const id = str(block['id']);
         if (id !== undefined && type === 'tool_use') builder.toolUseIds.push(id);
         break;
@@ -510,7 +496,7 @@ function read(doc: ParsedDocument): Transcript {
       const builder = newBuilder(node, 'user');
       const attachment = value['attachment'];
       builder.parts.push(
-        isRecord(attachment) && typeof attachment['content'] === 'string' ? attachment['content'] : JSON.stringify(attachment ?? null),
+        isRecord(attachment) && typeof attachment['content'] === 'string' ? attachment['content'] : safeJson(attachment ?? null),
       );
       builder.blockTypes.add('text');
       builders.push(builder);

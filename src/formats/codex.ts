@@ -1,6 +1,7 @@
 import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
+import { DETECT_SAMPLE as SAMPLE, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
 
 /**
  * OpenAI Codex CLI rollout files (FORMATS §2): every line `{timestamp, type, payload}`.
@@ -30,7 +31,6 @@ import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEnt
  *   every turn id is unique.
  */
 
-const SAMPLE = 50;
 const ENVELOPE_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
 const INJECTED_PREFIXES = [
   '<environment_context>',
@@ -45,29 +45,6 @@ const IDE_REQUEST = '## My request for Codex:';
 const ANSWERED_CALLS = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'tool_search_call']);
 /** Item kinds that are kept in the rollout but never sent to the model. */
 const NOT_SENT = new Set(['ghost_snapshot']);
-
-type JsonObject = Record<string, unknown>;
-
-function isRecord(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** JSON text of a value; a value nested too deeply for the engine gives a placeholder, never a throw. */
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '[value nested too deeply to read]';
-  }
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-}
 
 /** A rollout line `{timestamp, type, payload}` (timestamp is not checked: newer builds trim it). */
 function isEnvelope(value: unknown): value is JsonObject & { type: string } {
@@ -360,13 +337,6 @@ function mapItem(h: HistoryItem, ids: Set<string>, skipped: Map<string, number>)
   };
   const source: SourceRef = { records: [h.record], path: h.path };
   return [{ turn, source, blobs: mapped.blobs }];
-}
-
-function unique(id: string, ids: Set<string>): string {
-  let candidate = id;
-  for (let n = 2; ids.has(candidate); n++) candidate = `${id}~${n}`;
-  ids.add(candidate);
-  return candidate;
 }
 
 function mapPayload(h: HistoryItem): Mapped | undefined {

@@ -2,10 +2,8 @@ import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
 import type { ConversationTurn } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { FormatAdapter, TranscriptEntry } from './types.js';
-import { safeJson } from './json.js';
+import { DETECT_SAMPLE as SAMPLE, safeJson } from './json.js';
 import { describeZodIssues } from './zod-issues.js';
-
-const SAMPLE = 50;
 
 /**
  * The native `devs` format [SPEC §4]: one canonical turn per line, or a SAOP envelope line

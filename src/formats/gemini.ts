@@ -2,6 +2,7 @@ import type { ConversationTurn, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
+import { DETECT_SAMPLE as SAMPLE, isRecord, type JsonObject, safeJson } from './json.js';
 
 /**
  * Gemini CLI sessions (FORMATS §3): the JSONL form (header, message records where a re-appended id
@@ -22,11 +23,8 @@ import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEnt
  *   document, records is `[0]` and the path is `messages[i]`.
  */
 
-const SAMPLE = 50;
 const MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning']);
 const NOTICE_TYPES = new Set(['info', 'error', 'warning']);
-
-type JsonObject = Record<string, unknown>;
 
 /** The fields every produced turn sets (the timestamp is added when the record has one). */
 interface BaseTurn {
@@ -34,10 +32,6 @@ interface BaseTurn {
   readonly role: ConversationTurn['role'];
   readonly type: TurnType;
   readonly content: string;
-}
-
-function isRecord(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A header / partial metadata line: session identity, no message fields. */
@@ -172,7 +166,7 @@ export const geminiAdapter: FormatAdapter = {
           return;
         }
         const name = typeof call['name'] === 'string' ? call['name'] : 'unknown_tool';
-        const args = call['args'] === undefined ? '{}' : JSON.stringify(call['args']);
+        const args = call['args'] === undefined ? '{}' : safeJson(call['args']);
         entries.push({
           turn: turn({ id: `${id}#call${i}`, role: 'assistant', type: 'tool_call', content: `${name} ${args}` }),
           source: at(path),
@@ -293,7 +287,7 @@ function jsonlSlots(doc: ParsedDocument, issues: ReadIssue[], notes: string[]): 
           issues.push({
             line: record.line,
             severity: 'warning',
-            reason: `$rewindTo ${JSON.stringify(target)} names no message in the session; ignored`,
+            reason: `$rewindTo ${safeJson(target)} names no message in the session; ignored`,
           });
           return;
         }
@@ -360,7 +354,7 @@ function partsText(content: unknown): PartsText {
     if (isRecord(inline)) blobs.push(blobOf(inline, typeof inline['data'] === 'string' ? inline['data'].length : 0));
     const file = part['fileData'];
     if (isRecord(file)) blobs.push(blobOf(file, 0));
-    if (isRecord(part['functionCall'])) texts.push(JSON.stringify(part['functionCall']));
+    if (isRecord(part['functionCall'])) texts.push(safeJson(part['functionCall']));
     if (isRecord(part['functionResponse'])) texts.push(functionResponseText(part['functionResponse']));
   };
   visit(content);
@@ -381,7 +375,7 @@ function blobOf(data: JsonObject, base64Length: number): OpaqueBlob {
 function functionResponseText(functionResponse: JsonObject): string {
   const response = functionResponse['response'];
   if (isRecord(response) && typeof response['output'] === 'string') return response['output'];
-  return JSON.stringify(response ?? null);
+  return safeJson(response ?? null);
 }
 
 /** The text of a tool call's `result` (a part list); undefined when nothing was recorded. */

@@ -18,3 +18,19 @@ export function safeJson(value: unknown): string {
 export function str(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
+
+/** A finite number, or 0. */
+export function num(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/** Makes `id` unique among `ids` (`id~2`, `id~3`…) and records it. */
+export function uniqueId(id: string, ids: Set<string>): string {
+  let candidate = id;
+  for (let n = 2; ids.has(candidate); n++) candidate = `${id}~${n}`;
+  ids.add(candidate);
+  return candidate;
+}
+
+/** How many values the adapters look at to detect a format. */
+export const DETECT_SAMPLE = 50;

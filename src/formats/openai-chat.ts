@@ -2,6 +2,7 @@ import type { ConversationTurn, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, SourceRef, TranscriptEntry } from './types.js';
+import { DETECT_SAMPLE as SAMPLE, isRecord, type JsonObject, safeJson } from './json.js';
 
 /**
  * OpenAI Chat Completions messages (FORMATS §4.1), in any of these shapes:
@@ -16,19 +17,12 @@ import type { FormatAdapter, OpaqueBlob, SourceRef, TranscriptEntry } from './ty
  * values), `msg-<i>` inside a conversation.
  */
 
-const SAMPLE = 50;
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 /** The native `devs` turn types: a line with `role` and one of these is a native line, not chat. */
 const NATIVE_TYPES = new Set([
   'system', 'prd', 'tas', 'requirements', 'spec', 'plan', 'message', 'reasoning', 'tool_call', 'tool_result',
   'summary', 'refresh',
 ]);
-
-type JsonObject = Record<string, unknown>;
-
-function isRecord(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isChatMessage(value: unknown): value is JsonObject {
   return isRecord(value) && typeof value['role'] === 'string' && ROLES.has(value['role']) && !('type' in value);
@@ -154,7 +148,7 @@ export const openaiChatAdapter: FormatAdapter = {
           break;
         }
         default:
-          issues.push({ line, severity: 'warning', reason: `${id}: unknown role ${JSON.stringify(role)}; skipped` });
+          issues.push({ line, severity: 'warning', reason: `${id}: unknown role ${safeJson(role)}; skipped` });
       }
     }
     for (const [callId, call] of open) {
@@ -242,7 +236,7 @@ function toolCalls(message: JsonObject): Call[] {
       id: typeof id === 'string' ? id : undefined,
       name: typeof f['name'] === 'string' ? f['name'] : 'unknown_tool',
       // `arguments` is a JSON-encoded string; keep it as written.
-      arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+      arguments: typeof args === 'string' ? args : safeJson(args ?? {}),
     });
   };
   const list = message['tool_calls'];

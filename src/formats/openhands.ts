@@ -1,6 +1,7 @@
 import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, TranscriptEntry } from './types.js';
+import { DETECT_SAMPLE as SAMPLE, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
 
 /**
  * OpenHands evaluation / resolver output (FORMATS §4.4): one task run per line,
@@ -29,33 +30,9 @@ import type { FormatAdapter, OpaqueBlob, RecordedUsage, TranscriptEntry } from '
  *   `callId` (the `tool_call_id`).
  */
 
-const SAMPLE = 50;
 /** Events that are never turned into model messages. */
 const NOT_SENT_ACTIONS = new Set(['recall', 'change_agent_state', 'null', 'condensation', 'condensation_request']);
 const NOT_SENT_OBSERVATIONS = new Set(['agent_state_changed', 'null', 'user_rejected']);
-
-type JsonObject = Record<string, unknown>;
-
-function isRecord(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** JSON text of a value; a value nested too deeply for the engine gives a placeholder, never a throw. */
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '[value nested too deeply to read]';
-  }
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-}
 
 /** One task run: an `instance_id` and a `history` list of events. */
 function isRun(value: unknown): value is JsonObject & { history: unknown[] } {
@@ -249,13 +226,6 @@ export const openhandsAdapter: FormatAdapter = {
 
 function count(map: Map<string, number>, key: string): void {
   map.set(key, (map.get(key) ?? 0) + 1);
-}
-
-function unique(id: string, ids: Set<string>): string {
-  let candidate = id;
-  for (let n = 2; ids.has(candidate); n++) candidate = `${id}~${n}`;
-  ids.add(candidate);
-  return candidate;
 }
 
 /** `args` without the fields OpenHands adds for itself (they are not function arguments). */
