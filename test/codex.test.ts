@@ -150,6 +150,26 @@ test('reasoning: summary and content texts are the content, encrypted_content an
   assert.deepEqual(second?.blobs, [{ kind: 'encrypted', provider: 'openai', base64Length: 8 }]);
 });
 
+test('reasoning of earlier turns is not sent; current-turn reasoning carries its call\'s recorded tokens', () => {
+  const t = codexAdapter.read(
+    inline(
+      { timestamp: 't', type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'first task' }] } },
+      { timestamp: 't', type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: 10, output_tokens: 5, reasoning_output_tokens: 40 } } } },
+      { timestamp: 't', type: 'response_item', payload: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'old' }], encrypted_content: 'A'.repeat(4000) } },
+      { timestamp: 't', type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>cwd</environment_context>' }] } },
+      { timestamp: 't', type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'second task' }] } },
+      { timestamp: 't', type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: 20, output_tokens: 5, reasoning_output_tokens: 77 } } } },
+      { timestamp: 't', type: 'response_item', payload: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'new' }], encrypted_content: 'B'.repeat(4000) } },
+    ),
+  );
+  const reasoning = t.entries.filter((e) => e.turn.type === 'reasoning');
+  assert.match(reasoning[0]?.notSent ?? '', /earlier turn/);
+  assert.equal(reasoning[0]?.blobs[0]?.recordedTokens, 40);
+  assert.equal(reasoning[1]?.notSent, undefined);
+  assert.equal(reasoning[1]?.blobs[0]?.recordedTokens, 77);
+  assert.ok(t.notes.some((n) => n.startsWith('1 reasoning item(s) from earlier turns counted as 0')));
+});
+
 test('token_count with info null: the last one with usage is used, and a note says so', () => {
   const t = codexAdapter.read(fixture('token-count-null-info.jsonl'));
   assert.equal(t.recorded?.contextTokens, 5120);
@@ -294,6 +314,13 @@ test('real data: Codex 0.40 VS Code rollout (sample 01)', { skip: realdataSkip |
   const encrypted = t.entries.flatMap((e) => e.blobs).filter((b) => b.kind === 'encrypted');
   assert.equal(encrypted.length, 125);
   assert.equal(encrypted.reduce((sum, b) => sum + b.base64Length, 0), 540240);
+  // node one-off over the raw lines: the last real user message is line 762; 115 reasoning items
+  // precede it (dropped by the API: counted as 0) and 10 follow it, whose preceding token_counts
+  // record 384 reasoning_output_tokens in all.
+  assert.equal(t.entries.filter((e) => e.turn.type === 'reasoning' && e.notSent !== undefined).length, 115);
+  const current = t.entries.filter((e) => e.turn.type === 'reasoning' && e.notSent === undefined);
+  assert.equal(current.length, 10);
+  assert.equal(current.flatMap((e) => e.blobs).reduce((sum, b) => sum + (b.recordedTokens ?? 0), 0), 384);
   // jq: the last token_count with info is line 821: last_token_usage input 93537 + output 157; window 272000.
   assert.equal(t.recorded?.contextTokens, 93694);
   assert.equal(t.recorded?.contextWindow, 272000);

@@ -244,9 +244,12 @@ test('documents: pages from decoded bytes (75 KB a page, at least one) times the
   assert.equal(estimateBlobTokens({ kind: 'document', provider: 'anthropic', base64Length: 400_004 }), 5 * 2250);
 });
 
-test('encrypted: recorded tokens when known, else decoded bytes / 4', () => {
+test('encrypted: recorded tokens when known, else (decoded bytes − 700-byte envelope) / 4.3', () => {
   assert.equal(estimateBlobTokens({ kind: 'encrypted', provider: 'openai', base64Length: 4000, recordedTokens: 123 }), 123);
-  assert.equal(estimateBlobTokens({ kind: 'encrypted', provider: 'openai', base64Length: 4000 }), 750);
+  // 4000 base64 chars = 3000 bytes; (3000 − 700) / 4.3 = 534.9 → 535.
+  assert.equal(estimateBlobTokens({ kind: 'encrypted', provider: 'openai', base64Length: 4000 }), 535);
+  // An envelope with no reasoning in it costs nothing.
+  assert.equal(estimateBlobTokens({ kind: 'encrypted', provider: 'openai', base64Length: 900 }), 0);
   assert.equal(estimateBlobTokens({ kind: 'encrypted', provider: 'anthropic', base64Length: 0 }), 0);
   // A recorded count wins for any kind.
   assert.equal(estimateBlobTokens({ kind: 'image', provider: 'anthropic', base64Length: 9, width: 1000, height: 1000, recordedTokens: 7 }), 7);

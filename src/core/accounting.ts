@@ -26,6 +26,7 @@ export function blobTokens(blobs: readonly OpaqueBlob[]): number {
 /** Counts every entry of a transcript: text by the counter, opaque content by provider rules. */
 export function countEntries(entries: readonly TranscriptEntry[], counter: TextTokenCounter): EntryTokens[] {
   return entries.map((entry) => {
+    if (entry.notSent !== undefined) return { text: 0, blobs: 0, total: 0 };
     const text = counter.count(entry.turn.content);
     const blobs = blobTokens(entry.blobs);
     return { text, blobs, total: text + blobs };

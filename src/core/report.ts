@@ -49,6 +49,8 @@ export interface AnalyzeReport {
     readonly contextWindow?: number;
     /** estimate − recorded: negative when the file's real context holds more (system prompt, tools). */
     readonly difference: number;
+    /** The urgency the recorded size would have; the exit code follows the estimate, which prune acts on. */
+    readonly urgency: PruneUrgency;
   };
   readonly issues: readonly ReadIssue[];
   readonly notes: readonly string[];
@@ -128,6 +130,7 @@ export function buildAnalyzeReport(input: {
           source: recorded.source,
           ...(recorded.contextWindow !== undefined ? { contextWindow: recorded.contextWindow } : {}),
           difference: total - recorded.contextTokens,
+          urgency: classifyPruneUrgency({ turns, totalTokenEstimate: recorded.contextTokens }, settings),
         }
       : null,
     issues: [...input.readIssues, ...transcript.issues],

@@ -36,6 +36,11 @@ export interface TranscriptEntry {
   readonly turn: ConversationTurn;
   readonly source: SourceRef;
   readonly blobs: readonly OpaqueBlob[];
+  /**
+   * Set when the entry stays in the history but the provider leaves it out of the request
+   * (e.g. Codex reasoning from an earlier turn): it is counted as 0 tokens, and this says why.
+   */
+  readonly notSent?: string;
 }
 
 /** What the file itself says about the size of the context (real usage from the provider). */

@@ -79,6 +79,13 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
       `Recorded  ${n(r.contextTokens)} tokens in the file (${r.source})${r.contextWindow ? `, window ${n(r.contextWindow)}` : ''}; ` +
         `estimate is ${n(Math.abs(diff))} ${diff >= 0 ? 'higher' : 'lower'} (${pct(Math.abs(diff), Math.max(1, r.contextTokens))})`,
     );
+    if (r.urgency !== report.urgency) {
+      out.push(
+        c.yellow(
+          `          by the recorded size the urgency would be ${r.urgency}: the agent adds context the transcript does not hold (system prompt, tools, memory)`,
+        ),
+      );
+    }
   }
   if (report.blobTokens > 0) out.push(`Blobs     ${n(report.blobTokens)} tokens of images/documents/encrypted content, estimated by provider rules`);
 

@@ -15,8 +15,7 @@ export function estimateBlobTokens(blob: OpaqueBlob): number {
     case 'document':
       return documentTokens(blob.provider, decodedBytes(blob.base64Length));
     case 'encrypted':
-      // Encrypted reasoning is opaque: a flat ~4 bytes per token, the usual rule of thumb for text.
-      return Math.ceil(decodedBytes(blob.base64Length) / ENCRYPTED_BYTES_PER_TOKEN);
+      return encryptedTokens(decodedBytes(blob.base64Length));
     default:
       return blob.kind satisfies never;
   }
@@ -113,6 +112,13 @@ export function documentTokens(provider: OpaqueBlob['provider'], bytes: number):
 }
 
 // --- Encrypted -----------------------------------------------------------------------------------
-// Encrypted reasoning (Codex `encrypted_content`, Anthropic redacted thinking) has no published rule;
-// when the file does not record its tokens, decoded bytes / 4 is a flat estimate.
-export const ENCRYPTED_BYTES_PER_TOKEN = 4;
+// Encrypted reasoning (Codex `encrypted_content`, Anthropic redacted thinking) has no published rule.
+// When the file does not record its tokens: a fixed envelope of ~700 bytes that carries no reasoning,
+// then ~4.3 bytes per token. Fitted on a real Codex 0.40 rollout, where each item's
+// reasoning_output_tokens ≈ 0.234 × decoded bytes − 179 (an empty reasoning still has ~700 bytes).
+export const ENCRYPTED_ENVELOPE_BYTES = 700;
+export const ENCRYPTED_BYTES_PER_TOKEN = 4.3;
+
+export function encryptedTokens(bytes: number): number {
+  return Math.ceil(Math.max(0, bytes - ENCRYPTED_ENVELOPE_BYTES) / ENCRYPTED_BYTES_PER_TOKEN);
+}
