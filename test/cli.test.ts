@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertGolden, runCli } from './helpers/cli.js';
@@ -119,6 +119,23 @@ test('a directory gives one row per transcript and a total', () => {
   const json = JSON.parse(runCli(['analyze', '.', '--json'], { cwd: dir }).stdout) as { transcripts: unknown[]; total: { transcripts: number } };
   assert.equal(json.transcripts.length, 2);
   assert.equal(json.total.transcripts, 2);
+});
+
+test('several inputs: symlinked files are followed, duplicates read once, failures go to stderr and win the exit code', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-multi-'));
+  copyFileSync(join(repoRoot, basic), join(dir, 'a.jsonl'));
+  symlinkSync(join(repoRoot, 'fixtures/devs/saop-envelopes.jsonl'), join(dir, 'linked.jsonl'));
+  symlinkSync(dir, join(dir, 'loop')); // a directory symlink is not followed: no endless walk
+  copyFileSync(join(repoRoot, 'fixtures/devs/malformed-lines.jsonl'), join(dir, 'bad-lines.jsonl'));
+  const ok = runCli(['analyze', '.', 'a.jsonl', './a.jsonl'], { cwd: dir });
+  assert.equal(ok.exitCode, 0, ok.stderr);
+  assert.deepEqual(ok.stdout.split('\n').slice(1, -2).map((l) => l.split(/\s+/)[0]), ['a.jsonl', 'bad-lines.jsonl', 'linked.jsonl']);
+  assert.match(ok.stderr, /bad-lines\.jsonl: 5 skipped or odd line\(s\) \(line 4, 6, 8, 5, 9\)/);
+  writeFileSync(join(dir, 'empty.jsonl'), '');
+  const failed = runCli(['analyze', '.'], { cwd: dir });
+  assert.equal(failed.exitCode, 4);
+  assert.match(failed.stdout, /^empty\.jsonl +- +- +- +error \(exit 4\)$/m);
+  assert.match(failed.stderr, /^devs-ctx: empty\.jsonl: the transcript is empty$/m);
 });
 
 test('--help teaches with examples; --version prints the version', () => {

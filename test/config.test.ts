@@ -36,6 +36,13 @@ test('DEVS_PRUNE_THRESHOLD is the hard limit’s older name; DEVS_HARD_LIMIT win
   assert.equal(resolveSettings({ flags: {}, env: { DEVS_PRUNE_THRESHOLD: '700000', DEVS_HARD_LIMIT: '750000' } }).hardLimitTokens, 750_000);
 });
 
+test('a bad environment value is ignored when a flag overrides it; the source names the variable used', () => {
+  assert.equal(resolveSettings({ flags: { softLimit: 1000, hardLimit: 2000 }, env: { DEVS_SOFT_LIMIT: 'lots', DEVS_HARD_LIMIT: 'x' } }).softLimitTokens, 1000);
+  const s = resolveSettings({ flags: {}, env: { DEVS_HARD_LIMIT: '', DEVS_PRUNE_THRESHOLD: '700000' } });
+  assert.equal(s.hardLimitTokens, 700_000);
+  assert.match(s.limitSource, /hard from DEVS_PRUNE_THRESHOLD/);
+});
+
 test('bad environment values and inverted limits are usage errors that say what to do', () => {
   assert.throws(() => resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: 'lots' } }), (e: unknown) =>
     e instanceof UsageError && /DEVS_SOFT_LIMIT=lots/.test(e.message) && e.exitCode === 2);

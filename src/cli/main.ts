@@ -21,8 +21,16 @@ Exit codes: 0 below the soft limit, 10 soft limit reached, 11 hard limit reached
 2 usage error, 3 input unreadable, 4 invalid transcript.`;
 
 /** Runs the command line; returns the exit code (bin/ sets process.exitCode, nothing below exits). */
-export async function main(argv: readonly string[], ctx: CliContext = processContext()): Promise<number> {
+export async function main(argv: readonly string[], given?: CliContext): Promise<number> {
   const json = argv.includes('--json');
+  let ctx: CliContext;
+  try {
+    ctx = given ?? processContext();
+  } catch (error) {
+    // process.cwd() fails when the working directory was deleted.
+    process.stderr.write(`devs-ctx: cannot start: ${error instanceof Error ? error.message : String(error)}\n  hint: cd to an existing directory\n`);
+    return ExitCode.input;
+  }
   let exitCode: number = ExitCode.ok;
   let commanderError = '';
 

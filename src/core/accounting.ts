@@ -1,4 +1,4 @@
-import type { OpaqueBlob, TranscriptEntry } from '../formats/types.js';
+import type { OpaqueBlob, TranscriptEntry } from './transcript.js';
 import { estimateBlobTokens } from './tokens/blobs.js';
 import { loadCounter } from './tokens/encodings.js';
 import type { EncodingName } from './tokens/encodings.js';

@@ -78,32 +78,35 @@ export function resolveSettings(sources: SettingSources): Settings {
   const fileConfig = file?.config ?? {};
   const flagWindow = flags.window !== undefined ? limitsFromWindow(flags.window) : undefined;
   const fileWindow = fileConfig.window !== undefined ? limitsFromWindow(fileConfig.window) : undefined;
-  const envSoft = envTokens(env, 'DEVS_SOFT_LIMIT');
-  const envHard = envTokens(env, 'DEVS_HARD_LIMIT') ?? envTokens(env, 'DEVS_PRUNE_THRESHOLD');
-
-  const pick = (
-    choices: ReadonlyArray<readonly [number | undefined, string]>,
-    fallback: readonly [number, string],
-  ): readonly [number, string] => choices.find((c): c is readonly [number, string] => c[0] !== undefined) ?? fallback;
+  // Environment values are read lazily: a bad variable only matters when no flag overrides it.
+  const hardEnvName = env['DEVS_HARD_LIMIT']?.trim() ? 'DEVS_HARD_LIMIT' : 'DEVS_PRUNE_THRESHOLD';
+  type Choice = readonly [() => number | undefined, string];
+  const pick = (choices: readonly Choice[], fallback: readonly [number, string]): readonly [number, string] => {
+    for (const [value, from] of choices) {
+      const v = value();
+      if (v !== undefined) return [v, from];
+    }
+    return fallback;
+  };
 
   const fileName = file?.path ?? CONFIG_FILE_NAME;
   const [soft, softFrom] = pick(
     [
-      [flags.softLimit, '--soft-limit'],
-      [flagWindow?.soft, `--window ${flags.window}`],
-      [envSoft, 'DEVS_SOFT_LIMIT'],
-      [fileConfig.softLimit, `${fileName} softLimit`],
-      [fileWindow?.soft, `${fileName} window`],
+      [() => flags.softLimit, '--soft-limit'],
+      [() => flagWindow?.soft, `--window ${flags.window}`],
+      [() => envTokens(env, 'DEVS_SOFT_LIMIT'), 'DEVS_SOFT_LIMIT'],
+      [() => fileConfig.softLimit, `${fileName} softLimit`],
+      [() => fileWindow?.soft, `${fileName} window`],
     ],
     [DEFAULT_SOFT_LIMIT_TOKENS, 'default'],
   );
   const [hard, hardFrom] = pick(
     [
-      [flags.hardLimit, '--hard-limit'],
-      [flagWindow?.hard, `--window ${flags.window}`],
-      [envHard, env['DEVS_HARD_LIMIT'] !== undefined ? 'DEVS_HARD_LIMIT' : 'DEVS_PRUNE_THRESHOLD'],
-      [fileConfig.hardLimit, `${fileName} hardLimit`],
-      [fileWindow?.hard, `${fileName} window`],
+      [() => flags.hardLimit, '--hard-limit'],
+      [() => flagWindow?.hard, `--window ${flags.window}`],
+      [() => envTokens(env, hardEnvName), hardEnvName],
+      [() => fileConfig.hardLimit, `${fileName} hardLimit`],
+      [() => fileWindow?.hard, `${fileName} window`],
     ],
     [DEFAULT_HARD_LIMIT_TOKENS, 'default'],
   );

@@ -1,4 +1,4 @@
-import type { FormatName, Transcript } from '../formats/types.js';
+import type { FormatName, Transcript } from './transcript.js';
 import type { EntryTokens } from './accounting.js';
 import type { Settings } from './config.js';
 import type { ReadIssue } from './issues.js';

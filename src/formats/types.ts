@@ -1,70 +1,8 @@
-import type { ConversationTurn } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
+import type { FormatName, Transcript } from '../core/transcript.js';
 
-export const FORMAT_NAMES = ['devs', 'claude-code', 'codex', 'gemini', 'openai-chat', 'openhands'] as const;
-export type FormatName = (typeof FORMAT_NAMES)[number];
-
-/** Where a turn came from in the input, so a writer can reproduce or replace exactly those bytes. */
-export interface SourceRef {
-  /** Indexes into `ParsedDocument.records` (several when one turn spans lines, e.g. a Claude Code response). */
-  readonly records: readonly number[];
-  /** Position inside the record's JSON, e.g. `messages[3]` or `payload.replacement_history[2]`. */
-  readonly path?: string;
-}
-
-/**
- * Content that is not text to tokenize (images, PDFs, encrypted reasoning): estimated by the
- * provider's rule instead.
- */
-export interface OpaqueBlob {
-  readonly kind: 'image' | 'document' | 'encrypted';
-  /** Whose rule applies. */
-  readonly provider: 'anthropic' | 'openai' | 'gemini';
-  /** Length of the base64 payload in characters (0 when only a URL is known). */
-  readonly base64Length: number;
-  readonly mediaType?: string;
-  /** Pixel size when the image header could be read. */
-  readonly width?: number;
-  readonly height?: number;
-  /** The file's own count for this blob, when it records one (e.g. Codex reasoning tokens). */
-  readonly recordedTokens?: number;
-}
-
-export interface TranscriptEntry {
-  /** The canonical turn (SPEC §4). `content` is exactly the text the model sees, for counting. */
-  readonly turn: ConversationTurn;
-  readonly source: SourceRef;
-  readonly blobs: readonly OpaqueBlob[];
-  /**
-   * Set when the entry stays in the history but the provider leaves it out of the request
-   * (e.g. Codex reasoning from an earlier turn): it is counted as 0 tokens, and this says why.
-   */
-  readonly notSent?: string;
-}
-
-/** What the file itself says about the size of the context (real usage from the provider). */
-export interface RecordedUsage {
-  /** Tokens in the context window at the last recorded call. */
-  readonly contextTokens: number;
-  /** Where the number came from, in words, e.g. "last assistant usage (input + cache)". */
-  readonly source: string;
-  /** The model's context window, when the file records it (Codex `model_context_window`). */
-  readonly contextWindow?: number;
-  /** Index into `entries` of the turn at which the usage was recorded, when known. */
-  readonly atEntry?: number;
-}
-
-export interface Transcript {
-  readonly format: FormatName;
-  /** The active context, in order: what would be sent to the model next. */
-  readonly entries: readonly TranscriptEntry[];
-  /** Adapter-level findings (dangling parent links, unknown record shapes that were skipped…). */
-  readonly issues: readonly ReadIssue[];
-  readonly recorded?: RecordedUsage;
-  /** Short facts about how the file was read, e.g. "2 compact boundaries: counting after the last". */
-  readonly notes: readonly string[];
-}
+export { FORMAT_NAMES } from '../core/transcript.js';
+export type { FormatName, OpaqueBlob, RecordedUsage, SourceRef, Transcript, TranscriptEntry } from '../core/transcript.js';
 
 export interface FormatAdapter {
   readonly name: FormatName;

@@ -15,9 +15,17 @@ const TRANSCRIPT_EXTENSIONS = ['.jsonl', '.json'];
  */
 export function expandInputs(paths: readonly string[], cwd: string): string[] {
   const out: string[] = [];
+  // The same file named twice (or found twice through two directories) is analysed once.
+  const seen = new Set<string>();
+  const add = (path: string): void => {
+    const key = path === STDIN ? STDIN : resolve(cwd, path);
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(path);
+  };
   for (const path of paths) {
     if (path === STDIN) {
-      out.push(STDIN);
+      add(STDIN);
       continue;
     }
     const absolute = resolve(cwd, path);
@@ -29,27 +37,46 @@ export function expandInputs(paths: readonly string[], cwd: string): string[] {
     }
     if (stat.isDirectory()) {
       // Show found files under the path the user typed, not as absolute paths.
-      const found = listTranscripts(absolute).map((file) => join(path, relative(absolute, file)));
+      const found = listTranscripts(absolute, path).map((file) => join(path, relative(absolute, file)));
       if (found.length === 0) throw new InputError(`${path}: no .jsonl or .json files in this directory`);
-      out.push(...found);
+      found.forEach(add);
     } else {
-      out.push(path);
+      add(path);
     }
   }
   return out;
 }
 
-function listTranscripts(dir: string): string[] {
+/** Transcript files below `dir`, sorted. Symlinks to files are followed; symlinks to directories are not (no loops). */
+function listTranscripts(dir: string, shown: string): string[] {
   const out: string[] = [];
   const walk = (current: string): void => {
-    for (const entry of readdirSync(current, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    let entries;
+    try {
+      entries = readdirSync(current, { withFileTypes: true });
+    } catch (error) {
+      throw inputError(join(shown, relative(dir, current)), error);
+    }
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
       const path = join(current, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile() && TRANSCRIPT_EXTENSIONS.some((ext) => entry.name.endsWith(ext))) out.push(path);
+      if (entry.isDirectory()) {
+        walk(path);
+        continue;
+      }
+      if (!TRANSCRIPT_EXTENSIONS.some((ext) => entry.name.endsWith(ext))) continue;
+      if (entry.isFile() || (entry.isSymbolicLink() && isFile(path))) out.push(path);
     }
   };
   walk(dir);
   return out;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 export function inputError(path: string, error: unknown): InputError {

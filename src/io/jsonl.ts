@@ -1,3 +1,4 @@
+import { constants as bufferConstants } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { ReadIssue } from '../core/issues.js';
 
@@ -141,8 +142,17 @@ const MAX_REASON_SNIPPET = 60;
 
 /** Parses one line; never throws. */
 export function parseLine(bytes: Buffer, line: number): LineParse {
-  const text = bytes.toString('utf8');
   const issues: ReadIssue[] = [];
+  if (bytes.length > bufferConstants.MAX_STRING_LENGTH) {
+    issues.push({
+      line,
+      severity: 'error',
+      reason: `line is ${bytes.length.toLocaleString('en-US')} bytes, more than one JavaScript string can hold`,
+      hint: 'the line was skipped; it is kept as it is when the file is written back',
+    });
+    return { values: [], issues, blank: false };
+  }
+  const text = bytes.toString('utf8');
   if (text.trim().length === 0) return { values: [], issues, blank: true };
   if (text.includes('\uFFFD') && !isValidUtf8(bytes)) {
     issues.push({

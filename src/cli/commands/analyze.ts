@@ -17,7 +17,7 @@ import { TokenCountCache, defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN, expandInputs, readInput } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
-import { renderAnalyzeReport, renderAnalyzeTable } from '../render/analyze-text.js';
+import { renderAnalyzeReport, renderAnalyzeTable, renderAnalyzeTableDiagnostics } from '../render/analyze-text.js';
 import type { FileRow } from '../render/analyze-text.js';
 
 const tokenOption = (flag: string) =>
@@ -114,6 +114,7 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
       );
     } else {
       ctx.stdout.write(renderAnalyzeTable(rows, ctx));
+      ctx.stderr.write(renderAnalyzeTableDiagnostics(rows));
     }
     // A file that could not be read matters more than a limit being reached.
     return failed ? failed.exitCode : urgencyExit(urgency);

@@ -139,6 +139,28 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
   return `${out.join('\n')}\n`;
 }
 
+/**
+ * What goes to stderr beside the table: each transcript that could not be read, and how many lines
+ * of each were skipped (the single-file report lists them one by one).
+ */
+export function renderAnalyzeTableDiagnostics(rows: readonly FileRow[]): string {
+  const out: string[] = [];
+  for (const row of rows) {
+    if (row.error) {
+      out.push(`devs-ctx: ${row.error.message}${row.error.hint ? `\n  hint: ${row.error.hint}` : ''}`);
+    } else if (row.report && row.report.issues.length > 0) {
+      const lines = row.report.issues.filter((i) => i.line > 0).map((i) => i.line);
+      const shown = lines.slice(0, 10).join(', ');
+      out.push(
+        `devs-ctx: ${row.file}: ${row.report.issues.length} skipped or odd line(s)` +
+          (lines.length > 0 ? ` (line ${shown}${lines.length > 10 ? ', …' : ''})` : '') +
+          `; run devs-ctx analyze ${row.file} for the reasons`,
+      );
+    }
+  }
+  return out.length > 0 ? `${out.join('\n')}\n` : '';
+}
+
 /** One row per transcript and a total, for several paths or a directory. */
 export function renderAnalyzeTable(rows: readonly FileRow[], ctx: CliContext): string {
   const c = paint(ctx);
@@ -157,10 +179,5 @@ export function renderAnalyzeTable(rows: readonly FileRow[], ctx: CliContext): s
   body.push(['total', '', n(turns), n(tokens), '']);
   const lines = table(body, ['l', 'l', 'r', 'r', 'l']);
   const out = [c.bold(lines[0] ?? ''), ...lines.slice(1)];
-  const errors = rows.filter((r) => r.error);
-  if (errors.length > 0) {
-    out.push('');
-    for (const row of errors) out.push(`${row.file}: ${row.error?.message}${row.error?.hint ? ` (${row.error.hint})` : ''}`);
-  }
   return `${out.join('\n')}\n`;
 }

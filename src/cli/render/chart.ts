@@ -15,7 +15,8 @@ export function growthChart(input: GrowthChartInput): string[] {
   const total = growth[growth.length - 1] ?? 0;
   if (growth.length === 0 || total === 0) return ['(no tokens)'];
   const labelWidth = 9;
-  const width = Math.max(10, Math.min(input.width - labelWidth - 8, growth.length));
+  // One column per turn up to the terminal width, and at least wide enough for both axis labels.
+  const width = Math.max(24, Math.min(input.width - labelWidth - 8, growth.length));
   const height = input.height;
   // Show the limits when the window is within reach of them; otherwise scale to the window itself.
   const showLimits = total >= soft * 0.25;
@@ -45,8 +46,11 @@ export function growthChart(input: GrowthChartInput): string[] {
     lines.push(`${label.padStart(labelWidth)} ┤${row}${marker}`);
   }
   lines.push(`${''.padStart(labelWidth)} └${'─'.repeat(width)}`);
+  const first = 'turn 1';
   const last = `turn ${growth.length}`;
-  lines.push(`${''.padStart(labelWidth)}  turn 1${last.padStart(Math.max(0, width - 6))}`);
+  // The end label only when it fits beside the start label with a gap.
+  const axis = width >= first.length + last.length + 2 ? `${first}${last.padStart(width - first.length)}` : first;
+  lines.push(`${''.padStart(labelWidth)}  ${axis}`);
   if (!showLimits) lines.push(`${''.padStart(labelWidth)}  (soft ${compact(soft)} and hard ${compact(hard)} are far above)`);
   return lines;
 }

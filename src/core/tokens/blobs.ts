@@ -1,4 +1,4 @@
-import type { OpaqueBlob } from '../../formats/types.js';
+import type { OpaqueBlob } from '../transcript.js';
 
 /**
  * Provider rules for content that is not text to tokenize (SPEC §5: "images and opaque blobs are

@@ -325,7 +325,8 @@ function parseRanks(bpeRanks: string): Map<string, number> {
     const offset = Number.parseInt(fields[1] ?? '', 10);
     for (let i = 2; i < fields.length; i++) {
       const token = fields[i] as string;
-      ranks.set(Buffer.from(token, 'base64').toString('latin1'), offset + i - 2);
+      // atob decodes base64 straight to a latin1 string: about twice as fast here as Buffer.from().
+      ranks.set(atob(token), offset + i - 2);
     }
   }
   return ranks;
