@@ -68,6 +68,7 @@ test('errors: empty file 4, missing file 3, bad flags 2, binary junk 4', () => {
     [['analyze', basic, '--bogus'], 2, /unknown option/],
     [['analyze', basic, '--soft-limit', '900k'], 2, /must be below the hard limit/],
     [['analyze', junk], 4, /nothing in it parses/],
+    [['analyze', 'fixtures/codex/basic-session.jsonl', '--format', 'claude-code'], 4, /no claude-code turns in this file; it looks like codex/],
   ];
   for (const [args, exitCode, message] of table) {
     const result = runCli(args);
@@ -86,6 +87,14 @@ test('errors in --json mode are one JSON document on stdout', () => {
     assert.equal(doc.error.exitCode, result.exitCode);
     assert.ok(doc.error.message.length > 0);
   }
+});
+
+test('--encoding cl100k_base counts with that encoding', () => {
+  const o200k = JSON.parse(runCli(['analyze', basic, '--json']).stdout) as { encoding: string; totalTokens: number };
+  const cl100k = JSON.parse(runCli(['analyze', basic, '--json', '--encoding', 'cl100k_base']).stdout) as { encoding: string; totalTokens: number };
+  assert.equal(o200k.encoding, 'o200k_base');
+  assert.equal(cl100k.encoding, 'cl100k_base');
+  assert.notEqual(cl100k.totalTokens, o200k.totalTokens);
 });
 
 test('a config file with a bad key is a usage error naming the file and key', () => {

@@ -58,8 +58,26 @@ export function detectFormat(doc: ParsedDocument): Detection {
   return best;
 }
 
-/** Reads a parsed document as a transcript, with the forced format or the detected one. */
+/**
+ * Reads a parsed document as a transcript, with the forced format or the detected one. A forced
+ * format that finds nothing in a document it does not recognise is an invalid transcript, not an
+ * empty one: the error names the format the document looks like.
+ */
 export function readTranscript(doc: ParsedDocument, format?: FormatName): Transcript {
-  const adapter = format ? adapterFor(format) : detectFormat(doc).adapter;
-  return adapter.read(doc);
+  if (!format) return detectFormat(doc).adapter.read(doc);
+  const adapter = adapterFor(format);
+  const transcript = adapter.read(doc);
+  if (transcript.entries.length === 0 && adapter.detect(doc) === 0) {
+    let looksLike: string | undefined;
+    try {
+      looksLike = detectFormat(doc).adapter.name;
+    } catch {
+      looksLike = undefined;
+    }
+    throw new InvalidTranscriptError(
+      `${doc.path}: no ${format} turns in this file${looksLike ? `; it looks like ${looksLike}` : ''}`,
+      looksLike ? `try --format ${looksLike}, or leave --format out to detect it` : 'leave --format out to detect the format',
+    );
+  }
+  return transcript;
 }
