@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { codexAdapter } from '../src/formats/codex.js';
 import { devsAdapter } from '../src/formats/devs.js';
 import { geminiAdapter } from '../src/formats/gemini.js';
@@ -9,31 +8,15 @@ import { openaiChatAdapter } from '../src/formats/openai-chat.js';
 import type { Transcript } from '../src/formats/types.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
+import { assertTranscriptInvariants, fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
-const fixture = (name: string): ParsedDocument => {
-  const path = join(repoRoot, 'fixtures', 'codex', name);
-  return parseDocument(readFileSync(path), { path, keepRaw: true });
-};
-const inline = (...lines: unknown[]): ParsedDocument =>
-  parseDocument(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), { path: 'inline', keepRaw: true });
+const fixture = (name: string): ParsedDocument => fixtureDoc('codex', name);
+const inline = inlineDoc;
 const shape = (t: Transcript) => t.entries.map((e) => [e.turn.role, e.turn.type, e.turn.content]);
 
-/** Structural invariants every read must keep. */
 function checkInvariants(doc: ParsedDocument, t: Transcript): void {
-  const ids = new Set<string>();
-  const calls = new Set<string>();
-  for (const [i, e] of t.entries.entries()) {
-    assert.ok(!ids.has(e.turn.id), `duplicate turn id ${e.turn.id}`);
-    ids.add(e.turn.id);
-    assert.ok(e.source.records.length > 0, `entry ${i} has no record`);
-    for (const r of e.source.records) assert.ok(r >= 0 && r < doc.records.length, `entry ${i}: record ${r} out of range`);
-    const callId = e.turn['callId'];
-    if (e.turn.type === 'tool_call' && typeof callId === 'string') calls.add(callId);
-    if (e.turn.type === 'tool_result' && typeof callId === 'string') {
-      assert.ok(calls.has(callId), `tool result ${e.turn.id} answers ${callId}, which has no earlier call`);
-    }
-  }
+  assertTranscriptInvariants(doc, t);
 }
 
 test('basic session: system prompt, developer and injected context pinned, calls paired, event_msg ignored', () => {

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { codexAdapter } from '../src/formats/codex.js';
 import { devsAdapter } from '../src/formats/devs.js';
 import { openaiChatAdapter } from '../src/formats/openai-chat.js';
@@ -9,30 +8,14 @@ import { openhandsAdapter } from '../src/formats/openhands.js';
 import type { Transcript } from '../src/formats/types.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
+import { assertTranscriptInvariants, fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
-const fixture = (name: string): ParsedDocument => {
-  const path = join(repoRoot, 'fixtures', 'openhands', name);
-  return parseDocument(readFileSync(path), { path, keepRaw: true });
-};
-const inline = (...lines: unknown[]): ParsedDocument =>
-  parseDocument(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), { path: 'inline', keepRaw: true });
+const fixture = (name: string): ParsedDocument => fixtureDoc('openhands', name);
+const inline = inlineDoc;
 
 function checkInvariants(doc: ParsedDocument, t: Transcript): void {
-  const ids = new Set<string>();
-  const calls = new Set<string>();
-  for (const [i, e] of t.entries.entries()) {
-    assert.ok(!ids.has(e.turn.id), `duplicate turn id ${e.turn.id}`);
-    ids.add(e.turn.id);
-    assert.ok(e.source.records.length > 0, `entry ${i} has no record`);
-    for (const r of e.source.records) assert.ok(r >= 0 && r < doc.records.length, `entry ${i}: record ${r} out of range`);
-    const callId = e.turn['callId'];
-    if (e.turn.type === 'tool_call' && typeof callId === 'string') calls.add(callId);
-    if (e.turn.type === 'tool_result') {
-      assert.equal(typeof callId, 'string', `tool result ${e.turn.id} has no callId`);
-      assert.ok(calls.has(String(callId)), `tool result ${e.turn.id} answers ${String(callId)}, which has no earlier call`);
-    }
-  }
+  assertTranscriptInvariants(doc, t, { resultsNeedCallId: true });
 }
 
 test('one run: system prompt and tools, user task, workspace context, calls, results, finish', () => {

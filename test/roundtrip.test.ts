@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { detectFormat } from '../src/formats/index.js';
+import { detectFormat, readTranscript } from '../src/formats/index.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import { realdataDir, realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { assertTranscriptInvariants } from './helpers/transcripts.js';
 
 /** [SPEC §4] Reading and writing a transcript that nothing changed gives the same bytes. */
 function assertRoundTrip(path: string): void {
@@ -42,6 +43,10 @@ for (const path of realdataFiles()) {
     const top = relative(realdataDir, path).split(sep)[0] ?? '';
     const doc = parseDocument(readFileSync(path), { path });
     assert.equal(detectFormat(doc).adapter.name, EXPECTED_FORMAT[top]);
+    // Every turn links to records that exist, ids are unique, no result comes before its call.
+    const transcript = readTranscript(doc);
+    assert.ok(transcript.entries.length > 0, 'turns were read');
+    assertTranscriptInvariants(doc, transcript);
   });
 }
 test('realdata is present or skipped with a reason', { skip: realdataSkip }, () => {

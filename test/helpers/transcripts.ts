@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Transcript } from '../../src/formats/index.js';
+import { parseDocument } from '../../src/io/jsonl.js';
+import type { ParsedDocument } from '../../src/io/jsonl.js';
+import { repoRoot } from './realdata.js';
+
+/** A fixture under `fixtures/<format>/`, read with its bytes kept. */
+export function fixtureDoc(format: string, name: string): ParsedDocument {
+  const path = join(repoRoot, 'fixtures', format, name);
+  return parseDocument(readFileSync(path), { path, keepRaw: true });
+}
+
+/** A document of one JSON value per line, for small hand-made cases. */
+export function inlineDoc(...lines: unknown[]): ParsedDocument {
+  return parseDocument(Buffer.from(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`), { path: 'inline', keepRaw: true });
+}
+
+/**
+ * What every adapter's reading must keep, whatever the format: unique turn ids, each entry linked to
+ * records that exist, and (where turns carry a `callId`) no tool result before its call.
+ */
+export function assertTranscriptInvariants(doc: ParsedDocument, t: Transcript, options: { resultsNeedCallId?: boolean } = {}): void {
+  const ids = new Set<string>();
+  const calls = new Set<string>();
+  for (const [i, e] of t.entries.entries()) {
+    assert.ok(!ids.has(e.turn.id), `duplicate turn id ${e.turn.id}`);
+    ids.add(e.turn.id);
+    assert.ok(e.source.records.length > 0, `entry ${i} has no record`);
+    for (const r of e.source.records) assert.ok(r >= 0 && r < doc.records.length, `entry ${i}: record ${r} out of range`);
+    const callId = e.turn['callId'];
+    if (e.turn.type === 'tool_call' && typeof callId === 'string') calls.add(callId);
+    if (e.turn.type !== 'tool_result') continue;
+    if (options.resultsNeedCallId) assert.equal(typeof callId, 'string', `tool result ${e.turn.id} has no callId`);
+    if (typeof callId === 'string') {
+      assert.ok(calls.has(callId), `tool result ${e.turn.id} answers ${callId}, which has no earlier call`);
+    }
+  }
+}
