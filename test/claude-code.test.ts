@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeCodeAdapter } from '../src/formats/claude-code.js';
+import { countEntries } from '../src/core/accounting.js';
 import { detectFormat } from '../src/formats/index.js';
 import type { Transcript } from '../src/formats/types.js';
 import { TurnSchema } from '../src/core/turn.js';
@@ -345,3 +346,15 @@ for (const path of realdataFiles('claude-code')) {
     expected.check?.(t, doc);
   });
 }
+
+test('microcompaction: results Claude Code cleared from the request stay turns but count 0', () => {
+  const t = read('microcompact-cleared-results.jsonl');
+  const results = t.entries.filter((e) => e.turn.type === 'tool_result');
+  assert.equal(results.length, 2);
+  assert.match(results[0]?.notSent ?? '', /microcompaction/);
+  assert.match(results[0]?.turn.content ?? '', /^OLD LOG/);
+  assert.equal(results[1]?.notSent, undefined);
+  assert.ok(t.notes.some((n) => /1 microcompact boundary after the last compaction: the results of 1 tool call are cleared/.test(n)));
+  const tokens = countEntries(t.entries, { count: (text) => text.length });
+  assert.equal(tokens[t.entries.indexOf(results[0]!)]?.total, 0);
+});

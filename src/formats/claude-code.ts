@@ -428,6 +428,8 @@ function read(doc: ParsedDocument): Transcript {
   let boundary: Node | undefined;
   let boundariesOnChain = 0;
   let microcompactsAfter = 0;
+  /** tool_use ids whose results Claude Code cleared from the request (microcompaction after the last compaction). */
+  let clearedToolIds = new Set<string>();
   chain.forEach((node, i) => {
     if (node.type !== 'system') return;
     if (node.value['subtype'] === 'compact_boundary') {
@@ -435,8 +437,12 @@ function read(doc: ParsedDocument): Transcript {
       boundary = node;
       cut = i + 1;
       microcompactsAfter = 0;
+      clearedToolIds = new Set();
     } else if (node.value['subtype'] === 'microcompact_boundary') {
       microcompactsAfter++;
+      const meta = node.value['microcompactMetadata'];
+      const ids = isRecord(meta) ? meta['compactedToolIds'] : undefined;
+      if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') clearedToolIds.add(id);
     }
   });
   if (boundary) {
@@ -451,7 +457,8 @@ function read(doc: ParsedDocument): Transcript {
   }
   if (microcompactsAfter > 0) {
     notes.push(
-      `${plural(microcompactsAfter, 'microcompact boundary', 'microcompact boundaries')} after the last compaction: Claude Code clears some old tool results from the request, the file keeps them`,
+      `${plural(microcompactsAfter, 'microcompact boundary', 'microcompact boundaries')} after the last compaction: ` +
+        `the results of ${plural(clearedToolIds.size, 'tool call')} are cleared from the request (the file keeps them) and count 0`,
     );
   }
   const active = chain.slice(cut);
@@ -564,7 +571,11 @@ function read(doc: ParsedDocument): Transcript {
     issues.push({ line: 0, severity: 'warning', reason: `${pairingIssues.length - MAX_LISTED_ISSUES} more unpaired tool calls or results` });
   }
 
-  const entries = builders.map(toEntry);
+  const entries = builders.map((b) => {
+    const entry = toEntry(b);
+    const cleared = b.toolResultIds.length > 0 && b.toolResultIds.every((id) => clearedToolIds.has(id));
+    return cleared ? { ...entry, notSent: 'tool result cleared from the request by Claude Code microcompaction' } : entry;
+  });
 
   // Recorded usage: the last real API call on the active chain.
   let recorded: RecordedUsage | undefined;
