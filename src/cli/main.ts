@@ -64,7 +64,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--json', 'print one JSON document (with schemaVersion) and nothing else on stdout')
     .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
     .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
-    .option('--window <tokens>', "set the limits from a model's context window: soft 50 %, hard 80 % (e.g. 200k)")
+    .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
     .option('--soft-limit <tokens>', 'soft limit: prune recommended from here (default 500k)')
     .option('--hard-limit <tokens>', 'hard limit: prune required from here (default 800k)')
     .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
