@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, copyFileSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { assertGolden, runCli } from './helpers/cli.js';
 import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
@@ -145,6 +146,38 @@ test('several inputs: symlinked files are followed, duplicates read once, failur
   assert.equal(failed.exitCode, 4);
   assert.match(failed.stdout, /^empty\.jsonl +- +- +- +error \(exit 4\)$/m);
   assert.match(failed.stderr, /^devs-ctx: empty\.jsonl: the transcript is empty$/m);
+});
+
+// Root reads everything, so permission errors are only seen as another user: `runuser -u nobody`.
+const asNobody = (args: string[], cwd: string) =>
+  spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, join(repoRoot, 'bin', 'devs-ctx.js'), ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', DEVS_CTX_CACHE_DIR: join(tmpdir(), 'devs-ctx-nobody-cache') },
+  });
+const nobodySkip =
+  process.getuid?.() !== 0 || !existsSync('/usr/sbin/runuser')
+    ? 'needs root and runuser to test permission errors as another user'
+    : asNobody(['--version'], tmpdir()).status !== 0
+      ? 'user nobody cannot run the built binary from this checkout'
+      : false;
+
+test('an unreadable file or subdirectory is exit 3 naming it, never a crash', { skip: nobodySkip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-perm-'));
+  chmodSync(dir, 0o755);
+  copyFileSync(join(repoRoot, basic), join(dir, 'a.jsonl'));
+  chmodSync(join(dir, 'a.jsonl'), 0o644);
+  writeFileSync(join(dir, 'secret.jsonl'), '{}\n');
+  chmodSync(join(dir, 'secret.jsonl'), 0o000);
+  const file = asNobody(['analyze', 'secret.jsonl'], dir);
+  assert.equal(file.status, 3);
+  assert.match(file.stderr, /secret\.jsonl: permission denied/);
+  mkdirSync(join(dir, 'locked'));
+  chmodSync(join(dir, 'locked'), 0o000);
+  const walk = asNobody(['analyze', '.'], dir);
+  assert.equal(walk.status, 3);
+  assert.match(walk.stderr, /locked: permission denied/);
+  assert.doesNotMatch(walk.stderr, /bug/);
 });
 
 test('--help teaches with examples; --version prints the version', () => {
