@@ -44,6 +44,24 @@ function limitBar(c: ChalkInstance, report: AnalyzeReport, width: number): strin
   return `[${color(bar)}]`;
 }
 
+/** Wraps `text` at word boundaries to `width` columns; lines after the first get `indent`. */
+export function wrap(text: string, width: number, indent: string): string[] {
+  const lead = /^ */.exec(text)?.[0] ?? '';
+  const lines: string[] = [];
+  let line = lead;
+  for (const word of text.slice(lead.length).split(' ')) {
+    const next = line.trim() === '' ? `${line}${word}` : `${line} ${word}`;
+    if (next.length > width && line.trim() !== '') {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else {
+      line = next;
+    }
+  }
+  lines.push(line);
+  return lines;
+}
+
 function table(rows: readonly (readonly string[])[], align: readonly ('l' | 'r')[]): string[] {
   const widths = align.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length)));
   return rows.map((r) =>
@@ -76,15 +94,16 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
     const r = report.recorded;
     const diff = r.difference;
     out.push(
-      `Recorded  ${n(r.contextTokens)} tokens in the file (${r.source})${r.contextWindow ? `, window ${n(r.contextWindow)}` : ''}; ` +
-        `estimate is ${n(Math.abs(diff))} ${diff >= 0 ? 'higher' : 'lower'} (${pct(Math.abs(diff), Math.max(1, r.contextTokens))})`,
+      ...wrap(
+        `Recorded  ${n(r.contextTokens)} tokens in the file (${r.source})${r.contextWindow ? `, window ${n(r.contextWindow)}` : ''}; ` +
+          `estimate is ${n(Math.abs(diff))} ${diff >= 0 ? 'higher' : 'lower'} (${pct(Math.abs(diff), Math.max(1, r.contextTokens))})`,
+        width,
+        '          ',
+      ),
     );
     if (r.urgency !== report.urgency) {
-      out.push(
-        c.yellow(
-          `          by the recorded size the urgency would be ${r.urgency}: the agent adds context the transcript does not hold (system prompt, tools, memory)`,
-        ),
-      );
+      const warning = `by the recorded size the urgency would be ${r.urgency}: the agent adds context the transcript does not hold (system prompt, tools, memory)`;
+      out.push(...wrap(`          ${warning}`, width, '          ').map((line) => c.yellow(line)));
     }
   }
   if (report.blobTokens > 0) out.push(`Blobs     ${n(report.blobTokens)} tokens of images/documents/encrypted content, estimated by provider rules`);
@@ -126,14 +145,16 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
 
   if (report.notes.length > 0) {
     out.push('', c.bold('Notes'));
-    for (const note of report.notes) out.push(`  ${note}`);
+    for (const note of report.notes) out.push(...wrap(`  ${note}`, width, '    '));
   }
   if (report.issues.length > 0) {
     out.push('', c.bold(`Skipped or odd lines (${report.issues.length})`));
     for (const issue of report.issues) {
       const where = issue.line > 0 ? `line ${issue.line}` : 'file';
       const sev = issue.severity === 'error' ? c.red('error') : c.yellow('warning');
-      out.push(`  ${where}: ${sev}: ${issue.reason}`);
+      const [first = '', ...rest] = wrap(`  ${where}: ${issue.severity}: ${issue.reason}`, width, '    ');
+      // Colour the severity word only (wrapping is measured on the plain text).
+      out.push(first.replace(` ${issue.severity}: `, ` ${sev}: `), ...rest);
     }
   }
   return `${out.join('\n')}\n`;
