@@ -1,7 +1,7 @@
 import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
-import { DETECT_SAMPLE as SAMPLE, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
+import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
 
 /**
  * OpenAI Codex CLI rollout files (FORMATS §2): every line `{timestamp, type, payload}`.
@@ -80,25 +80,20 @@ export const codexAdapter: FormatAdapter = {
 
   detect(doc) {
     if (doc.kind !== 'jsonl') return 0;
-    let seen = 0;
+    const sample = detectionSample(doc);
     let envelopes = 0;
     let known = 0;
     let firstIsMeta = false;
-    for (const record of doc.records) {
-      for (const value of record.values) {
-        if (seen >= SAMPLE) break;
-        seen++;
-        if (!isEnvelope(value)) continue;
-        envelopes++;
-        if (ENVELOPE_TYPES.has(value.type) && isRecord(value['payload'])) {
-          known++;
-          if (seen === 1 && value.type === 'session_meta') firstIsMeta = true;
-        }
+    for (const [i, value] of sample.entries()) {
+      if (!isEnvelope(value)) continue;
+      envelopes++;
+      if (ENVELOPE_TYPES.has(value.type) && isRecord(value['payload'])) {
+        known++;
+        if (i === 0 && value.type === 'session_meta') firstIsMeta = true;
       }
-      if (seen >= SAMPLE) break;
     }
-    if (seen === 0 || known === 0) return 0;
-    if (envelopes / seen >= 0.5) return firstIsMeta ? 10 : 9;
+    if (sample.length === 0 || known === 0) return 0;
+    if (envelopes / sample.length >= 0.5) return firstIsMeta ? 10 : 9;
     return 3;
   },
 

@@ -2,7 +2,7 @@ import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
 import type { ConversationTurn } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { FormatAdapter, TranscriptEntry } from './types.js';
-import { DETECT_SAMPLE as SAMPLE, safeJson } from './json.js';
+import { detectionSample, safeJson } from './json.js';
 import { describeZodIssues } from './zod-issues.js';
 
 /**
@@ -14,20 +14,15 @@ export const devsAdapter: FormatAdapter = {
 
   detect(doc) {
     if (doc.kind !== 'jsonl') return 0;
-    let seen = 0;
+    const sample = detectionSample(doc);
     let turns = 0;
     let envelopes = 0;
-    for (const record of doc.records) {
-      for (const value of record.values) {
-        if (seen >= SAMPLE) break;
-        seen++;
-        if (TurnSchema.safeParse(value).success) turns++;
-        else if (SaopEnvelopeSchema.safeParse(value).success) envelopes++;
-      }
-      if (seen >= SAMPLE) break;
+    for (const value of sample) {
+      if (TurnSchema.safeParse(value).success) turns++;
+      else if (SaopEnvelopeSchema.safeParse(value).success) envelopes++;
     }
-    if (seen === 0) return 0;
-    const share = (turns + envelopes) / seen;
+    if (sample.length === 0) return 0;
+    const share = (turns + envelopes) / sample.length;
     if (share >= 0.5) return 10;
     return share > 0 ? 4 : 0;
   },

@@ -2,7 +2,7 @@ import type { ConversationTurn, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
-import { DETECT_SAMPLE as SAMPLE, isRecord, type JsonObject, safeJson } from './json.js';
+import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js';
 
 /**
  * Gemini CLI sessions (FORMATS §3): the JSONL form (header, message records where a re-appended id
@@ -83,26 +83,21 @@ export const geminiAdapter: FormatAdapter = {
       if (!isLegacyDocument(doc.document)) return 0;
       return typeof doc.document['sessionId'] === 'string' ? 10 : 8;
     }
-    let seen = 0;
+    const sample = detectionSample(doc);
     let hits = 0;
     let header = false;
-    for (const record of doc.records) {
-      for (const value of record.values) {
-        if (seen >= SAMPLE) break;
-        seen++;
-        if (!isRecord(value)) continue;
-        if (seen === 1 && isLegacyDocument(value)) return typeof value['sessionId'] === 'string' ? 10 : 8;
-        if (isHeader(value)) {
-          hits++;
-          if (seen === 1) header = true;
-        } else if (isMessageRecord(value) || isSetPatch(value) || typeof value['$rewindTo'] === 'string') {
-          hits++;
-        }
+    for (const [i, value] of sample.entries()) {
+      if (!isRecord(value)) continue;
+      if (i === 0 && isLegacyDocument(value)) return typeof value['sessionId'] === 'string' ? 10 : 8;
+      if (isHeader(value)) {
+        hits++;
+        if (i === 0) header = true;
+      } else if (isMessageRecord(value) || isSetPatch(value) || typeof value['$rewindTo'] === 'string') {
+        hits++;
       }
-      if (seen >= SAMPLE) break;
     }
-    if (seen === 0 || hits === 0) return 0;
-    const share = hits / seen;
+    if (sample.length === 0 || hits === 0) return 0;
+    const share = hits / sample.length;
     if (share >= 0.5) return header ? 10 : 8;
     return 3;
   },

@@ -1,3 +1,5 @@
+import type { ParsedDocument } from '../io/jsonl.js';
+
 /** Small helpers every adapter needs to read untrusted JSON without throwing. */
 
 export type JsonObject = Record<string, unknown>;
@@ -34,3 +36,15 @@ export function uniqueId(id: string, ids: Set<string>): string {
 
 /** How many values the adapters look at to detect a format. */
 export const DETECT_SAMPLE = 50;
+
+/** The first values of a JSONL document (glued lines give several), for format detection. */
+export function detectionSample(doc: ParsedDocument, limit = DETECT_SAMPLE): unknown[] {
+  const sample: unknown[] = [];
+  for (const record of doc.records) {
+    for (const value of record.values) {
+      if (sample.length >= limit) return sample;
+      sample.push(value);
+    }
+  }
+  return sample;
+}

@@ -2,7 +2,7 @@ import type { ConversationTurn, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, SourceRef, TranscriptEntry } from './types.js';
-import { DETECT_SAMPLE as SAMPLE, isRecord, type JsonObject, safeJson } from './json.js';
+import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js';
 
 /**
  * OpenAI Chat Completions messages (FORMATS §4.1), in any of these shapes:
@@ -70,22 +70,17 @@ export const openaiChatAdapter: FormatAdapter = {
       if (isConversation(doc.document)) return 7;
       return isMessageArray(doc.document) ? 6 : 0;
     }
-    let seen = 0;
+    const sample = detectionSample(doc);
     let messages = 0;
     let conversations = 0;
     let native = 0;
-    for (const record of doc.records) {
-      for (const value of record.values) {
-        if (seen >= SAMPLE) break;
-        seen++;
-        if (isChatMessage(value)) messages++;
-        else if (isConversation(value)) conversations++;
-        else if (isNativeLike(value)) native++;
-      }
-      if (seen >= SAMPLE) break;
+    for (const value of sample) {
+      if (isChatMessage(value)) messages++;
+      else if (isConversation(value)) conversations++;
+      else if (isNativeLike(value)) native++;
     }
-    if (seen === 0) return 0;
-    const share = (messages + conversations) / seen;
+    if (sample.length === 0) return 0;
+    const share = (messages + conversations) / sample.length;
     if (share >= 0.5) return conversations > messages ? 8 : 7;
     if (messages + conversations > 0) return 3;
     // role + a native type: the `devs` format (which scores 10) is the better reading.

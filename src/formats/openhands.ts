@@ -1,7 +1,7 @@
 import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, TranscriptEntry } from './types.js';
-import { DETECT_SAMPLE as SAMPLE, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
+import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
 
 /**
  * OpenHands evaluation / resolver output (FORMATS §4.4): one task run per line,
@@ -52,21 +52,16 @@ export const openhandsAdapter: FormatAdapter = {
 
   detect(doc) {
     if (doc.kind === 'json-document') return isRun(doc.document) ? 9 : 0;
-    let seen = 0;
+    const sample = detectionSample(doc);
     let runs = 0;
     let full = 0;
-    for (const record of doc.records) {
-      for (const value of record.values) {
-        if (seen >= SAMPLE) break;
-        seen++;
-        if (!isRun(value)) continue;
-        runs++;
-        if ('metadata' in value || 'metrics' in value) full++;
-      }
-      if (seen >= SAMPLE) break;
+    for (const value of sample) {
+      if (!isRun(value)) continue;
+      runs++;
+      if ('metadata' in value || 'metrics' in value) full++;
     }
-    if (seen === 0 || runs === 0) return 0;
-    if (runs / seen >= 0.5) return full > 0 ? 10 : 9;
+    if (sample.length === 0 || runs === 0) return 0;
+    if (runs / sample.length >= 0.5) return full > 0 ? 10 : 9;
     return 3;
   },
 
