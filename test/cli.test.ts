@@ -24,6 +24,19 @@ test('analyze --json: one document on stdout, nothing on stderr', () => {
   assertGolden('analyze-basic-session-json', result);
 });
 
+test('analyze --json: per-turn counts equal js-tiktoken on each turn and sum to the total', async () => {
+  const { Tiktoken } = await import('js-tiktoken/lite');
+  const { default: o200k } = await import('js-tiktoken/ranks/o200k_base');
+  const oracle = new Tiktoken(o200k);
+  const report = JSON.parse(runCli(['analyze', basic, '--json', '--no-cache']).stdout) as {
+    totalTokens: number;
+    perTurn: Array<{ id: string; tokens: number }>;
+  };
+  const lines = readFileSync(join(repoRoot, basic), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; content: string });
+  assert.deepEqual(report.perTurn.map((t) => [t.id, t.tokens]), lines.map((l) => [l.id, oracle.encode(l.content, [], []).length]));
+  assert.equal(report.perTurn.reduce((sum, t) => sum + t.tokens, 0), report.totalTokens);
+});
+
 test('analyze exit codes follow the urgency: 0 below soft, 10 at soft, 11 at hard', () => {
   const total = (JSON.parse(runCli(['analyze', basic, '--json']).stdout) as { totalTokens: number }).totalTokens;
   const table: Array<[string[], number, string]> = [

@@ -25,6 +25,13 @@ export interface HeavyTurn {
   readonly preview: string;
 }
 
+export interface TurnTokens {
+  readonly id: string;
+  readonly role: TurnRole;
+  readonly type: TurnType;
+  readonly tokens: number;
+}
+
 export interface AnalyzeReport {
   readonly schemaVersion: number;
   readonly file: string;
@@ -41,8 +48,8 @@ export interface AnalyzeReport {
   readonly protectedTail: TokenGroup;
   readonly candidates: TokenGroup;
   readonly heaviest: readonly HeavyTurn[];
-  /** Running total after each turn: the window's growth. */
-  readonly growth: readonly number[];
+  /** Every turn in context order with its tokens (the running total is the window's growth). */
+  readonly perTurn: readonly TurnTokens[];
   readonly recorded: null | {
     readonly contextTokens: number;
     readonly source: string;
@@ -82,14 +89,14 @@ export function buildAnalyzeReport(input: {
   const turns = transcript.entries.map((e) => e.turn);
   const byType: Partial<Record<TurnType, TokenGroup>> = {};
   const byRole: Partial<Record<TurnRole, TokenGroup>> = {};
-  const growth: number[] = [];
+  const perTurn: TurnTokens[] = [];
   let total = 0;
   let blobs = 0;
   turns.forEach((turn, i) => {
     const t = tokens[i]?.total ?? 0;
     blobs += tokens[i]?.blobs ?? 0;
     total += t;
-    growth.push(total);
+    perTurn.push({ id: turn.id, role: turn.role, type: turn.type, tokens: t });
     add(byType, turn.type, t);
     add(byRole, turn.role, t);
   });
@@ -123,7 +130,7 @@ export function buildAnalyzeReport(input: {
     protectedTail: group(partition.protectedTail, tokens),
     candidates: group(partition.candidates, tokens),
     heaviest,
-    growth,
+    perTurn,
     recorded: recorded
       ? {
           contextTokens: recorded.contextTokens,
@@ -136,6 +143,12 @@ export function buildAnalyzeReport(input: {
     issues: [...input.readIssues, ...transcript.issues],
     notes: transcript.notes,
   };
+}
+
+/** Running total after each turn. */
+export function windowGrowth(perTurn: readonly TurnTokens[]): number[] {
+  let total = 0;
+  return perTurn.map((t) => (total += t.tokens));
 }
 
 const URGENCY_RANK: Record<PruneUrgency, number> = { none: 0, soft: 1, hard: 2 };

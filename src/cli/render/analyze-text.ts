@@ -1,6 +1,7 @@
 import { Chalk } from 'chalk';
 import type { ChalkInstance } from 'chalk';
 import type { DevsCtxError } from '../../core/errors.js';
+import { windowGrowth } from '../../core/report.js';
 import type { AnalyzeReport, TokenGroup } from '../../core/report.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
@@ -141,7 +142,7 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
   }
 
   out.push('', c.bold('Window growth'));
-  out.push(...growthChart({ growth: report.growth, soft: report.limits.soft, hard: report.limits.hard, width, height: 8 }));
+  out.push(...growthChart({ growth: windowGrowth(report.perTurn), soft: report.limits.soft, hard: report.limits.hard, width, height: 8 }));
 
   if (report.notes.length > 0) {
     out.push('', c.bold('Notes'));
