@@ -141,7 +141,7 @@ interface LineParse {
 const MAX_REASON_SNIPPET = 60;
 
 /** Parses one line; never throws. */
-export function parseLine(bytes: Buffer, line: number): LineParse {
+function parseLine(bytes: Buffer, line: number): LineParse {
   const issues: ReadIssue[] = [];
   if (bytes.length > bufferConstants.MAX_STRING_LENGTH) {
     issues.push({
@@ -299,11 +299,4 @@ export function serializeDocument(doc: ParsedDocument): Buffer {
     if (record.eol) parts.push(Buffer.from(record.eol));
   }
   return Buffer.concat(parts);
-}
-
-/** The values of a document in order, with the record each came from (glued lines give several). */
-export function* documentValues(doc: ParsedDocument): Generator<{ value: unknown; record: RawRecord }> {
-  for (const record of doc.records) {
-    for (const value of record.values) yield { value, record };
-  }
 }
