@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { claudeCodeAdapter } from '../src/formats/claude-code.js';
 import { countEntries } from '../src/core/accounting.js';
 import { detectFormat } from '../src/formats/index.js';
@@ -9,12 +8,10 @@ import type { Transcript } from '../src/formats/types.js';
 import { TurnSchema } from '../src/core/turn.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
+import { fixtureDoc } from './helpers/transcripts.js';
 
-const fixture = (name: string): ParsedDocument => {
-  const path = join(repoRoot, 'fixtures', 'claude-code', name);
-  return parseDocument(readFileSync(path), { path, keepRaw: true });
-};
+const fixture = (name: string): ParsedDocument => fixtureDoc('claude-code', name);
 const read = (name: string): Transcript => claudeCodeAdapter.read(fixture(name));
 const shape = (t: Transcript) => t.entries.map((e) => [e.turn.id, e.turn.role, e.turn.type]);
 const inline = (text: string) => parseDocument(Buffer.from(text), { path: 'inline' });
@@ -209,7 +206,7 @@ test('detect: Claude Code scores high; other formats score 0', () => {
     ['foreign first line', fixture('foreign-first-line.jsonl'), 8],
     ['queue operations only', inline('{"type":"queue-operation","operation":"enqueue","timestamp":"t","sessionId":"s"}\n{"type":"queue-operation","operation":"dequeue","timestamp":"t","sessionId":"s"}\n'), 5],
     ['codex', inline('{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}\n{"timestamp":"t","type":"response_item","payload":{"type":"message"}}\n'), 0],
-    ['devs', parseDocument(readFileSync(join(repoRoot, 'fixtures', 'devs', 'basic-session.jsonl')), { path: 'devs' }), 0],
+    ['devs', fixtureDoc('devs', 'basic-session.jsonl'), 0],
     ['openai chat', inline('{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n'), 0],
     ['gemini', inline('{"sessionId":"s","projectHash":"h","startTime":"t"}\n{"id":"u1","timestamp":"t","type":"user","content":"hi"}\n{"$set":{"lastUpdated":"t"}}\n'), 0],
     ['json document', parseDocument(Buffer.from('{\n  "sessionId": "s",\n  "messages": []\n}\n'), { path: 'doc.json' }), 0],

@@ -1,16 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { devsAdapter } from '../src/formats/devs.js';
 import { detectFormat } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
-import { repoRoot } from './helpers/realdata.js';
+import { fixtureDoc } from './helpers/transcripts.js';
+import type { ParsedDocument } from '../src/io/jsonl.js';
 
-const fixture = (name: string) => {
-  const path = join(repoRoot, 'fixtures', 'devs', name);
-  return parseDocument(readFileSync(path), { path, keepRaw: true });
-};
+const fixture = (name: string): ParsedDocument => fixtureDoc('devs', name);
 
 test('reads a native session: every line one turn, linked to its line', () => {
   const doc = fixture('basic-session.jsonl');

@@ -1,18 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { devsAdapter } from '../src/formats/devs.js';
 import { geminiAdapter } from '../src/formats/gemini.js';
 import { openaiChatAdapter } from '../src/formats/openai-chat.js';
 import type { Transcript } from '../src/formats/types.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
-import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
+import { fixtureDoc } from './helpers/transcripts.js';
+import type { ParsedDocument } from '../src/io/jsonl.js';
 
-const fixture = (name: string) => {
-  const path = join(repoRoot, 'fixtures', 'gemini', name);
-  return parseDocument(readFileSync(path), { path, keepRaw: true });
-};
+const fixture = (name: string): ParsedDocument => fixtureDoc('gemini', name);
 const read = (name: string) => geminiAdapter.read(fixture(name));
 const shape = (t: Transcript) => t.entries.map((e) => [e.turn.id, e.turn.role, e.turn.type]);
 const inline = (text: string) => parseDocument(Buffer.from(text), { path: 'inline' });
@@ -173,7 +172,7 @@ test('detect: Gemini shapes score high; Claude Code, Codex, devs and OpenAI chat
   const claude = inline('{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}\n');
   const codex = inline('{"timestamp":"t","type":"response_item","payload":{"type":"message"}}\n');
   const chat = inline('{"role":"user","content":"hi"}\n{"messages":[{"role":"user","content":"hi"}]}\n');
-  const devs = parseDocument(readFileSync(join(repoRoot, 'fixtures', 'devs', 'basic-session.jsonl')), { path: 'devs' });
+  const devs = fixtureDoc('devs', 'basic-session.jsonl');
   for (const [name, doc] of Object.entries({ claude, codex, chat, devs })) {
     assert.equal(geminiAdapter.detect(doc), 0, name);
   }

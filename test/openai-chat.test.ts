@@ -1,18 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { devsAdapter } from '../src/formats/devs.js';
 import { geminiAdapter } from '../src/formats/gemini.js';
 import { openaiChatAdapter } from '../src/formats/openai-chat.js';
 import type { Transcript } from '../src/formats/types.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
-import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
+import { fixtureDoc } from './helpers/transcripts.js';
+import type { ParsedDocument } from '../src/io/jsonl.js';
 
-const fixture = (name: string) => {
-  const path = join(repoRoot, 'fixtures', 'openai-chat', name);
-  return parseDocument(readFileSync(path), { path, keepRaw: true });
-};
+const fixture = (name: string): ParsedDocument => fixtureDoc('openai-chat', name);
 const read = (name: string) => openaiChatAdapter.read(fixture(name));
 const shape = (t: Transcript) => t.entries.map((e) => [e.turn.id, e.turn.role, e.turn.type]);
 const inline = (text: string) => parseDocument(Buffer.from(text), { path: 'inline' });
@@ -118,7 +116,7 @@ test('detect: chat lines score 7, conversations 8; native devs lines at most 2, 
   assert.equal(openaiChatAdapter.detect(fixture('messages-per-line.jsonl')), 7);
   assert.equal(openaiChatAdapter.detect(fixture('swe-agent-tool-call-ids.jsonl')), 7);
   assert.equal(openaiChatAdapter.detect(fixture('conversations-per-line.jsonl')), 8);
-  const devs = parseDocument(readFileSync(join(repoRoot, 'fixtures', 'devs', 'basic-session.jsonl')), { path: 'devs' });
+  const devs = fixtureDoc('devs', 'basic-session.jsonl');
   const chatScore = openaiChatAdapter.detect(devs);
   assert.ok(chatScore <= 2, `devs lines scored ${chatScore}`);
   assert.ok(devsAdapter.detect(devs) > chatScore);
