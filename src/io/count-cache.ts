@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 const CACHE_VERSION = 1;
-/** Oldest entries are dropped past this, so the cache file stays small to load. */
+/** Least recently used entries are dropped past this, so the cache file stays small to load. */
 const MAX_ENTRIES = 200_000;
 
 /** Where counts are cached: `DEVS_CTX_CACHE_DIR`, else `$XDG_CACHE_HOME/devs-ctx`, else `~/.cache/devs-ctx`. */
@@ -23,12 +23,16 @@ export class TokenCountCache {
   private readonly counts = new Map<string, number>();
   private added = 0;
 
-  private constructor(private readonly file: string | undefined) {}
+  private constructor(
+    private readonly file: string | undefined,
+    private readonly maxEntries: number,
+  ) {}
 
-  static open(dir: string | undefined, encoding: string): TokenCountCache {
-    if (!dir) return new TokenCountCache(undefined);
+  static open(dir: string | undefined, encoding: string, options: { maxEntries?: number } = {}): TokenCountCache {
+    const maxEntries = options.maxEntries ?? MAX_ENTRIES;
+    if (!dir) return new TokenCountCache(undefined, maxEntries);
     const file = join(dir, `token-counts-${encoding}.json`);
-    const cache = new TokenCountCache(file);
+    const cache = new TokenCountCache(file, maxEntries);
     try {
       const data = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown; counts?: unknown };
       if (data.version === CACHE_VERSION && data.counts && typeof data.counts === 'object') {
@@ -46,8 +50,19 @@ export class TokenCountCache {
     return createHash('sha1').update(text).digest('base64url');
   }
 
+  /** False with no cache directory (`--no-cache`): then callers need not hash at all. */
+  get enabled(): boolean {
+    return this.file !== undefined;
+  }
+
+  /** A hit moves the entry to the newest end, so eviction drops what no recent run has used. */
   get(key: string): number | undefined {
-    return this.counts.get(key);
+    const count = this.counts.get(key);
+    if (count !== undefined) {
+      this.counts.delete(key);
+      this.counts.set(key, count);
+    }
+    return count;
   }
 
   set(key: string, count: number): void {
@@ -61,7 +76,7 @@ export class TokenCountCache {
     if (!this.file || this.added === 0) return;
     try {
       let entries = [...this.counts];
-      if (entries.length > MAX_ENTRIES) entries = entries.slice(entries.length - MAX_ENTRIES);
+      if (entries.length > this.maxEntries) entries = entries.slice(entries.length - this.maxEntries);
       const dir = join(this.file, '..');
       mkdirSync(dir, { recursive: true });
       const tmp = `${this.file}.${process.pid}.tmp`;

@@ -149,6 +149,7 @@ class CachedCounter implements TextTokenCounter {
 
   count(text: string): number {
     if (text.length === 0) return 0;
+    if (!this.cache.enabled) return (this.counter ??= loadCounter(this.encoding)).count(text);
     const key = TokenCountCache.key(text);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
