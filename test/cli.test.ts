@@ -68,6 +68,13 @@ test('malformed lines are listed and skipped; --strict makes them fatal (exit 4)
   const strict = runCli(['analyze', 'fixtures/devs/malformed-lines.jsonl', '--strict']);
   assert.equal(strict.exitCode, 4);
   assert.match(strict.stderr, /line 4: invalid JSON/);
+  // A line that is valid JSON but not a turn (no role) is bad too under --strict.
+  const lines = readFileSync(join(repoRoot, basic), 'utf8').trim().split('\n');
+  const input = [...lines, '{"id":"x","type":"message","content":"no role"}'].join('\n');
+  assert.equal(runCli(['analyze', '-'], { input }).exitCode, 0);
+  const rejected = runCli(['analyze', '-', '--strict'], { input });
+  assert.equal(rejected.exitCode, 4);
+  assert.match(rejected.stderr, /line 16: not a devs turn: missing key role/);
 });
 
 test('errors: empty file 4, missing file 3, bad flags 2, binary junk 4', () => {

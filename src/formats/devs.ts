@@ -51,7 +51,7 @@ export const devsAdapter: FormatAdapter = {
         issues.push({
           line: record.line,
           severity: 'error',
-          reason: `not a devs turn: ${describeZodIssues(turn.error.issues)}`,
+          reason: `not a devs turn: ${describeZodIssues(turn.error.issues, value)}`,
           hint: 'a turn needs id, role (system|user|assistant|tool), type and content; the line was skipped',
         });
       }

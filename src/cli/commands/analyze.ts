@@ -173,13 +173,6 @@ async function analyzeOne(
   if (doc.records.every((r) => r.blank)) {
     throw new InvalidTranscriptError(`${display}: the transcript is empty`, 'nothing to analyse; check that the agent has written to it');
   }
-  if (run.options.strict && doc.issues.length > 0) {
-    const first = doc.issues[0];
-    throw new InvalidTranscriptError(
-      `${display}: line ${first?.line}: ${first?.reason}${doc.issues.length > 1 ? ` (and ${doc.issues.length - 1} more bad line(s))` : ''}`,
-      'without --strict, bad lines are reported and skipped',
-    );
-  }
   const transcript = readTranscript(doc, run.format);
   if (transcript.entries.length === 0 && doc.issues.length + transcript.issues.length > 0) {
     const first = [...doc.issues, ...transcript.issues][0];
@@ -188,9 +181,14 @@ async function analyzeOne(
       run.format ? `is it really ${run.format}? try without --format` : 'pass --format if the format was guessed wrong',
     );
   }
-  if (run.options.strict && transcript.issues.some((i) => i.severity === 'error')) {
-    const first = transcript.issues.find((i) => i.severity === 'error');
-    throw new InvalidTranscriptError(`${display}: line ${first?.line}: ${first?.reason}`, 'without --strict, bad lines are reported and skipped');
+  // --strict: any line the reader could not take as it is, or any the adapter rejected, is fatal.
+  const badLines = run.options.strict ? [...doc.issues, ...transcript.issues.filter((i) => i.severity === 'error')] : [];
+  const first = badLines[0];
+  if (first) {
+    throw new InvalidTranscriptError(
+      `${display}: line ${first.line}: ${first.reason}${badLines.length > 1 ? ` (and ${badLines.length - 1} more bad line(s))` : ''}`,
+      'without --strict, bad lines are reported and skipped',
+    );
   }
   const tokens = countEntries(transcript.entries, run.counter);
   return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
