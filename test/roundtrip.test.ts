@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { detectFormat, readTranscript } from '../src/formats/index.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
-import { realdataDir, realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { filesUnder, realdataDir, realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { assertTranscriptInvariants } from './helpers/transcripts.js';
 
 /** [SPEC §4] Reading and writing a transcript that nothing changed gives the same bytes. */
@@ -16,18 +16,7 @@ function assertRoundTrip(path: string): void {
   assert.ok(out.equals(bytes), 'same bytes');
 }
 
-function fixtureFiles(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else out.push(path);
-    }
-  };
-  walk(join(repoRoot, 'fixtures'));
-  return out;
-}
+const fixtureFiles = (): string[] => filesUnder(join(repoRoot, 'fixtures'));
 
 const EXPECTED_FORMAT: Record<string, string> = {
   'claude-code': 'claude-code',

@@ -13,20 +13,24 @@ export const realdataSkip: string | false = existsSync(realdataDir)
   ? false
   : `../shared/realdata not found beside the checkout (${realdataDir}); real-data tests skipped`;
 
-/** Every file under `realdata/<sub>` (recursively), as absolute paths, sorted. */
-export function realdataFiles(sub = ''): string[] {
-  const root = join(realdataDir, sub);
-  if (!existsSync(root)) return [];
+/** Every file under `dir` (recursively), as absolute paths, sorted; none when it does not exist. */
+export function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
   const out: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
+  const walk = (current: string): void => {
+    for (const name of readdirSync(current).sort()) {
+      const path = join(current, name);
       if (statSync(path).isDirectory()) walk(path);
-      else if (name !== 'SOURCES.md') out.push(path);
+      else out.push(path);
     }
   };
-  walk(root);
+  walk(dir);
   return out;
+}
+
+/** Every transcript under `realdata/<sub>` (recursively), as absolute paths, sorted. */
+export function realdataFiles(sub = ''): string[] {
+  return filesUnder(join(realdataDir, sub)).filter((path) => !path.endsWith('SOURCES.md'));
 }
 
 /** A short name for test titles: the path below realdata/. */
