@@ -45,6 +45,8 @@ export interface TranscriptEntry {
    * (e.g. Codex reasoning from an earlier turn): it is counted as 0 tokens, and this says why.
    */
   readonly notSent?: string;
+  /** Tool call / result ids, when the entry makes or answers tool calls. */
+  readonly links?: ToolLinks;
 }
 
 /** What the file itself says about the size of the context (real usage from the provider). */
@@ -68,4 +70,15 @@ export interface Transcript {
   readonly recorded?: RecordedUsage;
   /** Short facts about how the file was read, e.g. "2 compact boundaries: counting after the last". */
   readonly notes: readonly string[];
+}
+
+/**
+ * How an entry takes part in tool use, so a call and its result(s) are never separated.
+ * `calls`: ids of the tool calls this entry makes; `answers`: ids of the calls it answers.
+ * Ids are the format's own (`tool_use.id`, `call_id`, …) or, where the format has none, ids the
+ * adapter makes up consistently (e.g. Gemini `msgId#i`).
+ */
+export interface ToolLinks {
+  readonly calls?: readonly string[];
+  readonly answers?: readonly string[];
 }

@@ -1,8 +1,10 @@
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatName, Transcript } from '../core/transcript.js';
+import type { TranscriptEdit } from '../core/prune/edit.js';
 
 export { FORMAT_NAMES } from '../core/transcript.js';
-export type { FormatName, OpaqueBlob, RecordedUsage, SourceRef, Transcript, TranscriptEntry } from '../core/transcript.js';
+export type { FormatName, OpaqueBlob, RecordedUsage, SourceRef, ToolLinks, Transcript, TranscriptEntry } from '../core/transcript.js';
+export type { TranscriptEdit, SummaryInsert } from '../core/prune/edit.js';
 
 export interface FormatAdapter {
   readonly name: FormatName;
@@ -13,4 +15,28 @@ export interface FormatAdapter {
   detect(doc: ParsedDocument): number;
   /** Reads the active context. Never throws on bad data: it reports issues and reads the rest. */
   read(doc: ParsedDocument): Transcript;
+}
+
+/**
+ * One line of a written transcript. Either a line of the input reproduced byte for byte
+ * (`from`), or new text (a changed line says which input line it `replaces`; a new one does not).
+ */
+export type OutputRecord =
+  | { readonly from: number }
+  | { readonly text: string; readonly replaces?: number };
+
+/**
+ * Turns an edit into the lines of the output, for one format. Lines the edit does not touch must
+ * come back as `{ from }`, so they stay byte-identical. For a `json-document` input the writer
+ * returns the whole rewritten document as one `{ text }` (it may contain newlines).
+ */
+export interface FormatWriter {
+  readonly name: FormatName;
+  write(doc: ParsedDocument, transcript: Transcript, edit: TranscriptEdit): OutputRecord[];
+  /**
+   * Structural problems of a written document, read back with this format's adapter (empty when
+   * valid): for example a tool call without its result on the active context, a parent link that
+   * does not resolve, or not exactly one summary where one was written. A non-empty answer is a bug.
+   */
+  validate(doc: ParsedDocument, transcript: Transcript): string[];
 }
