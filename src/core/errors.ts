@@ -51,3 +51,35 @@ export class InvalidTranscriptError extends DevsCtxError {
     super(message, ExitCode.invalidTranscript, 'invalid_transcript', hint);
   }
 }
+
+/** Exit 5: the summarizer or embedding provider failed or gave an unusable answer; input untouched. */
+export class ProviderError extends DevsCtxError {
+  constructor(
+    message: string,
+    readonly provider: string,
+    hint?: string,
+  ) {
+    super(message, ExitCode.provider, 'provider_failed', hint);
+  }
+}
+
+/** Exit 6: pinned and protected turns alone exceed the limit; nothing written. */
+export class BudgetImpossibleError extends DevsCtxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.budgetImpossible, 'budget_impossible', hint);
+  }
+}
+
+/** Exit 7: another devs-ctx holds the lock on this file. */
+export class LockedError extends DevsCtxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.locked, 'locked', hint);
+  }
+}
+
+/** Exit 130: interrupted (Ctrl-C, cancelled prompt); nothing written. */
+export class InterruptedError extends DevsCtxError {
+  constructor(message = 'interrupted; nothing was written') {
+    super(message, ExitCode.interrupted, 'interrupted');
+  }
+}

@@ -47,6 +47,8 @@ export interface TranscriptEntry {
   readonly notSent?: string;
   /** Tool call / result ids, when the entry makes or answers tool calls. */
   readonly links?: ToolLinks;
+  /** `false` for a tool result whose body cannot be replaced by a placeholder (e.g. Codex tool definitions). */
+  readonly maskable?: false;
 }
 
 /** What the file itself says about the size of the context (real usage from the provider). */

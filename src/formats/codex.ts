@@ -1,6 +1,7 @@
 import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
-import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
+import type { ParsedDocument } from '../io/jsonl.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, ToolLinks, TranscriptEntry } from './types.js';
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
 
 /**
@@ -24,8 +25,8 @@ import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type
  * - A `compaction` item (server-side summary, encrypted) is a user `summary` turn with an encrypted
  *   blob; an `agent_message` item (a message from another agent) is a user message.
  * - `ghost_snapshot` (undo data) and unknown item kinds are skipped; a note lists them.
- * - Tool calls and results carry `callId` (the rollout's `call_id`) on the turn, so a pruner can
- *   keep pairs together.
+ * - Tool calls and results carry `callId` (the rollout's `call_id`) on the turn and as `links`, so a
+ *   pruner can keep pairs together.
  * - Turn ids: `payload.id`, else `call_id` (`<call_id>.output` for a result), else `line-<n>`
  *   (`line-<n>.<k>` inside a replacement history). Ids repeated in the file get `~2`, `~3`… so
  *   every turn id is unique.
@@ -42,12 +43,12 @@ const INJECTED_PREFIXES = [
 const IDE_PREFIX = '# Context from my IDE setup:';
 const IDE_REQUEST = '## My request for Codex:';
 /** Tool calls that the client answers with an `*_output` item (hosted tools like web search do not). */
-const ANSWERED_CALLS = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'tool_search_call']);
+export const ANSWERED_CALLS: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'tool_search_call']);
 /** Item kinds that are kept in the rollout but never sent to the model. */
 const NOT_SENT = new Set(['ghost_snapshot']);
 
 /** A rollout line `{timestamp, type, payload}` (timestamp is not checked: newer builds trim it). */
-function isEnvelope(value: unknown): value is JsonObject & { type: string } {
+export function isEnvelope(value: unknown): value is JsonObject & { type: string } {
   return isRecord(value) && typeof value['type'] === 'string' && 'payload' in value;
 }
 
@@ -169,40 +170,8 @@ export const codexAdapter: FormatAdapter = {
               return;
             }
             epoch++;
-            const replacement = payload['replacement_history'];
-            if (Array.isArray(replacement)) {
-              compactions.push({ line: record.line, replaced: true });
-              const next: HistoryItem[] = [];
-              replacement.forEach((item, i) => {
-                if (!isRecord(item)) {
-                  issues.push({
-                    line: record.line,
-                    severity: 'warning',
-                    reason: `replacement_history[${i}] is not an object; skipped`,
-                  });
-                  return;
-                }
-                next.push({
-                  ...base,
-                  item,
-                  path: `${prefix}payload.replacement_history[${i}]`,
-                  fallbackId: `${lineId}.${i}`,
-                });
-              });
-              history = next;
-            } else {
-              compactions.push({ line: record.line, replaced: false });
-              // Older builds: Codex rebuilds the history as the earlier user messages + the summary.
-              const kept = history.filter((h) => !h.summary && isContextMessage(h.item));
-              kept.push({
-                ...base,
-                item: { type: 'message', role: 'user', content: str(payload['message']) ?? '' },
-                path: `${prefix}payload.message`,
-                fallbackId: `${lineId}.summary`,
-                summary: true,
-              });
-              history = kept;
-            }
+            compactions.push({ line: record.line, replaced: Array.isArray(payload['replacement_history']) });
+            history = historyAfterCompaction(history, payload, { ...base, lineId, prefix }, issues);
             return;
           }
           case 'event_msg': {
@@ -296,6 +265,93 @@ export const codexAdapter: FormatAdapter = {
   },
 };
 
+/** Where a record's value sits: its record, line and timestamp, and how ids and paths are made for it. */
+interface RecordPlace {
+  readonly record: number;
+  readonly line: number;
+  readonly timestamp?: string;
+  /** `line-<n>` (or `line-<n>.<k>` for the k-th value of a glued line). */
+  readonly lineId: string;
+  /** `` (or `[k].` for the k-th value of a glued line), the start of every path into the value. */
+  readonly prefix: string;
+}
+
+/**
+ * The history after a `compacted` record: its `replacement_history` replaces everything; without
+ * one (older builds) Codex rebuilds it as the earlier user/developer messages + the summary.
+ */
+function historyAfterCompaction(
+  history: readonly HistoryItem[],
+  payload: JsonObject,
+  place: RecordPlace,
+  issues: ReadIssue[],
+): HistoryItem[] {
+  const base = { record: place.record, line: place.line, ...(place.timestamp !== undefined ? { timestamp: place.timestamp } : {}) };
+  const replacement = payload['replacement_history'];
+  if (Array.isArray(replacement)) {
+    const next: HistoryItem[] = [];
+    replacement.forEach((item, i) => {
+      if (!isRecord(item)) {
+        issues.push({ line: place.line, severity: 'warning', reason: `replacement_history[${i}] is not an object; skipped` });
+        return;
+      }
+      next.push({ ...base, item, path: `${place.prefix}payload.replacement_history[${i}]`, fallbackId: `${place.lineId}.${i}` });
+    });
+    return next;
+  }
+  const kept = history.filter((h) => !h.summary && isContextMessage(h.item));
+  kept.push({
+    ...base,
+    item: { type: 'message', role: 'user', content: str(payload['message']) ?? '' },
+    path: `${place.prefix}payload.message`,
+    fallbackId: `${place.lineId}.summary`,
+    summary: true,
+  });
+  return kept;
+}
+
+/** One item of a rollout's final history (what Codex would send on resume), with where it came from. */
+export interface RolloutHistoryItem {
+  /** The Responses API item as it is stored (a summary rebuilt from an old `compacted.message` is `{type:'message', role:'user', content:<string>}`). */
+  readonly item: JsonObject;
+  /** Index into `ParsedDocument.records`. */
+  readonly record: number;
+  /** Path into the record, as in the entries' `SourceRef.path`. */
+  readonly path: string;
+  /** Rebuilt from an old `compacted.message` (not an item of the file). */
+  readonly summary: boolean;
+}
+
+/**
+ * The final history of a rollout, built by the same rules as `codexAdapter.read` (items the
+ * adapter skips, like `ghost_snapshot`, included), so a writer can map entries back to items by
+ * `SourceRef` (`record` + `path`).
+ */
+export function rolloutHistory(doc: ParsedDocument): RolloutHistoryItem[] {
+  let history: HistoryItem[] = [];
+  const ignored: ReadIssue[] = [];
+  if (doc.kind !== 'jsonl') return [];
+  for (const record of doc.records) {
+    record.values.forEach((value, k) => {
+      if (!isEnvelope(value) || !isRecord(value['payload'])) return;
+      const glued = record.values.length > 1;
+      const place: RecordPlace = {
+        record: record.index,
+        line: record.line,
+        lineId: glued ? `line-${record.line}.${k}` : `line-${record.line}`,
+        prefix: glued ? `[${k}].` : '',
+      };
+      const payload = value['payload'];
+      if (value.type === 'response_item') {
+        history.push({ record: record.index, line: record.line, item: payload, path: `${place.prefix}payload`, fallbackId: place.lineId });
+      } else if (value.type === 'compacted') {
+        history = historyAfterCompaction(history, payload, place, ignored);
+      }
+    });
+  }
+  return history.map((h) => ({ item: h.item, record: h.record, path: h.path, summary: h.summary === true }));
+}
+
 /** Index in `history` of the last user message that is a real prompt (not injected context), or 0. */
 function lastUserMessageIndex(history: readonly HistoryItem[]): number {
   for (let i = history.length - 1; i >= 0; i--) {
@@ -370,7 +426,13 @@ function mapItem(h: HistoryItem, ids: Set<string>, skipped: Map<string, number>)
     ...(mapped.callId !== undefined ? { callId: mapped.callId } : {}),
   };
   const source: SourceRef = { records: [h.record], path: h.path };
-  return [{ turn, source, blobs: mapped.blobs }];
+  // Links let the pruner keep a call and its output together (`call_id` is the pair's key).
+  let links: ToolLinks | undefined;
+  if (mapped.callId !== undefined && mapped.type === 'tool_call') links = { calls: [mapped.callId] };
+  if (mapped.callId !== undefined && mapped.type === 'tool_result') links = { answers: [mapped.callId] };
+  // tool_search_output carries tool definitions, not output text: the writer cannot mask it.
+  const maskable = str(h.item['type']) === 'tool_search_output' ? { maskable: false as const } : {};
+  return [{ turn, source, blobs: mapped.blobs, ...(links ? { links } : {}), ...maskable }];
 }
 
 function mapPayload(h: HistoryItem): Mapped | undefined {

@@ -1,38 +1,20 @@
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import type { TextTokenCounter } from '../../core/accounting.js';
-import { resolveSettings } from '../../core/config.js';
 import type { Settings } from '../../core/config.js';
-import { DevsCtxError, ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
+import { DevsCtxError, ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { buildAnalyzeReport, worstUrgency } from '../../core/report.js';
 import type { AnalyzeReport } from '../../core/report.js';
-import { loadCounter } from '../../core/tokens/encodings.js';
-import type { EncodingName } from '../../core/tokens/encodings.js';
-import { parseTokenAmount } from '../../core/units.js';
-import { isFormatName, readTranscript } from '../../formats/index.js';
+import { isFormatName } from '../../formats/index.js';
 import type { FormatName } from '../../formats/index.js';
-import { loadConfig } from '../../io/config.js';
-import { TokenCountCache, defaultCacheDir } from '../../io/count-cache.js';
-import { STDIN, expandInputs, readInput } from '../../io/input.js';
+import { defaultCacheDir } from '../../io/count-cache.js';
+import { STDIN, expandInputs } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
+import { CachedCounter, loadTranscriptInput, settingsFor, tokenOption } from '../shared.js';
 import { renderAnalyzeReport, renderAnalyzeTable, renderAnalyzeTableDiagnostics } from '../render/analyze-text.js';
 import type { FileRow } from '../render/analyze-text.js';
-
-const tokenOption = (flag: string) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      if (raw === undefined) return undefined;
-      const value = parseTokenAmount(raw);
-      if (value === undefined) {
-        ctx.addIssue({ code: 'custom', message: `${flag} ${raw}: expected a positive number of tokens such as 200000, 200k or 1M` });
-        return z.NEVER;
-      }
-      return value;
-    });
 
 const AnalyzeOptionsSchema = z.object({
   json: z.boolean().optional(),
@@ -56,17 +38,7 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
     const parsed = AnalyzeOptionsSchema.safeParse(rawOptions);
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx analyze --help');
     const options = parsed.data;
-    const file = loadConfig({ cwd: ctx.cwd, ...(options.config ? { explicitPath: options.config } : {}) });
-    const settings = resolveSettings({
-      flags: {
-        ...(options.window !== undefined ? { window: options.window } : {}),
-        ...(options.softLimit !== undefined ? { softLimit: options.softLimit } : {}),
-        ...(options.hardLimit !== undefined ? { hardLimit: options.hardLimit } : {}),
-        ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
-      },
-      env: ctx.env,
-      ...(file ? { file } : {}),
-    });
+    const { settings } = settingsFor(options, ctx);
     const inputs = resolveInputs(paths, ctx);
     const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
     const format = options.format as FormatName | undefined;
@@ -138,58 +110,11 @@ function resolveInputs(paths: readonly string[], ctx: CliContext): string[] {
   return expandInputs(paths, ctx.cwd);
 }
 
-/** Counts through the content-hash cache; the tokenizer is only loaded when a count is missing. */
-class CachedCounter implements TextTokenCounter {
-  private readonly cache: TokenCountCache;
-  private counter: TextTokenCounter | undefined;
-
-  constructor(private readonly encoding: EncodingName, cacheDir: string | undefined) {
-    this.cache = TokenCountCache.open(cacheDir, encoding);
-  }
-
-  count(text: string): number {
-    if (text.length === 0) return 0;
-    if (!this.cache.enabled) return (this.counter ??= loadCounter(this.encoding)).count(text);
-    const key = TokenCountCache.key(text);
-    const cached = this.cache.get(key);
-    if (cached !== undefined) return cached;
-    const counter = (this.counter ??= loadCounter(this.encoding));
-    const count = counter.count(text);
-    this.cache.set(key, count);
-    return count;
-  }
-
-  save(): void {
-    this.cache.save();
-  }
-}
-
 async function analyzeOne(
   path: string,
   run: { settings: Settings; options: AnalyzeOptions; counter: TextTokenCounter; format: FormatName | undefined; ctx: CliContext },
 ): Promise<AnalyzeReport> {
-  const doc = await readInput(path, { stdin: run.ctx.stdin, cwd: run.ctx.cwd });
-  const display = path === STDIN ? '(stdin)' : path;
-  if (doc.records.every((r) => r.blank)) {
-    throw new InvalidTranscriptError(`${display}: the transcript is empty`, 'nothing to analyse; check that the agent has written to it');
-  }
-  const transcript = readTranscript(doc, run.format);
-  if (transcript.entries.length === 0 && doc.issues.length + transcript.issues.length > 0) {
-    const first = [...doc.issues, ...transcript.issues][0];
-    throw new InvalidTranscriptError(
-      `${display}: no turn could be read (line ${first?.line}: ${first?.reason})`,
-      run.format ? `is it really ${run.format}? try without --format` : 'pass --format if the format was guessed wrong',
-    );
-  }
-  // --strict: any line the reader could not take as it is, or any the adapter rejected, is fatal.
-  const badLines = run.options.strict ? [...doc.issues, ...transcript.issues.filter((i) => i.severity === 'error')] : [];
-  const first = badLines[0];
-  if (first) {
-    throw new InvalidTranscriptError(
-      `${display}: line ${first.line}: ${first.reason}${badLines.length > 1 ? ` (and ${badLines.length - 1} more bad line(s))` : ''}`,
-      'without --strict, bad lines are reported and skipped',
-    );
-  }
+  const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.options.strict === true, ctx: run.ctx });
   const tokens = countEntries(transcript.entries, run.counter);
   return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
 }

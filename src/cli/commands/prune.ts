@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { countEntries } from '../../core/accounting.js';
+import { BudgetImpossibleError, ExitCode, LockedError, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { preparePrune, summaryReserveFor } from '../../core/prune/engine.js';
+import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
+import { buildPruneReport } from '../../core/prune/report.js';
+import type { PruneReport } from '../../core/prune/report.js';
+import { verifyReadBack } from '../../core/prune/verify.js';
+import { isFormatName } from '../../formats/index.js';
+import type { FormatName } from '../../formats/index.js';
+import { InvalidOutputError, writeTranscript } from '../../formats/write.js';
+import { writerFor } from '../../formats/writers.js';
+import { acquireLock, writeFileAtomic } from '../../io/atomic.js';
+import type { FileLock } from '../../io/atomic.js';
+import { defaultCacheDir } from '../../io/count-cache.js';
+import { STDIN } from '../../io/input.js';
+import { serializeDocument } from '../../io/jsonl.js';
+import { ExtractiveSummarizer } from '../../providers/extractive-summarizer.js';
+import { LocalEmbedder } from '../../providers/local-embedder.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+import { renderPruneReport } from '../render/prune-text.js';
+import { startProgress } from '../render/progress.js';
+import { CachedCounter, loadTranscriptInput, settingsFor, tokenOption } from '../shared.js';
+
+const PruneOptionsSchema = z.object({
+  json: z.boolean().optional(),
+  format: z.string().refine(isFormatName).optional(),
+  encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
+  window: tokenOption('--window'),
+  softLimit: tokenOption('--soft-limit'),
+  hardLimit: tokenOption('--hard-limit'),
+  target: tokenOption('--target'),
+  config: z.string().optional(),
+  strict: z.boolean().optional(),
+  cache: z.boolean().optional(),
+  output: z.string().optional(),
+  inPlace: z.boolean().optional(),
+  dryRun: z.boolean().optional(),
+  force: z.boolean().optional(),
+  strategy: z.enum(PRUNE_STRATEGIES).optional(),
+  goal: z.string().optional(),
+  archive: z.union([z.string(), z.boolean()]).optional(),
+});
+type PruneOptions = z.infer<typeof PruneOptionsSchema>;
+
+/** Where the archive lives: `--archive PATH`, `--no-archive`, else DEVS_CTX_ARCHIVE / XDG data dir. */
+async function archivePathFor(options: PruneOptions, ctx: CliContext): Promise<string | undefined> {
+  if (options.archive === false) return undefined;
+  if (typeof options.archive === 'string') return resolve(ctx.cwd, options.archive);
+  const { defaultArchivePath } = await import('../../archive/paths.js');
+  return resolve(ctx.cwd, defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
+}
+
+/** `devs-ctx prune [file|-]`: plan → summarize → write (validated) → archive → replace, or print the plan. */
+export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  let lock: FileLock | undefined;
+  try {
+    const parsed = PruneOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx prune --help');
+    const options = parsed.data;
+    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
+    if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
+    checkOutputOptions(input, options, json);
+
+    const { settings } = settingsFor(options, ctx);
+    const targetTokens = options.target ?? defaultTargetTokens(settings);
+    if (targetTokens >= settings.hardLimitTokens) {
+      throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
+    }
+    const strategy = options.strategy ?? 'relevance';
+    const archivePath = options.dryRun ? undefined : await archivePathFor(options, ctx);
+
+    if (options.inPlace) lock = acquireLock(resolve(ctx.cwd, input));
+    const format = options.format as FormatName | undefined;
+    const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
+    const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
+    const tokens = countEntries(transcript.entries, counter).map((t) => t.total);
+
+    const eventId = randomUUID();
+    const progress = startProgress(ctx, `pruning ${display}`);
+    let prepared;
+    try {
+      prepared = await preparePrune({
+        entries: transcript.entries,
+        tokens,
+        counter,
+        policy: { ...settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(targetTokens) },
+        ...(options.goal !== undefined ? { goal: options.goal } : {}),
+        embedder: new LocalEmbedder(strategy === 'relevance' ? transcript.entries.map((e) => e.turn.content) : []),
+        summarizer: new ExtractiveSummarizer(counter),
+        eventId,
+        ...(archivePath ? { archiveLocation: archivePath } : {}),
+        now: new Date().toISOString(),
+        newId: randomUUID,
+        onProgress: (step) => progress.update(step === 'relevance' ? 'ranking turns by relevance' : step === 'summary' ? 'summarizing' : 'planning'),
+      });
+    } finally {
+      progress.stop();
+    }
+    const { plan } = prepared;
+    if (plan.outcome === 'impossible') {
+      throw new BudgetImpossibleError(`${display}: ${plan.note ?? 'the budget cannot be met'}; nothing was written`, 'raise the limits (--window, --hard-limit) or unpin turns');
+    }
+    const base = { file: display, format: transcript.format, prepared, entries: transcript.entries, tokens, softLimit: settings.softLimitTokens };
+
+    if (options.dryRun) {
+      const report = buildPruneReport({ ...base, dryRun: true, output: null });
+      counter.save();
+      return finish(report, ctx, json, true);
+    }
+
+    const outputName = options.inPlace ? display : options.output && options.output !== STDIN ? options.output : STDIN;
+    if (!prepared.edit) {
+      // Nothing to do: the output is the input's exact bytes [SPEC §6].
+      if (!options.inPlace) writeOutput(outputName, serializeDocument(doc), ctx);
+      counter.save();
+      return finish(buildPruneReport({ ...base, dryRun: false, output: options.inPlace ? null : outputName }), ctx, json, false);
+    }
+
+    const written = writeTranscript(doc, transcript, prepared.edit, writerFor(transcript.format));
+    const problems = verifyReadBack(transcript.entries, prepared.edit, written.readBack.entries, plan.pinned);
+    if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
+    const afterTokens = countEntries(written.readBack.entries, counter).reduce((sum, t) => sum + t.total, 0);
+    const after = { turns: written.readBack.entries.length, tokens: afterTokens };
+    counter.save();
+
+    let archive: { path: string; eventId: string } | undefined;
+    if (archivePath) {
+      const { ArchiveStore } = await import('../../archive/store.js');
+      const store = ArchiveStore.open(archivePath);
+      try {
+        store.recordPrune({
+          id: eventId,
+          createdAt: new Date().toISOString(),
+          sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
+          format: transcript.format,
+          strategy,
+          targetTokens,
+          urgency: plan.urgency,
+          ...(prepared.goal ? { goal: prepared.goal } : {}),
+          tokensBefore: plan.totalBefore,
+          tokensAfter: afterTokens,
+          removedTurnCount: plan.dropped.size,
+          maskedTurnCount: plan.masked.size,
+          tokensSaved: plan.totalBefore - afterTokens,
+          ...(prepared.summaryText !== undefined ? { summaryText: prepared.summaryText } : {}),
+          input: doc,
+          output: { records: written.records, bytes: written.bytes },
+          turns: [...plan.dropped, ...plan.masked]
+            .sort((a, b) => a - b)
+            .map((i) => {
+              const entry = transcript.entries[i];
+              if (!entry) throw new Error(`entry ${i} missing`);
+              return {
+                entryIndex: i,
+                turnId: entry.turn.id,
+                role: entry.turn.role,
+                type: entry.turn.type,
+                action: plan.dropped.has(i) ? ('dropped' as const) : ('masked' as const),
+                tokens: tokens[i] ?? 0,
+                content: entry.turn.content,
+                ...(entry.turn.timestamp !== undefined ? { timestamp: entry.turn.timestamp } : {}),
+                records: entry.source.records,
+              };
+            }),
+        });
+      } finally {
+        store.close();
+      }
+      archive = { path: archivePath, eventId };
+    }
+
+    if (options.inPlace) {
+      replaceInPlace(resolve(ctx.cwd, input), serializeDocument(doc), written.bytes);
+    } else {
+      writeOutput(outputName, written.bytes, ctx);
+    }
+    const report = buildPruneReport({ ...base, dryRun: false, after, ...(archive ? { archive } : {}), output: outputName });
+    return finish(report, ctx, json, false);
+  } catch (error) {
+    return reportError(ctx, error, json);
+  } finally {
+    lock?.release();
+  }
+}
+
+function checkOutputOptions(input: string, options: PruneOptions, json: boolean): void {
+  if (options.inPlace && input === STDIN) throw new UsageError('--in-place needs a file, not standard input', 'pass the transcript path, or use -o FILE');
+  if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
+  if (options.dryRun && (options.inPlace || options.output !== undefined)) {
+    throw new UsageError('--dry-run writes nothing, so it takes neither --in-place nor -o');
+  }
+  if (json && !options.dryRun && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
+    throw new UsageError('--json prints the report on stdout, so the pruned transcript needs somewhere else to go', 'add -o FILE, --in-place or --dry-run');
+  }
+  if (options.output !== undefined && options.output !== STDIN && input !== STDIN && resolve(options.output) === resolve(input)) {
+    throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and keeps the original until the new one is complete)');
+  }
+}
+
+function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
+  if (name === STDIN) ctx.stdout.write(bytes);
+  else writeFileAtomic(resolve(ctx.cwd, name), bytes);
+}
+
+/**
+ * Replaces the transcript with its pruned version. An agent may have appended turns while the
+ * prune ran: those are carried over to the end of the new file. Any other change means the file
+ * is not what was pruned, and nothing is written.
+ */
+function replaceInPlace(path: string, original: Buffer, pruned: Buffer): void {
+  const current = readFileSync(path);
+  let bytes = pruned;
+  if (!current.equals(original)) {
+    const appended = current.length > original.length && current.subarray(0, original.length).equals(original);
+    const cleanBoundary = original.length === 0 || original[original.length - 1] === 0x0a;
+    if (!appended || !cleanBoundary) {
+      throw new LockedError(`${path} changed while it was being pruned; nothing was written`, 'run the prune again');
+    }
+    bytes = Buffer.concat([pruned, current.subarray(original.length)]);
+  }
+  writeFileAtomic(path, bytes);
+}
+
+function finish(report: PruneReport, ctx: CliContext, json: boolean, dryRun: boolean): ExitCodeValue {
+  if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    // The transcript may be on stdout: the human report goes where it cannot mix with it.
+    const toStdout = dryRun || (report.output !== STDIN && report.output !== null) || report.output === null;
+    (toStdout && report.output !== STDIN ? ctx.stdout : ctx.stderr).write(renderPruneReport(report, ctx));
+  }
+  return ExitCode.ok;
+}

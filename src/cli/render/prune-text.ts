@@ -1,0 +1,50 @@
+import { Chalk } from 'chalk';
+import type { PruneReport } from '../../core/prune/report.js';
+import { colorEnabled } from '../context.js';
+import type { CliContext } from '../context.js';
+
+const n = (value: number): string => value.toLocaleString('en-US');
+const MAX_ACTION_ROWS = 40;
+
+/** The human report of a prune (or, with --dry-run, of the plan). */
+export function renderPruneReport(report: PruneReport, ctx: CliContext): string {
+  const c = new Chalk({ level: colorEnabled(ctx, report.output === '-' ? ctx.stderr : ctx.stdout) ? 1 : 0 });
+  const lines: string[] = [];
+  const head = `${c.bold(report.file)} (${report.format})`;
+  if (report.outcome === 'no-change') {
+    lines.push(`${head}: nothing to prune; ${report.reason ?? 'no change'}`);
+    lines.push(`  ${n(report.before.tokens)} tokens in ${n(report.before.turns)} turns; urgency ${report.urgency}; target ${n(report.limits.target)}`);
+    if (report.output && report.output !== '-' && !report.dryRun) lines.push(`  written unchanged to ${report.output}`);
+    return `${lines.join('\n')}\n`;
+  }
+  const verb = report.dryRun ? 'would prune' : 'pruned';
+  lines.push(`${head}: ${verb} ${n(report.before.tokens)} → ${n(report.after.tokens)} tokens${report.dryRun ? ' (estimate)' : ''} (target ${n(report.limits.target)}, urgency ${report.urgency})`);
+  const parts: string[] = [];
+  if (report.dropped.turns > 0) parts.push(`${report.dryRun ? 'drop' : 'dropped'} ${n(report.dropped.turns)} turns (${n(report.dropped.tokens)} tokens)`);
+  if (report.masked.turns > 0) parts.push(`${report.dryRun ? 'mask' : 'masked'} ${n(report.masked.turns)} tool results (${n(report.masked.tokensSaved)} tokens saved)`);
+  if (report.summary) parts.push(`summary ${n(report.summary.tokens)} tokens`);
+  if (parts.length > 0) lines.push(`  ${parts.join(', ')}`);
+  lines.push(`  strategy ${report.strategy}; goal (${report.goal.source}): ${oneLine(report.goal.text, 90) || '(none)'}`);
+  if (report.dropped.fromProtectedTail > 0) lines.push(c.yellow(`  hard limit: ${n(report.dropped.fromProtectedTail)} turns of the protected tail were dropped too`));
+  if (!report.reachedTarget) lines.push(c.yellow(`  the target was not reached: the pinned turns and the protected tail hold ${n(report.after.tokens)} tokens`));
+  if (report.dryRun) {
+    lines.push('', `  ${'action'.padEnd(6)}  ${'turn'.padEnd(38)}  ${'type'.padEnd(11)}  ${'saved'.padStart(9)}  why`);
+    for (const action of report.actions.slice(0, MAX_ACTION_ROWS)) {
+      const first = action.turns[0];
+      const more = action.turns.length > 1 ? ` +${action.turns.length - 1}` : '';
+      lines.push(`  ${action.kind.padEnd(6)}  ${oneLine(`${first?.id ?? ''}${more}`, 38).padEnd(38)}  ${(first?.type ?? '').padEnd(11)}  ${n(action.tokensSaved).padStart(9)}  ${action.reason}`);
+    }
+    if (report.actions.length > MAX_ACTION_ROWS) lines.push(`  … and ${n(report.actions.length - MAX_ACTION_ROWS)} more actions (--json lists them all)`);
+    lines.push('', '  dry run: nothing was written');
+  } else {
+    if (report.archive) lines.push(`  archived in ${report.archive.path} (prune ${report.archive.eventId}); undo with: devs-ctx restore ${report.file === '(stdin)' ? 'FILE' : report.file}`);
+    else lines.push(c.yellow('  not archived (--no-archive): the removed turns exist only in the original file'));
+    if (report.output && report.output !== '-') lines.push(`  written to ${report.output}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import type { TextTokenCounter } from '../core/accounting.js';
+import { resolveSettings } from '../core/config.js';
+import type { Settings } from '../core/config.js';
+import { InvalidTranscriptError } from '../core/errors.js';
+import { loadCounter } from '../core/tokens/encodings.js';
+import type { EncodingName } from '../core/tokens/encodings.js';
+import type { Transcript } from '../core/transcript.js';
+import { parseTokenAmount } from '../core/units.js';
+import { readTranscript } from '../formats/index.js';
+import type { FormatName } from '../formats/index.js';
+import { loadConfig } from '../io/config.js';
+import { TokenCountCache } from '../io/count-cache.js';
+import { STDIN, readInput } from '../io/input.js';
+import type { ParsedDocument } from '../io/jsonl.js';
+import type { CliContext } from './context.js';
+
+/** Parts every command that reads a transcript shares: token options, settings, counting, loading. */
+
+export const tokenOption = (flag: string) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return undefined;
+      const value = parseTokenAmount(raw);
+      if (value === undefined) {
+        ctx.addIssue({ code: 'custom', message: `${flag} ${raw}: expected a positive number of tokens such as 200000, 200k or 1M` });
+        return z.NEVER;
+      }
+      return value;
+    });
+
+
+/** The options that set limits and counting, as every reading command accepts them. */
+export interface LimitOptions {
+  readonly window?: number | undefined;
+  readonly softLimit?: number | undefined;
+  readonly hardLimit?: number | undefined;
+  readonly encoding?: EncodingName | undefined;
+  readonly config?: string | undefined;
+}
+
+/** Flags > environment > config file > defaults [SPEC §6]. */
+export function settingsFor(options: LimitOptions, ctx: CliContext): { settings: Settings; file: ReturnType<typeof loadConfig> } {
+  const file = loadConfig({ cwd: ctx.cwd, ...(options.config ? { explicitPath: options.config } : {}) });
+  const settings = resolveSettings({
+    flags: {
+      ...(options.window !== undefined ? { window: options.window } : {}),
+      ...(options.softLimit !== undefined ? { softLimit: options.softLimit } : {}),
+      ...(options.hardLimit !== undefined ? { hardLimit: options.hardLimit } : {}),
+      ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
+    },
+    env: ctx.env,
+    ...(file ? { file } : {}),
+  });
+  return { settings, file };
+}
+
+/** Counts through the content-hash cache; the tokenizer is only loaded when a count is missing. */
+export class CachedCounter implements TextTokenCounter {
+  private readonly cache: TokenCountCache;
+  private counter: TextTokenCounter | undefined;
+
+  constructor(private readonly encoding: EncodingName, cacheDir: string | undefined) {
+    this.cache = TokenCountCache.open(cacheDir, encoding);
+  }
+
+  count(text: string): number {
+    if (text.length === 0) return 0;
+    if (!this.cache.enabled) return (this.counter ??= loadCounter(this.encoding)).count(text);
+    const key = TokenCountCache.key(text);
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached;
+    const counter = (this.counter ??= loadCounter(this.encoding));
+    const count = counter.count(text);
+    this.cache.set(key, count);
+    return count;
+  }
+
+  save(): void {
+    this.cache.save();
+  }
+}
+
+
+export interface LoadedTranscript {
+  readonly doc: ParsedDocument;
+  readonly transcript: Transcript;
+  /** How to name the input in messages: the path, or `(stdin)`. */
+  readonly display: string;
+}
+
+/**
+ * Reads and checks one transcript: an empty file, a file with no readable turn, and (under
+ * --strict) any bad line are invalid transcripts (exit 4). Bytes are kept for writing back.
+ */
+export async function loadTranscriptInput(
+  path: string,
+  run: { format: FormatName | undefined; strict: boolean; ctx: CliContext; keepRaw?: boolean },
+): Promise<LoadedTranscript> {
+  const doc = await readInput(path, { stdin: run.ctx.stdin, cwd: run.ctx.cwd, keepRaw: run.keepRaw === true });
+  const display = path === STDIN ? '(stdin)' : path;
+  if (doc.records.every((r) => r.blank)) {
+    throw new InvalidTranscriptError(`${display}: the transcript is empty`, 'nothing to analyse; check that the agent has written to it');
+  }
+  const transcript = readTranscript(doc, run.format);
+  if (transcript.entries.length === 0 && doc.issues.length + transcript.issues.length > 0) {
+    const first = [...doc.issues, ...transcript.issues][0];
+    throw new InvalidTranscriptError(
+      `${display}: no turn could be read (line ${first?.line}: ${first?.reason})`,
+      run.format ? `is it really ${run.format}? try without --format` : 'pass --format if the format was guessed wrong',
+    );
+  }
+  // --strict: any line the reader could not take as it is, or any the adapter rejected, is fatal.
+  const badLines = run.strict ? [...doc.issues, ...transcript.issues.filter((i) => i.severity === 'error')] : [];
+  const first = badLines[0];
+  if (first) {
+    throw new InvalidTranscriptError(
+      `${display}: line ${first.line}: ${first.reason}${badLines.length > 1 ? ` (and ${badLines.length - 1} more bad line(s))` : ''}`,
+      'without --strict, bad lines are reported and skipped',
+    );
+  }
+  return { doc, transcript, display };
+}

@@ -1,0 +1,136 @@
+import type { TextTokenCounter } from '../accounting.js';
+import { ProviderError } from '../errors.js';
+import type { Embedder, Summarizer } from '../providers.js';
+import type { TranscriptEntry } from '../transcript.js';
+import type { ConversationTurn } from '../turn.js';
+import { planToEdit } from './apply.js';
+import { SUMMARY_PREFIX } from './edit.js';
+import type { TranscriptEdit } from './edit.js';
+import { defaultTargetTokens, planPrune } from './plan.js';
+import type { PlanEntry, PrunePlan, PrunePolicy } from './plan.js';
+import { findActiveTask, scoreRelevance } from './relevance.js';
+
+/**
+ * One prune, from counted entries to an edit: goal, relevance, plan, placeholders, summary. The
+ * one engine behind the CLI and the library; it does no I/O itself (providers are injected).
+ */
+export interface PruneRequest {
+  readonly entries: readonly TranscriptEntry[];
+  /** Tokens each entry counts for now (same order). */
+  readonly tokens: readonly number[];
+  readonly counter: TextTokenCounter;
+  readonly policy: PrunePolicy;
+  /** `--goal`; otherwise the active task found in the transcript. */
+  readonly goal?: string;
+  readonly embedder: Embedder;
+  readonly summarizer: Summarizer;
+  /** Id of the prune event (archive reference in placeholders and the summary). */
+  readonly eventId: string;
+  readonly archiveLocation?: string;
+  readonly now: string;
+  readonly newId: () => string;
+  readonly signal?: AbortSignal;
+  /** Called as the long steps start, for a progress display. */
+  readonly onProgress?: (step: 'relevance' | 'plan' | 'summary') => void;
+}
+
+export interface PreparedPrune {
+  readonly plan: PrunePlan;
+  readonly goal: string;
+  readonly goalSource: 'flag' | 'transcript' | 'none';
+  /** Undefined when the plan changes nothing. */
+  readonly edit?: TranscriptEdit;
+  readonly summaryText?: string;
+  readonly summaryTokens: number;
+  /** Tokens of everything dropped (what the summary replaces). */
+  readonly droppedTokens: number;
+}
+
+/** Keeps the summary small next to the target: 5 % of it, between 200 and 4,096 tokens (the seed's maxOutputTokens). */
+export function summaryReserveFor(targetTokens: number): number {
+  return Math.min(4096, Math.max(200, Math.floor(targetTokens * 0.05)));
+}
+
+export function maskPlaceholder(tokens: number, eventId: string, turnId: string): string {
+  return `[devs-ctx: ${tokens.toLocaleString('en-US')} tokens of tool output archived by prune ${eventId.slice(0, 8)}; full text: devs-ctx recall --turn ${turnId}]`;
+}
+
+export async function preparePrune(request: PruneRequest): Promise<PreparedPrune> {
+  const { entries, tokens, counter, policy } = request;
+  const turns = entries.map((e) => e.turn);
+  const found = request.goal === undefined ? findActiveTask(turns) : undefined;
+  const goal = request.goal ?? found ?? '';
+  const goalSource = request.goal !== undefined ? 'flag' : found !== undefined ? 'transcript' : 'none';
+
+  let relevance: number[] | undefined;
+  if (policy.strategy === 'relevance') {
+    request.onProgress?.('relevance');
+    relevance = goal
+      ? await scoreRelevance(goal, turns.map((t) => t.content), request.embedder, request.signal ? { signal: request.signal } : {})
+      : turns.map(() => 0);
+  }
+
+  request.onProgress?.('plan');
+  const placeholders = new Map<number, string>();
+  const planEntries: PlanEntry[] = entries.map((entry, i) => {
+    const now = tokens[i] ?? 0;
+    let maskedTokens: number | undefined;
+    if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
+      const placeholder = maskPlaceholder(now, request.eventId, entry.turn.id);
+      placeholders.set(i, placeholder);
+      maskedTokens = counter.count(placeholder);
+    }
+    return {
+      entry,
+      tokens: now,
+      ...(maskedTokens !== undefined ? { maskedTokens } : {}),
+      ...(relevance ? { relevance: relevance[i] ?? 0 } : {}),
+    };
+  });
+  const targetTokens = policy.targetTokens ?? defaultTargetTokens(policy);
+  const plan = planPrune(planEntries, { ...policy, targetTokens });
+  if (plan.outcome !== 'prune') return { plan, goal, goalSource, summaryTokens: 0, droppedTokens: 0 };
+
+  let summaryText: string | undefined;
+  let summaryTokens = 0;
+  let droppedTokens = 0;
+  for (const i of plan.dropped) droppedTokens += tokens[i] ?? 0;
+  if (plan.dropped.size > 0) {
+    request.onProgress?.('summary');
+    const removed: ConversationTurn[] = [...plan.dropped].sort((a, b) => a - b).map((i) => turns[i]).filter((t): t is ConversationTurn => t !== undefined);
+    const budgetTokens = Math.min(policy.summaryReserveTokens, Math.max(0, droppedTokens - 1));
+    const raw = await request.summarizer.summarize({
+      turns: removed,
+      activeTask: goal,
+      budgetTokens,
+      archive: { eventId: request.eventId, ...(request.archiveLocation ? { location: request.archiveLocation } : {}) },
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
+    summaryText = checkSummary(raw, request.summarizer.name);
+    summaryTokens = counter.count(summaryText);
+    // [SPEC §6] A summary larger than what it replaces is never written: fail closed.
+    if (summaryTokens >= droppedTokens) {
+      throw new ProviderError(
+        `the ${request.summarizer.name} summary (${summaryTokens} tokens) is not smaller than the ${droppedTokens} tokens it replaces; nothing was written`,
+        request.summarizer.name,
+        'prune more at once (a lower --target) or use another summarizer',
+      );
+    }
+  }
+  const edit = planToEdit(plan, {
+    ...(summaryText !== undefined ? { summary: summaryText } : {}),
+    placeholders,
+    now: request.now,
+    newId: request.newId,
+  });
+  return { plan, goal, goalSource, edit, ...(summaryText !== undefined ? { summaryText } : {}), summaryTokens, droppedTokens };
+}
+
+/** An empty or failed summary is never written; one without the marker gets it. */
+function checkSummary(raw: unknown, provider: string): string {
+  if (typeof raw !== 'string') throw new ProviderError(`the ${provider} summarizer returned no text; nothing was written`, provider);
+  const text = raw.trim();
+  const body = text.startsWith(SUMMARY_PREFIX) ? text.slice(SUMMARY_PREFIX.length).trim() : text;
+  if (body.length === 0) throw new ProviderError(`the ${provider} summarizer returned an empty summary; nothing was written`, provider);
+  return text.startsWith(SUMMARY_PREFIX) ? text : `${SUMMARY_PREFIX}\n${text}`;
+}

@@ -1,0 +1,102 @@
+import type { PruneUrgency } from '../policy.js';
+import type { FormatName, TranscriptEntry } from '../transcript.js';
+import type { ContextPrunedEvent } from './context-pruner.js';
+import type { PreparedPrune } from './engine.js';
+import type { PruneActionKind, PruneStrategy } from './plan.js';
+
+export const PRUNE_SCHEMA_VERSION = 1;
+
+/** What `devs-ctx prune --json` prints (schemaVersion 1). */
+export interface PruneReport {
+  readonly schemaVersion: typeof PRUNE_SCHEMA_VERSION;
+  readonly file: string;
+  readonly format: FormatName;
+  readonly dryRun: boolean;
+  /** `pruned`: the transcript changed; `no-change`: it is written back as it was. */
+  readonly outcome: 'pruned' | 'no-change';
+  /** Why nothing changed, when it did not. */
+  readonly reason?: string;
+  readonly urgency: PruneUrgency;
+  readonly strategy: PruneStrategy;
+  readonly goal: { readonly source: 'flag' | 'transcript' | 'none'; readonly text: string };
+  readonly limits: { readonly soft: number; readonly hard: number; readonly target: number };
+  readonly before: { readonly turns: number; readonly tokens: number };
+  readonly after: { readonly turns: number; readonly tokens: number };
+  readonly reachedTarget: boolean;
+  /** [SPEC §6] The event; null when nothing was pruned. */
+  readonly event: ContextPrunedEvent | null;
+  readonly dropped: { readonly turns: number; readonly tokens: number; readonly fromProtectedTail: number };
+  readonly masked: { readonly turns: number; readonly tokensSaved: number };
+  readonly summary: { readonly tokens: number; readonly text: string } | null;
+  readonly archive: { readonly path: string; readonly eventId: string } | null;
+  /** Where the pruned transcript went: a path, `-` for stdout, or null (dry run, or nothing written). */
+  readonly output: string | null;
+  readonly actions: readonly {
+    readonly kind: PruneActionKind;
+    readonly turns: readonly { readonly id: string; readonly type: string; readonly tokens: number }[];
+    readonly tokensSaved: number;
+    readonly reason: string;
+  }[];
+}
+
+export interface PruneReportInput {
+  readonly file: string;
+  readonly format: FormatName;
+  readonly dryRun: boolean;
+  readonly prepared: PreparedPrune;
+  readonly entries: readonly TranscriptEntry[];
+  readonly tokens: readonly number[];
+  readonly softLimit: number;
+  /** Counted from the written output read back (the estimate when not written). */
+  readonly after?: { readonly turns: number; readonly tokens: number };
+  readonly archive?: { readonly path: string; readonly eventId: string };
+  readonly output: string | null;
+}
+
+export function buildPruneReport(input: PruneReportInput): PruneReport {
+  const { prepared, entries, tokens } = input;
+  const { plan } = prepared;
+  const changed = plan.outcome === 'prune' && prepared.edit !== undefined;
+  const before = { turns: entries.length, tokens: plan.totalBefore };
+  const estimatedAfter = {
+    turns: entries.length - plan.dropped.size + (prepared.summaryText !== undefined ? 1 : 0),
+    tokens: changed ? plan.tokensAfterActions + prepared.summaryTokens : plan.totalBefore,
+  };
+  const after = input.after ?? estimatedAfter;
+  let droppedTokens = 0;
+  for (const i of plan.dropped) droppedTokens += tokens[i] ?? 0;
+  const maskSaved = plan.actions.filter((a) => a.kind === 'mask').reduce((sum, a) => sum + a.tokensSaved, 0);
+  return {
+    schemaVersion: PRUNE_SCHEMA_VERSION,
+    file: input.file,
+    format: input.format,
+    dryRun: input.dryRun,
+    outcome: changed ? 'pruned' : 'no-change',
+    ...(plan.note !== undefined && !changed ? { reason: plan.note } : {}),
+    urgency: plan.urgency,
+    strategy: plan.strategy,
+    goal: { source: prepared.goalSource, text: clip(prepared.goal, 500) },
+    limits: { soft: input.softLimit, hard: plan.hardLimitTokens, target: plan.targetTokens },
+    before,
+    after,
+    reachedTarget: after.tokens <= plan.targetTokens,
+    event: changed
+      ? { event: 'context_pruned', removedTurnCount: plan.dropped.size, tokensSaved: before.tokens - after.tokens, newTotal: after.tokens }
+      : null,
+    dropped: { turns: plan.dropped.size, tokens: droppedTokens, fromProtectedTail: plan.tailEntriesDropped },
+    masked: { turns: plan.masked.size, tokensSaved: maskSaved },
+    summary: prepared.summaryText !== undefined ? { tokens: prepared.summaryTokens, text: prepared.summaryText } : null,
+    archive: input.archive ?? null,
+    output: input.output,
+    actions: plan.actions.map((action) => ({
+      kind: action.kind,
+      turns: action.entries.map((i) => ({ id: entries[i]?.turn.id ?? `#${i}`, type: entries[i]?.turn.type ?? 'message', tokens: tokens[i] ?? 0 })),
+      tokensSaved: action.tokensSaved,
+      reason: action.reason,
+    })),
+  };
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,44 @@
+import type { TranscriptEntry } from '../transcript.js';
+import type { TranscriptEdit } from './edit.js';
+import { SUMMARY_PREFIX } from './edit.js';
+
+/**
+ * What a written prune must read back as, whatever the format: the kept turns with identical
+ * content in the same order (pinned ones included, so they are verified byte for byte), masked
+ * ones holding their placeholder, and exactly one new summary where the removed turns were.
+ * Returns the differences (empty when it matches).
+ */
+export function verifyReadBack(
+  before: readonly TranscriptEntry[],
+  edit: TranscriptEdit,
+  after: readonly TranscriptEntry[],
+  pinned: readonly number[],
+): string[] {
+  const expected: string[] = [];
+  before.forEach((entry, i) => {
+    if (edit.summary && i === edit.summary.at) expected.push(edit.summary.text);
+    if (edit.dropped.has(i)) return;
+    expected.push(edit.masked.get(i) ?? entry.turn.content);
+  });
+  const problems: string[] = [];
+  const actual = after.map((e) => e.turn.content);
+  if (actual.length !== expected.length) {
+    problems.push(`read back ${actual.length} turns, expected ${expected.length}`);
+  }
+  const n = Math.min(actual.length, expected.length);
+  for (let i = 0; i < n; i++) {
+    if (actual[i] !== expected[i]) {
+      problems.push(`turn ${i} reads back different from what was meant to be kept`);
+      break;
+    }
+  }
+  const pinnedContents = new Set(pinned.map((i) => before[i]?.turn.content));
+  for (const content of pinnedContents) {
+    if (content !== undefined && !actual.includes(content)) problems.push('a pinned turn is missing or altered');
+  }
+  if (edit.summary) {
+    const count = actual.filter((c) => c === edit.summary?.text).length;
+    if (count !== 1) problems.push(`expected exactly one new ${SUMMARY_PREFIX} turn, found ${count}`);
+  }
+  return problems;
+}

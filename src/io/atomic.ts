@@ -1,0 +1,119 @@
+import { closeSync, constants, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { InputError, LockedError } from '../core/errors.js';
+
+/**
+ * [SPEC §8] Writes are atomic: the bytes go to a temporary file beside the target, are flushed to
+ * disk, get the target's file mode, and only then replace it with a rename. A crash or a full disk
+ * leaves the target as it was (at worst a stray `.devs-ctx-*.tmp` beside it).
+ */
+export function writeFileAtomic(path: string, bytes: Buffer, options: { mode?: number } = {}): void {
+  const tmp = join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}.tmp`);
+  let mode = options.mode;
+  if (mode === undefined) {
+    try {
+      mode = statSync(path).mode & 0o7777;
+    } catch {
+      mode = 0o644;
+    }
+  }
+  let fd: number | undefined;
+  try {
+    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, path);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // the temporary file was never made, or is already gone
+    }
+    throw writeError(path, error);
+  }
+}
+
+export function writeError(path: string, error: unknown): InputError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reason =
+    code === 'ENOSPC'
+      ? 'the disk is full'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'ENOENT' || code === 'ENOTDIR'
+          ? 'the folder does not exist'
+          : code === 'EROFS'
+            ? 'the file system is read-only'
+            : error instanceof Error
+              ? error.message
+              : String(error);
+  return new InputError(`${path}: cannot write: ${reason}; nothing was changed`, code === 'ENOSPC' ? 'free some space and run it again' : 'check the path and its permissions');
+}
+
+/** A held lock on a transcript; `release()` removes it. */
+export interface FileLock {
+  readonly path: string;
+  release(): void;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<file>.devs-ctx.lock` (created exclusively, holding our pid). A lock whose process is gone
+ * (a killed run) is taken over; a live one is exit 7.
+ */
+export function acquireLock(target: string): FileLock {
+  const path = `${target}.devs-ctx.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      let released = false;
+      return {
+        path,
+        release() {
+          if (released) return;
+          released = true;
+          try {
+            unlinkSync(path);
+          } catch {
+            // already removed
+          }
+        },
+      };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') throw writeError(path, error);
+      let holder = Number.NaN;
+      try {
+        holder = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+      } catch {
+        // vanished between the two calls: try again
+      }
+      if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) {
+        throw new LockedError(
+          `${target} is locked by another devs-ctx (pid ${holder})`,
+          `wait for it to finish; if no devs-ctx is running, remove ${path}`,
+        );
+      }
+      try {
+        unlinkSync(path);
+      } catch {
+        // someone else took it over first; the next attempt tells
+      }
+    }
+  }
+  throw new LockedError(`${target} is locked by another devs-ctx`, `remove ${path} if no devs-ctx is running`);
+}

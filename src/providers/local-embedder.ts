@@ -1,0 +1,90 @@
+import type { Embedder, Embedding } from '../core/providers.js';
+
+/**
+ * The offline default embedder: BM25-weighted bag of words, hashed into a fixed-size vector. It
+ * needs no download and gives the same vector for the same text and corpus on every machine.
+ * Words are lower-cased identifiers split at camelCase and snake_case as well as kept whole, so
+ * `parseConfigFile` matches "config file".
+ */
+export const LOCAL_EMBEDDING_DIMENSIONS = 1024;
+const K1 = 1.2;
+const B = 0.75;
+
+const STOP_WORDS = new Set(
+  ('a an and are as at be but by for from has have i if in into is it its of on or our so that the their then there these ' +
+    'this to was we were what when which while will with you your not no do does did can could should would just also ' +
+    'all any some me my he she they them us been being than too very here out up down over under again once only own ' +
+    'same such both each few more most other about above after before below between through during off further how why where who whom').split(' '),
+);
+
+/** The words of a text, as index terms. */
+export function terms(text: string): string[] {
+  const out: string[] = [];
+  const words = text.match(/[\p{L}\p{N}_]+/gu) ?? [];
+  for (const word of words) {
+    if (word.length > 64) continue;
+    const lower = word.toLowerCase();
+    addTerm(out, lower);
+    const parts = word.split(/_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/u);
+    if (parts.length > 1) for (const part of parts) addTerm(out, part.toLowerCase());
+  }
+  return out;
+}
+
+function addTerm(out: string[], word: string): void {
+  if (word.length < 2 || STOP_WORDS.has(word)) return;
+  if (/^\d+$/.test(word) && word.length < 3) return;
+  out.push(word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word);
+}
+
+/** FNV-1a: a stable hash of a term, for the bucket and the sign. */
+function hash(term: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < term.length; i++) {
+    h ^= term.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+export class LocalEmbedder implements Embedder {
+  readonly name = 'local-bm25';
+  private readonly documentFrequency: ReadonlyMap<string, number>;
+  private readonly documents: number;
+  private readonly averageLength: number;
+
+  /** `corpus`: the texts the vectors are weighted against (IDF); without one every term weighs the same. */
+  constructor(corpus: readonly string[] = []) {
+    const df = new Map<string, number>();
+    let totalLength = 0;
+    for (const text of corpus) {
+      const words = terms(text);
+      totalLength += words.length;
+      for (const word of new Set(words)) df.set(word, (df.get(word) ?? 0) + 1);
+    }
+    this.documentFrequency = df;
+    this.documents = corpus.length;
+    this.averageLength = corpus.length > 0 ? Math.max(1, totalLength / corpus.length) : 1;
+  }
+
+  embedOne(text: string): Float32Array {
+    const vector = new Float32Array(LOCAL_EMBEDDING_DIMENSIONS);
+    const words = terms(text);
+    const tf = new Map<string, number>();
+    for (const word of words) tf.set(word, (tf.get(word) ?? 0) + 1);
+    const lengthNorm = 1 - B + (B * words.length) / this.averageLength;
+    for (const [word, count] of tf) {
+      const df = this.documentFrequency.get(word) ?? 0;
+      const idf = this.documents > 0 ? Math.log(1 + (this.documents - df + 0.5) / (df + 0.5)) : 1;
+      const weight = ((count * (K1 + 1)) / (count + K1 * lengthNorm)) * idf;
+      const h = hash(word);
+      const bucket = h % LOCAL_EMBEDDING_DIMENSIONS;
+      vector[bucket] = (vector[bucket] ?? 0) + ((h >>> 31) === 1 ? -weight : weight);
+    }
+    return vector;
+  }
+
+  embed(texts: readonly string[]): Promise<Embedding[]> {
+    return Promise.resolve(texts.map((text) => this.embedOne(text)));
+  }
+}
