@@ -1,7 +1,7 @@
 import type { ConversationTurn, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatAdapter, OpaqueBlob, SourceRef, TranscriptEntry } from './types.js';
+import type { FormatAdapter, OpaqueBlob, SourceRef, ToolLinks, TranscriptEntry } from './types.js';
 import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js';
 
 /**
@@ -23,6 +23,11 @@ const NATIVE_TYPES = new Set([
   'system', 'prd', 'tas', 'requirements', 'spec', 'plan', 'message', 'reasoning', 'tool_call', 'tool_result',
   'summary', 'refresh',
 ]);
+
+/** A value the reader turns into an entry (an object with a known role); anything else is skipped. */
+export function readsAsMessage(value: unknown): value is JsonObject {
+  return isRecord(value) && typeof value['role'] === 'string' && ROLES.has(value['role']);
+}
 
 function isChatMessage(value: unknown): value is JsonObject {
   return isRecord(value) && typeof value['role'] === 'string' && ROLES.has(value['role']) && !('type' in value);
@@ -54,7 +59,7 @@ function isMessageArray(value: unknown): value is unknown[] {
 }
 
 /** One message to map, with where it sits. */
-interface Located {
+export interface Located {
   readonly message: JsonObject;
   readonly id: string;
   readonly source: SourceRef;
@@ -99,8 +104,8 @@ export const openaiChatAdapter: FormatAdapter = {
       const role = message['role'];
       const blobs: OpaqueBlob[] = [];
       const text = contentText(message['content'], blobs);
-      const push = (turnRole: ConversationTurn['role'], type: TurnType, content: string): void => {
-        entries.push({ turn: { id, role: turnRole, type, content }, source, blobs });
+      const push = (turnRole: ConversationTurn['role'], type: TurnType, content: string, links?: ToolLinks): void => {
+        entries.push({ turn: { id, role: turnRole, type, content }, source, blobs, ...(links ? { links } : {}) });
       };
       switch (role) {
         case 'system':
@@ -119,7 +124,9 @@ export const openaiChatAdapter: FormatAdapter = {
             parts.push(`${call.name} ${call.arguments}`);
             if (call.id !== undefined) open.set(call.id, { line, name: call.name });
           }
-          push('assistant', calls.length > 0 ? 'tool_call' : 'message', parts.join('\n'));
+          // The call ids tie this message to its tool messages, so a prune keeps or drops them together.
+          const ids = calls.flatMap((call) => (call.id !== undefined ? [call.id] : []));
+          push('assistant', calls.length > 0 ? 'tool_call' : 'message', parts.join('\n'), ids.length > 0 ? { calls: ids } : undefined);
           break;
         }
         case 'tool':
@@ -139,7 +146,7 @@ export const openaiChatAdapter: FormatAdapter = {
               });
             }
           }
-          push('tool', 'tool_result', text);
+          push('tool', 'tool_result', text, ids.length > 0 ? { answers: ids } : undefined);
           break;
         }
         default:
@@ -157,6 +164,11 @@ export const openaiChatAdapter: FormatAdapter = {
     return { format: 'openai-chat', entries, issues, notes };
   },
 };
+
+/** The active context's messages (the same ones `read` maps), for the writer's validation. */
+export function locateMessages(doc: ParsedDocument): Located[] {
+  return locate(doc, [], []);
+}
 
 /** Finds the active message list and gives each message its id and source. */
 function locate(doc: ParsedDocument, issues: ReadIssue[], notes: string[]): Located[] {
@@ -215,14 +227,14 @@ function fromList(messages: readonly unknown[], record: number, line: number, ba
   return out;
 }
 
-interface Call {
+export interface Call {
   readonly id: string | undefined;
   readonly name: string;
   readonly arguments: string;
 }
 
 /** `tool_calls[]` (and the legacy single `function_call`). */
-function toolCalls(message: JsonObject): Call[] {
+export function toolCalls(message: JsonObject): Call[] {
   const calls: Call[] = [];
   const add = (id: unknown, fn: unknown): void => {
     const f = isRecord(fn) ? fn : {};
@@ -243,7 +255,7 @@ function toolCalls(message: JsonObject): Call[] {
 }
 
 /** The call ids a tool message answers: `tool_call_id`, or SWE-agent's `tool_call_ids` list. */
-function answeredIds(message: JsonObject): string[] {
+export function answeredIds(message: JsonObject): string[] {
   const ids: string[] = [];
   if (typeof message['tool_call_id'] === 'string') ids.push(message['tool_call_id']);
   const list = message['tool_call_ids'];
