@@ -20,6 +20,35 @@ Examples:
 Exit codes: 0 below the soft limit, 10 soft limit reached, 11 hard limit reached,
 2 usage error, 3 input unreadable, 4 invalid transcript.`;
 
+const PRUNE_EXAMPLES = `
+Examples:
+  $ devs-ctx prune session.jsonl --dry-run
+  $ devs-ctx prune session.jsonl --in-place --window 200k
+  $ devs-ctx prune session.jsonl -o pruned.jsonl --strategy recency --target 100k --json
+  $ cat session.jsonl | devs-ctx prune --force > pruned.jsonl
+
+Exit codes: 0 pruned, or nothing to do (the output is then the input, byte for byte),
+2 usage error, 3 input unreadable or output not writable, 4 invalid transcript,
+5 summarizer failed (nothing written), 6 pinned and protected turns alone exceed the limit
+(nothing written), 7 the file is locked by another devs-ctx.`;
+
+const RESTORE_EXAMPLES = `
+Examples:
+  $ devs-ctx restore session.jsonl --in-place
+  $ devs-ctx restore session.jsonl -o before-prune.jsonl --event 3f2a…
+
+Turns appended after the prune stay at the end. Exit codes: 0 restored, 2 usage error,
+3 file or archive unreadable, 4 no prune in the archive produced this file (or it changed
+other than by appending).`;
+
+const RECALL_EXAMPLES = `
+Examples:
+  $ devs-ctx recall "migration failed"
+  $ devs-ctx recall parseConfig --file session.jsonl --json
+  $ devs-ctx recall --turn toolu_01ABC
+
+Exit codes: 0 (also when nothing matches), 2 usage error, 3 archive unreadable.`;
+
 /** Runs the command line; returns the exit code (bin/ sets process.exitCode, nothing below exits). */
 export async function main(argv: readonly string[], given?: CliContext): Promise<number> {
   const json = argv.includes('--json');
@@ -53,6 +82,7 @@ export async function main(argv: readonly string[], given?: CliContext): Promise
 Examples:
   $ devs-ctx analyze session.jsonl
   $ devs-ctx analyze session.jsonl --json | jq .urgency
+  $ devs-ctx prune session.jsonl --in-place
 
 Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     );
@@ -74,6 +104,65 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .action(async (paths: string[], options: Record<string, unknown>) => {
       const { runAnalyze } = await import('./commands/analyze.js');
       exitCode = await runAnalyze(paths, options, ctx);
+    });
+
+  program
+    .command('prune')
+    .description('prune a transcript: keep pinned turns, mask old tool output, drop the least relevant turns, add one summary, archive what was removed')
+    .argument('[file]', 'transcript file; - (or nothing, when piped) reads standard input')
+    .option('-o, --output <file>', 'write the pruned transcript to this file (atomically) instead of stdout')
+    .option('--in-place', 'replace the transcript itself (locks it; the original stays until the new file is complete)')
+    .option('--dry-run', 'print the plan (what is masked or dropped, why, tokens saved) and write nothing')
+    .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs -o, --in-place or --dry-run')
+    .option('--force', 'prune even when the urgency is none')
+    .option('--target <tokens>', 'bring the window down to this many tokens (default: half the soft limit)')
+    .addOption(new Option('--strategy <name>', 'which turns go first: relevance to the goal, or recency (oldest first)').choices(['relevance', 'recency']))
+    .option('--goal <text>', 'what the agent is working on, to rank turns by (default: the latest user request or task turn)')
+    .option('--archive <path>', 'SQLite archive to keep removed turns in (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--no-archive', 'do not archive the removed turns (they then exist only in the original file)')
+    .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
+    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
+    .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
+    .option('--soft-limit <tokens>', 'soft limit (default 500k)')
+    .option('--hard-limit <tokens>', 'hard limit (default 800k)')
+    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
+    .option('--strict', 'make any malformed line fatal (exit 4)')
+    .option('--no-cache', 'do not read or write the token-count cache')
+    .addHelpText('after', PRUNE_EXAMPLES)
+    .action(async (file: string | undefined, options: Record<string, unknown>) => {
+      const { runPrune } = await import('./commands/prune.js');
+      exitCode = await runPrune(file, options, ctx);
+    });
+
+  program
+    .command('restore')
+    .description('rebuild a transcript as it was before a prune, byte for byte, from the archive')
+    .argument('<file>', 'the pruned transcript')
+    .option('-o, --output <file>', 'write the restored transcript to this file instead of stdout')
+    .option('--in-place', 'replace the transcript with the restored one')
+    .option('--event <id>', 'undo this prune (default: the latest prune that produced this file)')
+    .option('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--json', 'print one JSON report on stdout; needs -o or --in-place')
+    .addHelpText('after', RESTORE_EXAMPLES)
+    .action(async (file: string, options: Record<string, unknown>) => {
+      const { runRestore } = await import('./commands/restore.js');
+      exitCode = await runRestore(file, options, ctx);
+    });
+
+  program
+    .command('recall')
+    .description('search the turns prunes archived (full text, ranked), or print one archived turn')
+    .argument('[query...]', 'words to look for')
+    .option('--turn <id>', 'print the full archived text of this turn')
+    .option('--event <id>', 'only this prune')
+    .option('--file <path>', 'only prunes of this transcript')
+    .option('--limit <n>', 'at most this many matches (default 10)')
+    .option('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--json', 'print one JSON document on stdout')
+    .addHelpText('after', RECALL_EXAMPLES)
+    .action(async (query: string[], options: Record<string, unknown>) => {
+      const { runRecall } = await import('./commands/recall.js');
+      exitCode = await runRecall(query, options, ctx);
     });
 
   try {

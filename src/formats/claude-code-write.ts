@@ -1,12 +1,520 @@
-import type { FormatWriter } from './types.js';
+import { toolIds } from '../core/prune/units.js';
+import type { ParsedDocument } from '../io/jsonl.js';
+import { contentBlocks, LEAF_TYPES, SYNTHETIC_MODEL } from './claude-code.js';
+import { isRecord, str, type JsonObject } from './json.js';
+import type { FormatWriter, OutputRecord, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
 
-/** Placeholder: the claude-code writer is being written. */
+/**
+ * Writes an edit back to a Claude Code session file the way Claude Code compacts (FORMATS §1.8,
+ * §1.9): nothing is deleted. Dropped lines stay in the file, byte-identical, but the active chain is
+ * re-linked around them:
+ *
+ *     compact_boundary (new, parentUuid null) → kept head … → isCompactSummary user line (new)
+ *       → kept tail … → leaf
+ *
+ * The boundary goes right before the first kept line of the chain, so the pinned first turns stay in
+ * the context (a boundary after them would cut them off); the summary goes right before the first
+ * kept line after the removed turns (at the end of the file when nothing follows, so it becomes the
+ * line Claude Code resumes from). Kept lines whose parent is no longer their predecessor on the new
+ * chain get their `parentUuid` changed, and nothing else: they are re-serialised compactly, as
+ * Claude Code writes them. 2.1.x parallel tool results hang off their own tool_use line and move with
+ * their call, so they only need re-linking if their parent was dropped (it never is: units).
+ *
+ * A masked tool result keeps its block, `tool_use_id` and `is_error`; only the block's `content`
+ * becomes the placeholder. `toolUseResult` (the UI copy, never sent) is left as it is, and other
+ * blocks on the line (a prompt typed while the tool ran) are kept.
+ */
 export const claudeCodeWriter: FormatWriter = {
   name: 'claude-code',
-  write() {
-    throw new Error('the claude-code writer is not implemented yet');
+
+  write(doc, transcript, edit) {
+    if (edit.dropped.size === 0 && edit.masked.size === 0 && edit.summary === undefined) {
+      return doc.records.map((r) => ({ from: r.index }));
+    }
+    if (doc.kind !== 'jsonl') throw new Error('a Claude Code session is JSONL, but this document is one JSON value');
+    const tree = readTree(doc);
+    const entryOf = entryLines(tree, transcript);
+    checkEdit(edit, transcript);
+    const kept = keptLines(tree, entryOf, edit.dropped);
+    const changed = new Map<TreeLine, JsonObject>();
+    const update = (line: TreeLine, change: (value: JsonObject) => JsonObject): void => {
+      changed.set(line, change(changed.get(line) ?? line.value));
+    };
+
+    for (const [index, placeholder] of edit.masked) {
+      if (edit.dropped.has(index)) continue;
+      const lines = tree.context.filter((line) => entryOf.get(line) === index);
+      let masked = 0;
+      for (const line of lines) {
+        const value = maskToolResults(changed.get(line) ?? line.value, placeholder);
+        if (value) {
+          changed.set(line, value);
+          masked++;
+        }
+      }
+      if (masked === 0) throw new Error(`entry ${index} (${transcript.entries[index]?.turn.id}) is masked but holds no tool_result`);
+    }
+
+    const insertBefore = new Map<number, string[]>();
+    const atEnd: string[] = [];
+    if (edit.dropped.size > 0 || edit.summary !== undefined) {
+      relink(tree, entryOf, kept, edit, transcript, { update, insertBefore, atEnd });
+    }
+    return assemble(doc, tree, changed, insertBefore, atEnd);
   },
-  validate() {
-    return ['the claude-code validator is not implemented yet'];
+
+  /**
+   * What Claude Code (or the API behind it) would trip over. Problems name lines by uuid, not line
+   * number, so one the input already had is recognised as such after lines were inserted.
+   */
+  validate(doc, transcript) {
+    if (doc.kind !== 'jsonl') return ['the output is not JSONL'];
+    const problems: string[] = [];
+    const tree = readTree(doc);
+    const contextRecords = new Set(tree.context.map((line) => line.record));
+    const seen = new Set<string>();
+    const reported = new Set<string>();
+    /** Uuids on lines Claude Code can parse (one JSON object each). */
+    const readable = new Set<string>();
+    for (const record of doc.records) {
+      const value = record.values.length === 1 ? record.values[0] : undefined;
+      const uuid = isRecord(value) ? str(value['uuid']) : undefined;
+      if (uuid !== undefined) readable.add(uuid);
+    }
+
+    for (const record of doc.records) {
+      // Claude Code skips lines it cannot parse: a blank or broken line is never part of the session.
+      if (record.values.length === 0) continue;
+      if (record.values.length > 1) {
+        if (contextRecords.has(record.index)) {
+          const uuids = record.values.map((v) => (isRecord(v) ? str(v['uuid']) : undefined)).filter((u) => u !== undefined);
+          problems.push(`a line holding ${record.values.length} JSON values glued together (uuids ${uuids.join(', ')}) is part of the active context, but Claude Code cannot read it`);
+        }
+        continue;
+      }
+      const value = record.values[0];
+      if (!isRecord(value)) continue;
+      const uuid = str(value['uuid']);
+      const name = uuid !== undefined ? `line ${uuid}` : `${str(value['type']) ?? 'untyped'} line ${JSON.stringify(record.raw?.subarray(0, 60).toString('utf8') ?? '')}`;
+      if (record.raw && !record.raw.equals(Buffer.from(JSON.stringify(value), 'utf8'))) {
+        problems.push(`${name} is not compact JSON (Claude Code writes JSON.stringify output)`);
+      }
+      const parent = value['parentUuid'];
+      if (typeof parent === 'string' && !seen.has(parent)) {
+        problems.push(
+          readable.has(parent)
+            ? `${name}: its parent ${parent} comes later in the file`
+            : tree.byUuid.has(parent)
+              ? `${name}: its parent ${parent} is on a line Claude Code cannot read`
+              : `${name}: its parent ${parent} is not in the file`,
+        );
+      } else if (parent !== null && parent !== undefined && typeof parent !== 'string') {
+        problems.push(`${name}: parentUuid is a ${typeof parent}, not a uuid or null`);
+      }
+      if (uuid !== undefined) {
+        if (seen.has(uuid) && !reported.has(uuid)) {
+          problems.push(`uuid ${uuid} is used by more than one line`);
+          reported.add(uuid);
+        }
+        seen.add(uuid);
+      }
+      if (value['type'] === 'system' && value['subtype'] === 'compact_boundary' && value['parentUuid'] !== null) {
+        problems.push(`${name}: a compact_boundary must be a root (parentUuid null)`);
+      }
+    }
+    for (const line of tree.chain) {
+      const message = line.value['message'];
+      if (line.value['isCompactSummary'] === true && (!isRecord(message) || typeof message['content'] !== 'string' || message['content'] === '')) {
+        problems.push(`compact summary ${line.uuid}: message.content must be non-empty text`);
+      }
+    }
+    problems.push(...toolPairing(transcript.entries));
+    return problems;
   },
 };
+
+/** A parsed value with a uuid: one node of the session tree. */
+interface TreeLine {
+  readonly value: JsonObject;
+  readonly uuid: string;
+  readonly type: string;
+  readonly record: number;
+  /** Which value of its record (a glued line holds several). */
+  readonly slot: number;
+  /** Position among all lines with a uuid, in file order. */
+  readonly order: number;
+}
+
+/** The session as Claude Code resumes it, line for line (the same walk as the adapter's read). */
+interface SessionTree {
+  readonly lines: readonly TreeLine[];
+  /** The last line with each uuid (a resumed session can write a line twice). */
+  readonly byUuid: ReadonlyMap<string, TreeLine>;
+  /** The active chain after the last compact boundary on it, root first. */
+  readonly chain: readonly TreeLine[];
+  /** Parallel tool results on side branches that answer calls on the chain (2.1.x). */
+  readonly reattached: ReadonlySet<TreeLine>;
+  /** Chain and re-attached results, in file order: the lines the adapter reads turns from. */
+  readonly context: readonly TreeLine[];
+}
+
+function toolResultIds(value: JsonObject): string[] {
+  return contentBlocks(value)
+    .filter((b) => b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string')
+    .map((b) => String(b['tool_use_id']));
+}
+
+/** Mirrors passes 1–3 of the adapter's read; `entryLines` checks that both agree. */
+function readTree(doc: ParsedDocument): SessionTree {
+  const lines: TreeLine[] = [];
+  const byUuid = new Map<string, TreeLine>();
+  let leaf: TreeLine | undefined;
+  for (const record of doc.records) {
+    record.values.forEach((value, slot) => {
+      if (!isRecord(value)) return;
+      const uuid = str(value['uuid']);
+      if (uuid === undefined) return;
+      const line: TreeLine = { value, uuid, type: str(value['type']) ?? '', record: record.index, slot, order: lines.length };
+      lines.push(line);
+      byUuid.set(uuid, line);
+      if (value['isSidechain'] !== true && LEAF_TYPES.has(line.type)) leaf = line;
+    });
+  }
+
+  const walk: TreeLine[] = [];
+  const seen = new Set<string>();
+  for (let line = leaf; line && !seen.has(line.uuid); ) {
+    seen.add(line.uuid);
+    walk.push(line);
+    const parent = line.value['parentUuid'];
+    line = typeof parent === 'string' ? byUuid.get(parent) : undefined;
+  }
+  walk.reverse();
+  let cut = 0;
+  walk.forEach((line, i) => {
+    if (line.type === 'system' && line.value['subtype'] === 'compact_boundary') cut = i + 1;
+  });
+  const chain = walk.slice(cut);
+
+  const onChain = new Set(chain.map((l) => l.uuid));
+  const calls = new Set<string>();
+  const answered = new Set<string>();
+  for (const line of chain) {
+    for (const block of contentBlocks(line.value)) {
+      if (line.type === 'assistant' && block['type'] === 'tool_use' && typeof block['id'] === 'string') calls.add(block['id']);
+    }
+    if (line.type === 'user') for (const id of toolResultIds(line.value)) answered.add(id);
+  }
+  const reattached = new Set<TreeLine>();
+  const firstOrder = chain[0]?.order ?? Number.POSITIVE_INFINITY;
+  for (const line of lines) {
+    if (line.type !== 'user' || line.order < firstOrder || onChain.has(line.uuid) || line.value['isSidechain'] === true) continue;
+    const ids = toolResultIds(line.value);
+    if (ids.length > 0 && ids.some((id) => calls.has(id) && !answered.has(id))) {
+      for (const id of ids) answered.add(id);
+      reattached.add(line);
+      onChain.add(line.uuid);
+    }
+  }
+  const context = [...chain, ...reattached].sort((a, b) => a.order - b.order);
+  return { lines, byUuid, chain, reattached, context };
+}
+
+/**
+ * Which entry each context line belongs to (the lines of one API response share one entry;
+ * progress, system and `<synthetic>` lines belong to none), checked against the transcript.
+ */
+function entryLines(tree: SessionTree, transcript: Transcript): Map<TreeLine, number> {
+  const entryOf = new Map<TreeLine, number>();
+  const byMessageId = new Map<string, number>();
+  const starts: TreeLine[] = [];
+  for (const line of tree.context) {
+    const message = line.value['message'];
+    if (line.type !== 'attachment') {
+      if ((line.type !== 'user' && line.type !== 'assistant') || !isRecord(message)) continue;
+      if (line.type === 'assistant') {
+        if (message['model'] === SYNTHETIC_MODEL) continue;
+        const id = str(message['id']);
+        const existing = id === undefined ? undefined : byMessageId.get(id);
+        if (existing !== undefined) {
+          entryOf.set(line, existing);
+          continue;
+        }
+        if (id !== undefined) byMessageId.set(id, starts.length);
+      }
+    }
+    entryOf.set(line, starts.length);
+    starts.push(line);
+  }
+  const mismatch =
+    starts.length !== transcript.entries.length ||
+    starts.some((line, i) => {
+      const entry = transcript.entries[i];
+      return !entry || entry.turn.id !== line.uuid || !entry.source.records.includes(line.record);
+    });
+  if (mismatch) throw new Error('the transcript given to the claude-code writer was not read from this document');
+  return entryOf;
+}
+
+function checkEdit(edit: TranscriptEdit, transcript: Transcript): void {
+  const n = transcript.entries.length;
+  for (const i of [...edit.dropped, ...edit.masked.keys()]) {
+    if (!Number.isInteger(i) || i < 0 || i >= n) throw new Error(`the edit names entry ${i}, but the transcript has ${n}`);
+  }
+}
+
+/**
+ * The context lines that stay on the active chain. An entry's lines follow the entry; a line that
+ * is no turn (progress, stop hooks, turn durations, `<synthetic>` replies) follows the turn before
+ * it on the chain, because that is what it reports on (lines before the first turn follow it).
+ */
+function keptLines(tree: SessionTree, entryOf: ReadonlyMap<TreeLine, number>, dropped: ReadonlySet<number>): Set<TreeLine> {
+  const status = tree.chain.map((line) => {
+    const entry = entryOf.get(line);
+    return entry === undefined ? undefined : !dropped.has(entry);
+  });
+  let previous = status.find((s) => s !== undefined) ?? true;
+  const kept = new Set<TreeLine>();
+  tree.chain.forEach((line, i) => {
+    const own = status[i];
+    if (own !== undefined) previous = own;
+    if (own ?? previous) kept.add(line);
+  });
+  for (const line of tree.reattached) {
+    const entry = entryOf.get(line);
+    if (entry === undefined || !dropped.has(entry)) kept.add(line);
+  }
+  return kept;
+}
+
+interface Layout {
+  update(line: TreeLine, change: (value: JsonObject) => JsonObject): void;
+  /** New lines to write before an input record. */
+  readonly insertBefore: Map<number, string[]>;
+  readonly atEnd: string[];
+}
+
+/** A node of the new chain: an input line, or one of the two lines the writer adds. */
+type ChainNode = { readonly uuid: string; readonly line: TreeLine } | { readonly uuid: string; readonly line?: undefined };
+
+/** Re-links the active chain around the dropped lines, through a new boundary and summary line. */
+function relink(
+  tree: SessionTree,
+  entryOf: ReadonlyMap<TreeLine, number>,
+  kept: ReadonlySet<TreeLine>,
+  edit: TranscriptEdit,
+  transcript: Transcript,
+  layout: Layout,
+): void {
+  const oldLeaf = tree.chain.at(-1);
+  if (!oldLeaf) throw new Error('the session has no active chain to prune');
+  const keptChain = tree.chain.filter((line) => kept.has(line));
+  const summary = edit.summary;
+  // The summary sits before the first kept line of a later turn (after every earlier kept line).
+  let summaryIndex = keptChain.length;
+  if (summary) {
+    const i = keptChain.findIndex((line) => (entryOf.get(line) ?? -1) > summary.at);
+    if (i !== -1) summaryIndex = i;
+  }
+  if (keptChain.length === 0 && !summary) throw new Error('the edit drops the whole active context and gives no summary');
+  if (!kept.has(oldLeaf) && !(summary && summaryIndex === keptChain.length)) {
+    // Claude Code resumes from the last user/assistant line of the file: it has to stay on the chain.
+    throw new Error(`the edit drops the session's last line (${oldLeaf.uuid}), which Claude Code resumes from`);
+  }
+
+  const boundaryUuid = edit.newId();
+  const summaryUuid = summary ? edit.newId() : undefined;
+  const chain: ChainNode[] = [{ uuid: boundaryUuid }];
+  keptChain.forEach((line, i) => {
+    if (i === summaryIndex && summaryUuid) chain.push({ uuid: summaryUuid });
+    chain.push({ uuid: line.uuid, line });
+  });
+  if (summaryUuid && summaryIndex === keptChain.length) chain.push({ uuid: summaryUuid });
+
+  const droppedUuids = new Set(tree.context.filter((line) => !kept.has(line)).map((line) => line.uuid));
+  const relinkTo = (line: TreeLine, parent: string): void => {
+    layout.update(line, (value) => {
+      const next: JsonObject = { ...value, parentUuid: parent };
+      for (const key of ['logicalParentUuid', 'sourceToolAssistantUUID']) {
+        const ref = next[key];
+        if (typeof ref === 'string' && droppedUuids.has(ref)) next[key] = parent;
+      }
+      return next;
+    });
+  };
+  chain.forEach((node, i) => {
+    const parent = chain[i - 1];
+    if (node.line && parent && node.line.value['parentUuid'] !== parent.uuid) relinkTo(node.line, parent.uuid);
+  });
+  // Side-branch results keep their own parent unless it left the chain: then its nearest kept ancestor.
+  const chainIndex = new Map(tree.chain.map((line, i) => [line.uuid, i]));
+  for (const line of tree.reattached) {
+    const parent = str(line.value['parentUuid']);
+    if (!kept.has(line) || parent === undefined || !droppedUuids.has(parent)) continue;
+    let at = chainIndex.get(parent) ?? -1;
+    while (at >= 0 && !kept.has(tree.chain[at] as TreeLine)) at--;
+    relinkTo(line, at >= 0 ? (tree.chain[at] as TreeLine).uuid : boundaryUuid);
+  }
+
+  // Where the new lines go: the summary right before the first kept line after the removed turns.
+  const summaryChild = keptChain[summaryIndex];
+  const place = (child: TreeLine | undefined): string[] => {
+    if (!child) return layout.atEnd;
+    const list = layout.insertBefore.get(child.record) ?? [];
+    layout.insertBefore.set(child.record, list);
+    return list;
+  };
+  const boundaryChild = keptChain[0] && summaryIndex > 0 ? keptChain[0] : summaryChild;
+  const neighbour = (line: TreeLine | undefined): TreeLine => line ?? oldLeaf;
+  place(boundaryChild).push(
+    JSON.stringify(boundaryLine(boundaryUuid, oldLeaf, neighbour(keptChain[0]), edit, transcript)),
+  );
+  if (summary && summaryUuid) {
+    if (summaryChild) checkSummaryPlace(tree, entryOf, kept, summary, summaryChild);
+    const parent = chain[chain.findIndex((node) => node.uuid === summaryUuid) - 1]?.uuid ?? boundaryUuid;
+    const envelopeFrom = neighbour(keptChain[summaryIndex - 1] ?? summaryChild);
+    place(summaryChild).push(JSON.stringify(summaryLine(summaryUuid, parent, envelopeFrom, summary, edit)));
+  }
+}
+
+/** Every kept line of an earlier turn is before the summary's place in the file, every later one after. */
+function checkSummaryPlace(
+  tree: SessionTree,
+  entryOf: ReadonlyMap<TreeLine, number>,
+  kept: ReadonlySet<TreeLine>,
+  summary: SummaryInsert,
+  child: TreeLine,
+): void {
+  for (const line of tree.context) {
+    if (!kept.has(line)) continue;
+    const entry = entryOf.get(line);
+    if (entry === undefined) continue;
+    const misplaced = entry <= summary.at ? line.record >= child.record : line.record < child.record;
+    if (misplaced) {
+      throw new Error(`the summary cannot be placed: line ${line.uuid} of entry ${entry} is on the wrong side of line ${child.uuid}`);
+    }
+  }
+}
+
+/** The envelope fields a new line copies from a neighbour (FORMATS §1.9.6). */
+const ENVELOPE_KEYS = ['userType', 'cwd', 'sessionId', 'version', 'gitBranch', 'slug'] as const;
+
+function envelopeOf(line: TreeLine): JsonObject {
+  const envelope: JsonObject = {};
+  for (const key of ENVELOPE_KEYS) {
+    const value = line.value[key];
+    if (typeof value === 'string') envelope[key] = value;
+  }
+  return envelope;
+}
+
+/** A manual compact boundary, shaped (and ordered) like the ones Claude Code writes. */
+function boundaryLine(uuid: string, oldLeaf: TreeLine, neighbour: TreeLine, edit: TranscriptEdit, transcript: Transcript): JsonObject {
+  return {
+    parentUuid: null,
+    logicalParentUuid: oldLeaf.uuid,
+    isSidechain: false,
+    ...envelopeOf(neighbour),
+    type: 'system',
+    subtype: 'compact_boundary',
+    content: 'Conversation compacted',
+    isMeta: false,
+    timestamp: edit.now,
+    uuid,
+    level: 'info',
+    compactMetadata: { trigger: 'manual', preTokens: transcript.recorded?.contextTokens ?? 0 },
+  };
+}
+
+/** The summary as Claude Code writes its own: a user line with string content, flagged as a compact summary. */
+function summaryLine(uuid: string, parent: string, neighbour: TreeLine, summary: SummaryInsert, edit: TranscriptEdit): JsonObject {
+  return {
+    parentUuid: parent,
+    isSidechain: false,
+    ...envelopeOf(neighbour),
+    type: 'user',
+    message: { role: 'user', content: summary.text },
+    isVisibleInTranscriptOnly: true,
+    isCompactSummary: true,
+    uuid,
+    timestamp: edit.now,
+  };
+}
+
+/**
+ * The line with every tool_result's `content` replaced by the placeholder (a list of parts becomes
+ * one text part, so images go too); undefined when it holds no tool_result.
+ */
+function maskToolResults(value: JsonObject, placeholder: string): JsonObject | undefined {
+  const message = value['message'];
+  if (!isRecord(message) || !Array.isArray(message['content'])) return undefined;
+  let found = false;
+  const content = message['content'].map((block: unknown) => {
+    if (!isRecord(block) || block['type'] !== 'tool_result') return block;
+    found = true;
+    return { ...block, content: Array.isArray(block['content']) ? [{ type: 'text', text: placeholder }] : placeholder };
+  });
+  return found ? { ...value, message: { ...message, content } } : undefined;
+}
+
+/**
+ * The output lines: untouched records by reference, changed ones re-serialised (a glued record
+ * that has to change is written one value per line), new lines where they were placed.
+ */
+function assemble(
+  doc: ParsedDocument,
+  tree: SessionTree,
+  changed: ReadonlyMap<TreeLine, JsonObject>,
+  insertBefore: ReadonlyMap<number, readonly string[]>,
+  atEnd: readonly string[],
+): OutputRecord[] {
+  const changedByRecord = new Map<number, Map<number, JsonObject>>();
+  for (const line of tree.lines) {
+    const value = changed.get(line);
+    if (!value) continue;
+    const slots = changedByRecord.get(line.record) ?? new Map<number, JsonObject>();
+    slots.set(line.slot, value);
+    changedByRecord.set(line.record, slots);
+  }
+  const out: OutputRecord[] = [];
+  for (const record of doc.records) {
+    for (const text of insertBefore.get(record.index) ?? []) out.push({ text });
+    const slots = changedByRecord.get(record.index);
+    if (!slots) {
+      out.push({ from: record.index });
+      continue;
+    }
+    record.values.forEach((value, slot) => {
+      const text = JSON.stringify(slots.get(slot) ?? value);
+      out.push(slot === 0 ? { text, replaces: record.index } : { text });
+    });
+  }
+  for (const text of atEnd) out.push({ text });
+  return out;
+}
+
+/**
+ * Tool pairing on the read-back context: every tool_result answers a tool_use made earlier, and
+ * every tool_use is answered, except in the last assistant turn (a session can end while tools run).
+ */
+function toolPairing(entries: readonly TranscriptEntry[]): string[] {
+  const problems: string[] = [];
+  const calledAt = new Map<string, number>();
+  const answered = new Set<string>();
+  entries.forEach((entry, i) => {
+    const { calls, answers } = toolIds(entry);
+    for (const id of calls) calledAt.set(id, i);
+    for (const id of answers) {
+      if (!calledAt.has(id)) problems.push(`${entry.turn.id} answers tool_use ${id}, which is not earlier on the active chain`);
+      answered.add(id);
+    }
+  });
+  let lastAssistant = -1;
+  entries.forEach((entry, i) => {
+    if (entry.turn.role === 'assistant') lastAssistant = i;
+  });
+  for (const [id, i] of calledAt) {
+    if (!answered.has(id) && i !== lastAssistant) problems.push(`tool_use ${id} (${entries[i]?.turn.id}) has no tool_result on the active chain`);
+  }
+  return problems;
+}

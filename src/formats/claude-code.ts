@@ -29,8 +29,9 @@ import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from './
 const NOISE_TYPES = new Set(['queue-operation', 'file-history-snapshot']);
 const DETECT_SCAN_LIMIT = 5000;
 /** Line types a session can be resumed from (FORMATS §1.8: "the last suitable line"). */
-const LEAF_TYPES = new Set(['user', 'assistant', 'attachment']);
-const SYNTHETIC_MODEL = '<synthetic>';
+export const LEAF_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'attachment']);
+/** The model of assistant placeholder lines (errors, "No response requested."): not context. */
+export const SYNTHETIC_MODEL = '<synthetic>';
 const MAX_LISTED_ISSUES = 20;
 
 function plural(n: number, one: string, many = `${one}s`): string {
@@ -315,7 +316,12 @@ function toEntry(builder: Builder): TranscriptEntry {
     ...(builder.timestamp !== undefined ? { timestamp: builder.timestamp } : {}),
   };
   const records = [...new Set(builder.records)].sort((a, b) => a - b);
-  return { turn, source: { records }, blobs: builder.blobs };
+  // The call ids keep a call and its results in one prune unit (src/core/prune/units.ts).
+  const links =
+    builder.toolUseIds.length > 0 || builder.toolResultIds.length > 0
+      ? { links: { calls: [...builder.toolUseIds], answers: [...builder.toolResultIds] } }
+      : {};
+  return { turn, source: { records }, blobs: builder.blobs, ...links };
 }
 
 /** The input side of one API call: the context size when it was made. */
@@ -609,7 +615,7 @@ function read(doc: ParsedDocument): Transcript {
 }
 
 /** The content blocks of a line's message (empty for a string or missing content). */
-function contentBlocks(value: JsonObject): JsonObject[] {
+export function contentBlocks(value: JsonObject): JsonObject[] {
   const message = value['message'];
   if (!isRecord(message) || !Array.isArray(message['content'])) return [];
   return message['content'].filter(isRecord);

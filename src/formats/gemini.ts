@@ -15,7 +15,8 @@ import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js'
  * - `info` / `warning` / `error` records are UI notices, not turns; a note counts them.
  * - A `gemini` record becomes a message turn (its text; omitted when empty, and an empty record
  *   without tool calls is skipped with a note), then for each `toolCalls[i]` a tool_call turn `${id}#call${i}` followed by its
- *   tool_result turn `${id}#result${i}` (call and result live in the same record).
+ *   tool_result turn `${id}#result${i}` (call and result live in the same record); both carry
+ *   `links` keyed by the toolCall's `id` (`${id}#${i}` without one), so a prune moves them together.
  * - The first `user` record that is a `<session_context>` bootstrap is pinned context (type
  *   `system`); a `user` record holding a `<state_snapshot>` (written by /compress) is a `summary`.
  * - JSONL `source.records` is the record holding the version of the message that is used (the
@@ -35,7 +36,7 @@ interface BaseTurn {
 }
 
 /** A header / partial metadata line: session identity, no message fields. */
-function isHeader(value: JsonObject): boolean {
+export function isHeader(value: JsonObject): boolean {
   return typeof value['sessionId'] === 'string' && typeof value['projectHash'] === 'string' && !('type' in value);
 }
 
@@ -53,7 +54,7 @@ function isMessageRecord(value: unknown): value is JsonObject {
 }
 
 /** A whole legacy session: header fields plus the message list. */
-function isLegacyDocument(value: unknown): value is JsonObject {
+export function isLegacyDocument(value: unknown): value is JsonObject {
   return (
     isRecord(value) &&
     Array.isArray(value['messages']) &&
@@ -62,12 +63,12 @@ function isLegacyDocument(value: unknown): value is JsonObject {
   );
 }
 
-function isSetPatch(value: JsonObject): value is { $set: JsonObject } {
+export function isSetPatch(value: JsonObject): value is { $set: JsonObject } {
   return isRecord(value['$set']);
 }
 
 /** One message as it stands in the active list, with where its bytes are. */
-interface Slot {
+export interface MessageSlot {
   readonly message: JsonObject;
   readonly record: number;
   readonly line: number;
@@ -162,10 +163,12 @@ export const geminiAdapter: FormatAdapter = {
         }
         const name = typeof call['name'] === 'string' ? call['name'] : 'unknown_tool';
         const args = call['args'] === undefined ? '{}' : safeJson(call['args']);
+        const key = toolCallKey(call, id, i);
         entries.push({
           turn: turn({ id: `${id}#call${i}`, role: 'assistant', type: 'tool_call', content: `${name} ${args}` }),
           source: at(path),
           blobs: [],
+          links: { calls: [key] },
         });
         const result = resultText(call['result']);
         if (result === undefined) {
@@ -182,6 +185,7 @@ export const geminiAdapter: FormatAdapter = {
           turn: turn({ id: `${id}#result${i}`, role: 'tool', type: 'tool_result', content: result.text }),
           source: at(`${path}.result`),
           blobs: result.blobs,
+          links: { answers: [key] },
         });
       });
       if (isRecord(message['tokens']) && hasUsage(message['tokens'])) {
@@ -211,6 +215,23 @@ export const geminiAdapter: FormatAdapter = {
   },
 };
 
+/**
+ * The id that ties a tool call to its result: the call's own `id`, or `${messageId}#${i}` when it
+ * has none (call and result share the toolCalls entry, so the position is enough).
+ */
+export function toolCallKey(call: JsonObject, messageId: string, index: number): string {
+  return typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : `${messageId}#${index}`;
+}
+
+/**
+ * The active message list as Gemini CLI resolves it (JSONL replayed, or the legacy document's
+ * `messages`), notices included, with where each message's bytes are. For writers.
+ */
+export function geminiMessageSlots(doc: ParsedDocument): MessageSlot[] {
+  const issues: ReadIssue[] = [];
+  return doc.kind === 'json-document' ? documentSlots(doc, issues) : jsonlSlots(doc, issues, []);
+}
+
 function joinPath(base: string, sub: string): string {
   if (!base) return sub;
   if (!sub) return base;
@@ -228,7 +249,7 @@ function hasUsage(tokens: JsonObject): boolean {
 }
 
 /** Legacy JSON document: every message of `messages`, in order. */
-function documentSlots(doc: ParsedDocument, issues: ReadIssue[]): Slot[] {
+function documentSlots(doc: ParsedDocument, issues: ReadIssue[]): MessageSlot[] {
   const value = doc.document;
   if (!isLegacyDocument(value)) {
     issues.push({ line: 0, severity: 'error', reason: 'not a Gemini CLI session: no messages list' });
@@ -237,8 +258,8 @@ function documentSlots(doc: ParsedDocument, issues: ReadIssue[]): Slot[] {
   return listSlots(value['messages'] as unknown[], 0, 1, 'messages', issues);
 }
 
-function listSlots(messages: readonly unknown[], record: number, line: number, base: string, issues: ReadIssue[]): Slot[] {
-  const slots: Slot[] = [];
+function listSlots(messages: readonly unknown[], record: number, line: number, base: string, issues: ReadIssue[]): MessageSlot[] {
+  const slots: MessageSlot[] = [];
   messages.forEach((message, i) => {
     if (isRecord(message)) slots.push({ message, record, line, path: `${base}[${i}]` });
     else issues.push({ line, severity: 'warning', reason: `${base}[${i}] is not a message object; skipped` });
@@ -250,8 +271,8 @@ function listSlots(messages: readonly unknown[], record: number, line: number, b
  * JSONL form: replays the file the way Gemini CLI loads it. Messages live in a Map keyed by id, so a
  * re-appended id replaces the message in place (last version, first position).
  */
-function jsonlSlots(doc: ParsedDocument, issues: ReadIssue[], notes: string[]): Slot[] {
-  let messages = new Map<string, Slot>();
+function jsonlSlots(doc: ParsedDocument, issues: ReadIssue[], notes: string[]): MessageSlot[] {
+  let messages = new Map<string, MessageSlot>();
   let checkpoints = 0;
   let rewinds = 0;
   let updates = 0;
@@ -315,8 +336,8 @@ function jsonlSlots(doc: ParsedDocument, issues: ReadIssue[], notes: string[]): 
   return [...messages.values()];
 }
 
-function keyed(slots: readonly Slot[]): Map<string, Slot> {
-  const map = new Map<string, Slot>();
+function keyed(slots: readonly MessageSlot[]): Map<string, MessageSlot> {
+  const map = new Map<string, MessageSlot>();
   slots.forEach((slot, i) => {
     const id = typeof slot.message['id'] === 'string' ? slot.message['id'] : `#${i}`;
     map.set(id, slot);
@@ -324,7 +345,7 @@ function keyed(slots: readonly Slot[]): Map<string, Slot> {
   return map;
 }
 
-interface PartsText {
+export interface PartsText {
   readonly text: string;
   readonly blobs: OpaqueBlob[];
 }
@@ -374,7 +395,7 @@ function functionResponseText(functionResponse: JsonObject): string {
 }
 
 /** The text of a tool call's `result` (a part list); undefined when nothing was recorded. */
-function resultText(result: unknown): PartsText | undefined {
+export function resultText(result: unknown): PartsText | undefined {
   if (result === undefined || result === null) return undefined;
   if (Array.isArray(result) && result.length === 0) return undefined;
   return partsText(result);

@@ -1,5 +1,6 @@
 import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
+import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, TranscriptEntry } from './types.js';
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
 
@@ -27,21 +28,24 @@ import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type
  *   `llm_metrics.accumulated_token_usage` and `metrics.accumulated_token_usage` are running sums
  *   over all calls, not a context size, so they are never used.
  * - Turn ids are `event-<id>` (`history-<i>` when an event has no id); calls and results carry
- *   `callId` (the `tool_call_id`).
+ *   `callId` (the `tool_call_id`) and the matching `links`.
  */
 
 /** Events that are never turned into model messages. */
-const NOT_SENT_ACTIONS = new Set(['recall', 'change_agent_state', 'null', 'condensation', 'condensation_request']);
-const NOT_SENT_OBSERVATIONS = new Set(['agent_state_changed', 'null', 'user_rejected']);
+export const NOT_SENT_ACTIONS = new Set(['recall', 'change_agent_state', 'null', 'condensation', 'condensation_request']);
+export const NOT_SENT_OBSERVATIONS = new Set(['agent_state_changed', 'null', 'user_rejected']);
 
 /** One task run: an `instance_id` and a `history` list of events. */
-function isRun(value: unknown): value is JsonObject & { history: unknown[] } {
+export function isRun(value: unknown): value is JsonObject & { history: unknown[] } {
   return isRecord(value) && Array.isArray(value['history']) && (typeof value['instance_id'] === 'string' || typeof value['instance_id'] === 'number');
 }
 
-interface Located {
+/** A run and where it is: record `record`, value `value` of that record's glued values. */
+export interface LocatedRun {
   readonly run: JsonObject & { history: unknown[] };
   readonly record: number;
+  /** Index among the record's values (0 unless values are glued on the line). */
+  readonly value: number;
   readonly line: number;
   /** Prefix of paths inside the record (`[k].` for the k-th of glued values). */
   readonly prefix: string;
@@ -68,22 +72,7 @@ export const openhandsAdapter: FormatAdapter = {
   read(doc) {
     const issues: ReadIssue[] = [];
     const notes: string[] = [];
-    const runs: Located[] = [];
-    let others = 0;
-    if (doc.kind === 'json-document') {
-      if (isRun(doc.document)) runs.push({ run: doc.document, record: 0, line: 1, prefix: '' });
-      else others++;
-    } else {
-      for (const record of doc.records) {
-        record.values.forEach((value, k) => {
-          if (isRun(value)) {
-            runs.push({ run: value, record: record.index, line: record.line, prefix: record.values.length > 1 ? `[${k}].` : '' });
-          } else {
-            others++;
-          }
-        });
-      }
-    }
+    const { runs, others } = findRuns(doc);
     const active = runs[runs.length - 1];
     if (!active) {
       issues.push({
@@ -122,7 +111,10 @@ export const openhandsAdapter: FormatAdapter = {
           ...(timestamp !== undefined ? { timestamp } : {}),
           ...(t.callId !== undefined ? { callId: t.callId } : {}),
         };
-        entries.push({ turn, source: { records: [active.record], path: at }, blobs });
+        // The tool_call_id ties an action to its observation, so a prune keeps or drops them together.
+        const links =
+          t.callId === undefined ? undefined : t.type === 'tool_call' ? { calls: [t.callId] } : t.type === 'tool_result' ? { answers: [t.callId] } : undefined;
+        entries.push({ turn, source: { records: [active.record], path: at }, blobs, ...(links ? { links } : {}) });
       };
 
       const action = str(event['action']);
@@ -218,6 +210,27 @@ export const openhandsAdapter: FormatAdapter = {
     return { format: 'openhands', entries, issues, notes, ...(recorded ? { recorded } : {}) };
   },
 };
+
+/** Every run in the document, in order (the last is the active one), and how many other values there are. */
+export function findRuns(doc: ParsedDocument): { runs: LocatedRun[]; others: number } {
+  const runs: LocatedRun[] = [];
+  let others = 0;
+  if (doc.kind === 'json-document') {
+    if (isRun(doc.document)) runs.push({ run: doc.document, record: 0, value: 0, line: 1, prefix: '' });
+    else others++;
+  } else {
+    for (const record of doc.records) {
+      record.values.forEach((value, k) => {
+        if (isRun(value)) {
+          runs.push({ run: value, record: record.index, value: k, line: record.line, prefix: record.values.length > 1 ? `[${k}].` : '' });
+        } else {
+          others++;
+        }
+      });
+    }
+  }
+  return { runs, others };
+}
 
 function count(map: Map<string, number>, key: string): void {
   map.set(key, (map.get(key) ?? 0) + 1);

@@ -1,0 +1,484 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import type { ContextEntry } from '../core/prune/context-entry.js';
+import type { OutputRecord } from '../formats/types.js';
+import { serializeDocument } from '../io/jsonl.js';
+import type { ParsedDocument } from '../io/jsonl.js';
+import { ArchiveCorruptError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
+import { ftsQueries } from './fts-query.js';
+import { assertStartsWithOutput, computeLayout, restoreBytes, RestoreLayoutSchema, sha256, startsWithOutput } from './layout.js';
+import type { Fingerprint } from './layout.js';
+import { prepareDatabase } from './schema.js';
+import { loadSqlite } from './sqlite.js';
+import type { SqliteDatabase } from './sqlite.js';
+
+export { defaultArchivePath } from './paths.js';
+export { ArchiveUnavailableError } from './errors.js';
+
+/** A turn a prune removed from the active context, or whose tool output it masked. */
+export interface ArchivedTurnInput {
+  /** Index into the input transcript's entries. */
+  readonly entryIndex: number;
+  readonly turnId: string;
+  readonly role: string;
+  readonly type: string;
+  readonly action: 'dropped' | 'masked';
+  readonly tokens: number;
+  /** The turn's full text as it was before the prune (for a masked turn, the tool output it hid). */
+  readonly content: string;
+  readonly timestamp?: string;
+  /** Input record indexes the turn came from. */
+  readonly records: readonly number[];
+}
+
+/** Everything a prune changed, archived before the pruned transcript is written [SPEC §8]. */
+export interface PruneEventInput {
+  readonly id: string;
+  /** ISO 8601. */
+  readonly createdAt: string;
+  readonly sourcePath: string;
+  readonly format: string;
+  readonly strategy: string;
+  readonly targetTokens: number;
+  readonly urgency: string;
+  readonly goal?: string;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly removedTurnCount: number;
+  readonly maskedTurnCount: number;
+  readonly tokensSaved: number;
+  readonly summaryText?: string;
+  /** The input, read with `keepRaw: true`. */
+  readonly input: ParsedDocument;
+  /** What the writer produced, exactly as it will be written. */
+  readonly output: { readonly records: readonly OutputRecord[]; readonly bytes: Buffer };
+  readonly turns: readonly ArchivedTurnInput[];
+}
+
+const PruneEventRowSchema = z
+  .object({
+    id: z.string(),
+    created_at: z.string(),
+    source_path: z.string(),
+    format: z.string(),
+    strategy: z.string(),
+    target_tokens: z.number(),
+    urgency: z.string(),
+    goal: z.string().nullable(),
+    tokens_before: z.number(),
+    tokens_after: z.number(),
+    removed_turn_count: z.number(),
+    masked_turn_count: z.number(),
+    tokens_saved: z.number(),
+    summary_text: z.string().nullable(),
+    original_sha256: z.string(),
+    original_bytes: z.number(),
+    output_sha256: z.string(),
+    output_bytes: z.number(),
+  })
+  .transform((row) => ({
+    id: row.id,
+    createdAt: row.created_at,
+    sourcePath: row.source_path,
+    format: row.format,
+    strategy: row.strategy,
+    targetTokens: row.target_tokens,
+    urgency: row.urgency,
+    ...(row.goal !== null ? { goal: row.goal } : {}),
+    tokensBefore: row.tokens_before,
+    tokensAfter: row.tokens_after,
+    removedTurnCount: row.removed_turn_count,
+    maskedTurnCount: row.masked_turn_count,
+    tokensSaved: row.tokens_saved,
+    ...(row.summary_text !== null ? { summaryText: row.summary_text } : {}),
+    original: { sha256: row.original_sha256, length: row.original_bytes } satisfies Fingerprint,
+    output: { sha256: row.output_sha256, length: row.output_bytes } satisfies Fingerprint,
+  }));
+/** A prune event as the archive lists it (without the bytes it archived). */
+export type PruneEventSummary = z.output<typeof PruneEventRowSchema>;
+
+const EVENT_COLUMNS = `id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
+  removed_turn_count, masked_turn_count, tokens_saved, summary_text, original_sha256, original_bytes, output_sha256, output_bytes`;
+
+const ArchivedTurnRowSchema = z
+  .object({
+    event_id: z.string(),
+    entry_index: z.number(),
+    turn_id: z.string(),
+    role: z.string(),
+    type: z.string(),
+    action: z.enum(['dropped', 'masked']),
+    tokens: z.number(),
+    content: z.string(),
+    timestamp: z.string().nullable(),
+    records: z.string().transform((text) => z.array(z.number().int().nonnegative()).parse(JSON.parse(text))),
+  })
+  .transform((row) => ({
+    eventId: row.event_id,
+    entryIndex: row.entry_index,
+    turnId: row.turn_id,
+    role: row.role,
+    type: row.type,
+    action: row.action,
+    tokens: row.tokens,
+    content: row.content,
+    ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
+    records: row.records,
+  }));
+/** An archived turn, with its full text. */
+export type ArchivedTurn = z.output<typeof ArchivedTurnRowSchema>;
+
+const RecallRowSchema = z
+  .object({
+    event_id: z.string(),
+    entry_index: z.number(),
+    turn_id: z.string(),
+    role: z.string(),
+    type: z.string(),
+    action: z.enum(['dropped', 'masked']),
+    tokens: z.number(),
+    timestamp: z.string().nullable(),
+    created_at: z.string(),
+    source_path: z.string(),
+    snippet: z.string(),
+    rank: z.number(),
+  })
+  .transform((row) => ({
+    eventId: row.event_id,
+    entryIndex: row.entry_index,
+    turnId: row.turn_id,
+    role: row.role,
+    type: row.type,
+    action: row.action,
+    tokens: row.tokens,
+    ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
+    prunedAt: row.created_at,
+    sourcePath: row.source_path,
+    /** A short excerpt around the match, matched terms between the highlight marks. */
+    snippet: row.snippet,
+    /** Relevance, higher is better (negated bm25). */
+    score: -row.rank,
+  }));
+export type RecallHit = z.output<typeof RecallRowSchema>;
+
+export interface RecallOptions {
+  /** Most hits returned (default 20). */
+  readonly limit?: number;
+  readonly eventId?: string;
+  readonly sourcePath?: string;
+  /** Marks put around matched terms in the snippet (default « »). */
+  readonly highlight?: readonly [open: string, close: string];
+}
+
+const MemoryRowSchema = z
+  .object({
+    entry_id: z.string(),
+    type: z.string(),
+    content: z.string(),
+    token_count: z.number(),
+    timestamp: z.number(),
+    metadata: z.string().nullable(),
+  })
+  .transform(
+    (row): ContextEntry => ({
+      id: row.entry_id,
+      type: row.type,
+      content: row.content,
+      tokenCount: row.token_count,
+      timestamp: row.timestamp,
+      ...(row.metadata !== null ? { metadata: z.record(z.string(), z.unknown()).parse(JSON.parse(row.metadata)) } : {}),
+    }),
+  );
+
+const DEFAULT_RECALL_LIMIT = 20;
+/** bm25 column weights for (content, turn_id, type): an id match is a strong signal, the type a weak one. */
+const TURN_WEIGHTS = '1.0, 5.0, 0.5';
+const SNIPPET_TOKENS = 16;
+
+/**
+ * The SQLite archive [SPEC §8]: every prune event with the bytes and turns it removed, so the
+ * original can be restored byte for byte and removed turns recalled by full-text search.
+ * Safe for several processes at once (WAL, a busy timeout, and write transactions that take the
+ * write lock up front).
+ */
+export class ArchiveStore {
+  private constructor(
+    private readonly db: SqliteDatabase,
+    /** The archive file. */
+    readonly path: string,
+  ) {}
+
+  /** Opens (creating it and its directory if needed) and migrates the archive at `path`. */
+  static open(path: string): ArchiveStore {
+    const Database = loadSqlite();
+    if (path !== ':memory:' && !existsSync(path)) {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      // The archive holds transcript text: create it private. SQLite gives its -wal and -shm files
+      // the same permissions as the database file.
+      closeSync(openSync(path, 'a', 0o600));
+    }
+    const db = new Database(path);
+    try {
+      prepareDatabase(db, path);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    return new ArchiveStore(db, path);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /**
+   * Archives a prune: the event, every input line the output does not reproduce byte for byte,
+   * and the removed or masked turns, in one transaction. Call it before writing the transcript;
+   * when it throws, nothing of the event is stored. Checks first that the archived bytes rebuild
+   * the input exactly, so no prune is ever archived in a form restore could not undo.
+   */
+  recordPrune(event: PruneEventInput): void {
+    try {
+      const original = serializeDocument(event.input);
+      const originalPrint: Fingerprint = { sha256: sha256(original), length: original.length };
+      const outputPrint: Fingerprint = { sha256: sha256(event.output.bytes), length: event.output.bytes.length };
+      const { layout, archivedRecords } = computeLayout(event.input, event.output);
+      restoreBytes({ eventId: event.id, layout, archived: archivedRecords, current: event.output.bytes, output: outputPrint, original: originalPrint });
+
+      const insertEvent = this.db.prepare(`INSERT INTO prune_events (
+          id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
+          removed_turn_count, masked_turn_count, tokens_saved, summary_text, original_sha256, original_bytes,
+          output_sha256, output_bytes, bom, layout)
+        VALUES (@id, @createdAt, @sourcePath, @format, @strategy, @targetTokens, @urgency, @goal, @tokensBefore, @tokensAfter,
+          @removedTurnCount, @maskedTurnCount, @tokensSaved, @summaryText, @originalSha256, @originalBytes,
+          @outputSha256, @outputBytes, @bom, @layout)`);
+      const insertRecord = this.db.prepare('INSERT INTO archived_records (event_id, record_index, bytes) VALUES (?, ?, ?)');
+      const insertTurn = this.db.prepare(`INSERT INTO archived_turns
+          (event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records)
+        VALUES (@eventId, @entryIndex, @turnId, @role, @type, @action, @tokens, @content, @timestamp, @records)`);
+
+      const write = this.db.transaction(() => {
+        insertEvent.run({
+          id: event.id,
+          createdAt: event.createdAt,
+          sourcePath: event.sourcePath,
+          format: event.format,
+          strategy: event.strategy,
+          targetTokens: event.targetTokens,
+          urgency: event.urgency,
+          goal: event.goal ?? null,
+          tokensBefore: event.tokensBefore,
+          tokensAfter: event.tokensAfter,
+          removedTurnCount: event.removedTurnCount,
+          maskedTurnCount: event.maskedTurnCount,
+          tokensSaved: event.tokensSaved,
+          summaryText: event.summaryText ?? null,
+          originalSha256: originalPrint.sha256,
+          originalBytes: originalPrint.length,
+          outputSha256: outputPrint.sha256,
+          outputBytes: outputPrint.length,
+          bom: event.input.bom ? 1 : 0,
+          layout: JSON.stringify(layout),
+        });
+        for (const [index, bytes] of archivedRecords) insertRecord.run(event.id, index, bytes);
+        for (const turn of event.turns) {
+          insertTurn.run({
+            eventId: event.id,
+            entryIndex: turn.entryIndex,
+            turnId: turn.turnId,
+            role: turn.role,
+            type: turn.type,
+            action: turn.action,
+            tokens: turn.tokens,
+            content: turn.content,
+            timestamp: turn.timestamp ?? null,
+            records: JSON.stringify(turn.records),
+          });
+        }
+      });
+      // IMMEDIATE: take the write lock at BEGIN, so a concurrent writer waits (busy_timeout)
+      // instead of failing when a read lock would have to be upgraded.
+      write.immediate();
+    } catch (error) {
+      throw new ArchiveWriteError(this.path, error);
+    }
+  }
+
+  /** A prune event by id, or undefined. */
+  getEvent(eventId: string): PruneEventSummary | undefined {
+    const row = this.db.prepare(`SELECT ${EVENT_COLUMNS} FROM prune_events WHERE id = ?`).get(eventId);
+    return row === undefined ? undefined : PruneEventRowSchema.parse(row);
+  }
+
+  /** Prune events, newest first. */
+  listEvents(options: { readonly sourcePath?: string; readonly limit?: number } = {}): PruneEventSummary[] {
+    const rows = this.db
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM prune_events WHERE (@sourcePath IS NULL OR source_path = @sourcePath) ORDER BY seq DESC LIMIT @limit`)
+      .all({ sourcePath: options.sourcePath ?? null, limit: options.limit ?? -1 });
+    return rows.map((row) => PruneEventRowSchema.parse(row));
+  }
+
+  /**
+   * The prune that `currentBytes` can be restored from: the latest recorded event whose output
+   * the file still starts with (turns appended since are fine). With `eventId`, that event if it
+   * fits. Undefined when none does.
+   */
+  findRestorable(currentBytes: Buffer, options: { readonly eventId?: string } = {}): PruneEventSummary | undefined {
+    if (options.eventId !== undefined) {
+      const event = this.getEvent(options.eventId);
+      return event && startsWithOutput(currentBytes, event.output) ? event : undefined;
+    }
+    const sizes = this.db
+      .prepare('SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= ? ORDER BY output_bytes')
+      .pluck()
+      .all(currentBytes.length) as number[];
+    const matching = this.db.prepare('SELECT seq, id FROM prune_events WHERE output_bytes = ? AND output_sha256 = ? ORDER BY seq DESC LIMIT 1');
+    // One pass over the file whatever the number of candidate sizes: hash it incrementally and
+    // take a copy of the digest at each size.
+    const hash = createHash('sha256');
+    let hashed = 0;
+    let best: { seq: number; id: string } | undefined;
+    for (const size of sizes) {
+      hash.update(currentBytes.subarray(hashed, size));
+      hashed = size;
+      const row = matching.get(size, hash.copy().digest('hex')) as { seq: number; id: string } | undefined;
+      if (row && (!best || row.seq > best.seq)) best = row;
+    }
+    return best ? this.getEvent(best.id) : undefined;
+  }
+
+  /**
+   * The transcript as it was before prune `eventId`, with whatever was appended to the file since
+   * the prune kept at the end. Throws TranscriptChangedError when `currentBytes` does not start
+   * with the prune's output.
+   */
+  restore(eventId: string, currentBytes: Buffer): Buffer {
+    const row = this.db.prepare('SELECT layout FROM prune_events WHERE id = ?').get(eventId) as { layout: string } | undefined;
+    const event = this.getEvent(eventId);
+    if (!row || !event) throw new UnknownPruneEventError(eventId);
+    // Before reading the archived bytes: a file that changed cannot be restored whatever they are.
+    assertStartsWithOutput(eventId, currentBytes, event.output);
+    const parsed = RestoreLayoutSchema.safeParse(JSON.parse(row.layout));
+    if (!parsed.success) throw new ArchiveCorruptError(eventId, 'its restore layout is not readable');
+    const archived = new Map<number, Buffer>();
+    const records = this.db.prepare('SELECT record_index, bytes FROM archived_records WHERE event_id = ?').all(eventId) as Array<{ record_index: number; bytes: Buffer }>;
+    for (const record of records) archived.set(record.record_index, record.bytes);
+    return restoreBytes({ eventId, layout: parsed.data, archived, current: currentBytes, output: event.output, original: event.original });
+  }
+
+  /**
+   * Archived turns matching `query`, best first (bm25). Every term is searched as typed, never as
+   * FTS5 syntax; a trailing `*` makes a term a prefix. Turns holding all the terms are preferred;
+   * when none does, turns holding any of them are returned.
+   */
+  recall(query: string, options: RecallOptions = {}): RecallHit[] {
+    const queries = ftsQueries(query);
+    if (!queries) return [];
+    const [open, close] = options.highlight ?? ['«', '»'];
+    const statement = this.db.prepare(`
+      SELECT t.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.timestamp,
+        e.created_at, e.source_path,
+        snippet(archived_turns_fts, 0, @open, @close, '…', ${SNIPPET_TOKENS}) AS snippet,
+        bm25(archived_turns_fts, ${TURN_WEIGHTS}) AS rank
+      FROM archived_turns_fts
+        JOIN archived_turns t ON t.id = archived_turns_fts.rowid
+        JOIN prune_events e ON e.id = t.event_id
+      WHERE archived_turns_fts MATCH @match
+        AND (@eventId IS NULL OR t.event_id = @eventId)
+        AND (@sourcePath IS NULL OR e.source_path = @sourcePath)
+      ORDER BY rank, e.seq DESC, t.entry_index
+      LIMIT @limit`);
+    const run = (match: string): RecallHit[] =>
+      statement
+        .all({ match, open, close, eventId: options.eventId ?? null, sourcePath: options.sourcePath ?? null, limit: options.limit ?? DEFAULT_RECALL_LIMIT })
+        .map((row) => RecallRowSchema.parse(row));
+    const hits = run(queries.allTerms);
+    return hits.length > 0 || queries.anyTerm === queries.allTerms ? hits : run(queries.anyTerm);
+  }
+
+  /** One archived turn of an event, by its turn id or its entry index in the pruned input. */
+  getTurn(eventId: string, turnIdOrEntryIndex: string | number): ArchivedTurn | undefined {
+    const byIndex = typeof turnIdOrEntryIndex === 'number';
+    const row = this.db
+      .prepare(
+        `SELECT event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records FROM archived_turns
+         WHERE event_id = ? AND ${byIndex ? 'entry_index' : 'turn_id'} = ? ORDER BY entry_index LIMIT 1`,
+      )
+      .get(eventId, turnIdOrEntryIndex);
+    return row === undefined ? undefined : ArchivedTurnRowSchema.parse(row);
+  }
+
+  /** An archived turn by id: in the given event, else from the latest event that archived it. */
+  findTurn(turnId: string, options: { readonly eventId?: string } = {}): ArchivedTurn | undefined {
+    if (options.eventId !== undefined) return this.getTurn(options.eventId, turnId);
+    const row = this.db
+      .prepare(
+        `SELECT t.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.content, t.timestamp, t.records
+         FROM archived_turns t JOIN prune_events e ON e.id = t.event_id
+         WHERE t.turn_id = ? ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
+      )
+      .get(turnId);
+    return row === undefined ? undefined : ArchivedTurnRowSchema.parse(row);
+  }
+
+  /** Every archived turn of an event, in entry order. */
+  listTurns(eventId: string): ArchivedTurn[] {
+    return this.db
+      .prepare('SELECT event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records FROM archived_turns WHERE event_id = ? ORDER BY entry_index')
+      .all(eventId)
+      .map((row) => ArchivedTurnRowSchema.parse(row));
+  }
+
+  /** Seed 002: stores context entries flushed from short-term memory (an entry flushed again is replaced). */
+  saveMemoryEntries(scope: string, entries: readonly ContextEntry[], flushedAt: string): void {
+    const upsert = this.db.prepare(`INSERT INTO memory_entries (scope, entry_id, type, content, token_count, timestamp, metadata, flushed_at)
+      VALUES (@scope, @id, @type, @content, @tokenCount, @timestamp, @metadata, @flushedAt)
+      ON CONFLICT (scope, entry_id) DO UPDATE SET type = excluded.type, content = excluded.content, token_count = excluded.token_count,
+        timestamp = excluded.timestamp, metadata = excluded.metadata, flushed_at = excluded.flushed_at`);
+    this.db
+      .transaction(() => {
+        for (const entry of entries) {
+          upsert.run({
+            scope,
+            id: entry.id,
+            type: entry.type,
+            content: entry.content,
+            tokenCount: entry.tokenCount,
+            timestamp: entry.timestamp,
+            metadata: entry.metadata === undefined ? null : JSON.stringify(entry.metadata),
+            flushedAt,
+          });
+        }
+      })
+      .immediate();
+  }
+
+  /** Seed 002: medium-term entries matching `query`, best first (same query rules as `recall`). */
+  searchMemory(scope: string, query: string, options: { readonly limit?: number } = {}): ContextEntry[] {
+    const queries = ftsQueries(query);
+    if (!queries) return [];
+    const statement = this.db.prepare(`
+      SELECT m.entry_id, m.type, m.content, m.token_count, m.timestamp, m.metadata
+      FROM memory_entries_fts JOIN memory_entries m ON m.seq = memory_entries_fts.rowid
+      WHERE memory_entries_fts MATCH @match AND m.scope = @scope
+      ORDER BY bm25(memory_entries_fts), m.timestamp DESC
+      LIMIT @limit`);
+    const run = (match: string): ContextEntry[] =>
+      statement.all({ match, scope, limit: options.limit ?? DEFAULT_RECALL_LIMIT }).map((row) => MemoryRowSchema.parse(row));
+    const hits = run(queries.allTerms);
+    return hits.length > 0 || queries.anyTerm === queries.allTerms ? hits : run(queries.anyTerm);
+  }
+
+  /** Seed 002: medium-term entries by id, in the order asked (unknown ids are skipped). */
+  loadMemory(scope: string, ids: readonly string[]): ContextEntry[] {
+    const statement = this.db.prepare('SELECT entry_id, type, content, token_count, timestamp, metadata FROM memory_entries WHERE scope = ? AND entry_id = ?');
+    const entries: ContextEntry[] = [];
+    for (const id of ids) {
+      const row = statement.get(scope, id);
+      if (row !== undefined) entries.push(MemoryRowSchema.parse(row));
+    }
+    return entries;
+  }
+}

@@ -1,0 +1,67 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ExitCode, InputError, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+import { openArchiveFor } from './restore.js';
+
+export const RECALL_SCHEMA_VERSION = 1;
+
+const RecallOptionsSchema = z.object({
+  turn: z.string().min(1).optional(),
+  event: z.string().min(1).optional(),
+  file: z.string().optional(),
+  limit: z
+    .string()
+    .regex(/^\d+$/, '--limit: expected a whole number')
+    .transform(Number)
+    .refine((n) => n > 0 && n <= 1000, '--limit: expected 1 to 1000')
+    .optional(),
+  archive: z.string().optional(),
+  json: z.boolean().optional(),
+});
+
+/** `devs-ctx recall QUERY`: ranked full-text search over archived turns; `--turn ID` prints one. */
+export async function runRecall(words: readonly string[], rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const parsed = RecallOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx recall --help');
+    const options = parsed.data;
+    const query = words.join(' ').trim();
+    if (!query && options.turn === undefined) throw new UsageError('nothing to look for', 'give words to search for, or --turn ID');
+    const { path: archivePath, store } = await openArchiveFor(options.archive, ctx, true);
+    try {
+      if (options.turn !== undefined) {
+        const turn = store.findTurn(options.turn, options.event !== undefined ? { eventId: options.event } : {});
+        if (!turn) throw new InputError(`no archived turn ${options.turn} in ${archivePath}`, 'search with devs-ctx recall WORDS to find turn ids');
+        if (json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: RECALL_SCHEMA_VERSION, archive: archivePath, turn }, null, 2)}\n`);
+        else ctx.stdout.write(turn.content.endsWith('\n') ? turn.content : `${turn.content}\n`);
+        return ExitCode.ok;
+      }
+      const hits = store.recall(query, {
+        limit: options.limit ?? 10,
+        ...(options.event !== undefined ? { eventId: options.event } : {}),
+        ...(options.file !== undefined ? { sourcePath: resolve(ctx.cwd, options.file) } : {}),
+        highlight: json ? ['', ''] : ['«', '»'],
+      });
+      if (json) {
+        ctx.stdout.write(`${JSON.stringify({ schemaVersion: RECALL_SCHEMA_VERSION, archive: archivePath, query, hits }, null, 2)}\n`);
+      } else if (hits.length === 0) {
+        ctx.stderr.write(`no archived turn matches "${query}" in ${archivePath}\n`);
+      } else {
+        for (const hit of hits) {
+          ctx.stdout.write(`${hit.turnId}  ${hit.type}  ${hit.tokens.toLocaleString('en-US')} tokens  ${hit.action} by prune ${hit.eventId.slice(0, 8)} of ${hit.sourcePath} (${hit.prunedAt})\n`);
+          ctx.stdout.write(`  ${hit.snippet.replace(/\s+/g, ' ').trim()}\n`);
+        }
+        ctx.stderr.write(`${hits.length} match(es); full text: devs-ctx recall --turn ID\n`);
+      }
+      return ExitCode.ok;
+    } finally {
+      store.close();
+    }
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { acquireLock, writeFileAtomic } from '../../io/atomic.js';
+import type { FileLock } from '../../io/atomic.js';
+import { inputError, STDIN } from '../../io/input.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+
+export const RESTORE_SCHEMA_VERSION = 1;
+
+const RestoreOptionsSchema = z.object({
+  output: z.string().optional(),
+  inPlace: z.boolean().optional(),
+  event: z.string().min(1).optional(),
+  archive: z.string().optional(),
+  json: z.boolean().optional(),
+});
+
+export async function openArchiveFor(archive: string | undefined, ctx: CliContext, mustExist: boolean) {
+  const { defaultArchivePath } = await import('../../archive/paths.js');
+  const path = resolve(ctx.cwd, archive ?? defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
+  const { existsSync } = await import('node:fs');
+  if (mustExist && !existsSync(path)) {
+    const { InputError } = await import('../../core/errors.js');
+    throw new InputError(`no archive at ${path}`, archive ? 'check the --archive path' : 'prune something first, or pass --archive PATH (or set DEVS_CTX_ARCHIVE)');
+  }
+  const { ArchiveStore } = await import('../../archive/store.js');
+  return { path, store: ArchiveStore.open(path) };
+}
+
+/** `devs-ctx restore FILE`: the transcript as it was before its latest prune, byte for byte. */
+export async function runRestore(file: string, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  let lock: FileLock | undefined;
+  try {
+    const parsed = RestoreOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx restore --help');
+    const options = parsed.data;
+    if (file === STDIN) throw new UsageError('restore needs the pruned file itself, not standard input');
+    if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
+    if (json && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
+      throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
+    }
+    const path = resolve(ctx.cwd, file);
+    if (options.inPlace) lock = acquireLock(path);
+    let current: Buffer;
+    try {
+      current = readFileSync(path);
+    } catch (error) {
+      throw inputError(file, error);
+    }
+    const { path: archivePath, store } = await openArchiveFor(options.archive, ctx, true);
+    let restored: Buffer;
+    let event;
+    try {
+      event = store.findRestorable(current, options.event !== undefined ? { eventId: options.event } : {});
+      if (!event) {
+        throw new InvalidTranscriptError(
+          options.event !== undefined
+            ? `${file}: prune ${options.event} did not produce this file (or the file changed other than by appending)`
+            : `${file}: no prune in ${archivePath} produced this file (or it changed other than by appending)`,
+          'restore undoes the latest prune of a file; pass --archive if it was pruned with another archive',
+        );
+      }
+      restored = store.restore(event.id, current);
+    } finally {
+      store.close();
+    }
+    const appended = current.length - event.output.length;
+    if (options.inPlace) writeFileAtomic(path, restored);
+    else if (options.output !== undefined && options.output !== STDIN) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
+    else ctx.stdout.write(restored);
+    const target = options.inPlace ? file : (options.output ?? STDIN);
+    if (json) {
+      ctx.stdout.write(
+        `${JSON.stringify({ schemaVersion: RESTORE_SCHEMA_VERSION, file, eventId: event.id, prunedAt: event.createdAt, bytes: restored.length, appendedBytesKept: appended, output: target, archive: archivePath }, null, 2)}\n`,
+      );
+    } else {
+      const out = target === STDIN ? ctx.stderr : ctx.stdout;
+      out.write(`${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDIN ? '' : `; written to ${target}`}\n`);
+    }
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  } finally {
+    lock?.release();
+  }
+}
