@@ -26,15 +26,15 @@ export class ExtractiveSummarizer implements Summarizer {
   private build(request: SummaryRequest): string {
     const { turns, budgetTokens } = request;
     const facts = extractFacts(turns);
-    const ids = turns.map((t) => t.id);
-    const idRange = ids.length > 6 ? `${ids.slice(0, 3).join(', ')} … ${ids.slice(-2).join(', ')}` : ids.join(', ');
-    const where = request.archive ? ` (prune ${request.archive.eventId}${request.archive.location ? ` in ${request.archive.location}` : ''})` : '';
-    const header = `${SUMMARY_PREFIX}\n${turns.length} earlier turn(s) were removed from the context and archived by devs-ctx${where}. What they held, verbatim where it matters:`;
+    const first = turns[0]?.id ?? '';
+    const last = turns[turns.length - 1]?.id ?? '';
+    const prune = request.archive ? ` (prune ${request.archive.eventId.slice(0, 8)})` : '';
+    const header = `${SUMMARY_PREFIX}\n${turns.length} earlier turns were removed and archived by devs-ctx${prune}. What they held, verbatim where it matters:`;
     const hints = [
-      `archived turn ids: ${idRange}`,
-      request.archive ? `full text: devs-ctx recall "<words>" or devs-ctx restore (prune ${request.archive.eventId})` : 'full text: devs-ctx recall "<words>"',
+      turns.length > 1 ? `archived turns: ${first} … ${last}` : `archived turn: ${first}`,
+      'full text: devs-ctx recall "<words>" (or --turn ID); undo: devs-ctx restore FILE',
     ];
-    const goal = firstLine(request.activeTask, 300);
+    const goal = clip(request.activeTask.replace(/\s+/g, ' ').trim(), 400);
     const sections: Section[] = [
       { title: 'Goal', items: goal ? [goal] : [] },
       { title: 'Errors and what followed', items: facts.errors },
@@ -51,7 +51,7 @@ export class ExtractiveSummarizer implements Summarizer {
     let used = cost(header) + cost(hintText);
     if (used > budgetTokens) {
       throw new ProviderError(
-        `a summary needs at least ${used} tokens, more than the ${budgetTokens} allowed (what it replaces is too small to be worth summarizing)`,
+        `a summary needs at least ${used} tokens, more than the ${budgetTokens} allowed (what it replaces is too small to be worth summarizing); nothing was written`,
         this.name,
         'raise --target or prune more turns at once',
       );
@@ -101,7 +101,12 @@ export interface ExtractedFacts {
 const FILE_PATH = /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
 const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g;
 const BACKTICKED = /`([^`\n]{2,80})`/g;
-const ERROR_LINE = /\b(error|exception|traceback|failed|failure|fatal|panic|cannot|ENOENT|EACCES|TypeError|SyntaxError|ReferenceError|AssertionError)\b/i;
+/** How tool output says something went wrong (not code that merely mentions an Error class). */
+const ERROR_LINE = /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status) [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory/;
+const MAX_FACT_LINE = 400;
+/** Lines that are code, not messages: they end mid-statement. */
+const CODE_LINE = /[,{(\[;]\s*$|^\s*(?:const|let|var|return|import|export|if|throw|catch|function|def|class)\b/;
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
 const DECISION_LINE = /\b(decided|decision|we will|we'll|i will|i'll use|let's use|chose|choose|going with|instead of|switch(?:ed)? to|prefer)\b/i;
 const TODO_LINE = /\b(TODO|FIXME|next step|remaining|still need|not yet|follow[- ]up|left to do)\b/i;
 const DONE_LINE = /\b(fixed|resolved|done|implemented|added|passes|passing|succeeded|works now|completed)\b/i;
@@ -117,27 +122,31 @@ export function extractFacts(turns: readonly ConversationTurn[]): ExtractedFacts
   const todos = new Ordered();
   const done = new Ordered();
   turns.forEach((turn, t) => {
-    const text = turn.content;
+    const text = turn.content.replace(ANSI, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
     for (const match of text.matchAll(FILE_PATH)) files.add(match[0]);
     for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
     for (const match of text.matchAll(IDENTIFIER)) identifiers.add(match[0]);
     if (turn.type === 'tool_call') {
-      let found = false;
-      for (const match of text.matchAll(COMMAND_FIELD)) {
-        if (match[1]) {
-          commands.add(unescapeJson(match[1]));
-          found = true;
+      const command = commandOf(text);
+      if (command) commands.add(clip(command, 300));
+      else {
+        let found = false;
+        for (const match of text.matchAll(COMMAND_FIELD)) {
+          if (match[1]) {
+            commands.add(unescapeJson(match[1]));
+            found = true;
+          }
         }
+        if (!found) commands.add(firstLine(text, 200));
       }
-      if (!found) commands.add(firstLine(text, 200));
     }
-    const lines = text.split('\n');
+    const lines = readableText(text).split('\n');
     for (const line of lines) {
-      if (line.length < 4) continue;
-      if (ERROR_LINE.test(line) && (turn.type === 'tool_result' || turn.role === 'tool' || /error/i.test(line))) {
+      if (line.length < 4 || line.length > MAX_FACT_LINE) continue;
+      if (ERROR_LINE.test(line) && !CODE_LINE.test(line)) {
         const next = followUp(turns, t);
         errors.add(`${clip(line.trim(), 200)} (turn ${turn.id})${next ? ` → then: ${next}` : ''}`);
-      } else if (turn.role !== 'tool' && DECISION_LINE.test(line)) decisions.add(clip(line.trim(), 240));
+      } else if ((turn.type === 'message' || turn.type === 'reasoning') && DECISION_LINE.test(line)) decisions.add(clip(line.trim(), 240));
       else if (TODO_LINE.test(line)) todos.add(clip(line.trim(), 200));
       else if (turn.role === 'assistant' && DONE_LINE.test(line)) done.add(clip(line.trim(), 200));
     }
@@ -151,6 +160,44 @@ export function extractFacts(turns: readonly ConversationTurn[]): ExtractedFacts
     todos: todos.first(20),
     done: done.first(20),
   };
+}
+
+/**
+ * The shell command of a tool call whose arguments are JSON with a `command`/`cmd` field:
+ * `["bash", "-lc", "npm test"]` gives `npm test`.
+ */
+function commandOf(text: string): string | undefined {
+  const start = text.indexOf('{');
+  if (start < 0 || text.length > 100_000) return undefined;
+  try {
+    const args: unknown = JSON.parse(text.slice(start));
+    if (typeof args !== 'object' || args === null) return undefined;
+    const record = args as Record<string, unknown>;
+    const command = record['command'] ?? record['cmd'];
+    if (typeof command === 'string') return command;
+    if (Array.isArray(command) && command.every((c) => typeof c === 'string')) {
+      const parts = command as string[];
+      if (parts.length === 3 && /(?:^|\/)(?:ba|z|da)?sh$/.test(parts[0] ?? '') && /^-\w*c$/.test(parts[1] ?? '')) return parts[2];
+      return parts.join(' ');
+    }
+  } catch {
+    // not JSON arguments
+  }
+  return undefined;
+}
+
+/** Tool output is often JSON (`{"output": "…"}`): its text fields, one per line, are what to read. */
+function readableText(text: string): string {
+  const trimmed = text.trimStart();
+  if (!trimmed.startsWith('{') || trimmed.length > 2_000_000) return text;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    if (typeof value !== 'object' || value === null) return text;
+    const parts = Object.values(value as Record<string, unknown>).filter((v): v is string => typeof v === 'string');
+    return parts.length > 0 ? parts.join('\n') : text;
+  } catch {
+    return text;
+  }
 }
 
 /** The first line of the next assistant message after turn t: what the agent did about an error. */

@@ -46,9 +46,9 @@ export interface PreparedPrune {
   readonly droppedTokens: number;
 }
 
-/** Keeps the summary small next to the target: 5 % of it, between 200 and 4,096 tokens (the seed's maxOutputTokens). */
+/** Keeps the summary small next to the target: 5 % of it, between 300 and 4,096 tokens (the seed's maxOutputTokens). */
 export function summaryReserveFor(targetTokens: number): number {
-  return Math.min(4096, Math.max(200, Math.floor(targetTokens * 0.05)));
+  return Math.min(4096, Math.max(300, Math.floor(targetTokens * 0.05)));
 }
 
 export function maskPlaceholder(tokens: number, eventId: string, turnId: string): string {
