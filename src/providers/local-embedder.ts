@@ -6,7 +6,7 @@ import type { Embedder, Embedding } from '../core/providers.js';
  * Words are lower-cased identifiers split at camelCase and snake_case as well as kept whole, so
  * `parseConfigFile` matches "config file".
  */
-export const LOCAL_EMBEDDING_DIMENSIONS = 1024;
+export const LOCAL_EMBEDDING_DIMENSIONS = 4096;
 const K1 = 1.2;
 const B = 0.75;
 
@@ -44,6 +44,12 @@ function hash(term: string): number {
     h ^= term.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  // murmur3's finalizer: FNV's low bits alone collide too often for short words.
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }
 
