@@ -52,4 +52,53 @@ export type {
 // Reports and errors
 export { buildAnalyzeReport, worstUrgency, ANALYZE_SCHEMA_VERSION } from './core/report.js';
 export type { AnalyzeReport } from './core/report.js';
-export { ExitCode, DevsCtxError, UsageError, InputError, InvalidTranscriptError } from './core/errors.js';
+export {
+  ExitCode,
+  DevsCtxError,
+  UsageError,
+  InputError,
+  InvalidTranscriptError,
+  ProviderError,
+  BudgetImpossibleError,
+  LockedError,
+  InterruptedError,
+} from './core/errors.js';
+
+// Pruning [SPEC §6, seeds 000, 002, 003]
+export { ContextPruner, pruneToBudget } from './core/prune/context-pruner.js';
+export type { PruneResult, ContextPrunedEvent, ContextPrunerOptions } from './core/prune/context-pruner.js';
+export { DRIFT_GUARD_PINNED_TYPES } from './core/prune/context-entry.js';
+export type { ContextEntry, BudgetPruner } from './core/prune/context-entry.js';
+export { planPrune, defaultTargetTokens, PRUNE_STRATEGIES } from './core/prune/plan.js';
+export type { PrunePlan, PrunePolicy, PlanEntry, PruneAction, PruneStrategy } from './core/prune/plan.js';
+export { applyEdit, planToEdit } from './core/prune/apply.js';
+export { SUMMARY_PREFIX } from './core/prune/edit.js';
+export type { TranscriptEdit, SummaryInsert } from './core/prune/edit.js';
+export { buildUnits } from './core/prune/units.js';
+export type { PruneUnit } from './core/prune/units.js';
+export { preparePrune, summaryReserveFor, maskPlaceholder } from './core/prune/engine.js';
+export type { PruneRequest, PreparedPrune } from './core/prune/engine.js';
+export { cosineSimilarity, scoreRelevance, findActiveTask } from './core/prune/relevance.js';
+export { SlidingRelevanceWindow, ContextCompressor } from './core/prune/sliding-window.js';
+export type { RelevanceWindowOptions, ContextCompressorOptions } from './core/prune/sliding-window.js';
+export { buildPruneReport, PRUNE_SCHEMA_VERSION } from './core/prune/report.js';
+export type { PruneReport } from './core/prune/report.js';
+export { pruneDocument } from './io/prune-document.js';
+export type { DocumentPrune } from './io/prune-document.js';
+
+// Writing transcripts back
+export { WRITERS, writerFor } from './formats/writers.js';
+export { writeTranscript, renderOutput, InvalidOutputError } from './formats/write.js';
+export type { FormatWriter, OutputRecord } from './formats/types.js';
+
+// Providers [SPEC §7]: interfaces and the offline defaults
+export type { Embedder, Embedding, Summarizer, SummaryRequest } from './core/providers.js';
+export { LocalEmbedder } from './providers/local-embedder.js';
+export { ExtractiveSummarizer } from './providers/extractive-summarizer.js';
+export { createDefaultContextPruner } from './providers/factory.js';
+export type { DefaultPrunerOptions } from './providers/factory.js';
+
+// The archive [SPEC §8] (better-sqlite3 is loaded only when an archive is opened)
+export { ArchiveStore, defaultArchivePath } from './archive/store.js';
+export type { PruneEventInput, PruneEventSummary, ArchivedTurn, RecallHit } from './archive/store.js';
+export { TieredMemoryManager, MemoryRefresher } from './archive/tiered-memory.js';

@@ -21,6 +21,16 @@ test('the package root exports the library surface (SPEC §9 names built so far)
     'resolveSettings',
     'buildAnalyzeReport',
     'ExitCode',
+    'ContextPruner',
+    'createDefaultContextPruner',
+    'SlidingRelevanceWindow',
+    'ContextCompressor',
+    'TieredMemoryManager',
+    'MemoryRefresher',
+    'planPrune',
+    'pruneDocument',
+    'ArchiveStore',
+    'PINNED_TURN_TYPES',
   ]) {
     assert.equal(typeof lib[name] === 'function' || typeof lib[name] === 'object', true, name);
   }
@@ -38,4 +48,21 @@ test('the package root exports the library surface (SPEC §9 names built so far)
 test('the library entry never imports the CLI', () => {
   const index = readFileSync(join(repoRoot, 'src', 'index.ts'), 'utf8');
   assert.doesNotMatch(index, /from '\.\/cli\//);
+});
+
+test('createDefaultContextPruner prunes offline with the seed limits, from the built package', async () => {
+  const packageName = 'devs-ctx';
+  const lib = (await import(packageName)) as {
+    createDefaultContextPruner: () => { prune: (w: unknown, task: string) => Promise<{ pruned: boolean; window: { turns: Array<{ content: string }>; totalTokenEstimate: number } }> };
+  };
+  const turns = [
+    { id: 's', role: 'system', type: 'system', content: 'system prompt', tokenCount: 1000 },
+    { id: 'p', role: 'user', type: 'prd', content: 'PRD', tokenCount: 1000 },
+    ...Array.from({ length: 20 }, (_, i) => ({ id: `t${i}`, role: 'assistant', type: 'message', content: `edited src/file${i}.ts for REQ-${i}`, tokenCount: 30_000 })),
+  ];
+  const result = await lib.createDefaultContextPruner().prune({ turns, totalTokenEstimate: 602_000 }, 'REQ-19');
+  assert.equal(result.pruned, true);
+  assert.ok(result.window.totalTokenEstimate <= 250_000);
+  const summary = result.window.turns.find((t) => t.content.startsWith('[Context Summary]'));
+  assert.ok(summary?.content.includes('src/file3.ts'), 'the offline summary keeps file paths verbatim');
 });

@@ -6,20 +6,18 @@ import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, LockedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { preparePrune, summaryReserveFor } from '../../core/prune/engine.js';
+import { summaryReserveFor } from '../../core/prune/engine.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import { buildPruneReport } from '../../core/prune/report.js';
 import type { PruneReport } from '../../core/prune/report.js';
-import { verifyReadBack } from '../../core/prune/verify.js';
 import { isFormatName } from '../../formats/index.js';
 import type { FormatName } from '../../formats/index.js';
-import { InvalidOutputError, writeTranscript } from '../../formats/write.js';
-import { writerFor } from '../../formats/writers.js';
 import { acquireLock, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
+import { pruneDocument } from '../../io/prune-document.js';
 import { ExtractiveSummarizer } from '../../providers/extractive-summarizer.js';
 import { LocalEmbedder } from '../../providers/local-embedder.js';
 import type { CliContext } from '../context.js';
@@ -85,10 +83,9 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     const eventId = randomUUID();
     const progress = startProgress(ctx, `pruning ${display}`);
-    let prepared;
+    let result;
     try {
-      prepared = await preparePrune({
-        entries: transcript.entries,
+      result = await pruneDocument(doc, transcript, {
         tokens,
         counter,
         policy: { ...settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(targetTokens) },
@@ -104,6 +101,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     } finally {
       progress.stop();
     }
+    const { prepared } = result;
     const { plan } = prepared;
     if (plan.outcome === 'impossible') {
       throw new BudgetImpossibleError(`${display}: ${plan.note ?? 'the budget cannot be met'}; nothing was written`, 'raise the limits (--window, --hard-limit) or unpin turns');
@@ -117,18 +115,15 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     }
 
     const outputName = options.inPlace ? display : options.output && options.output !== STDIN ? options.output : STDIN;
-    if (!prepared.edit) {
+    const { written, after } = result;
+    if (!written || !after) {
       // Nothing to do: the output is the input's exact bytes [SPEC §6].
       if (!options.inPlace) writeOutput(outputName, serializeDocument(doc), ctx);
       counter.save();
       return finish(buildPruneReport({ ...base, dryRun: false, output: options.inPlace ? null : outputName }), ctx, json, false);
     }
 
-    const written = writeTranscript(doc, transcript, prepared.edit, writerFor(transcript.format));
-    const problems = verifyReadBack(transcript.entries, prepared.edit, written.readBack.entries, plan.pinned);
-    if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
-    const afterTokens = countEntries(written.readBack.entries, counter).reduce((sum, t) => sum + t.total, 0);
-    const after = { turns: written.readBack.entries.length, tokens: afterTokens };
+    const afterTokens = after.tokens;
     counter.save();
 
     let archive: { path: string; eventId: string } | undefined;
