@@ -80,3 +80,13 @@ test('token amounts accept 200000, 200_000, 200k, 1M, 1.5m', () => {
 function pick(s: { softLimitTokens: number; hardLimitTokens: number }): [number, number] {
   return [s.softLimitTokens, s.hardLimitTokens];
 }
+
+test('prune keys: strategy, target and archive are accepted; a bad strategy names the allowed values', () => {
+  assert.deepEqual(parseConfigFile('c.json', { strategy: 'recency', target: 100_000, archive: 'archive.sqlite' }), {
+    strategy: 'recency',
+    target: 100_000,
+    archive: 'archive.sqlite',
+  });
+  assert.throws(() => parseConfigFile('c.json', { strategy: 'newest' }), /c\.json: key "strategy" must be one of relevance, recency/);
+  assert.throws(() => parseConfigFile('c.json', { target: 0 }), /key "target"/);
+});

@@ -28,6 +28,12 @@ export const ConfigFileSchema = z.strictObject({
   pinnedTypes: z.array(TurnTypeSchema).optional(),
   protectedTailTurns: z.number().int().nonnegative().optional(),
   encoding: z.enum(ENCODING_NAMES).optional(),
+  /** prune: which turns go first. */
+  strategy: z.enum(['relevance', 'recency']).optional(),
+  /** prune: the window size to bring a transcript down to (default half the soft limit). */
+  target: tokens.optional(),
+  /** prune: the SQLite archive (relative to the config file's folder). */
+  archive: z.string().min(1).optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 

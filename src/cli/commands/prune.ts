@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, LockedError, UsageError } from '../../core/errors.js';
@@ -46,11 +46,16 @@ const PruneOptionsSchema = z.object({
   archive: z.union([z.string(), z.boolean()]).optional(),
 });
 type PruneOptions = z.infer<typeof PruneOptionsSchema>;
+type ConfigSource = ReturnType<typeof settingsFor>['file'];
 
-/** Where the archive lives: `--archive PATH`, `--no-archive`, else DEVS_CTX_ARCHIVE / XDG data dir. */
-async function archivePathFor(options: PruneOptions, ctx: CliContext): Promise<string | undefined> {
+/**
+ * Where the archive lives: `--archive PATH` / `--no-archive`, else DEVS_CTX_ARCHIVE, else the config
+ * file's `archive` (relative to the file), else the XDG data dir.
+ */
+async function archivePathFor(options: PruneOptions, ctx: CliContext, file: ConfigSource): Promise<string | undefined> {
   if (options.archive === false) return undefined;
   if (typeof options.archive === 'string') return resolve(ctx.cwd, options.archive);
+  if (!ctx.env['DEVS_CTX_ARCHIVE']?.trim() && file?.config.archive) return resolve(dirname(file.path), file.config.archive);
   const { defaultArchivePath } = await import('../../archive/paths.js');
   return resolve(ctx.cwd, defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
 }
@@ -67,13 +72,13 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     checkOutputOptions(input, options, json);
 
-    const { settings } = settingsFor(options, ctx);
-    const targetTokens = options.target ?? defaultTargetTokens(settings);
+    const { settings, file } = settingsFor(options, ctx);
+    const targetTokens = options.target ?? file?.config.target ?? defaultTargetTokens(settings);
     if (targetTokens >= settings.hardLimitTokens) {
       throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
     }
-    const strategy = options.strategy ?? 'relevance';
-    const archivePath = options.dryRun ? undefined : await archivePathFor(options, ctx);
+    const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
+    const archivePath = options.dryRun ? undefined : await archivePathFor(options, ctx, file);
 
     if (options.inPlace) lock = acquireLock(resolve(ctx.cwd, input));
     const format = options.format as FormatName | undefined;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { loadConfig } from '../../io/config.js';
 import { z } from 'zod';
 import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
@@ -22,7 +23,13 @@ const RestoreOptionsSchema = z.object({
 
 export async function openArchiveFor(archive: string | undefined, ctx: CliContext, mustExist: boolean) {
   const { defaultArchivePath } = await import('../../archive/paths.js');
-  const path = resolve(ctx.cwd, archive ?? defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
+  // Same order as prune: --archive, DEVS_CTX_ARCHIVE, the config file's `archive`, the XDG data dir.
+  const file = archive === undefined && !ctx.env['DEVS_CTX_ARCHIVE']?.trim() ? loadConfig({ cwd: ctx.cwd }) : undefined;
+  const path = archive !== undefined
+    ? resolve(ctx.cwd, archive)
+    : file?.config.archive
+      ? resolve(dirname(file.path), file.config.archive)
+      : resolve(ctx.cwd, defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
   const { existsSync } = await import('node:fs');
   if (mustExist && !existsSync(path)) {
     const { InputError } = await import('../../core/errors.js');
