@@ -3,4 +3,13 @@
 // prepare) compiles src/ to dist/ and bundles the CLI into dist/cli-bundle/ (one file to load, not ~50).
 import { main } from '../dist/cli-bundle/main.js';
 
+// A reader that stops early (`devs-ctx prune s.jsonl | head`) closes the pipe: stop quietly, as
+// other Unix tools do, instead of crashing on EPIPE. Files written with -o / --in-place are atomic.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 process.exitCode = await main(process.argv.slice(2));

@@ -225,3 +225,14 @@ test('realdata: every shared transcript analyses without a crash', { skip: reald
   }
   assertGolden('analyze-realdata-all-json', { ...result, stdout: `${JSON.stringify(doc.transcripts.map((t) => [t.file, t.format, t.totalTokens]))}\n` });
 });
+
+test('a reader that closes the pipe early (| head) ends the command quietly, not with an EPIPE crash', () => {
+  // `head -c 1` reads one byte and exits; the shell reports the producer's status via PIPESTATUS.
+  const result = spawnSync('bash', ['-c', `"${process.execPath}" bin/devs-ctx.js prune --help | head -c 1 >/dev/null; sleep 0.2; exit \${PIPESTATUS[0]}`], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1' },
+  });
+  assert.doesNotMatch(result.stderr, /EPIPE|Unhandled/);
+  assert.equal(result.status, 0);
+});
