@@ -7,7 +7,7 @@ import { loadCounter } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import type { Transcript } from '../core/transcript.js';
 import { parseTokenAmount } from '../core/units.js';
-import { readTranscript } from '../formats/index.js';
+import { isFormatName, readTranscript } from '../formats/index.js';
 import type { FormatName } from '../formats/index.js';
 import { loadConfig } from '../io/config.js';
 import { TokenCountCache } from '../io/count-cache.js';
@@ -31,6 +31,19 @@ export const tokenOption = (flag: string) =>
       return value;
     });
 
+
+/** Options every command that reads a transcript takes (analyze, prune), as a zod shape to extend. */
+export const readingOptionsShape = {
+  json: z.boolean().optional(),
+  format: z.string().refine(isFormatName).optional(),
+  encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
+  window: tokenOption('--window'),
+  softLimit: tokenOption('--soft-limit'),
+  hardLimit: tokenOption('--hard-limit'),
+  config: z.string().optional(),
+  strict: z.boolean().optional(),
+  cache: z.boolean().optional(),
+};
 
 /** The options that set limits and counting, as every reading command accepts them. */
 export interface LimitOptions {

@@ -6,27 +6,16 @@ import { DevsCtxError, ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { buildAnalyzeReport, worstUrgency } from '../../core/report.js';
 import type { AnalyzeReport } from '../../core/report.js';
-import { isFormatName } from '../../formats/index.js';
 import type { FormatName } from '../../formats/index.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN, expandInputs } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
-import { CachedCounter, loadTranscriptInput, settingsFor, tokenOption } from '../shared.js';
+import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor } from '../shared.js';
 import { renderAnalyzeReport, renderAnalyzeTable, renderAnalyzeTableDiagnostics } from '../render/analyze-text.js';
 import type { FileRow } from '../render/analyze-text.js';
 
-const AnalyzeOptionsSchema = z.object({
-  json: z.boolean().optional(),
-  format: z.string().refine(isFormatName).optional(),
-  encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
-  window: tokenOption('--window'),
-  softLimit: tokenOption('--soft-limit'),
-  hardLimit: tokenOption('--hard-limit'),
-  config: z.string().optional(),
-  strict: z.boolean().optional(),
-  cache: z.boolean().optional(),
-});
+const AnalyzeOptionsSchema = z.object(readingOptionsShape);
 type AnalyzeOptions = z.infer<typeof AnalyzeOptionsSchema>;
 
 export const ANALYZE_MULTI_SCHEMA_VERSION = 1;

@@ -10,7 +10,6 @@ import { summaryReserveFor } from '../../core/prune/engine.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import { buildPruneReport } from '../../core/prune/report.js';
 import type { PruneReport } from '../../core/prune/report.js';
-import { isFormatName } from '../../formats/index.js';
 import type { FormatName } from '../../formats/index.js';
 import { acquireLock, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
@@ -24,19 +23,11 @@ import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
-import { CachedCounter, loadTranscriptInput, settingsFor, tokenOption } from '../shared.js';
+import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
 
 const PruneOptionsSchema = z.object({
-  json: z.boolean().optional(),
-  format: z.string().refine(isFormatName).optional(),
-  encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
-  window: tokenOption('--window'),
-  softLimit: tokenOption('--soft-limit'),
-  hardLimit: tokenOption('--hard-limit'),
+  ...readingOptionsShape,
   target: tokenOption('--target'),
-  config: z.string().optional(),
-  strict: z.boolean().optional(),
-  cache: z.boolean().optional(),
   output: z.string().optional(),
   inPlace: z.boolean().optional(),
   dryRun: z.boolean().optional(),
