@@ -13,7 +13,7 @@ import { InvalidOutputError, writeTranscript } from '../src/formats/write.js';
 import type { WrittenTranscript } from '../src/formats/write.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { dropMiddleEdit, sequentialIds, TEST_NOW } from './helpers/edits.js';
+import { dropMiddleEdit, editOf, TEST_NOW } from './helpers/edits.js';
 import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
@@ -23,13 +23,7 @@ const FIRST_ID = '00000000-0000-4000-8000-000000000001';
 
 /** An edit by hand: the listed entries dropped (summary at the first), the listed ones masked. */
 function makeEdit(dropped: readonly number[], masked: Readonly<Record<number, string>> = {}): TranscriptEdit {
-  return {
-    dropped: new Set(dropped),
-    masked: new Map(Object.entries(masked).map(([i, text]) => [Number(i), text])),
-    ...(dropped.length > 0 ? { summary: { text: SUMMARY, at: Math.min(...dropped) } } : {}),
-    now: TEST_NOW,
-    newId: sequentialIds(),
-  };
+  return editOf({ dropped, masked: Object.entries(masked).map(([i, text]) => [Number(i), text] as const), summaryText: SUMMARY });
 }
 
 function write(doc: ParsedDocument, edit: TranscriptEdit, transcript: Transcript = devsAdapter.read(doc)): WrittenTranscript {

@@ -12,7 +12,7 @@ import { writeTranscript } from '../src/formats/write.js';
 import type { WrittenTranscript } from '../src/formats/write.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { dropMiddleEdit, sequentialIds, TEST_NOW } from './helpers/edits.js';
+import { dropMiddleEdit, editOf, TEST_NOW } from './helpers/edits.js';
 import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
@@ -20,13 +20,7 @@ const SUMMARY = `${SUMMARY_PREFIX}\nThe user asked for files; they were read.`;
 const fixture = (name: string): ParsedDocument => fixtureDoc('gemini', name);
 
 function makeEdit(t: Transcript, dropped: readonly number[], masked: readonly number[] = []): TranscriptEdit {
-  return {
-    dropped: new Set(dropped),
-    masked: new Map(masked.map((i) => [i, `[masked ${t.entries[i]?.turn.id}]`])),
-    ...(dropped.length > 0 ? { summary: { text: SUMMARY, at: Math.min(...dropped) } } : {}),
-    now: TEST_NOW,
-    newId: sequentialIds(),
-  };
+  return editOf({ dropped, masked: masked.map((i) => [i, `[masked ${t.entries[i]?.turn.id}]`] as const), summaryText: SUMMARY });
 }
 
 type Shape = [role: string, type: string, content: string];

@@ -12,7 +12,7 @@ import { InvalidOutputError, writeTranscript } from '../src/formats/write.js';
 import type { WrittenTranscript } from '../src/formats/write.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { dropMiddleEdit, sequentialIds, TEST_NOW } from './helpers/edits.js';
+import { dropMiddleEdit, editOf } from './helpers/edits.js';
 import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
@@ -21,13 +21,7 @@ const SUMMARY = `${SUMMARY_PREFIX}\nThe user asked about the weather; both citie
 const bytesDoc = (text: string): ParsedDocument => parseDocument(Buffer.from(text), { path: 'inline', keepRaw: true });
 
 function makeEdit(dropped: readonly number[], masked: Readonly<Record<number, string>> = {}): TranscriptEdit {
-  return {
-    dropped: new Set(dropped),
-    masked: new Map(Object.entries(masked).map(([i, text]) => [Number(i), text])),
-    ...(dropped.length > 0 ? { summary: { text: SUMMARY, at: Math.min(...dropped) } } : {}),
-    now: TEST_NOW,
-    newId: sequentialIds(),
-  };
+  return editOf({ dropped, masked: Object.entries(masked).map(([i, text]) => [Number(i), text] as const), summaryText: SUMMARY });
 }
 
 function write(doc: ParsedDocument, edit: TranscriptEdit, transcript: Transcript = openaiChatAdapter.read(doc)): WrittenTranscript {

@@ -43,3 +43,24 @@ export function dropMiddleEdit(
     newId: sequentialIds(),
   };
 }
+
+/**
+ * An edit by hand: the listed entries dropped, the listed ones masked with their text, and (when
+ * anything is dropped, or `summaryAt` is given) the summary at the first dropped entry.
+ */
+export function editOf(parts: {
+  dropped?: readonly number[];
+  masked?: Iterable<readonly [number, string]>;
+  summaryText: string;
+  summaryAt?: number;
+}): TranscriptEdit {
+  const dropped = parts.dropped ?? [];
+  const at = parts.summaryAt ?? (dropped.length > 0 ? Math.min(...dropped) : undefined);
+  return {
+    dropped: new Set(dropped),
+    masked: new Map([...(parts.masked ?? [])].map(([i, text]) => [i, text] as [number, string])),
+    ...(at !== undefined ? { summary: { text: parts.summaryText, at } } : {}),
+    now: TEST_NOW,
+    newId: sequentialIds(),
+  };
+}
