@@ -12,7 +12,7 @@ import { writeTranscript } from '../src/formats/write.js';
 import type { WrittenTranscript } from '../src/formats/write.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { dropMiddleEdit, editOf, TEST_NOW } from './helpers/edits.js';
+import { contextShape, dropMiddleEdit, editOf, expectedContext, TEST_NOW } from './helpers/edits.js';
 import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
@@ -23,31 +23,12 @@ function makeEdit(t: Transcript, dropped: readonly number[], masked: readonly nu
   return editOf({ dropped, masked: masked.map((i) => [i, `[masked ${t.entries[i]?.turn.id}]`] as const), summaryText: SUMMARY });
 }
 
-type Shape = [role: string, type: string, content: string];
-
-/** What the active context must be after the edit: kept entries in order, masked ones replaced, the summary in place. */
-function expectedShape(t: Transcript, edit: TranscriptEdit): Shape[] {
-  const out: Shape[] = [];
-  let placed = false;
-  t.entries.forEach((e, i) => {
-    if (edit.dropped.has(i)) return;
-    if (edit.summary && !placed && i > edit.summary.at) {
-      out.push(['user', 'message', edit.summary.text]);
-      placed = true;
-    }
-    out.push([e.turn.role, e.turn.type, edit.masked.get(i) ?? e.turn.content]);
-  });
-  if (edit.summary && !placed) out.push(['user', 'message', edit.summary.text]);
-  return out;
-}
-
-const shapeOf = (t: Transcript): Shape[] => t.entries.map((e) => [e.turn.role, e.turn.type, e.turn.content]);
 
 /** Writes, then checks the things every write must satisfy; returns the written transcript. */
 function writeAndCheck(doc: ParsedDocument, edit: TranscriptEdit): WrittenTranscript {
   const t = geminiAdapter.read(doc);
   const written = writeTranscript(doc, t, edit, geminiWriter);
-  assert.deepEqual(shapeOf(written.readBack), expectedShape(t, edit));
+  assert.deepEqual(contextShape(written.readBack), expectedContext(t, edit));
   assert.equal(detectFormat(written.document).adapter.name, 'gemini');
   written.records.forEach((record, k) => {
     if (!('from' in record)) return;
@@ -159,7 +140,7 @@ test('summary placement: after every kept entry before it, before every kept ent
   const t = geminiAdapter.read(doc);
   // c1 (an earlier /compress snapshot) kept, c2 and g3 dropped: the summary sits between c1 and u3.
   const written = writeAndCheck(doc, makeEdit(t, [1, 3]));
-  assert.deepEqual(shapeOf(written.readBack).map(([role, type]) => `${role}/${type}`), ['user/summary', 'user/message', 'user/message']);
+  assert.deepEqual(contextShape(written.readBack).map(([role, type]) => `${role}/${type}`), ['user/summary', 'user/message', 'user/message']);
   assert.equal(written.readBack.entries[1]?.turn.content, SUMMARY);
   assert.equal(written.readBack.entries[2]?.turn.content, 'continue');
 });

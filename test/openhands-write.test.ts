@@ -12,7 +12,7 @@ import { writeTranscript } from '../src/formats/write.js';
 import type { WrittenTranscript } from '../src/formats/write.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { dropMiddleEdit, editOf, TEST_NOW } from './helpers/edits.js';
+import { contextShape, dropMiddleEdit, editOf, expectedContext, TEST_NOW } from './helpers/edits.js';
 import { realdataFiles, realdataName, realdataSkip } from './helpers/realdata.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
@@ -25,31 +25,12 @@ function makeEdit(t: Transcript, dropped: readonly number[], masked: readonly nu
   return editOf({ dropped, masked: masked.map((i) => [i, `[masked ${t.entries[i]?.turn.id}]`] as const), summaryText: SUMMARY });
 }
 
-type Shape = [role: string, type: string, content: string];
-
-/** What the active context must be after the edit: kept entries in order, masked ones replaced, the summary in place. */
-function expectedShape(t: Transcript, edit: TranscriptEdit): Shape[] {
-  const out: Shape[] = [];
-  let placed = false;
-  t.entries.forEach((e, i) => {
-    if (edit.dropped.has(i)) return;
-    if (edit.summary && !placed && i > edit.summary.at) {
-      out.push(['user', 'message', edit.summary.text]);
-      placed = true;
-    }
-    out.push([e.turn.role, e.turn.type, edit.masked.get(i) ?? e.turn.content]);
-  });
-  if (edit.summary && !placed) out.push(['user', 'message', edit.summary.text]);
-  return out;
-}
-
-const shapeOf = (t: Transcript): Shape[] => t.entries.map((e) => [e.turn.role, e.turn.type, e.turn.content]);
 
 /** Writes, then checks what every write must satisfy. */
 function writeAndCheck(doc: ParsedDocument, edit: TranscriptEdit): WrittenTranscript {
   const t = openhandsAdapter.read(doc);
   const written = writeTranscript(doc, t, edit, openhandsWriter);
-  assert.deepEqual(shapeOf(written.readBack), expectedShape(t, edit));
+  assert.deepEqual(contextShape(written.readBack), expectedContext(t, edit));
   assert.equal(detectFormat(written.document).adapter.name, 'openhands');
   assert.equal(written.records.length, doc.records.length, 'one output line per input line');
   written.records.forEach((record, k) => {
@@ -158,7 +139,7 @@ test('a run stored as one JSON document is rewritten whole', () => {
   const written = writeTranscript(doc, t, edit, openhandsWriter);
   assert.equal(written.records.length, 1);
   assert.equal(written.document.kind, 'json-document');
-  assert.deepEqual(shapeOf(written.readBack), expectedShape(t, edit));
+  assert.deepEqual(contextShape(written.readBack), expectedContext(t, edit));
   assert.deepEqual((written.document.document as { history: Event[] }).history.map((e) => e['id']), [0, 1, 2, 4, 11, 7, 8, 9, 10]);
 });
 

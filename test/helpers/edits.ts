@@ -64,3 +64,28 @@ export function editOf(parts: {
     newId: sequentialIds(),
   };
 }
+
+/** A turn as the tests compare it after a write: role, type, content. */
+export type TurnShape = [role: string, type: string, content: string];
+
+export const contextShape = (t: Transcript): TurnShape[] => t.entries.map((e) => [e.turn.role, e.turn.type, e.turn.content]);
+
+/**
+ * What the active context must read back as after an edit: kept entries in order, masked ones
+ * holding their placeholder, the summary (read back with `summaryAs` role and type) in place.
+ */
+export function expectedContext(t: Transcript, edit: TranscriptEdit, summaryAs: [role: string, type: string] = ['user', 'message']): TurnShape[] {
+  const out: TurnShape[] = [];
+  let placed = false;
+  const summary = (): void => {
+    if (edit.summary && !placed) out.push([...summaryAs, edit.summary.text]);
+    placed = true;
+  };
+  t.entries.forEach((e, i) => {
+    if (edit.dropped.has(i)) return;
+    if (edit.summary && i > edit.summary.at) summary();
+    out.push([e.turn.role, e.turn.type, edit.masked.get(i) ?? e.turn.content]);
+  });
+  summary();
+  return out;
+}
