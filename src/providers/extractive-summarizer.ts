@@ -122,7 +122,7 @@ export function extractFacts(turns: readonly ConversationTurn[]): ExtractedFacts
   const todos = new Ordered();
   const done = new Ordered();
   turns.forEach((turn, t) => {
-    const text = turn.content.replace(ANSI, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
+    const text = headAndTail(turn.content).replace(ANSI, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
     for (const match of text.matchAll(FILE_PATH)) files.add(match[0]);
     for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
     for (const match of text.matchAll(IDENTIFIER)) identifiers.add(match[0]);
@@ -184,6 +184,13 @@ function commandOf(text: string): string | undefined {
     // not JSON arguments
   }
   return undefined;
+}
+
+/** A huge tool output's facts are in its first and last pages; reading it all only costs time. */
+const HEAD_CHARS = 24_000;
+const TAIL_CHARS = 8_000;
+function headAndTail(text: string): string {
+  return text.length <= HEAD_CHARS + TAIL_CHARS ? text : `${text.slice(0, HEAD_CHARS)}\n${text.slice(-TAIL_CHARS)}`;
 }
 
 /** Tool output is often JSON (`{"output": "…"}`): its text fields, one per line, are what to read. */

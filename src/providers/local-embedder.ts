@@ -17,24 +17,55 @@ const STOP_WORDS = new Set(
     'same such both each few more most other about above after before below between through during off further how why where who whom').split(' '),
 );
 
+/**
+ * How much of one turn's text is read: its start and its end. A 1 MB tool output says no more
+ * about relevance than its first and last pages, and this keeps ranking linear in turns.
+ */
+const HEAD_CHARS = 24_000;
+const TAIL_CHARS = 8_000;
+
+function sample(text: string): string {
+  return text.length <= HEAD_CHARS + TAIL_CHARS ? text : `${text.slice(0, HEAD_CHARS)}\n${text.slice(-TAIL_CHARS)}`;
+}
+
+const WORD = /[\p{L}\p{N}_]+/gu;
+/** Cheap test for words worth splitting (snake_case, camelCase, ACRONYMWords), before the costly split. */
+const COMPOUND = /_|[a-z0-9][A-Z]|[A-Z][A-Z][a-z]/;
+const COMPOUND_SPLIT = /_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/u;
+
 /** The words of a text, as index terms. */
 export function terms(text: string): string[] {
   const out: string[] = [];
-  const words = text.match(/[\p{L}\p{N}_]+/gu) ?? [];
-  for (const word of words) {
+  for (const match of sample(text).matchAll(WORD)) {
+    const word = match[0];
     if (word.length > 64) continue;
-    const lower = word.toLowerCase();
-    addTerm(out, lower);
-    const parts = word.split(/_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/u);
-    if (parts.length > 1) for (const part of parts) addTerm(out, part.toLowerCase());
+    addTerm(out, word.toLowerCase());
+    if (COMPOUND.test(word)) {
+      const parts = word.split(COMPOUND_SPLIT);
+      if (parts.length > 1) for (const part of parts) addTerm(out, part.toLowerCase());
+    }
   }
   return out;
 }
 
+function isShortNumber(word: string): boolean {
+  if (word.length >= 3) return false;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
 function addTerm(out: string[], word: string): void {
-  if (word.length < 2 || STOP_WORDS.has(word)) return;
-  if (/^\d+$/.test(word) && word.length < 3) return;
+  if (word.length < 2 || STOP_WORDS.has(word) || isShortNumber(word)) return;
   out.push(word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word);
+}
+
+function termCounts(text: string): Map<string, number> {
+  const tf = new Map<string, number>();
+  for (const word of terms(text)) tf.set(word, (tf.get(word) ?? 0) + 1);
+  return tf;
 }
 
 /** FNV-1a: a stable hash of a term, for the bucket and the sign. */
@@ -58,15 +89,22 @@ export class LocalEmbedder implements Embedder {
   private readonly documentFrequency: ReadonlyMap<string, number>;
   private readonly documents: number;
   private readonly averageLength: number;
+  /** Term counts of the corpus texts, so embedding them does not split them again. */
+  private readonly known = new Map<string, Map<string, number>>();
 
   /** `corpus`: the texts the vectors are weighted against (IDF); without one every term weighs the same. */
   constructor(corpus: readonly string[] = []) {
     const df = new Map<string, number>();
     let totalLength = 0;
     for (const text of corpus) {
-      const words = terms(text);
-      totalLength += words.length;
-      for (const word of new Set(words)) df.set(word, (df.get(word) ?? 0) + 1);
+      const tf = termCounts(text);
+      let length = 0;
+      for (const [word, count] of tf) {
+        length += count;
+        df.set(word, (df.get(word) ?? 0) + 1);
+      }
+      totalLength += length;
+      this.known.set(text, tf);
     }
     this.documentFrequency = df;
     this.documents = corpus.length;
@@ -75,10 +113,10 @@ export class LocalEmbedder implements Embedder {
 
   embedOne(text: string): Float32Array {
     const vector = new Float32Array(LOCAL_EMBEDDING_DIMENSIONS);
-    const words = terms(text);
-    const tf = new Map<string, number>();
-    for (const word of words) tf.set(word, (tf.get(word) ?? 0) + 1);
-    const lengthNorm = 1 - B + (B * words.length) / this.averageLength;
+    const tf = this.known.get(text) ?? termCounts(text);
+    let length = 0;
+    for (const count of tf.values()) length += count;
+    const lengthNorm = 1 - B + (B * length) / this.averageLength;
     for (const [word, count] of tf) {
       const df = this.documentFrequency.get(word) ?? 0;
       const idf = this.documents > 0 ? Math.log(1 + (this.documents - df + 0.5) / (df + 0.5)) : 1;
