@@ -7,6 +7,10 @@
  *
  * To add a case, append to `cases` below: a name, a `measure` of what to time, and optionally a
  * baseline case and a target.
+ *
+ * After the timings, a retention check (not timed): a generated session with facts planted across its
+ * middle is pruned to the same budgets by `relevance`, by `recency` and by a plain keep-the-last-turns
+ * trim, and the share of facts each keeps is compared (see bench/retention.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +19,8 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ensureBenchData } from './generate.js';
+import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTranscript } from './retention.js';
+import type { PlantedFact, Survival } from './retention.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const projectDir = dirname(benchDir);
@@ -144,6 +150,22 @@ function analyze(file: string, cacheDir: string, rss = false): Sample {
   return runNode([cli, 'analyze', file, '--json'], { env: { DEVS_CTX_CACHE_DIR: cacheDir }, okCodes: ANALYZE_OK, rss });
 }
 
+/**
+ * One prune of `file` as a user would run it: offline (relevance, extractive summary), output to a
+ * temp file, archive on (a fresh archive in a temp dir, through DEVS_CTX_ARCHIVE) or off, and an
+ * empty token-count cache like analyze's cold runs. The dirs are made before the timed spawn.
+ */
+function prune(file: string, archive: boolean): Sample {
+  const dir = freshCacheDir();
+  const args = [cli, 'prune', file, '--force', '-o', join(dir, 'pruned.jsonl'), '--json', ...(archive ? [] : ['--no-archive'])];
+  const env: Record<string, string> = { DEVS_CTX_CACHE_DIR: join(dir, 'cache') };
+  if (archive) env['DEVS_CTX_ARCHIVE'] = join(dir, 'archive.sqlite');
+  const sample = runNode(args, { env });
+  // The archive and output are a few MB each; do not let them pile up over the runs.
+  rmSync(dir, { recursive: true, force: true });
+  return sample;
+}
+
 function floor(file: string): Sample {
   return runNode([floorScript, file]);
 }
@@ -215,6 +237,18 @@ async function main(): Promise<number> {
       baseline: 'floor 1M',
       target: { kind: 'ratio', max: 2 },
     },
+    {
+      name: 'prune 1M cold',
+      run: () => measure('prune 1M cold', () => prune(data.small, true), 3),
+      baseline: 'analyze 1M cold',
+      target: { kind: 'ratio', max: 2 },
+    },
+    {
+      name: 'prune 1M cold --no-archive',
+      run: () => measure('prune 1M cold --no-archive', () => prune(data.small, false), 3),
+      baseline: 'analyze 1M cold',
+      target: { kind: 'ratio', max: 2 },
+    },
     { name: 'floor 1M+20', run: () => measure('floor 1M+20', () => floor(data.appended), 5, { warmup: 1 }) },
     {
       // Each run starts from a cache primed with the original file only, so 20 turns are new.
@@ -282,18 +316,94 @@ async function main(): Promise<number> {
   }
 
   const smallTokens = reportedTotal(data.small);
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   const cpuList = cpus();
   console.log(
     `machine: ${cpuList.length} × ${cpuList[0]?.model.trim() ?? 'unknown cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
       `node ${process.version}, ${process.platform}-${process.arch}`,
   );
-  console.log(`1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for cold and 10M)`);
-  for (const [i, row] of rows.entries()) {
-    console.log(row.map((cell, j) => cell.padEnd(widths[j] ?? 0)).join('  ').trimEnd());
-    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  }
+  console.log(
+    `1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for cold, prune and 10M); ` +
+      'prune = offline relevance to the default target, with --force',
+  );
+  for (const line of formatTable(rows)) console.log(line);
+
+  console.log('');
+  for (const line of retention()) console.log(line);
   return 0;
+}
+
+/** Columns padded to their widest cell, a rule under the header row. */
+function formatTable(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  const lines: string[] = [];
+  for (const [i, row] of rows.entries()) {
+    lines.push(row.map((cell, j) => cell.padEnd(widths[j] ?? 0)).join('  ').trimEnd());
+    if (i === 0) lines.push(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retention
+
+/** Budgets as shares of the session's tokens: a deep prune, a usual one, a light one. */
+const RETENTION_BUDGETS = [0.1, 0.2, 0.4] as const;
+/** Relevance should keep at least this many times the facts that keeping the last turns keeps. */
+const RETENTION_TARGET = 2;
+
+/** Prunes the retention session to `target` with `strategy`; returns what survives and the tokens after. */
+function pruneForRetention(file: string, target: number, strategy: 'relevance' | 'recency'): { survived: Survival; tokens: number } {
+  const out = join(freshCacheDir(), `${strategy}.jsonl`);
+  const { stdout } = runNode([cli, 'prune', file, '--force', '--target', String(target), '--strategy', strategy, '--no-archive', '--no-cache', '-o', out, '--json']);
+  const report = JSON.parse(stdout) as { after?: { tokens?: number } };
+  return { survived: survival(turnContents(out)), tokens: report.after?.tokens ?? NaN };
+}
+
+function share(s: Survival): string {
+  const summary = s.onlyInSummary.length ? `, ${s.onlyInSummary.length} via summary` : '';
+  return `${s.total}/${PLANTED_FACTS.length} (${Math.round((100 * s.total) / PLANTED_FACTS.length)} %${summary})`;
+}
+
+const KINDS: readonly [PlantedFact['turn'], string][] = [['user', 'user'], ['reasoning', 'reas'], ['assistant', 'asst'], ['tool_result', 'tool']];
+function byKind(s: Survival): string {
+  const kept = [...s.inTurns, ...s.onlyInSummary];
+  return KINDS.map(([kind, label]) => `${label} ${kept.filter((f) => f.turn === kind).length}/${PLANTED_FACTS.filter((f) => f.turn === kind).length}`).join(' ');
+}
+
+/** Runs the retention check and returns the lines to print. */
+function retention(): string[] {
+  process.stderr.write('retention: generating the session and pruning it…\n');
+  const session = writeRetentionTranscript(join(dataDir, 'retention.jsonl'));
+  const total = reportedTotal(session.file);
+  if (total === undefined) throw new CommandFailed('analyze reported no total for the retention session');
+  const rows: string[][] = [['budget (--target)', 'relevance', 'recency', 'keep-last', 'relevance/keep-last', 'target', 'result', 'relevance kept, by turn kind']];
+  for (const fraction of RETENTION_BUDGETS) {
+    const target = Math.round((total * fraction) / 1000) * 1000;
+    const relevance = pruneForRetention(session.file, target, 'relevance');
+    const recency = pruneForRetention(session.file, target, 'recency');
+    const last = keepLastTurns(session.file, target);
+    const lastSurvived = survival(last.contents);
+    for (const [name, tokens] of [['relevance', relevance.tokens], ['recency', recency.tokens], ['keep-last', last.tokens]] as const) {
+      if (!(tokens <= target)) process.stderr.write(`  warning: ${name} at --target ${target} came to ${tokens} tokens\n`);
+    }
+    const ratio = lastSurvived.total === 0 ? (relevance.survived.total > 0 ? Infinity : NaN) : relevance.survived.total / lastSurvived.total;
+    rows.push([
+      `${target.toLocaleString('en-US')} (${Math.round(fraction * 100)} %)`,
+      share(relevance.survived),
+      share(recency.survived),
+      share(lastSurvived),
+      ratio === Infinity ? '∞ (keep-last 0)' : Number.isNaN(ratio) ? 'n/a (both 0)' : `${ratio.toFixed(2)}×`,
+      `≥ ${RETENTION_TARGET}×`,
+      ratio >= RETENTION_TARGET ? 'PASS' : 'MISS',
+      byKind(relevance.survived),
+    ]);
+  }
+  const kinds = KINDS.map(([kind, label]) => `${PLANTED_FACTS.filter((f) => f.turn === kind).length} ${label}`).join(', ');
+  return [
+    `retention: ${session.turns}-turn devs session, ${total.toLocaleString('en-US')} tokens, seed-generated; goal = its last user request;`,
+    `${PLANTED_FACTS.length} planted facts across turns at ${session.factSpan.map((x) => Math.round(x * 100)).join('–')} % of it (${kinds}); a fact survives in a kept turn's text or in the summary turn`,
+    ...formatTable(rows),
+  ];
 }
 
 try {
