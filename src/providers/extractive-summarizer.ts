@@ -3,6 +3,7 @@ import { SUMMARY_PREFIX } from '../core/prune/edit.js';
 import type { Summarizer, SummaryRequest } from '../core/providers.js';
 import { ProviderError } from '../core/errors.js';
 import type { ConversationTurn } from '../core/turn.js';
+import { terms } from './local-embedder.js';
 
 /**
  * The offline default summarizer. It does not paraphrase: it keeps, verbatim, what later turns
@@ -37,6 +38,7 @@ export class ExtractiveSummarizer implements Summarizer {
     const goal = clip(request.activeTask.replace(/\s+/g, ' ').trim(), 400);
     const sections: Section[] = [
       { title: 'Goal', items: goal ? [goal] : [] },
+      { title: 'On the goal', items: linesAboutGoal(turns, request.activeTask) },
       { title: 'Errors and what followed', items: facts.errors },
       { title: 'Decisions', items: facts.decisions },
       { title: 'Commands run', items: facts.commands },
@@ -205,6 +207,42 @@ function readableText(text: string): string {
   } catch {
     return text;
   }
+}
+
+const MAX_GOAL_LINES = 30;
+
+/**
+ * The removed lines that speak most about the goal: scored by the goal's words they contain,
+ * rarer words (in the removed text) weighing more, so a line naming the goal's file and function
+ * beats one that only says "fix". The best lines are returned best first.
+ */
+export function linesAboutGoal(turns: readonly ConversationTurn[], goal: string): string[] {
+  const goalTerms = new Set(terms(goal));
+  if (goalTerms.size === 0) return [];
+  const candidates: { line: string; words: Set<string>; order: number }[] = [];
+  const frequency = new Map<string, number>();
+  let order = 0;
+  for (const turn of turns) {
+    for (const raw of readableText(headAndTail(turn.content)).split('\n')) {
+      const line = raw.trim();
+      if (line.length < 12 || line.length > MAX_FACT_LINE || CODE_LINE.test(line)) continue;
+      const words = new Set(terms(line).filter((w) => goalTerms.has(w)));
+      if (words.size === 0) continue;
+      for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+      candidates.push({ line, words, order: order++ });
+    }
+  }
+  const scored = candidates.map((c) => ({ ...c, score: [...c.words].reduce((sum, w) => sum + 1 / Math.sqrt(frequency.get(w) ?? 1), 0) }));
+  scored.sort((a, b) => b.score - a.score || a.order - b.order);
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const { line } of scored) {
+    if (seen.has(line)) continue;
+    seen.add(line);
+    out.push(line);
+    if (out.length >= MAX_GOAL_LINES) break;
+  }
+  return out;
 }
 
 /** The first line of the next assistant message after turn t: what the agent did about an error. */
