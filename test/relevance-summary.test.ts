@@ -5,7 +5,7 @@ import { cosineSimilarity, findActiveTask, scoreRelevance } from '../src/core/pr
 import type { Embedder, Embedding } from '../src/core/providers.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import type { ConversationTurn } from '../src/core/turn.js';
-import { ExtractiveSummarizer, extractFacts } from '../src/providers/extractive-summarizer.js';
+import { ExtractiveSummarizer, extractFacts, linesAboutGoal } from '../src/providers/extractive-summarizer.js';
 import { LocalEmbedder, terms } from '../src/providers/local-embedder.js';
 
 const counter = loadCounter('o200k_base');
@@ -143,5 +143,19 @@ describe('extractive summarizer', () => {
     ]);
     assert.equal(facts.errors.length, 1);
     assert.match(facts.errors[0] ?? '', /^Error: connect ECONNREFUSED/);
+  });
+
+  test('the lines that speak most about the goal come first, rarer goal words weighing more', () => {
+    const lines = linesAboutGoal(
+      [
+        t('a', 'assistant', 'message', 'Fixing the flaky test in the report module now.\nThe fix for the report totals is done.'),
+        t('b', 'tool', 'tool_result', 'webhook retry counter lives in PAYMENT_RETRY_LIMIT (src/payments/webhook.ts)'),
+        t('c', 'assistant', 'message', 'const x = webhook(retry, {'),
+      ],
+      'fix the payment webhook retry',
+    );
+    assert.equal(lines[0], 'webhook retry counter lives in PAYMENT_RETRY_LIMIT (src/payments/webhook.ts)');
+    assert.ok(!lines.some((l) => l.startsWith('const')), 'code is not a fact line');
+    assert.deepEqual(linesAboutGoal([t('a', 'user', 'message', 'anything at all here')], ''), []);
   });
 });
