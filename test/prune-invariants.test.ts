@@ -133,7 +133,7 @@ for (const format of ['devs', 'openai-chat'] as const) {
         // Limits around the transcript's size: sometimes soft, sometimes hard urgency.
         const hard = Math.floor(before * (0.7 + rand() * 0.6));
         const soft = Math.floor(hard * 0.6);
-        const target = Math.max(Math.floor(soft * (0.03 + rand() * 0.4)), 800);
+        const target = Math.max(Math.floor(soft * (0.02 + rand() * 0.3)), 800);
         const strategy: PruneStrategy = rand() < 0.5 ? 'relevance' : 'recency';
         const eventId = `00000000-0000-4000-8000-${String(seed).padStart(6, '0')}${format === 'devs' ? '000001' : '000002'}`;
         const limits = { soft, hard, target, strategy };
@@ -183,6 +183,8 @@ for (const format of ['devs', 'openai-chat'] as const) {
         assert.deepEqual([...calls].filter((id) => !answered.has(id)), [], 'every call is answered');
         // The budget: the estimate is exact, the target is met unless the pinned turns and tail hold more.
         assert.equal(result.after.tokens, prepared.plan.tokensAfterActions + prepared.summaryTokens);
+        const credited = prepared.plan.actions.reduce((sum, a) => sum + a.tokensSaved, 0);
+        assert.equal(credited, before - prepared.plan.tokensAfterActions, 'the actions add up to what the plan saves');
         if (prepared.plan.reachedTarget) assert.ok(result.after.tokens <= target, `${result.after.tokens} <= ${target}`);
         if (prepared.plan.urgency === 'hard') assert.ok(result.after.tokens < hard);
         assert.equal(written.readBack.entries.filter((e) => e.turn.content.startsWith('[Context Summary]')).length, prepared.plan.dropped.size > 0 ? 1 : 0);

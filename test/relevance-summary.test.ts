@@ -110,7 +110,6 @@ describe('extractive summarizer', () => {
       'then: The retry reused the event id',
       "I'll use an idempotency key",
       'TODO: add a migration for the unique index.',
-      'prune 3f2a9c1e',
       'u1 … r2',
       'devs-ctx recall',
     ]) {

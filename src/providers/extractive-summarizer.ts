@@ -29,8 +29,8 @@ export class ExtractiveSummarizer implements Summarizer {
     const facts = extractFacts(turns);
     const first = turns[0]?.id ?? '';
     const last = turns[turns.length - 1]?.id ?? '';
-    const prune = request.archive ? ` (prune ${request.archive.eventId.slice(0, 8)})` : '';
-    const header = `${SUMMARY_PREFIX}\n${turns.length} earlier turns were removed and archived by devs-ctx${prune}. What they held, verbatim where it matters:`;
+    // No prune id in the text: it is random, and a dry run must count the same summary every time.
+    const header = `${SUMMARY_PREFIX}\n${turns.length} earlier turns were removed and archived by devs-ctx. What they held, verbatim where it matters:`;
     const hints = [
       turns.length > 1 ? `archived turns: ${first} … ${last}` : `archived turn: ${first}`,
       'full text: devs-ctx recall "<words>" (or --turn ID); undo: devs-ctx restore FILE',

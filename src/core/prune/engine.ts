@@ -51,8 +51,9 @@ export function summaryReserveFor(targetTokens: number): number {
   return Math.min(4096, Math.max(300, Math.floor(targetTokens * 0.05)));
 }
 
-export function maskPlaceholder(tokens: number, eventId: string, turnId: string): string {
-  return `[devs-ctx: ${tokens.toLocaleString('en-US')} tokens of tool output archived by prune ${eventId.slice(0, 8)}; full text: devs-ctx recall --turn ${turnId}]`;
+/** The text a masked tool result keeps: how much was archived and how to get it back (no random ids, so a dry run repeats exactly). */
+export function maskPlaceholder(tokens: number, turnId: string): string {
+  return `[devs-ctx: ${tokens.toLocaleString('en-US')} tokens of tool output archived; full text: devs-ctx recall --turn ${turnId}]`;
 }
 
 export async function preparePrune(request: PruneRequest): Promise<PreparedPrune> {
@@ -76,7 +77,7 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
     const now = tokens[i] ?? 0;
     let maskedTokens: number | undefined;
     if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
-      const placeholder = maskPlaceholder(now, request.eventId, entry.turn.id);
+      const placeholder = maskPlaceholder(now, entry.turn.id);
       placeholders.set(i, placeholder);
       maskedTokens = counter.count(placeholder);
     }

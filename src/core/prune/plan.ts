@@ -137,17 +137,21 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
   }
 
   // 2. Drop whole candidate units in strategy order.
+  // A dropped unit replaces any mask of its results: the drop is credited with the unit's whole
+  // size and the mask action goes, so the actions always add up to what the plan saves.
   const drop = (unit: UnitState, reason: string): void => {
-    let saved = 0;
+    let size = 0;
+    let stillCounted = 0;
     for (const i of unit.entries) {
       const maskSaved = masked.get(i);
-      saved += tokensOf(i) - (maskSaved ?? 0);
+      size += tokensOf(i);
+      stillCounted += tokensOf(i) - (maskSaved ?? 0);
       if (maskSaved !== undefined) masked.delete(i);
       dropped.add(i);
     }
     actions = actions.filter((a) => a.kind !== 'mask' || !unit.entries.includes(a.entries[0] ?? -1));
-    total -= saved;
-    actions.push({ kind: 'drop', entries: unit.entries, tokensSaved: saved, reason });
+    total -= stillCounted;
+    actions.push({ kind: 'drop', entries: unit.entries, tokensSaved: size, reason });
   };
   for (const { unit, reason } of rankCandidates(candidateUnits, entries, policy.strategy)) {
     if (!over(targetTokens)) break;
@@ -181,7 +185,10 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
     return {
       ...plan,
       outcome: 'impossible',
-      note: `the pinned turns and the latest turn alone come to ${totalAfter} tokens, at or above the hard limit (${hardLimitTokens})`,
+      note:
+        total >= hardLimitTokens
+          ? `the pinned turns and the latest turn alone come to ${total} tokens, at or above the hard limit (${hardLimitTokens})`
+          : `the pinned turns and the latest turn come to ${total} tokens; with room for the summary (${totalAfter - total}) that reaches the hard limit (${hardLimitTokens})`,
     };
   }
   return plan;
