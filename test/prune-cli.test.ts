@@ -406,8 +406,8 @@ describe('prune exit codes', () => {
     assert.deepEqual(strayFiles(dir, ['s.jsonl']), []);
   });
 
-  test('3: a missing file, and -o into a folder that does not exist (input untouched, no temp file)', () => {
-    const { dir, env } = workspace('input');
+  test('3: a missing file, and -o into a folder that does not exist (input untouched, no temp file, nothing archived)', () => {
+    const { dir, archive, env } = workspace('input');
     const path = copyFixture(OVER_SOFT, dir);
     const missing = runCli(['prune', 'no-such.jsonl', ...WINDOW], { cwd: dir, env });
     assert.equal(missing.exitCode, 3);
@@ -416,6 +416,7 @@ describe('prune exit codes', () => {
     assert.equal(unwritable.exitCode, 3, unwritable.stderr);
     assert.match(unwritable.stderr, /nowhere\/out\.jsonl: cannot write/);
     assert.equal(unwritable.stdout, '');
+    assert.equal(existsSync(archive), false, 'a prune that cannot be written is not archived');
     assert.ok(readFileSync(path).equals(fixtureBytes(OVER_SOFT)));
     assert.deepEqual(strayFiles(dir, ['s.jsonl']), []);
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
@@ -11,7 +11,7 @@ import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js'
 import { buildPruneReport } from '../../core/prune/report.js';
 import type { PruneReport } from '../../core/prune/report.js';
 import type { FormatName } from '../../formats/index.js';
-import { acquireLock, writeFileAtomic } from '../../io/atomic.js';
+import { acquireLock, writeError, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
@@ -121,6 +121,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     const afterTokens = after.tokens;
     counter.save();
+    // Archive only a prune that can be written: find out now if the output's folder is not writable.
+    if (!options.inPlace && outputName !== STDIN) checkWritableFolder(resolve(ctx.cwd, outputName));
 
     let archive: { path: string; eventId: string } | undefined;
     if (archivePath) {
@@ -193,6 +195,14 @@ function checkOutputOptions(input: string, options: PruneOptions, json: boolean)
   }
   if (options.output !== undefined && options.output !== STDIN && input !== STDIN && resolve(options.output) === resolve(input)) {
     throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and keeps the original until the new one is complete)');
+  }
+}
+
+function checkWritableFolder(path: string): void {
+  try {
+    accessSync(dirname(path), constants.W_OK);
+  } catch (error) {
+    throw writeError(path, error);
   }
 }
 
