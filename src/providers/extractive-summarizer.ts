@@ -219,13 +219,15 @@ const MAX_GOAL_LINES = 30;
 export function linesAboutGoal(turns: readonly ConversationTurn[], goal: string): string[] {
   const goalTerms = new Set(terms(goal));
   if (goalTerms.size === 0) return [];
+  // A cheap first pass: only lines containing one of the goal's words somewhere are split into terms.
+  const mentionsGoal = new RegExp([...goalTerms].map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i');
   const candidates: { line: string; words: Set<string>; order: number }[] = [];
   const frequency = new Map<string, number>();
   let order = 0;
   for (const turn of turns) {
     for (const raw of readableText(headAndTail(turn.content)).split('\n')) {
       const line = raw.trim();
-      if (line.length < 12 || line.length > MAX_FACT_LINE || CODE_LINE.test(line)) continue;
+      if (line.length < 12 || line.length > MAX_FACT_LINE || !mentionsGoal.test(line) || CODE_LINE.test(line)) continue;
       const words = new Set(terms(line).filter((w) => goalTerms.has(w)));
       if (words.size === 0) continue;
       for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
