@@ -58,6 +58,15 @@ describe('units', () => {
     );
   });
 
+  test('an id reused by later calls pairs each result with its nearest earlier call', () => {
+    const entries = [0, 1, 2].flatMap((k) => [
+      entry({ id: `c${k}`, type: 'tool_call', callId: 'call_0' }),
+      entry({ id: `r${k}`, role: 'tool', type: 'tool_result', callId: 'call_0' }),
+      entry({ id: `m${k}` }),
+    ]);
+    assert.deepEqual(buildUnits(entries).map((u) => u.entries), [[0, 1], [2], [3, 4], [5], [6, 7], [8]]);
+  });
+
   test('without ids, a run of calls takes the results that follow it', () => {
     const entries = [
       entry({ id: 'c1', type: 'tool_call' }),

@@ -93,3 +93,17 @@ test('without keepRaw no bytes are held, and writing back is refused', () => {
   assert.equal(d.records[0]?.byteLength, 7);
   assert.throws(() => serializeDocument(d), /keepRaw/);
 });
+
+test('a BOM split over several chunks of a stream is still a BOM; a short input that looks like one is kept', async () => {
+  const { readDocument: read } = await import('../src/io/jsonl.js');
+  const { Readable: R } = await import('node:stream');
+  const line = Buffer.from('{"id":"a","role":"system","type":"system","content":"x"}\n');
+  const split = await read(R.from([Buffer.from([0xef]), Buffer.from([0xbb]), Buffer.concat([Buffer.from([0xbf]), line])]), { path: '-', keepRaw: true });
+  assert.equal(split.bom, true);
+  assert.equal(split.records.length, 1);
+  assert.deepEqual(split.records[0]?.values, [JSON.parse(line.toString())]);
+  const short = await read(R.from([Buffer.from([0xef]), Buffer.from([0xbb])]), { path: '-', keepRaw: true });
+  assert.equal(short.bom, false);
+  assert.equal(short.totalBytes, 2);
+  assert.deepEqual(short.records[0]?.raw, Buffer.from([0xef, 0xbb]));
+});

@@ -48,6 +48,8 @@ class LineCollector {
   private pending: Buffer[] = [];
   private pendingLength = 0;
   private first = true;
+  /** The first bytes, while they might still be the start of a BOM. */
+  private headBytes: Buffer = Buffer.alloc(0);
   /** Whole input, kept only while it might turn out to be one JSON document. */
   private whole: Buffer[] | undefined = [];
   /** Whether the first non-blank line parsed on its own (then the input is JSONL, not a document). */
@@ -58,7 +60,15 @@ class LineCollector {
   push(chunk: Buffer): void {
     this.totalBytes += chunk.length;
     if (this.first) {
+      // A BOM can arrive split over chunks (a slow pipe): decide once three bytes are in.
+      const head = this.headBytes.length > 0 ? Buffer.concat([this.headBytes, chunk]) : chunk;
+      if (head.length < 3 && BOM.subarray(0, head.length).equals(head)) {
+        this.headBytes = head;
+        return;
+      }
       this.first = false;
+      this.headBytes = Buffer.alloc(0);
+      chunk = head;
       if (chunk.length >= 3 && chunk.subarray(0, 3).equals(BOM)) {
         this.bom = true;
         chunk = chunk.subarray(3);
@@ -88,6 +98,14 @@ class LineCollector {
   }
 
   end(): void {
+    if (this.headBytes.length > 0) {
+      // Input shorter than a BOM that looked like one: it is plain bytes after all.
+      const head = this.headBytes;
+      this.headBytes = Buffer.alloc(0);
+      this.first = false;
+      this.totalBytes -= head.length;
+      this.push(head);
+    }
     if (this.pendingLength > 0) {
       this.addLine(Buffer.concat(this.pending, this.pendingLength), false);
       this.pending = [];

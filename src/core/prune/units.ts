@@ -45,16 +45,18 @@ export function toolIds(entry: TranscriptEntry): { calls: readonly string[]; ans
 
 export function buildUnits(entries: readonly TranscriptEntry[]): PruneUnit[] {
   const set = new DisjointSet(entries.length);
-  const byId = new Map<string, number>();
+  // The latest call made under each id: a result answers that one. Some agents reuse ids
+  // (`call_0` in every turn), so an id pairs a result with its nearest earlier call, not all of them.
+  const openCall = new Map<string, number>();
   let previousWasCall = false;
   let unlinkedCalls: number[] = [];
   entries.forEach((entry, i) => {
     const { calls, answers } = toolIds(entry);
-    for (const id of [...calls, ...answers]) {
-      const seen = byId.get(id);
-      if (seen === undefined) byId.set(id, i);
-      else set.union(seen, i);
+    for (const id of answers) {
+      const call = openCall.get(id);
+      if (call !== undefined) set.union(call, i);
     }
+    for (const id of calls) openCall.set(id, i);
     const isCall = entry.turn.type === 'tool_call' || calls.length > 0;
     // Parallel calls: consecutive calls move as one group.
     if (isCall && previousWasCall) set.union(i - 1, i);
