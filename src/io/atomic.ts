@@ -1,4 +1,4 @@
-import { closeSync, constants, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError, LockedError } from '../core/errors.js';
 
@@ -116,4 +116,73 @@ export function acquireLock(target: string): FileLock {
     }
   }
   throw new LockedError(`${target} is locked by another devs-ctx`, `remove ${path} if no devs-ctx is running`);
+}
+
+/** Throws (exit 7) unless the file still holds `original`, possibly followed by appended lines. */
+export function assertUnchangedOrAppended(path: string, original: Buffer): void {
+  const current = readFileSync(path);
+  if (current.length < original.length || !current.subarray(0, original.length).equals(original)) {
+    throw new LockedError(`${path} changed while it was being pruned; nothing was written`, 'run the prune again');
+  }
+  if (current.length > original.length && original.length > 0 && original[original.length - 1] !== 0x0a) {
+    throw new LockedError(`${path} grew while it was being pruned, and its last line had no newline; nothing was written`, 'run the prune again');
+  }
+}
+
+/**
+ * Replaces `path`, whose bytes were `original` when it was read, with `replacement` — atomically,
+ * and without losing what an agent appends meanwhile: bytes appended before the rename are copied
+ * into the new file first, and bytes that reach the old file between the last copy and the rename
+ * are appended to the new one after it. Any other change aborts with exit 7 and writes nothing.
+ */
+export function replaceKeepingAppends(path: string, original: Buffer, replacement: Buffer): void {
+  assertUnchangedOrAppended(path, original);
+  const mode = statSync(path).mode & 0o7777;
+  const tmp = join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}.tmp`);
+  const source = openSync(path, 'r');
+  let out: number | undefined;
+  let copied = original.length;
+  const chunk = Buffer.alloc(1 << 16);
+  /** Copies what the old file holds past `copied` to `fd`. */
+  const copyTail = (fd: number): void => {
+    for (;;) {
+      const n = readSync(source, chunk, 0, chunk.length, copied);
+      if (n <= 0) return;
+      let offset = 0;
+      while (offset < n) offset += writeSync(fd, chunk, offset, n - offset);
+      copied += n;
+    }
+  };
+  try {
+    out = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    let offset = 0;
+    while (offset < replacement.length) offset += writeSync(out, replacement, offset, replacement.length - offset);
+    copyTail(out);
+    fsyncSync(out);
+    copyTail(out);
+    closeSync(out);
+    out = undefined;
+    renameSync(tmp, path);
+  } catch (error) {
+    if (out !== undefined) closeSync(out);
+    closeSync(source);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never made
+    }
+    throw writeError(path, error);
+  }
+  // Lines written to the old file in the instant before the rename: add them to the new one.
+  try {
+    const fd = openSync(path, 'a');
+    try {
+      copyTail(fd);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } finally {
+    closeSync(source);
+  }
 }

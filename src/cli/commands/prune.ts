@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
-import { BudgetImpossibleError, ExitCode, LockedError, UsageError } from '../../core/errors.js';
+import { BudgetImpossibleError, ExitCode, InputError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { summaryReserveFor } from '../../core/prune/engine.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import { buildPruneReport } from '../../core/prune/report.js';
 import type { PruneReport } from '../../core/prune/report.js';
 import type { FormatName } from '../../formats/index.js';
-import { acquireLock, writeError, writeFileAtomic } from '../../io/atomic.js';
+import { acquireLock, assertUnchangedOrAppended, replaceKeepingAppends, writeError, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
@@ -20,6 +19,7 @@ import { pruneDocument } from '../../io/prune-document.js';
 import { ExtractiveSummarizer } from '../../providers/extractive-summarizer.js';
 import { LocalEmbedder } from '../../providers/local-embedder.js';
 import type { CliContext } from '../context.js';
+import { openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
@@ -37,19 +37,6 @@ const PruneOptionsSchema = z.object({
   archive: z.union([z.string(), z.boolean()]).optional(),
 });
 type PruneOptions = z.infer<typeof PruneOptionsSchema>;
-type ConfigSource = ReturnType<typeof settingsFor>['file'];
-
-/**
- * Where the archive lives: `--archive PATH` / `--no-archive`, else DEVS_CTX_ARCHIVE, else the config
- * file's `archive` (relative to the file), else the XDG data dir.
- */
-async function archivePathFor(options: PruneOptions, ctx: CliContext, file: ConfigSource): Promise<string | undefined> {
-  if (options.archive === false) return undefined;
-  if (typeof options.archive === 'string') return resolve(ctx.cwd, options.archive);
-  if (!ctx.env['DEVS_CTX_ARCHIVE']?.trim() && file?.config.archive) return resolve(dirname(file.path), file.config.archive);
-  const { defaultArchivePath } = await import('../../archive/paths.js');
-  return resolve(ctx.cwd, defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
-}
 
 /** `devs-ctx prune [file|-]`: plan → summarize → write (validated) → archive → replace, or print the plan. */
 export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
@@ -69,9 +56,11 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
     }
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
-    const archivePath = options.dryRun ? undefined : await archivePathFor(options, ctx, file);
+    const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
 
-    if (options.inPlace) lock = acquireLock(resolve(ctx.cwd, input));
+    // --in-place works on the real file: replacing a symlink would leave the agent's file unpruned.
+    const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
+    if (options.inPlace) lock = acquireLock(target);
     const format = options.format as FormatName | undefined;
     const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
     const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
@@ -121,13 +110,14 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     const afterTokens = after.tokens;
     counter.save();
-    // Archive only a prune that can be written: find out now if the output's folder is not writable.
+    const originalBytes = serializeDocument(doc);
+    // Archive only a prune that can be written: a file changed meanwhile is found before archiving.
+    if (options.inPlace) assertUnchangedOrAppended(target, originalBytes);
     if (!options.inPlace && outputName !== STDIN) checkWritableFolder(resolve(ctx.cwd, outputName));
 
     let archive: { path: string; eventId: string } | undefined;
     if (archivePath) {
-      const { ArchiveStore } = await import('../../archive/store.js');
-      const store = ArchiveStore.open(archivePath);
+      const store = await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
       try {
         store.recordPrune({
           id: eventId,
@@ -171,7 +161,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     }
 
     if (options.inPlace) {
-      replaceInPlace(resolve(ctx.cwd, input), serializeDocument(doc), written.bytes);
+      replaceKeepingAppends(target, originalBytes, written.bytes);
     } else {
       writeOutput(outputName, written.bytes, ctx);
     }
@@ -198,7 +188,22 @@ function checkOutputOptions(input: string, options: PruneOptions, json: boolean)
   }
 }
 
+function realTarget(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // missing: reading it reports that, with the path the user gave
+  }
+}
+
 function checkWritableFolder(path: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    // does not exist yet: fine
+  }
+  if (isDirectory) throw new InputError(`${path}: cannot write: it is a folder; nothing was changed`, 'name a file for -o');
   try {
     accessSync(dirname(path), constants.W_OK);
   } catch (error) {
@@ -209,25 +214,6 @@ function checkWritableFolder(path: string): void {
 function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
   if (name === STDIN) ctx.stdout.write(bytes);
   else writeFileAtomic(resolve(ctx.cwd, name), bytes);
-}
-
-/**
- * Replaces the transcript with its pruned version. An agent may have appended turns while the
- * prune ran: those are carried over to the end of the new file. Any other change means the file
- * is not what was pruned, and nothing is written.
- */
-function replaceInPlace(path: string, original: Buffer, pruned: Buffer): void {
-  const current = readFileSync(path);
-  let bytes = pruned;
-  if (!current.equals(original)) {
-    const appended = current.length > original.length && current.subarray(0, original.length).equals(original);
-    const cleanBoundary = original.length === 0 || original[original.length - 1] === 0x0a;
-    if (!appended || !cleanBoundary) {
-      throw new LockedError(`${path} changed while it was being pruned; nothing was written`, 'run the prune again');
-    }
-    bytes = Buffer.concat([pruned, current.subarray(original.length)]);
-  }
-  writeFileAtomic(path, bytes);
 }
 
 function finish(report: PruneReport, ctx: CliContext, json: boolean, dryRun: boolean): ExitCodeValue {

@@ -31,7 +31,7 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
     const options = parsed.data;
     const query = words.join(' ').trim();
     if (!query && options.turn === undefined) throw new UsageError('nothing to look for', 'give words to search for, or --turn ID');
-    const { path: archivePath, store } = await openArchiveFor(options.archive, ctx, true);
+    const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);
     try {
       if (options.turn !== undefined) {
         const turn = store.findTurn(options.turn, options.event !== undefined ? { eventId: options.event } : {});

@@ -1,14 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, resolve } from 'node:path';
-import { loadConfig } from '../../io/config.js';
+import { readFileSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ArchiveStore } from '../../archive/store.js';
 import { z } from 'zod';
 import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { acquireLock, writeFileAtomic } from '../../io/atomic.js';
+import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { inputError, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
+import { openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
 export const RESTORE_SCHEMA_VERSION = 1;
@@ -21,22 +21,10 @@ const RestoreOptionsSchema = z.object({
   json: z.boolean().optional(),
 });
 
-export async function openArchiveFor(archive: string | undefined, ctx: CliContext, mustExist: boolean) {
-  const { defaultArchivePath } = await import('../../archive/paths.js');
-  // Same order as prune: --archive, DEVS_CTX_ARCHIVE, the config file's `archive`, the XDG data dir.
-  const file = archive === undefined && !ctx.env['DEVS_CTX_ARCHIVE']?.trim() ? loadConfig({ cwd: ctx.cwd }) : undefined;
-  const path = archive !== undefined
-    ? resolve(ctx.cwd, archive)
-    : file?.config.archive
-      ? resolve(dirname(file.path), file.config.archive)
-      : resolve(ctx.cwd, defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
-  const { existsSync } = await import('node:fs');
-  if (mustExist && !existsSync(path)) {
-    const { InputError } = await import('../../core/errors.js');
-    throw new InputError(`no archive at ${path}`, archive ? 'check the --archive path' : 'prune something first, or pass --archive PATH (or set DEVS_CTX_ARCHIVE)');
-  }
-  const { ArchiveStore } = await import('../../archive/store.js');
-  return { path, store: ArchiveStore.open(path) };
+/** Resolves and opens the archive a restore or recall reads (it must exist). */
+export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: ArchiveStore }> {
+  const path = (await resolveArchivePath(archive, ctx)) as string;
+  return { path, store: await openArchive(path, { mustExist: true, named: archive !== undefined }) };
 }
 
 /** `devs-ctx restore FILE`: the transcript as it was before its latest prune, byte for byte. */
@@ -52,15 +40,22 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
     if (json && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
       throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
     }
-    const path = resolve(ctx.cwd, file);
-    if (options.inPlace) lock = acquireLock(path);
+    let path = resolve(ctx.cwd, file);
+    if (options.inPlace) {
+      try {
+        path = realpathSync(path); // restore the real file, not a symlink to it
+      } catch {
+        // missing: reading it says so
+      }
+      lock = acquireLock(path);
+    }
     let current: Buffer;
     try {
       current = readFileSync(path);
     } catch (error) {
       throw inputError(file, error);
     }
-    const { path: archivePath, store } = await openArchiveFor(options.archive, ctx, true);
+    const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);
     let restored: Buffer;
     let event;
     try {
@@ -78,7 +73,7 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
       store.close();
     }
     const appended = current.length - event.output.length;
-    if (options.inPlace) writeFileAtomic(path, restored);
+    if (options.inPlace) replaceKeepingAppends(path, current, restored);
     else if (options.output !== undefined && options.output !== STDIN) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
     else ctx.stdout.write(restored);
     const target = options.inPlace ? file : (options.output ?? STDIN);

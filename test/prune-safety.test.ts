@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { appendFileSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { assertUnchangedOrAppended, replaceKeepingAppends } from '../src/io/atomic.js';
+import { cacheDir, runCli } from './helpers/cli.js';
+import { repoRoot } from './helpers/realdata.js';
+
+/** What a prune must never do to the user's files, found by a review of the first version. */
+
+const OVER_SOFT = join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl');
+const WINDOW = ['--window', '4000'];
+
+function workspace(prefix: string): { dir: string; archive: string; env: Record<string, string> } {
+  const dir = mkdtempSync(join(tmpdir(), `devs-ctx-${prefix}-`));
+  const archive = join(mkdtempSync(join(tmpdir(), `devs-ctx-${prefix}-archive-`)), 'archive.sqlite');
+  return { dir, archive, env: { DEVS_CTX_ARCHIVE: archive } };
+}
+
+describe('prune safety', () => {
+  test('--in-place on a symlink prunes the real file and leaves the link a link', () => {
+    const { dir, env } = workspace('symlink');
+    const real = join(dir, 'real.jsonl');
+    copyFileSync(OVER_SOFT, real);
+    symlinkSync(real, join(dir, 'link.jsonl'));
+    const result = runCli(['prune', 'link.jsonl', '--in-place', ...WINDOW], { cwd: dir, env });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.ok(lstatSync(join(dir, 'link.jsonl')).isSymbolicLink());
+    assert.ok(!readFileSync(real).equals(readFileSync(OVER_SOFT)), 'the real file was pruned');
+    assert.match(readFileSync(real, 'utf8'), /\[Context Summary\]/);
+  });
+
+  test('-o naming a folder is exit 3 before anything is archived', () => {
+    const { dir, archive, env } = workspace('outdir');
+    copyFileSync(OVER_SOFT, join(dir, 's.jsonl'));
+    mkdirSync(join(dir, 'outdir'));
+    const result = runCli(['prune', 's.jsonl', '-o', 'outdir', ...WINDOW], { cwd: dir, env });
+    assert.equal(result.exitCode, 3, result.stderr);
+    assert.match(result.stderr, /outdir: cannot write: it is a folder/);
+    assert.equal(existsSync(archive), false);
+  });
+
+  test('an archive that cannot be opened is exit 3 naming it, for prune, restore and recall', () => {
+    const { dir } = workspace('badarchive');
+    copyFileSync(OVER_SOFT, join(dir, 's.jsonl'));
+    writeFileSync(join(dir, 'not-sqlite.sqlite'), 'this is not a database, just text that is long enough to look like a header\n'.repeat(20));
+    writeFileSync(join(dir, 'a-file'), 'x');
+    for (const archive of ['not-sqlite.sqlite', 'a-file/archive.sqlite']) {
+      const env = { DEVS_CTX_ARCHIVE: join(dir, archive) };
+      const prune = runCli(['prune', 's.jsonl', '-o', 'out.jsonl', ...WINDOW], { cwd: dir, env });
+      assert.equal(prune.exitCode, 3, `${archive}: ${prune.stderr}`);
+      assert.match(prune.stderr, /archive/);
+      assert.equal(existsSync(join(dir, 'out.jsonl')), false, 'nothing written when the archive fails');
+    }
+    const env = { DEVS_CTX_ARCHIVE: join(dir, 'not-sqlite.sqlite') };
+    assert.equal(runCli(['restore', 's.jsonl'], { cwd: dir, env }).exitCode, 3);
+    assert.equal(runCli(['recall', 'word'], { cwd: dir, env }).exitCode, 3);
+  });
+
+  test('lines an agent appends during --in-place are all kept, and the result restores to the original plus them', async () => {
+    const { dir, env } = workspace('appender');
+    // A transcript big enough that the prune takes a while: the fixture's middle repeated.
+    const lines = readFileSync(OVER_SOFT, 'utf8').trimEnd().split('\n');
+    const head = lines.slice(0, 2);
+    const middle = lines.slice(2, -5);
+    const tail = lines.slice(-5);
+    const body: string[] = [];
+    for (let k = 0; k < 300; k++) for (const line of middle) body.push(line.replace(/"id":"([^"]+)"/, `"id":"$1-${k}"`).replace(/"callId":"([^"]+)"/, `"callId":"$1-${k}"`));
+    const path = join(dir, 's.jsonl');
+    writeFileSync(path, `${[...head, ...body, ...tail].join('\n')}\n`);
+    const original = readFileSync(path);
+
+    const appender = spawn(process.execPath, [
+      '-e',
+      `const fs=require('fs');let i=0;const t=setInterval(()=>{fs.appendFileSync(${JSON.stringify(path)},JSON.stringify({id:'ap'+i,role:'user',type:'message',content:'appended '+i})+'\\n');if(++i>=400)clearInterval(t)},2);`,
+    ]);
+    const prune = spawn(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', path, '--in-place', '--window', '40000', '--force'], {
+      env: { PATH: process.env['PATH'] ?? '', DEVS_CTX_CACHE_DIR: cacheDir, ...env },
+    });
+    let stderr = '';
+    prune.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((r) => prune.on('close', r));
+    await new Promise((r) => appender.on('close', r));
+    assert.ok(code === 0 || code === 7, stderr);
+    const text = readFileSync(path, 'utf8');
+    const appended = text.split('\n').filter((l) => l.includes('"content":"appended '));
+    assert.equal(appended.length, 400, 'every appended line is in the file, once');
+    assert.deepEqual(appended.map((l) => (JSON.parse(l) as { id: string }).id), Array.from({ length: 400 }, (_, i) => `ap${i}`));
+    if (code === 0) {
+      const restored = runCli(['restore', path, '-o', join(dir, 'r.jsonl')], { env });
+      assert.equal(restored.exitCode, 0, restored.stderr);
+      const r = readFileSync(join(dir, 'r.jsonl'));
+      assert.ok(r.subarray(0, original.length).equals(original), 'the original bytes come back first');
+      assert.equal(r.subarray(original.length).toString().split('\n').filter(Boolean).length, 400);
+    }
+  });
+
+  test('replaceKeepingAppends refuses a file changed other than by appending, and writes nothing', () => {
+    const { dir } = workspace('changed');
+    const path = join(dir, 'f.jsonl');
+    writeFileSync(path, 'a\nb\n');
+    const original = readFileSync(path);
+    writeFileSync(path, 'a\nX\n');
+    assert.throws(() => assertUnchangedOrAppended(path, original), { exitCode: 7 });
+    assert.throws(() => replaceKeepingAppends(path, original, Buffer.from('new\n')), { exitCode: 7 });
+    assert.equal(readFileSync(path, 'utf8'), 'a\nX\n');
+    writeFileSync(path, 'a\nb\n');
+    appendFileSync(path, 'c\n');
+    replaceKeepingAppends(path, original, Buffer.from('new\n'));
+    assert.equal(readFileSync(path, 'utf8'), 'new\nc\n');
+  });
+});
