@@ -112,3 +112,49 @@ describe('prune safety', () => {
     assert.equal(readFileSync(path, 'utf8'), 'new\nc\n');
   });
 });
+
+describe('Claude Code tool-result lines that hold more than one tool output', () => {
+  test('are marked unmaskable (only dropped whole); a line with one tool output alone stays maskable', async () => {
+    const { claudeCodeAdapter } = await import('../src/formats/claude-code.js');
+    const { parseDocument } = await import('../src/io/jsonl.js');
+    const lines = readFileSync(join(repoRoot, 'fixtures/claude-code/multi-block-response.jsonl'), 'utf8').trimEnd().split('\n');
+    // Add a typed prompt beside the tool_result, as Claude Code writes when the user types while a tool runs.
+    const withText = lines.map((line) => {
+      const value = JSON.parse(line) as { message?: { content?: unknown } };
+      const content = value.message?.content;
+      if (Array.isArray(content) && content.some((b: { type?: string }) => b.type === 'tool_result')) {
+        content.push({ type: 'text', text: 'also check the docs folder' });
+      }
+      return JSON.stringify(value);
+    });
+    const doc = parseDocument(Buffer.from(`${withText.join('\n')}\n`), { path: 'x.jsonl', keepRaw: true });
+    const transcript = claudeCodeAdapter.read(doc);
+    const results = transcript.entries.filter((e) => e.turn.type === 'tool_result');
+    assert.ok(results.length > 0);
+    for (const e of results) assert.equal(e.maskable, false, e.turn.content);
+    const plain = claudeCodeAdapter.read(parseDocument(Buffer.from(`${lines.join('\n')}\n`), { path: 'y.jsonl', keepRaw: true }));
+    assert.ok(plain.entries.filter((e) => e.turn.type === 'tool_result').every((e) => e.maskable !== false), 'a plain result line can be masked');
+  });
+});
+
+describe('glued lines', () => {
+  test('a pinned value glued to a dropped one keeps its exact text (big numbers, 1.50, spacing)', async () => {
+    const { parseDocument } = await import('../src/io/jsonl.js');
+    const { devsAdapter } = await import('../src/formats/devs.js');
+    const { devsWriter } = await import('../src/formats/devs-write.js');
+    const { writeTranscript } = await import('../src/formats/write.js');
+    const { editOf } = await import('./helpers/edits.js');
+    const pinned = '{"id":"spec1","role":"user","type":"spec","content":"SPEC","seq":12345678901234567890, "x" : 1.50}';
+    const lines = [
+      '{"id":"s","role":"system","type":"system","content":"sys"}',
+      '{"id":"p","role":"user","type":"prd","content":"prd"}',
+      `${pinned}{"id":"m1","role":"assistant","type":"message","content":"drop me"}`,
+      '{"id":"m2","role":"assistant","type":"message","content":"keep"}',
+    ];
+    const doc = parseDocument(Buffer.from(`${lines.join('\n')}\n`), { path: 'g.jsonl', keepRaw: true });
+    const transcript = devsAdapter.read(doc);
+    const dropIndex = transcript.entries.findIndex((e) => e.turn.id === 'm1');
+    const written = writeTranscript(doc, transcript, editOf({ dropped: [dropIndex], summaryText: '[Context Summary]\nx' }), devsWriter);
+    assert.ok(written.bytes.toString().split('\n').includes(pinned), written.bytes.toString());
+  });
+});

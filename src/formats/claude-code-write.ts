@@ -1,5 +1,6 @@
 import { toolIds } from '../core/prune/units.js';
 import type { ParsedDocument } from '../io/jsonl.js';
+import { valueTexts } from '../io/jsonl.js';
 import { contentBlocks, LEAF_TYPES, SYNTHETIC_MODEL } from './claude-code.js';
 import { isRecord, str, type JsonObject } from './json.js';
 import type { FormatWriter, OutputRecord, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
@@ -484,8 +485,10 @@ function assemble(
       out.push({ from: record.index });
       continue;
     }
+    const texts = valueTexts(record);
     record.values.forEach((value, slot) => {
-      const text = JSON.stringify(slots.get(slot) ?? value);
+      const changedValue = slots.get(slot);
+      const text = changedValue ? JSON.stringify(changedValue) : (texts?.[slot] ?? JSON.stringify(value));
       out.push(slot === 0 ? { text, replaces: record.index } : { text });
     });
   }

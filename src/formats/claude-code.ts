@@ -321,7 +321,13 @@ function toEntry(builder: Builder): TranscriptEntry {
     builder.toolUseIds.length > 0 || builder.toolResultIds.length > 0
       ? { links: { calls: [...builder.toolUseIds], answers: [...builder.toolResultIds] } }
       : {};
-  return { turn, source: { records }, blobs: builder.blobs, ...links };
+  // A placeholder replaces one tool output; a line that also carries typed text, or answers several
+  // calls, would read back as more than the placeholder, so such a turn is never masked (only dropped).
+  const maskable =
+    builder.role === 'tool' && (builder.toolResultIds.length !== 1 || [...builder.blockTypes].some((t) => t !== 'tool_result'))
+      ? { maskable: false as const }
+      : {};
+  return { turn, source: { records }, blobs: builder.blobs, ...links, ...maskable };
 }
 
 /** The input side of one API call: the context size when it was made. */

@@ -1,6 +1,7 @@
 import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
 import { toolIds } from '../core/prune/units.js';
 import type { ParsedDocument } from '../io/jsonl.js';
+import { valueTexts } from '../io/jsonl.js';
 import { isRecord, safeJson } from './json.js';
 import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
 
@@ -87,21 +88,24 @@ export function rewriteLines(doc: ParsedDocument, transcript: Transcript, edit: 
     }
     // The first value written from this line says it replaces the line; the summary is new.
     let replaces: number | undefined = record.index;
-    const pushValue = (value: unknown): void => {
-      out.push(replaces === undefined ? { text: safeJson(value) } : { text: safeJson(value), replaces });
+    const pushText = (text: string): void => {
+      out.push(replaces === undefined ? { text } : { text, replaces });
       replaces = undefined;
     };
+    // Values the edit leaves alone keep their exact text (pinned turns stay byte-identical).
+    const texts = valueTexts(record);
     record.values.forEach((value, k) => {
       const slot = positions.indexOf(k);
       const i = slot === -1 ? undefined : entries[slot];
+      const asWas = texts?.[k] ?? safeJson(value);
       if (i === undefined) {
-        pushValue(value);
+        pushText(asWas);
         return;
       }
       if (i === summaryAt) pushSummary();
       if (edit.dropped.has(i)) return;
       const placeholder = edit.masked.get(i);
-      pushValue(placeholder === undefined ? value : how.mask(value, placeholder));
+      pushText(placeholder === undefined ? asWas : safeJson(how.mask(value, placeholder)));
     });
   }
   if (summaryAt === transcript.entries.length) pushSummary();

@@ -224,10 +224,10 @@ function describeJsonError(text: string, error: unknown): string {
 }
 
 /**
- * Splits `{…}{…}` (two or more top-level JSON values on one line) at depth-0 boundaries.
- * Returns undefined unless every part parses, so a split is only made when it is unambiguous.
+ * The texts of `{…}{…}` (two or more top-level JSON values on one line), split at depth-0
+ * boundaries, or undefined when the line is not that shape.
  */
-export function splitGluedValues(text: string): unknown[] | undefined {
+export function splitGluedParts(text: string): string[] | undefined {
   const parts: string[] = [];
   let depth = 0;
   let inString = false;
@@ -255,6 +255,16 @@ export function splitGluedValues(text: string): unknown[] | undefined {
     }
   }
   if (depth !== 0 || parts.length < 2) return undefined;
+  return parts;
+}
+
+/**
+ * Splits glued values on one line. Returns undefined unless every part parses, so a split is only
+ * made when it is unambiguous.
+ */
+export function splitGluedValues(text: string): unknown[] | undefined {
+  const parts = splitGluedParts(text);
+  if (!parts) return undefined;
   const values: unknown[] = [];
   for (const part of parts) {
     try {
@@ -264,6 +274,19 @@ export function splitGluedValues(text: string): unknown[] | undefined {
     }
   }
   return values;
+}
+
+/**
+ * The exact text of each value on a record (kept bytes needed): a writer that must split a glued
+ * line writes the values it does not change as they were, not re-serialised (which could alter
+ * numbers such as 12345678901234567890 or 1.50).
+ */
+export function valueTexts(record: RawRecord): string[] | undefined {
+  if (!record.raw || record.values.length === 0) return undefined;
+  const text = record.raw.toString('utf8');
+  if (record.values.length === 1) return [text];
+  const parts = splitGluedParts(text);
+  return parts && parts.length === record.values.length ? parts : undefined;
 }
 
 /** Reads a whole transcript from a byte stream into records, streaming line by line. */
