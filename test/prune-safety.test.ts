@@ -158,3 +158,16 @@ describe('glued lines', () => {
     assert.ok(written.bytes.toString().split('\n').includes(pinned), written.bytes.toString());
   });
 });
+
+describe('read-back verification', () => {
+  test('a pinned turn whose other fields change is caught, not only one whose text changes', async () => {
+    const { verifyReadBack } = await import('../src/core/prune/verify.js');
+    const { editOf } = await import('./helpers/edits.js');
+    const entry = (turn: Record<string, unknown>) => ({ turn: { role: 'user', type: 'message', content: '', ...turn } as never, source: { records: [0] }, blobs: [] });
+    const before = [entry({ id: 's', type: 'spec', content: 'SPEC', seq: 1 }), entry({ id: 'm', content: 'm' })];
+    const edit = editOf({ masked: [[1, 'masked']], summaryText: '[Context Summary]\nx' });
+    assert.deepEqual(verifyReadBack(before, edit, [before[0]!, entry({ id: 'm', content: 'masked' })], [0]), []);
+    const altered = [entry({ id: 's', type: 'spec', content: 'SPEC', seq: 2 }), entry({ id: 'm', content: 'masked' })];
+    assert.deepEqual(verifyReadBack(before, edit, altered, [0]), ['pinned turn s is missing or altered']);
+  });
+});

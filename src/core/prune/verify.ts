@@ -32,9 +32,16 @@ export function verifyReadBack(
       break;
     }
   }
-  const pinnedContents = new Set(pinned.map((i) => before[i]?.turn.content));
-  for (const content of pinnedContents) {
-    if (content !== undefined && !actual.includes(content)) problems.push('a pinned turn is missing or altered');
+  // Pinned turns: every field the format gives the turn (not only its text) must read back the
+  // same, except the id and time some formats derive from a record's position (Codex `line-N`).
+  const fields = (turn: TranscriptEntry['turn']): string => {
+    const { id: _id, timestamp: _time, ...rest } = turn;
+    return JSON.stringify(rest);
+  };
+  const readBackTurns = new Set(after.map((e) => fields(e.turn)));
+  for (const i of pinned) {
+    const turn = before[i]?.turn;
+    if (turn && !readBackTurns.has(fields(turn))) problems.push(`pinned turn ${turn.id} is missing or altered`);
   }
   if (edit.summary) {
     const count = actual.filter((c) => c === edit.summary?.text).length;
