@@ -267,3 +267,10 @@ describe('seed 003: sliding relevance window', () => {
     assert.ok(kept.length < compressed.length);
   });
 });
+
+test('ContextPruner: a window whose pinned turns and latest turn reach the hard limit is an error (exit 6), not a quiet no-op', async () => {
+  const { BudgetImpossibleError } = await import('../src/core/errors.js');
+  const pruner = new ContextPruner(new FixedSummarizer(), { counter });
+  const turns = [turn('system', 700_000, { role: 'system', type: 'system' }), turn('prd', 50_000, { type: 'prd' }), ...Array.from({ length: 6 }, (_, i) => turn(`t${i}`, 10_000)), turn('last', 60_000)];
+  await assert.rejects(pruner.prune(windowOf(turns), 'task'), (e: unknown) => e instanceof BudgetImpossibleError && e.exitCode === 6);
+});

@@ -87,7 +87,8 @@ export function acquireLock(target: string): FileLock {
           if (released) return;
           released = true;
           try {
-            unlinkSync(path);
+            // Only our own lock: if it was taken over (we were thought dead), it is not ours to remove.
+            if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
           } catch {
             // already removed
           }
@@ -108,8 +109,9 @@ export function acquireLock(target: string): FileLock {
           `wait for it to finish; if no devs-ctx is running, remove ${path}`,
         );
       }
+      // Take over a dead process's lock, unless another run took it over meanwhile (the pid changed).
       try {
-        unlinkSync(path);
+        if (readFileSync(path, 'utf8').trim() === String(holder)) unlinkSync(path);
       } catch {
         // someone else took it over first; the next attempt tells
       }

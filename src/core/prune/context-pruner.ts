@@ -1,4 +1,5 @@
 import type { TextTokenCounter } from '../accounting.js';
+import { BudgetImpossibleError } from '../errors.js';
 import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_PINNED_PREFIX_TURNS, DEFAULT_PROTECTED_TAIL_TURNS, DEFAULT_SOFT_LIMIT_TOKENS, PINNED_TURN_TYPES } from '../policy.js';
 import type { PrunerConfig } from '../policy.js';
 import type { Embedder, Summarizer } from '../providers.js';
@@ -100,6 +101,8 @@ export class ContextPruner implements BudgetPruner {
       newId: this.options.newId ?? (() => `summary-${Date.now().toString(36)}-${++this.eventCount}`),
     });
     const before = tokens.reduce((a, b) => a + b, 0);
+    // [SPEC §6] Like the CLI's exit 6: a window that cannot get below the hard limit is an error, not a quiet no-op.
+    if (prepared.plan.outcome === 'impossible') throw new BudgetImpossibleError(prepared.plan.note ?? 'the budget cannot be met');
     if (!prepared.edit) return { pruned: false, window, removedTurnCount: 0, tokensSaved: 0 };
     const next = applyEdit(turns, prepared.edit).map((turn): ConversationTurn =>
       turn.tokenCount !== undefined ? turn : { ...turn, tokenCount: this.counter.count(turn.content) },
