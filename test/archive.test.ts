@@ -484,6 +484,18 @@ function recallStore(t: { after(fn: () => void): void }): ArchiveStore {
   return store;
 }
 
+test('a prune does not pay for full-text indexing: the first recall indexes what is pending, once', (t) => {
+  const store = recallStore(t);
+  const indexedRows = (): number => rawCount(store.path, 'SELECT count(*) FROM archived_turns_fts WHERE archived_turns_fts MATCH ?', 'database');
+  assert.equal(indexedRows(), 0, 'nothing indexed at prune time');
+  assert.ok(store.recall('database').length > 0);
+  assert.equal(store.indexPending(), 0, 'already indexed by the recall');
+  const input = inlineDoc({ c: 3 });
+  store.recordPrune(event('r3', input, [{ from: 0 }], { turns: [turn(0, 'a third database note')] }));
+  assert.equal(store.recall('third database').length, 1, 'a later prune is found by the next recall');
+  assert.equal(store.indexPending(), 0);
+});
+
 test('recall ranks by bm25, with snippets, filters and a limit', (t) => {
   const store = recallStore(t);
   const hits = store.recall('database lock');

@@ -58,19 +58,26 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX archived_turns_by_turn_id ON archived_turns (turn_id);
 
-  -- External-content FTS5 index over archived_turns, kept in sync by triggers.
+  -- External-content FTS5 index over archived_turns. Rows are indexed lazily, by the first recall
+  -- after they are archived (ArchiveStore.indexPending): indexing is most of an archive write's
+  -- cost, and a prune run from a git hook should not pay it. fts_progress says how far it got;
+  -- the delete/update triggers only touch rows already indexed.
   CREATE VIRTUAL TABLE archived_turns_fts USING fts5 (
     content, turn_id, type,
     content = 'archived_turns', content_rowid = 'id',
     tokenize = 'unicode61 remove_diacritics 2'
   );
-  CREATE TRIGGER archived_turns_ai AFTER INSERT ON archived_turns BEGIN
-    INSERT INTO archived_turns_fts (rowid, content, turn_id, type) VALUES (new.id, new.content, new.turn_id, new.type);
-  END;
-  CREATE TRIGGER archived_turns_ad AFTER DELETE ON archived_turns BEGIN
+  CREATE TABLE fts_progress (
+    name TEXT PRIMARY KEY,
+    last_indexed_id INTEGER NOT NULL
+  );
+  INSERT INTO fts_progress (name, last_indexed_id) VALUES ('archived_turns', 0);
+  CREATE TRIGGER archived_turns_ad AFTER DELETE ON archived_turns
+    WHEN old.id <= (SELECT last_indexed_id FROM fts_progress WHERE name = 'archived_turns') BEGIN
     INSERT INTO archived_turns_fts (archived_turns_fts, rowid, content, turn_id, type) VALUES ('delete', old.id, old.content, old.turn_id, old.type);
   END;
-  CREATE TRIGGER archived_turns_au AFTER UPDATE ON archived_turns BEGIN
+  CREATE TRIGGER archived_turns_au AFTER UPDATE ON archived_turns
+    WHEN old.id <= (SELECT last_indexed_id FROM fts_progress WHERE name = 'archived_turns') BEGIN
     INSERT INTO archived_turns_fts (archived_turns_fts, rowid, content, turn_id, type) VALUES ('delete', old.id, old.content, old.turn_id, old.type);
     INSERT INTO archived_turns_fts (rowid, content, turn_id, type) VALUES (new.id, new.content, new.turn_id, new.type);
   END;

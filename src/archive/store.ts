@@ -376,6 +376,7 @@ export class ArchiveStore {
   recall(query: string, options: RecallOptions = {}): RecallHit[] {
     const queries = ftsQueries(query);
     if (!queries) return [];
+    this.indexPending();
     const [open, close] = options.highlight ?? ['«', '»'];
     const statement = this.db.prepare(`
       SELECT t.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.timestamp,
@@ -396,6 +397,24 @@ export class ArchiveStore {
         .map((row) => RecallRowSchema.parse(row));
     const hits = run(queries.allTerms);
     return hits.length > 0 || queries.anyTerm === queries.allTerms ? hits : run(queries.anyTerm);
+  }
+
+  /**
+   * Adds archived turns not yet in the full-text index (prunes leave that to the first search, see
+   * schema.ts). One write transaction, so concurrent searches index each turn once.
+   */
+  indexPending(): number {
+    const run = this.db.transaction((): number => {
+      const last = this.db.prepare("SELECT last_indexed_id FROM fts_progress WHERE name = 'archived_turns'").pluck().get() as number;
+      const newest = this.db.prepare('SELECT coalesce(max(id), 0) FROM archived_turns').pluck().get() as number;
+      if (newest <= last) return 0;
+      const added = this.db
+        .prepare('INSERT INTO archived_turns_fts (rowid, content, turn_id, type) SELECT id, content, turn_id, type FROM archived_turns WHERE id > ? AND id <= ? ORDER BY id')
+        .run(last, newest).changes;
+      this.db.prepare("UPDATE fts_progress SET last_indexed_id = ? WHERE name = 'archived_turns'").run(newest);
+      return added;
+    });
+    return run.immediate();
   }
 
   /** One archived turn of an event, by its turn id or its entry index in the pruned input. */
