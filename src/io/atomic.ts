@@ -7,8 +7,13 @@ import { InputError, LockedError } from '../core/errors.js';
  * disk, get the target's file mode, and only then replace it with a rename. A crash or a full disk
  * leaves the target as it was (at worst a stray `.devs-ctx-*.tmp` beside it).
  */
+/** A temporary file beside `path` (same file system, so the rename is atomic), named so a stray one is recognisable. */
+function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}.tmp`);
+}
+
 export function writeFileAtomic(path: string, bytes: Buffer, options: { mode?: number } = {}): void {
-  const tmp = join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}.tmp`);
+  const tmp = tempPathFor(path);
   let mode = options.mode;
   if (mode === undefined) {
     try {
@@ -140,7 +145,7 @@ export function assertUnchangedOrAppended(path: string, original: Buffer): void 
 export function replaceKeepingAppends(path: string, original: Buffer, replacement: Buffer): void {
   assertUnchangedOrAppended(path, original);
   const mode = statSync(path).mode & 0o7777;
-  const tmp = join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}.tmp`);
+  const tmp = tempPathFor(path);
   const source = openSync(path, 'r');
   let out: number | undefined;
   let copied = original.length;
