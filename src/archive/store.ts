@@ -102,17 +102,22 @@ export type PruneEventSummary = z.output<typeof PruneEventRowSchema>;
 const EVENT_COLUMNS = `id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
   removed_turn_count, masked_turn_count, tokens_saved, summary_text, original_sha256, original_bytes, output_sha256, output_bytes`;
 
+/** Columns of an archived turn that every query returning turns reads. */
+const turnColumns = {
+  event_id: z.string(),
+  entry_index: z.number(),
+  turn_id: z.string(),
+  role: z.string(),
+  type: z.string(),
+  action: z.enum(['dropped', 'masked']),
+  tokens: z.number(),
+  timestamp: z.string().nullable(),
+};
+
 const ArchivedTurnRowSchema = z
   .object({
-    event_id: z.string(),
-    entry_index: z.number(),
-    turn_id: z.string(),
-    role: z.string(),
-    type: z.string(),
-    action: z.enum(['dropped', 'masked']),
-    tokens: z.number(),
+    ...turnColumns,
     content: z.string(),
-    timestamp: z.string().nullable(),
     records: z.string().transform((text) => z.array(z.number().int().nonnegative()).parse(JSON.parse(text))),
   })
   .transform((row) => ({
@@ -132,14 +137,7 @@ export type ArchivedTurn = z.output<typeof ArchivedTurnRowSchema>;
 
 const RecallRowSchema = z
   .object({
-    event_id: z.string(),
-    entry_index: z.number(),
-    turn_id: z.string(),
-    role: z.string(),
-    type: z.string(),
-    action: z.enum(['dropped', 'masked']),
-    tokens: z.number(),
-    timestamp: z.string().nullable(),
+    ...turnColumns,
     created_at: z.string(),
     source_path: z.string(),
     snippet: z.string(),

@@ -7,6 +7,12 @@ import { InputError, LockedError } from '../core/errors.js';
  * disk, get the target's file mode, and only then replace it with a rename. A crash or a full disk
  * leaves the target as it was (at worst a stray `.devs-ctx-*.tmp` beside it).
  */
+/** Writes the first `length` bytes of `bytes` (writeSync may write fewer than asked). */
+function writeAll(fd: number, bytes: Buffer, length: number): void {
+  let offset = 0;
+  while (offset < length) offset += writeSync(fd, bytes, offset, length - offset);
+}
+
 /** A temporary file beside `path` (same file system, so the rename is atomic), named so a stray one is recognisable. */
 function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}.tmp`);
@@ -25,8 +31,7 @@ export function writeFileAtomic(path: string, bytes: Buffer, options: { mode?: n
   let fd: number | undefined;
   try {
     fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    writeAll(fd, bytes, bytes.length);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
@@ -155,15 +160,13 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
     for (;;) {
       const n = readSync(source, chunk, 0, chunk.length, copied);
       if (n <= 0) return;
-      let offset = 0;
-      while (offset < n) offset += writeSync(fd, chunk, offset, n - offset);
+      writeAll(fd, chunk, n);
       copied += n;
     }
   };
   try {
     out = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
-    let offset = 0;
-    while (offset < replacement.length) offset += writeSync(out, replacement, offset, replacement.length - offset);
+    writeAll(out, replacement, replacement.length);
     copyTail(out);
     fsyncSync(out);
     copyTail(out);
