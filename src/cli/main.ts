@@ -26,11 +26,16 @@ Examples:
   $ devs-ctx prune session.jsonl --in-place --window 200k
   $ devs-ctx prune session.jsonl -o pruned.jsonl --strategy recency --target 100k --json
   $ cat session.jsonl | devs-ctx prune --force > pruned.jsonl
+  $ GEMINI_API_KEY=… devs-ctx prune session.jsonl --in-place --summarizer gemini --fallback extractive
+
+Gemini: the key comes from $GEMINI_API_KEY, $GOOGLE_API_KEY or the config file's geminiApiKey and is
+never printed; $DEVS_CTX_GEMINI_BASE_URL points requests at a proxy or gateway.
 
 Exit codes: 0 pruned, or nothing to do (the output is then the input, byte for byte),
 2 usage error, 3 input unreadable or output not writable, 4 invalid transcript,
-5 summarizer failed (nothing written), 6 pinned and protected turns alone exceed the limit
-(nothing written), 7 the file is locked by another devs-ctx.`;
+5 summarizer or embedder failed (nothing written), 6 pinned and protected turns alone exceed
+the limit (nothing written), 7 the file is locked by another devs-ctx, 130 interrupted
+(nothing written).`;
 
 const RESTORE_EXAMPLES = `
 Examples:
@@ -120,6 +125,13 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--goal <text>', 'what the agent is working on, to rank turns by (default: the latest user request or task turn)')
     .option('--archive <path>', 'SQLite archive to keep removed turns in (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
     .option('--no-archive', 'do not archive the removed turns (they then exist only in the original file)')
+    .addOption(new Option('--summarizer <name>', 'who writes the summary: extractive (offline) or gemini (default: gemini when a Gemini API key is set, else extractive)').choices(['extractive', 'gemini']))
+    .addOption(new Option('--embedder <name>', 'how turns are ranked for --strategy relevance: local (offline) or gemini (default: gemini when a Gemini API key is set, else local)').choices(['local', 'gemini']))
+    .option('--model <id>', 'Gemini model for summaries (default gemini-3.5-flash; also $DEVS_CTX_MODEL)')
+    .option('--embedding-model <id>', 'Gemini model for embeddings (default gemini-embedding-001; also $DEVS_CTX_EMBEDDING_MODEL)')
+    .option('--timeout <seconds>', 'give up on one Gemini request after this many seconds (default 60); failed requests are retried with backoff')
+    .addOption(new Option('--fallback <name>', 'when Gemini fails, use the offline summarizer and embedder instead of exiting 5').choices(['extractive']))
+    .option('--no-redact', 'send text to Gemini without masking API keys, tokens, private keys and passwords first')
     .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
     .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
     .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
