@@ -54,6 +54,30 @@ Examples:
 
 Exit codes: 0 (also when nothing matches), 2 usage error, 3 archive unreadable.`;
 
+const REFRESH_EXAMPLES = `
+Examples:
+  $ devs-ctx refresh session.jsonl --check          # exit 12 when a refresh is due
+  $ devs-ctx refresh session.jsonl --in-place       # append one when due (locked, atomic)
+  $ devs-ctx refresh session.jsonl --in-place --tas docs/tas.md --prd docs/prd.md --refresh-tokens 1500
+  $ devs-ctx refresh session.jsonl -o refreshed.jsonl --force --json
+
+A refresh is due after --threshold (5) turns in the current orchestrator node (a turn's "node";
+a new node starts the count again) since the last refresh. Running it twice never injects twice.
+
+Exit codes: 0 refreshed, or nothing due (the output is then the input, byte for byte),
+12 --check: a refresh is due, 2 usage error (also: no TAS or PRD to refresh with),
+3 input unreadable or output not writable, 4 invalid transcript, 7 the file is locked.`;
+
+const REPLAY_EXAMPLES = `
+Examples:
+  $ devs-ctx replay session.jsonl --window 200k
+  $ devs-ctx replay session.jsonl --threshold 8 --strategy recency --json | jq '.prunes, .hardLimitExceeded'
+
+Feeds the transcript turn by turn through the orchestrator loop (offline pruner and refresher) and
+shows where prunes and refreshes would fire. Writes nothing.
+
+Exit codes: 0, 2 usage error, 3 input unreadable, 4 invalid transcript.`;
+
 /** Runs the command line; returns the exit code (bin/ sets process.exitCode, nothing below exits). */
 export async function main(argv: readonly string[], given?: CliContext): Promise<number> {
   const json = argv.includes('--json');
@@ -175,6 +199,57 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .action(async (query: string[], options: Record<string, unknown>) => {
       const { runRecall } = await import('./commands/recall.js');
       exitCode = await runRecall(query, options, ctx);
+    });
+
+  program
+    .command('refresh')
+    .description('append a [CONTEXT REFRESH] turn (TAS and PRD summaries) when one is due in the current orchestrator node')
+    .argument('[file]', 'transcript file; - (or nothing, when piped) reads standard input')
+    .option('--check', 'write nothing; exit 12 when a refresh is due, 0 when not')
+    .option('-o, --output <file>', 'write the transcript to this file (atomically) instead of stdout')
+    .option('--in-place', 'replace the transcript itself (locks it; the original stays until the new file is complete)')
+    .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs --check, -o or --in-place')
+    .option('--threshold <turns>', 'turns in a node between refreshes (default 5)')
+    .option('--force', 'refresh now even when fewer turns have passed (never twice in a row)')
+    .option('--tas <file>', 'read the TAS from this file (default: the transcript\'s tas turns)')
+    .option('--prd <file>', 'read the PRD from this file (default: the transcript\'s prd turns)')
+    .option('--refresh-tokens <tokens>', 'condense the TAS and PRD to fit this many tokens in all (default 2000)')
+    .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
+    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
+    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
+    .option('--strict', 'make any malformed line fatal (exit 4)')
+    .option('--no-cache', 'do not read or write the token-count and summary caches')
+    .addHelpText('after', REFRESH_EXAMPLES)
+    .action(async (file: string | undefined, options: Record<string, unknown>) => {
+      const { runRefresh } = await import('./commands/refresh.js');
+      exitCode = await runRefresh(file, options, ctx);
+    });
+
+  program
+    .command('replay')
+    .description('replay a transcript through the orchestrator loop and show where prunes and refreshes would fire')
+    .argument('<file>', 'transcript file (- reads standard input)')
+    .option('--json', 'print one JSON report (with schemaVersion) and nothing else on stdout')
+    .option('--target <tokens>', 'what each prune brings the window down to (default: half the soft limit)')
+    .addOption(new Option('--strategy <name>', 'which turns a prune removes first').choices(['relevance', 'recency']))
+    .option('--goal <text>', 'the task the agent works on (default: the latest user request or task turn at each prune)')
+    .option('--threshold <turns>', 'turns in a node between refreshes (default 5)')
+    .option('--tas <file>', 'TAS for the refreshes (default: the transcript\'s tas turns)')
+    .option('--prd <file>', 'PRD for the refreshes (default: the transcript\'s prd turns)')
+    .option('--refresh-tokens <tokens>', 'condense the TAS and PRD to fit this many tokens in all (default 2000)')
+    .option('--no-refresh', 'simulate prunes only')
+    .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
+    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
+    .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
+    .option('--soft-limit <tokens>', 'soft limit (default 500k)')
+    .option('--hard-limit <tokens>', 'hard limit (default 800k)')
+    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
+    .option('--strict', 'make any malformed line fatal (exit 4)')
+    .option('--no-cache', 'do not read or write the token-count and summary caches')
+    .addHelpText('after', REPLAY_EXAMPLES)
+    .action(async (file: string, options: Record<string, unknown>) => {
+      const { runReplay } = await import('./commands/replay.js');
+      exitCode = await runReplay(file, options, ctx);
     });
 
   try {

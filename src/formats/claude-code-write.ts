@@ -521,3 +521,31 @@ function toolPairing(entries: readonly TranscriptEntry[]): string[] {
   }
   return problems;
 }
+
+/**
+ * [SPEC §6 Refresh] A refresh in a Claude Code session: one `isMeta` user line appended (how Claude
+ * Code injects context it did not type: skills, reminders), chained to the last line of the active
+ * chain, i.e. the leaf or the system lines Claude Code wrote after it (`turn_duration`,
+ * `stop_hook_summary`), with the envelope fields (`sessionId`, `cwd`, `version`…) of that line.
+ * Every existing line stays byte-identical.
+ */
+export function claudeCodeRefreshRecords(doc: ParsedDocument, refresh: { readonly text: string; readonly uuid: string; readonly now: string }): OutputRecord[] {
+  if (doc.kind !== 'jsonl') throw new Error('a Claude Code session is JSONL, but this document is one JSON value');
+  const tree = readTree(doc);
+  let parent = tree.chain[tree.chain.length - 1];
+  if (!parent) throw new Error('the Claude Code session has no active chain to append a refresh to');
+  for (const line of tree.lines) {
+    if (line.order > parent.order && line.type === 'system' && line.value['isSidechain'] !== true && line.value['parentUuid'] === parent.uuid) parent = line;
+  }
+  const line: JsonObject = {
+    parentUuid: parent.uuid,
+    isSidechain: false,
+    ...envelopeOf(parent),
+    type: 'user',
+    message: { role: 'user', content: [{ type: 'text', text: refresh.text }] },
+    isMeta: true,
+    uuid: refresh.uuid,
+    timestamp: refresh.now,
+  };
+  return [...doc.records.map((r) => ({ from: r.index })), { text: JSON.stringify(line) }];
+}

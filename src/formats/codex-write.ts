@@ -209,3 +209,13 @@ function validate(doc: ParsedDocument, _transcript: Transcript): string[] {
 }
 
 export const codexWriter: FormatWriter = { name: 'codex', write, validate };
+
+/**
+ * [SPEC §6 Refresh] A refresh in a Codex rollout: a user `message` response item appended (the
+ * conversation is the response items; a `developer` message would read as pinned context and never
+ * be pruned). Every existing line stays byte-identical.
+ */
+export function codexRefreshRecords(doc: ParsedDocument, refresh: { readonly text: string; readonly now: string }): OutputRecord[] {
+  const item = { timestamp: refresh.now, type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: refresh.text }] } };
+  return [...doc.records.map((r) => ({ from: r.index })), { text: JSON.stringify(item) }];
+}

@@ -1,5 +1,7 @@
 import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
+import type { SaopEnvelope } from '../core/turn.js';
 import { toolIds } from '../core/prune/units.js';
+import { prependRefresh, refreshTurn } from '../core/refresh/orchestrator-context-injector.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import { valueTexts } from '../io/jsonl.js';
 import { isRecord, safeJson } from './json.js';
@@ -180,4 +182,43 @@ export function toolPairProblems(entries: readonly TranscriptEntry[]): string[] 
     if (!pendingAtEnd) problems.push(`tool call ${id} (${entries[i]?.turn.id}) has no result`);
   }
   return problems;
+}
+
+/** What a refresh appends (the text starts with `[CONTEXT REFRESH]`); ids and time are injected. */
+export interface RefreshAppend {
+  readonly text: string;
+  readonly id: string;
+  readonly now: string;
+  /** The current orchestrator node, which the new turn belongs to. */
+  readonly node?: string | undefined;
+}
+
+/**
+ * [SPEC §6 Refresh] A refresh in a native transcript: a new `refresh` turn at the end, or, when the
+ * last entry is a SAOP envelope, that envelope written anew with the refresh prepended to its
+ * `thought.reasoning` (seed 004's injector); every other line stays byte-identical.
+ */
+export function devsRefreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
+  const last = transcript.entries[transcript.entries.length - 1];
+  const record = last ? doc.records[last.source.records[0] ?? -1] : undefined;
+  const values = record?.values.filter(isDevsLine) ?? [];
+  const lastValue = values[values.length - 1];
+  if (!record || !SaopEnvelopeSchema.safeParse(lastValue).success || TurnSchema.safeParse(lastValue).success) {
+    const edit: TranscriptEdit = { dropped: new Set(), masked: new Map(), summary: { text: refresh.text, at: transcript.entries.length }, now: refresh.now, newId: () => refresh.id };
+    return rewriteLines(doc, transcript, edit, {
+      isEntry: isDevsLine,
+      mask: maskTurn,
+      summary: () => refreshTurn(refresh.text, { id: refresh.id, node: refresh.node, timestamp: refresh.now }),
+    });
+  }
+  // The envelope is the last entry value of its line (its key order kept); a glued line is written one value per line.
+  const position = record.values.lastIndexOf(lastValue);
+  const texts = valueTexts(record);
+  return doc.records.flatMap((r): OutputRecord[] => {
+    if (r.index !== record.index) return [{ from: r.index }];
+    return r.values.map((value, k) => {
+      const text = k === position ? safeJson(prependRefresh(lastValue as SaopEnvelope, refresh.text)) : (texts?.[k] ?? safeJson(value));
+      return k === 0 ? { text, replaces: r.index } : { text };
+    });
+  });
 }

@@ -276,3 +276,19 @@ function maskedCall(call: JsonObject, placeholder: string): JsonObject {
     result: [{ functionResponse: { ...(id !== undefined ? { id } : {}), ...(name !== undefined ? { name } : {}), response: { output: placeholder } } }],
   };
 }
+
+/**
+ * [SPEC §6 Refresh] A refresh in a Gemini CLI session: a `user` message record appended to a JSONL
+ * session (how Gemini CLI records a new message; every existing line stays byte-identical), or, for
+ * a legacy document, the document rewritten with the message at the end of `messages`.
+ */
+export function geminiRefreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: { readonly text: string; readonly id: string; readonly now: string }): OutputRecord[] {
+  const lines = doc.records.filter((r) => !r.blank);
+  const legacy = doc.kind === 'json-document' || (lines.length === 1 && lines[0]?.values.length === 1 && isLegacyDocument(lines[0].values[0]));
+  if (legacy) {
+    const edit: TranscriptEdit = { dropped: new Set(), masked: new Map(), summary: { text: refresh.text, at: transcript.entries.length }, now: refresh.now, newId: () => refresh.id };
+    return geminiWriter.write(doc, transcript, edit);
+  }
+  const record = { id: refresh.id, timestamp: refresh.now, type: 'user', content: [{ text: refresh.text }] };
+  return [...doc.records.map((r) => ({ from: r.index })), { text: JSON.stringify(record) }];
+}

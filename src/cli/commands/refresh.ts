@@ -1,0 +1,265 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ExitCode, InputError, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { ContextRefresher, formatRefresh } from '../../core/refresh/context-refresher.js';
+import { pendingToolCall, planRefresh } from '../../core/refresh/decision.js';
+import { buildRefreshReport } from '../../core/refresh/report.js';
+import type { InjectedRefresh, RefreshReport } from '../../core/refresh/report.js';
+import type { Transcript } from '../../core/transcript.js';
+import type { ConversationTurn } from '../../core/turn.js';
+import { adapterFor } from '../../formats/index.js';
+import type { FormatName } from '../../formats/index.js';
+import { claudeCodeRefreshRecords } from '../../formats/claude-code-write.js';
+import { codexRefreshRecords } from '../../formats/codex-write.js';
+import { devsRefreshRecords } from '../../formats/devs-write.js';
+import { geminiRefreshRecords } from '../../formats/gemini-write.js';
+import { openaiChatWriter } from '../../formats/openai-chat-write.js';
+import type { OutputRecord } from '../../formats/types.js';
+import { InvalidOutputError, renderOutput } from '../../formats/write.js';
+import { writerFor } from '../../formats/writers.js';
+import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
+import type { FileLock } from '../../io/atomic.js';
+import { defaultCacheDir } from '../../io/count-cache.js';
+import { STDIN } from '../../io/input.js';
+import { parseDocument, serializeDocument } from '../../io/jsonl.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { FileSummaryCache } from '../../providers/summary-cache.js';
+import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticSummaryProvider } from '../../providers/summary-providers.js';
+import type { ProjectDocuments } from '../../providers/summary-providers.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+import { renderRefreshReport } from '../render/refresh-text.js';
+import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
+
+/** The default size of a whole refresh (both sections): enough for a TAS and PRD outline, small next to any window. */
+export const DEFAULT_REFRESH_TOKENS = 2000;
+
+export const thresholdOption = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1) {
+      ctx.addIssue({ code: 'custom', message: `--threshold ${raw}: expected a whole number of turns, at least 1` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+const RefreshOptionsSchema = z.object({
+  ...readingOptionsShape,
+  output: z.string().optional(),
+  inPlace: z.boolean().optional(),
+  check: z.boolean().optional(),
+  force: z.boolean().optional(),
+  threshold: thresholdOption,
+  tas: z.string().optional(),
+  prd: z.string().optional(),
+  refreshTokens: tokenOption('--refresh-tokens'),
+});
+type RefreshOptions = z.infer<typeof RefreshOptionsSchema>;
+
+/**
+ * `devs-ctx refresh [file|-]` [SPEC §6 Refresh]: decide from the transcript itself whether a
+ * `[CONTEXT REFRESH]` is due in the current node; with --check say so (exit 12), otherwise write it
+ * in the transcript's own format (validated, atomically, locked with --in-place).
+ */
+export async function runRefresh(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  let lock: FileLock | undefined;
+  try {
+    const parsed = RefreshOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx refresh --help');
+    const options = parsed.data;
+    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
+    if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
+    checkOutputOptions(input, options, json);
+    const { settings } = settingsFor(options, ctx);
+
+    const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
+    if (options.inPlace) lock = acquireLock(target);
+    const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx, keepRaw: true });
+    const turns = transcript.entries.map((e) => e.turn);
+    const decision = planRefresh(turns, {
+      ...(options.threshold !== undefined ? { threshold: options.threshold } : {}),
+      force: options.force === true,
+      pinnedTypes: settings.pinnedTypes,
+      pendingToolCall: pendingToolCall(transcript.entries),
+    });
+    const lastRefreshId = decision.lastRefreshIndex !== undefined ? turns[decision.lastRefreshIndex]?.id : undefined;
+    const outputName = options.check ? null : options.inPlace ? display : (options.output ?? STDIN);
+    const base = { file: display, format: transcript.format, decision, lastRefreshId };
+
+    if (options.check || !decision.due) {
+      // Nothing to write: the output is the input's exact bytes (like a prune with nothing to do).
+      if (!options.check && !options.inPlace && outputName !== null) writeOutput(outputName, serializeDocument(doc), ctx);
+      const report = buildRefreshReport({ ...base, output: options.inPlace ? null : outputName });
+      finish(report, ctx, json);
+      return options.check && decision.due ? ExitCode.refreshDue : ExitCode.ok;
+    }
+
+    if (transcript.format === 'openhands') {
+      throw new UsageError(`${display}: an OpenHands evaluation output is a finished run: there is no agent to refresh`, 'refresh the live transcript of the agent instead');
+    }
+    const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
+    const counter = new CachedCounter(settings.encoding, cacheDir);
+    const documents = readDocuments(options, turns, ctx);
+    const cache = cacheDir ? new FileSummaryCache(cacheDir) : new MemorySummaryCache();
+    const budgetTokens = options.refreshTokens ?? DEFAULT_REFRESH_TOKENS;
+    const provider = new CondensingSummaryProvider(new StaticSummaryProvider(documents.texts, display), { budgetTokens, counter, cache });
+    // The transcript already counted the turns; the library's refresher turns the summaries into the text.
+    const refreshed = await new ContextRefresher({ threshold: 1, summaryProvider: provider }).onTurn(decision.turnsSinceRefresh);
+    const text = refreshed.injectedSummary ?? '';
+    if (cache instanceof FileSummaryCache) cache.save();
+
+    const written = writeRefresh(doc, transcript, { text, node: decision.node, now: new Date().toISOString(), newId: randomUUID });
+    const injected: InjectedRefresh = {
+      turnId: written.turnId,
+      placement: written.placement,
+      tokens: counter.count(text),
+      sources: documents.sources,
+      condensed: text !== formatRefresh(...bothTexts(documents.texts, display)),
+      budgetTokens,
+      text,
+    };
+    counter.save();
+    const originalBytes = serializeDocument(doc);
+    if (options.inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
+    else if (outputName !== null) writeOutput(outputName, written.bytes, ctx);
+    finish(buildRefreshReport({ ...base, injected, output: outputName }), ctx, json);
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  } finally {
+    lock?.release();
+  }
+}
+
+function checkOutputOptions(input: string, options: RefreshOptions, json: boolean): void {
+  if (options.inPlace && input === STDIN) throw new UsageError('--in-place needs a file, not standard input', 'pass the transcript path, or use -o FILE');
+  if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
+  if (options.check && (options.inPlace || options.output !== undefined)) throw new UsageError('--check writes nothing, so it takes neither --in-place nor -o');
+  if (options.check && options.force) throw new UsageError('--check asks whether a refresh is due; --force would make the answer always yes');
+  if (json && !options.check && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
+    throw new UsageError('--json prints the report on stdout, so the transcript needs somewhere else to go', 'add -o FILE, --in-place or --check');
+  }
+  if (options.output !== undefined && options.output !== STDIN && input !== STDIN && resolve(options.output) === resolve(input)) {
+    throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and writes atomically)');
+  }
+}
+
+/** TAS and PRD texts and where each came from: a file given with --tas/--prd, else the transcript's pinned turns. */
+export function readDocuments(options: { readonly tas?: string | undefined; readonly prd?: string | undefined }, turns: readonly ConversationTurn[], ctx: CliContext): { texts: ProjectDocuments; sources: InjectedRefresh['sources'] } {
+  const pinned = pinnedDocuments(turns);
+  const fromTurns = (type: 'tas' | 'prd'): string | null => {
+    const ids = turns.filter((t) => t.type === type && t.content.trim()).map((t) => t.id);
+    return ids.length > 0 ? `turn${ids.length > 1 ? 's' : ''} ${ids.join(', ')}` : null;
+  };
+  const read = (file: string | undefined): string | undefined => {
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(resolve(ctx.cwd, file), 'utf8').trim();
+    } catch (error) {
+      throw new InputError(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String((error as Error).message)}`, 'check the path given to --tas / --prd');
+    }
+  };
+  const tas = read(options.tas) ?? pinned.tas;
+  const prd = read(options.prd) ?? pinned.prd;
+  return {
+    texts: { tas, prd },
+    sources: {
+      tas: options.tas !== undefined ? `file ${options.tas}` : fromTurns('tas'),
+      prd: options.prd !== undefined ? `file ${options.prd}` : fromTurns('prd'),
+    },
+  };
+}
+
+function bothTexts(texts: ProjectDocuments, where: string): [string, string] {
+  return [texts.tas ?? `(no TAS in ${where})`, texts.prd ?? `(no PRD in ${where})`];
+}
+
+interface WrittenRefresh {
+  readonly bytes: Buffer;
+  readonly turnId: string;
+  readonly placement: InjectedRefresh['placement'];
+}
+
+/**
+ * The transcript with the refresh written in its own format, read back and checked: the format's
+ * structural validator finds nothing new, every earlier turn reads back as it was, and the latest
+ * turn is the refresh. Anything else is a bug (exit 1) and never reaches the disk.
+ */
+export function writeRefresh(
+  doc: ParsedDocument,
+  transcript: Transcript,
+  refresh: { readonly text: string; readonly node: string | null; readonly now: string; readonly newId: () => string },
+): WrittenRefresh {
+  const id = refresh.newId();
+  const records = refreshRecords(doc, transcript, { text: refresh.text, id, now: refresh.now, node: refresh.node ?? undefined });
+  const bytes = renderOutput(doc, records);
+  const document = parseDocument(bytes, { path: doc.path, keepRaw: true });
+  const readBack = adapterFor(transcript.format).read(document);
+  const writer = writerFor(transcript.format);
+  const before = new Set(writer.validate(doc, transcript));
+  const problems = writer.validate(document, readBack).filter((p) => !before.has(p));
+
+  const old = transcript.entries;
+  const now = readBack.entries;
+  const rewrote = now.length === old.length;
+  const kept = rewrote ? old.length - 1 : old.length;
+  if (now.length !== old.length && now.length !== old.length + 1) problems.push(`${now.length} turns read back, ${old.length} before`);
+  for (let i = 0; i < kept; i++) {
+    const a = old[i]?.turn;
+    const b = now[i]?.turn;
+    if (a?.id !== b?.id || a?.content !== b?.content) problems.push(`turn ${i} (${a?.id}) does not read back as it was`);
+  }
+  const last = now[now.length - 1];
+  const decision = planRefresh(now.map((e) => e.turn));
+  if (!last || decision.status !== 'just-refreshed') problems.push('the latest turn does not read back as the refresh');
+  if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
+  return { bytes, turnId: last?.turn.id ?? id, placement: rewrote ? 'envelope-rewritten' : 'appended' };
+}
+
+function refreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: { text: string; id: string; now: string; node: string | undefined }): OutputRecord[] {
+  const format = transcript.format;
+  switch (format) {
+    case 'devs':
+      return devsRefreshRecords(doc, transcript, refresh);
+    case 'claude-code':
+      return claudeCodeRefreshRecords(doc, { text: refresh.text, uuid: refresh.id, now: refresh.now });
+    case 'codex':
+      return codexRefreshRecords(doc, refresh);
+    case 'gemini':
+      return geminiRefreshRecords(doc, transcript, refresh);
+    case 'openai-chat':
+      // The writer's summary is a user message at `at`; at the end, with nothing dropped, it is just an appended message.
+      return openaiChatWriter.write(doc, transcript, { dropped: new Set(), masked: new Map(), summary: { text: refresh.text, at: transcript.entries.length }, now: refresh.now, newId: () => refresh.id });
+    case 'openhands':
+      throw new UsageError('an OpenHands evaluation output is a finished run: there is no agent to refresh');
+    default:
+      return format satisfies never;
+  }
+}
+
+function realTarget(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // missing: reading it reports that, with the path the user gave
+  }
+}
+
+function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
+  if (name === STDIN) ctx.stdout.write(bytes);
+  else writeFileAtomic(resolve(ctx.cwd, name), bytes);
+}
+
+/** The report: JSON on stdout, or text on stdout unless the transcript is there (then stderr). */
+function finish(report: RefreshReport, ctx: CliContext, json: boolean): void {
+  if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else (report.output === STDIN ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
+}

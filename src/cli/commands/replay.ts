@@ -1,0 +1,271 @@
+import { z } from 'zod';
+import { countEntries } from '../../core/accounting.js';
+import { BudgetImpossibleError, ExitCode, ProviderError, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
+import type { PruneStrategy } from '../../core/prune/plan.js';
+import { ContextPruner } from '../../core/prune/context-pruner.js';
+import type { PruneResult } from '../../core/prune/context-pruner.js';
+import { ContextRefresher } from '../../core/refresh/context-refresher.js';
+import { isRefreshTurn } from '../../core/refresh/decision.js';
+import { OrchestratorContextInjector } from '../../core/refresh/orchestrator-context-injector.js';
+import type { FormatName } from '../../core/transcript.js';
+import type { ContextWindow, ConversationTurn } from '../../core/turn.js';
+import { defaultCacheDir } from '../../io/count-cache.js';
+import { OrchestratorLoop } from '../../orchestrator/orchestrator-loop.js';
+import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
+import { ExtractiveSummarizer } from '../../providers/extractive-summarizer.js';
+import { LocalEmbedder } from '../../providers/local-embedder.js';
+import { FileSummaryCache } from '../../providers/summary-cache.js';
+import { CondensingSummaryProvider, MemorySummaryCache, StaticSummaryProvider } from '../../providers/summary-providers.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+import { renderReplayReport } from '../render/replay-text.js';
+import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
+import { DEFAULT_REFRESH_TOKENS, readDocuments, thresholdOption } from './refresh.js';
+
+export const REPLAY_SCHEMA_VERSION = 1;
+
+const ReplayOptionsSchema = z.object({
+  ...readingOptionsShape,
+  target: tokenOption('--target'),
+  strategy: z.enum(PRUNE_STRATEGIES).optional(),
+  goal: z.string().optional(),
+  threshold: thresholdOption,
+  tas: z.string().optional(),
+  prd: z.string().optional(),
+  refreshTokens: tokenOption('--refresh-tokens'),
+  refresh: z.boolean().optional(),
+});
+
+/** One thing the policy did at a step. */
+export interface ReplayEvent {
+  readonly kind: 'prune' | 'refresh' | 'prune-impossible' | 'prune-failed';
+  /** 1-based step (an agent turn: a message, or a tool call with its results). */
+  readonly step: number;
+  /** The transcript turn that ended the step. */
+  readonly turnId: string;
+  /** The window when the event fired, and after it. */
+  readonly windowBefore: number;
+  readonly windowAfter: number;
+  readonly tokensSaved?: number;
+  readonly removedTurnCount?: number;
+  /** A refresh's own size. */
+  readonly tokens?: number;
+  readonly node?: string | null;
+  readonly message?: string;
+}
+
+/** `devs-ctx replay --json` (schemaVersion 1). */
+export interface ReplayReport {
+  readonly schemaVersion: typeof REPLAY_SCHEMA_VERSION;
+  readonly file: string;
+  readonly format: FormatName;
+  readonly limits: { readonly soft: number; readonly hard: number; readonly target: number; readonly source: string };
+  readonly strategy: PruneStrategy;
+  /** Turns in a node before a refresh; null when refreshes were not simulated. */
+  readonly refreshThreshold: number | null;
+  readonly notes: readonly string[];
+  readonly turns: number;
+  readonly steps: number;
+  readonly events: readonly ReplayEvent[];
+  readonly prunes: number;
+  readonly refreshes: number;
+  readonly tokensSaved: number;
+  /** The largest window the agent had before a prune acted. */
+  readonly largestWindow: { readonly tokens: number; readonly step: number; readonly turnId: string };
+  /** Whether a window the agent would have been sent (after the prune) was at or above the hard limit. */
+  readonly hardLimitExceeded: boolean;
+  /** Steps at which it was. */
+  readonly stepsOverHardLimit: readonly number[];
+  readonly finalWindow: { readonly turns: number; readonly tokens: number };
+  /** The window after each step (after its prune): the timeline. */
+  readonly windowTokens: readonly number[];
+  /** The window at each step before its prune (the peaks). */
+  readonly peakTokens: readonly number[];
+}
+
+/**
+ * `devs-ctx replay FILE`: feeds a transcript, turn by turn, through the library's orchestrator loop
+ * with the configured limits, the offline pruner and the refresher, and reports what the policy
+ * would have done: where prunes and refreshes fire, what they save, how large the window got.
+ */
+export async function runReplay(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const parsed = ReplayOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx replay --help');
+    const options = parsed.data;
+    if (path === undefined) throw new UsageError('no transcript given', 'pass the transcript path (or - to read standard input)');
+    const { settings, file } = settingsFor(options, ctx);
+    const targetTokens = options.target ?? file?.config.target ?? defaultTargetTokens(settings);
+    if (targetTokens >= settings.hardLimitTokens) throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`);
+    const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
+
+    const { transcript, display } = await loadTranscriptInput(path, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx });
+    const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
+    const counter = new CachedCounter(settings.encoding, cacheDir);
+    // Counted once per turn (blobs by their provider's rule); the loop keeps counts it is given.
+    const tokens = countEntries(transcript.entries, counter).map((t) => t.total);
+    const notes: string[] = [];
+    const all = transcript.entries.map((e, i): ConversationTurn => ({ ...e.turn, tokenCount: tokens[i] ?? 0 }));
+    const turns = options.refresh === false ? all : all.filter((t) => !isRefreshTurn(t));
+    if (turns.length < all.length) notes.push(`${all.length - turns.length} refresh turn(s) already in the transcript were left out: the replay makes its own`);
+
+    const events: ReplayEvent[] = [];
+    let ids = 0;
+    const steps = agentSteps(turns);
+    let stepIndex = 0;
+    const lastId = (step: number): string => steps[step - 1]?.at(-1)?.id ?? '';
+    // Offline, as `prune` is without a key: the extractive summarizer and the local embedder.
+    const pruner = new ContextPruner(new ExtractiveSummarizer(counter), {
+      counter,
+      softLimitTokens: settings.softLimitTokens,
+      hardLimitTokens: settings.hardLimitTokens,
+      pinnedPrefixTurns: settings.pinnedPrefixTurns,
+      pinnedTypes: settings.pinnedTypes,
+      protectedTailTurns: settings.protectedTailTurns,
+      targetTokens,
+      strategy,
+      embedder: new LocalEmbedder(strategy === 'relevance' ? turns.map((t) => t.content) : []),
+      // Ids the pruner makes end up in later summaries' text: random ones would change the counts run to run.
+      newId: () => `replay-summary-${++ids}`,
+      now: () => new Date(0),
+    });
+    // A failed prune is reported after the step's refresh, in the order the loop did them.
+    const failures: ReplayEvent[] = [];
+    const gated = new ReplayPruner(pruner, settings.softLimitTokens, (step, kind, window, message) =>
+      failures.push({ kind, step, turnId: lastId(step), windowBefore: window.totalTokenEstimate, windowAfter: window.totalTokenEstimate, message }),
+    );
+
+    const injector = options.refresh === false ? undefined : refreshInjector(options, turns, { display, counter, cacheDir, ctx, notes });
+    const threshold = injector ? (options.threshold ?? 5) : null;
+    const peaks: number[] = [];
+    const windows: number[] = [];
+    let largest = { tokens: 0, step: 0, turnId: '' };
+    const over: number[] = [];
+
+    const loop = new OrchestratorLoop({
+      step: () => {
+        const next = steps[stepIndex++];
+        gated.step = stepIndex;
+        return Promise.resolve(next ? { turns: next } : undefined);
+      },
+      contextPruner: gated,
+      ...(injector ? { injector: injector.injector } : {}),
+      ...(options.goal !== undefined ? { task: options.goal } : {}),
+      counter,
+      pinnedTypes: settings.pinnedTypes,
+      newId: () => `replay-${++ids}`,
+      now: () => new Date(0),
+      onIteration: (it) => {
+        const turnId = lastId(it.turnIndex);
+        if (it.refresh) {
+          const size = it.refresh.tokenCount ?? 0;
+          events.push({ kind: 'refresh', step: it.turnIndex, turnId, windowBefore: it.before.totalTokenEstimate - size, windowAfter: it.before.totalTokenEstimate, tokens: size, node: it.refresh.node ?? null });
+        }
+        events.push(...failures.splice(0));
+        if (it.prune) {
+          events.push({ kind: 'prune', step: it.turnIndex, turnId, windowBefore: it.before.totalTokenEstimate, windowAfter: it.window.totalTokenEstimate, tokensSaved: it.prune.tokensSaved, removedTurnCount: it.prune.removedTurnCount });
+        }
+        peaks.push(it.before.totalTokenEstimate);
+        windows.push(it.window.totalTokenEstimate);
+        if (it.before.totalTokenEstimate > largest.tokens) largest = { tokens: it.before.totalTokenEstimate, step: it.turnIndex, turnId };
+        if (it.window.totalTokenEstimate >= settings.hardLimitTokens) over.push(it.turnIndex);
+      },
+    });
+    const final = await loop.run();
+    counter.save();
+    injector?.save();
+
+    const prunes = events.filter((e) => e.kind === 'prune');
+    const report: ReplayReport = {
+      schemaVersion: REPLAY_SCHEMA_VERSION,
+      file: display,
+      format: transcript.format,
+      limits: { soft: settings.softLimitTokens, hard: settings.hardLimitTokens, target: targetTokens, source: settings.limitSource },
+      strategy,
+      refreshThreshold: threshold,
+      notes,
+      turns: turns.length,
+      steps: steps.length,
+      events,
+      prunes: prunes.length,
+      refreshes: events.filter((e) => e.kind === 'refresh').length,
+      tokensSaved: prunes.reduce((sum, e) => sum + (e.tokensSaved ?? 0), 0),
+      largestWindow: largest,
+      hardLimitExceeded: over.length > 0,
+      stepsOverHardLimit: over,
+      finalWindow: { turns: final.turns.length, tokens: final.totalTokenEstimate },
+      windowTokens: windows,
+      peakTokens: peaks,
+    };
+    if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else ctx.stdout.write(renderReplayReport(report, ctx));
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}
+
+/**
+ * Agent steps from transcript turns: a turn on its own, except that tool results join the step of
+ * their call, and consecutive calls (parallel calls) share one step, so a refresh never lands
+ * between a call and its result.
+ */
+export function agentSteps(turns: readonly ConversationTurn[]): ConversationTurn[][] {
+  const steps: ConversationTurn[][] = [];
+  for (const turn of turns) {
+    const current = steps[steps.length - 1];
+    const last = current?.[current.length - 1];
+    if (current && last && (turn.type === 'tool_result' || (turn.type === 'tool_call' && last.type === 'tool_call'))) current.push(turn);
+    else steps.push([turn]);
+  }
+  return steps;
+}
+
+type FailureKind = 'prune-impossible' | 'prune-failed';
+
+/**
+ * The pruner as the replay runs it: below the soft limit it answers "not pruned" without ranking
+ * the whole window on every turn (what the pruner would conclude anyway), and a prune that cannot
+ * be done (budget impossible, summary not smaller) is recorded and the replay goes on.
+ */
+class ReplayPruner implements WindowPruner {
+  step = 0;
+  constructor(
+    private readonly inner: WindowPruner,
+    private readonly softLimit: number,
+    private readonly onFailure: (step: number, kind: FailureKind, window: ContextWindow, message: string) => void,
+  ) {}
+
+  async prune(window: ContextWindow, activeTaskContext?: string): Promise<PruneResult> {
+    const unchanged: PruneResult = { pruned: false, window, removedTurnCount: 0, tokensSaved: 0 };
+    if (window.totalTokenEstimate < this.softLimit) return unchanged;
+    try {
+      return await this.inner.prune(window, activeTaskContext);
+    } catch (error) {
+      if (error instanceof BudgetImpossibleError) this.onFailure(this.step, 'prune-impossible', window, error.message);
+      else if (error instanceof ProviderError) this.onFailure(this.step, 'prune-failed', window, error.message);
+      else throw error;
+      return unchanged;
+    }
+  }
+}
+
+/** The refresher the replay runs: TAS/PRD from --tas/--prd or the transcript's pinned turns; with neither, no refreshes (and a note). */
+function refreshInjector(
+  options: z.infer<typeof ReplayOptionsSchema>,
+  turns: ConversationTurn[],
+  run: { readonly display: string; readonly counter: CachedCounter; readonly cacheDir: string | undefined; readonly ctx: CliContext; readonly notes: string[] },
+): { injector: OrchestratorContextInjector; save: () => void } | undefined {
+  const { texts } = readDocuments(options, turns, run.ctx);
+  if (texts.tas === undefined && texts.prd === undefined) {
+    run.notes.push('no TAS or PRD in the transcript and no --tas/--prd: refreshes were not simulated');
+    return undefined;
+  }
+  const cache = run.cacheDir ? new FileSummaryCache(run.cacheDir) : new MemorySummaryCache();
+  const provider = new CondensingSummaryProvider(new StaticSummaryProvider(texts, run.display), { budgetTokens: options.refreshTokens ?? DEFAULT_REFRESH_TOKENS, counter: run.counter, cache });
+  const refresher = new ContextRefresher({ ...(options.threshold !== undefined ? { threshold: options.threshold } : {}), summaryProvider: provider });
+  return { injector: new OrchestratorContextInjector(refresher), save: () => (cache instanceof FileSummaryCache ? cache.save() : undefined) };
+}
