@@ -65,6 +65,18 @@ describe('refresh --check', () => {
     assert.equal(report(waiting).outcome, 'waiting-for-tool');
   });
 
+  test('the config file sets the threshold; the flag wins over it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-refresh-config-'));
+    copyFileSync(join(repoRoot, fixture('devs/basic-session.jsonl')), join(dir, 's.jsonl'));
+    writeFileSync(join(dir, 'devs-ctx.config.json'), JSON.stringify({ refreshThreshold: 10 }));
+    assert.equal(runCli(['refresh', 's.jsonl', '--check'], { cwd: dir }).exitCode, 0, 'not due at 10');
+    assert.equal(runCli(['refresh', 's.jsonl', '--check', '--threshold', '9'], { cwd: dir }).exitCode, 12);
+    writeFileSync(join(dir, 'devs-ctx.config.json'), JSON.stringify({ refreshThreshold: 0 }));
+    const bad = runCli(['refresh', 's.jsonl', '--check'], { cwd: dir });
+    assert.equal(bad.exitCode, 2, bad.stderr);
+    assert.match(bad.stderr, /refreshThreshold/);
+  });
+
   test('--threshold moves the point where it is due', () => {
     assert.equal(runCli(['refresh', fixture('devs/basic-session.jsonl'), '--check', '--threshold', '10']).exitCode, 0);
     assert.equal(runCli(['refresh', fixture('devs/basic-session.jsonl'), '--check', '--threshold', '9']).exitCode, 12);

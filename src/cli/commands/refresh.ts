@@ -78,14 +78,14 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     checkOutputOptions(input, options, json);
-    const { settings } = settingsFor(options, ctx);
+    const { settings, file } = settingsFor(options, ctx);
 
     const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
     if (options.inPlace) lock = acquireLock(target);
     const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx, keepRaw: true });
     const turns = transcript.entries.map((e) => e.turn);
     const decision = planRefresh(turns, {
-      ...(options.threshold !== undefined ? { threshold: options.threshold } : {}),
+      ...((options.threshold ?? file?.config.refreshThreshold) !== undefined ? { threshold: options.threshold ?? file?.config.refreshThreshold } : {}),
       force: options.force === true,
       pinnedTypes: settings.pinnedTypes,
       pendingToolCall: pendingToolCall(transcript.entries),
@@ -109,7 +109,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const counter = new CachedCounter(settings.encoding, cacheDir);
     const documents = readDocuments(options, turns, ctx);
     const cache = cacheDir ? new FileSummaryCache(cacheDir) : new MemorySummaryCache();
-    const budgetTokens = options.refreshTokens ?? DEFAULT_REFRESH_TOKENS;
+    const budgetTokens = options.refreshTokens ?? file?.config.refreshTokens ?? DEFAULT_REFRESH_TOKENS;
     const provider = new CondensingSummaryProvider(new StaticSummaryProvider(documents.texts, display), { budgetTokens, counter, cache });
     // The transcript already counted the turns; the library's refresher turns the summaries into the text.
     const refreshed = await new ContextRefresher({ threshold: 1, summaryProvider: provider }).onTurn(decision.turnsSinceRefresh);

@@ -98,6 +98,9 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     const options = parsed.data;
     if (path === undefined) throw new UsageError('no transcript given', 'pass the transcript path (or - to read standard input)');
     const { settings, file } = settingsFor(options, ctx);
+    // The config file's refresh settings, where no flag gave them.
+    options.threshold ??= file?.config.refreshThreshold;
+    options.refreshTokens ??= file?.config.refreshTokens;
     const targetTokens = options.target ?? file?.config.target ?? defaultTargetTokens(settings);
     if (targetTokens >= settings.hardLimitTokens) throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`);
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';

@@ -83,11 +83,17 @@ export class ContextPruner implements BudgetPruner {
   private async pruneWindow(window: ContextWindow, activeTaskContext: string | undefined): Promise<PruneResult> {
     const turns = window.turns;
     const tokens = turns.map((t) => t.tokenCount ?? this.counter.count(t.content));
+    // Below the soft limit nothing is pruned: answer before ranking the window (an orchestrator
+    // calls this after every turn).
+    if (tokens.reduce((a, b) => a + b, 0) < this.config.softLimitTokens) return { pruned: false, window, removedTurnCount: 0, tokensSaved: 0 };
     const entries: TranscriptEntry[] = turns.map((turn, i) => ({ turn, source: { records: [i] }, blobs: [] }));
     const targetTokens = this.options.targetTokens ?? defaultTargetTokens(this.config);
     const strategy = this.options.embedder ? (this.options.strategy ?? 'relevance') : 'recency';
     const now = (this.options.now ?? (() => new Date()))().toISOString();
-    const eventId = this.options.newId?.() ?? `prune-${Date.now().toString(36)}-${++this.eventCount}`;
+    const event = ++this.eventCount;
+    // Counters, not clocks: the same loop gives the same ids, so token counts repeat run to run.
+    let summaries = 0;
+    const eventId = this.options.newId?.() ?? `prune-${event}`;
     const prepared = await preparePrune({
       entries,
       tokens,
@@ -98,7 +104,7 @@ export class ContextPruner implements BudgetPruner {
       summarizer: this.summarizer,
       eventId,
       now,
-      newId: this.options.newId ?? (() => `summary-${Date.now().toString(36)}-${++this.eventCount}`),
+      newId: this.options.newId ?? (() => `summary-${event}${++summaries > 1 ? `-${summaries}` : ''}`),
     });
     const before = tokens.reduce((a, b) => a + b, 0);
     // [SPEC §6] Like the CLI's exit 6: a window that cannot get below the hard limit is an error, not a quiet no-op.
