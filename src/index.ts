@@ -86,6 +86,57 @@ export type { PruneReport } from './core/prune/report.js';
 export { pruneDocument } from './io/prune-document.js';
 export type { DocumentPrune } from './io/prune-document.js';
 
+// Refresh and the orchestrator loop [SPEC §6 Refresh, §9; seeds 000, 004]
+export {
+  ContextRefresher,
+  OrchestratorContextInjector,
+  OrchestratorLoop,
+  formatRefresh,
+  prependRefresh,
+  refreshTurn,
+  planRefresh,
+  pendingToolCall,
+  isRefreshTurn,
+  countsTowardRefresh,
+  taskContext,
+  REFRESH_PREFIX,
+  DEFAULT_REFRESH_THRESHOLD,
+  StaticSummaryProvider,
+  PinnedTurnsSummaryProvider,
+  FileSummaryProvider,
+  CondensingSummaryProvider,
+  OutlineCondenser,
+  MemorySummaryCache,
+  FileSummaryCache,
+  summarizerCondenser,
+  pinnedDocuments,
+  condensationKey,
+} from './orchestrator/index.js';
+export type {
+  SummaryProvider,
+  RefreshResult,
+  ContextRefresherOptions,
+  RefreshTurnFields,
+  RefreshDecision,
+  RefreshDecisionOptions,
+  RefreshStatus,
+  Condenser,
+  CondensingOptions,
+  ProjectDocuments,
+  SummaryCache,
+  ActiveTask,
+  AgentStep,
+  ContextRefreshedEvent,
+  LoopIteration,
+  OrchestratorLogEvent,
+  OrchestratorLoopOptions,
+  StepFunction,
+  StepInput,
+  WindowPruner,
+} from './orchestrator/index.js';
+export { buildRefreshReport, REFRESH_SCHEMA_VERSION } from './core/refresh/report.js';
+export type { RefreshReport, InjectedRefresh, RefreshPlacement } from './core/refresh/report.js';
+
 // Writing transcripts back
 export { WRITERS, writerFor } from './formats/writers.js';
 export { writeTranscript, renderOutput, InvalidOutputError } from './formats/write.js';
@@ -95,8 +146,30 @@ export type { FormatWriter, OutputRecord } from './formats/types.js';
 export type { Embedder, Embedding, Summarizer, SummaryRequest } from './core/providers.js';
 export { LocalEmbedder } from './providers/local-embedder.js';
 export { ExtractiveSummarizer } from './providers/extractive-summarizer.js';
-export { createDefaultContextPruner } from './providers/factory.js';
+export { createDefaultContextPruner, DEFAULT_FLASH_CONFIG } from './providers/factory.js';
 export type { DefaultPrunerOptions } from './providers/factory.js';
+
+// Gemini [SPEC §7, issue 4]: @google/genai is imported only when a request is made
+export type {
+  LLMClient,
+  EmbeddingClient,
+  GenerateRequest,
+  GenerateResult,
+  ProviderUsage,
+  FallbackEvent,
+} from './core/providers.js';
+export { GeminiClient, GEMINI_DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT_MS, EMBED_BATCH_SIZE } from './providers/gemini/client.js';
+export type { GeminiClientOptions } from './providers/gemini/client.js';
+export { DEFAULT_RETRY_POLICY } from './providers/gemini/retry.js';
+export type { RetryPolicy } from './providers/gemini/retry.js';
+export { FlashSummarizer, DEFAULT_CHUNK_TOKENS } from './providers/gemini/flash-summarizer.js';
+export type { FlashSummarizerConfig } from './providers/gemini/flash-summarizer.js';
+export { GeminiEmbedder } from './providers/gemini/embedder.js';
+export type { EmbeddingCache } from './providers/gemini/embedder.js';
+export { DEFAULT_SUMMARY_MODEL, DEFAULT_EMBEDDING_MODEL, PRICES_PER_MILLION, estimateCost } from './providers/gemini/pricing.js';
+export { FallbackSummarizer, FallbackEmbedder } from './providers/fallback.js';
+export { redactSecrets } from './core/redact.js';
+export type { RedactionResult } from './core/redact.js';
 
 // The archive [SPEC §8] (better-sqlite3 is loaded only when an archive is opened)
 export { ArchiveStore, defaultArchivePath } from './archive/store.js';

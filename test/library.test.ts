@@ -31,6 +31,13 @@ test('the package root exports the library surface (SPEC §9 names built so far)
     'pruneDocument',
     'ArchiveStore',
     'PINNED_TURN_TYPES',
+    'ContextRefresher',
+    'OrchestratorContextInjector',
+    'OrchestratorLoop',
+    'GeminiClient',
+    'FlashSummarizer',
+    'GeminiEmbedder',
+    'redactSecrets',
   ]) {
     assert.equal(typeof lib[name] === 'function' || typeof lib[name] === 'object', true, name);
   }

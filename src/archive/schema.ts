@@ -111,6 +111,17 @@ export const MIGRATIONS: readonly string[] = [
     INSERT INTO memory_entries_fts (rowid, content, type) VALUES (new.seq, new.content, new.type);
   END;
   `,
+  // 2: Gemini embeddings cached by model and content hash, so an unchanged turn is embedded once.
+  `
+  CREATE TABLE embedding_cache (
+    model TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    dims INTEGER NOT NULL CHECK (dims > 0),
+    vector BLOB NOT NULL CHECK (length(vector) = dims * 4),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (model, content_hash)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this code writes and understands. */

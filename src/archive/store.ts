@@ -231,6 +231,33 @@ export class ArchiveStore {
     this.db.close();
   }
 
+  /** Cached vectors of these content hashes for `model` (an `EmbeddingCache`). */
+  getEmbeddings(model: string, hashes: readonly string[]): Map<string, Float32Array> {
+    const found = new Map<string, Float32Array>();
+    const select = this.db.prepare('SELECT content_hash AS hash, vector FROM embedding_cache WHERE model = ? AND content_hash = ?');
+    for (const hash of new Set(hashes)) {
+      const row = select.get(model, hash) as { hash: string; vector: Buffer } | undefined;
+      if (row) found.set(row.hash, new Float32Array(row.vector.buffer.slice(row.vector.byteOffset, row.vector.byteOffset + row.vector.byteLength)));
+    }
+    return found;
+  }
+
+  /** Stores vectors for `model` by content hash, in one transaction (an `EmbeddingCache`). */
+  putEmbeddings(model: string, entries: readonly { readonly hash: string; readonly vector: ArrayLike<number> }[]): void {
+    const insert = this.db.prepare(
+      'INSERT OR REPLACE INTO embedding_cache (model, content_hash, dims, vector, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    const now = new Date().toISOString();
+    const write = this.db.transaction(() => {
+      for (const { hash, vector } of entries) {
+        if (vector.length === 0) continue;
+        const floats = Float32Array.from(vector);
+        insert.run(model, hash, floats.length, Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength), now);
+      }
+    });
+    write.immediate();
+  }
+
   /**
    * Archives a prune: the event, every input line the output does not reproduce byte for byte,
    * and the removed or masked turns, in one transaction. Call it before writing the transcript;

@@ -7,10 +7,43 @@ export interface CliContext {
   readonly stdin: Readable & { isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /**
+   * Turns Ctrl-C into an abort signal while slow, cancellable work runs (remote requests), so the
+   * command can stop cleanly and exit 130 with nothing written. A second Ctrl-C ends the process.
+   */
+  readonly trapInterrupt?: () => InterruptTrap;
+}
+
+export interface InterruptTrap {
+  readonly signal: AbortSignal;
+  release(): void;
 }
 
 export function processContext(): CliContext {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() };
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), trapInterrupt: trapProcessInterrupt };
+}
+
+function trapProcessInterrupt(): InterruptTrap {
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (controller.signal.aborted) {
+      // Asked twice: stop waiting for a clean stop.
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+      process.kill(process.pid, signal);
+      return;
+    }
+    controller.abort(new Error(`interrupted (${signal})`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    release() {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+    },
+  };
 }
 
 /** [SPEC §2] Colour only on a TTY and never with NO_COLOR (chalk does not read NO_COLOR itself). */

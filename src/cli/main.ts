@@ -112,6 +112,8 @@ Examples:
   $ devs-ctx analyze session.jsonl
   $ devs-ctx analyze session.jsonl --json | jq .urgency
   $ devs-ctx prune session.jsonl --in-place
+  $ devs-ctx refresh session.jsonl --check || devs-ctx refresh session.jsonl --in-place
+  $ devs-ctx replay session.jsonl --window 200k
 
 Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     );

@@ -34,6 +34,28 @@ export const ConfigFileSchema = z.strictObject({
   target: tokens.optional(),
   /** prune: the SQLite archive (relative to the config file's folder). */
   archive: z.string().min(1).optional(),
+  /** refresh, replay: turns in an orchestrator node between refreshes (default 5). */
+  refreshThreshold: z.number().int().positive().optional(),
+  /** refresh, replay: the whole refresh turn's token budget (default 2,000). */
+  refreshTokens: tokens.optional(),
+  /** prune: who writes the summary (default: gemini when a Gemini key is set, else extractive). */
+  summarizer: z.enum(['extractive', 'gemini']).optional(),
+  /** prune: how turns are embedded for relevance (default: gemini when a key is set, else local). */
+  embedder: z.enum(['local', 'gemini']).optional(),
+  /** Gemini model id for summaries. */
+  model: z.string().min(1).optional(),
+  /** Gemini model id for embeddings. */
+  embeddingModel: z.string().min(1).optional(),
+  /** Gemini API key (GEMINI_API_KEY and GOOGLE_API_KEY take precedence); keep this file private. */
+  geminiApiKey: z.string().min(1).optional(),
+  /** Gemini API base URL, for a proxy or gateway (DEVS_CTX_GEMINI_BASE_URL takes precedence). */
+  geminiBaseUrl: z.url().optional(),
+  /** Seconds one Gemini request may take. */
+  timeout: z.number().positive().optional(),
+  /** When Gemini fails: use the offline providers instead of exiting 5. */
+  fallback: z.enum(['extractive']).optional(),
+  /** Mask secrets before text is sent to Gemini (default true). */
+  redact: z.boolean().optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 

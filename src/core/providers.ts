@@ -34,3 +34,61 @@ export interface Summarizer {
 }
 
 export { ProviderError } from './errors.js';
+
+/**
+ * One request to a text model, as the summarizer needs it (SPEC §7). `GeminiClient` is the real
+ * implementation; anything that answers the same shape (another provider, a recorded replay) fits.
+ */
+export interface GenerateRequest {
+  readonly model: string;
+  readonly systemInstruction: string;
+  readonly prompt: string;
+  readonly maxOutputTokens: number;
+  readonly temperature: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface GenerateResult {
+  /** The answer's text; '' when the model gave none. */
+  readonly text: string;
+  /** The first candidate's finishReason (`STOP`, `MAX_TOKENS`, `SAFETY`, …), when given. */
+  readonly finishReason?: string;
+  /** Set when the prompt itself was blocked (`promptFeedback.blockReason`). */
+  readonly blockReason?: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+export interface LLMClient {
+  generate(request: GenerateRequest): Promise<GenerateResult>;
+}
+
+export interface EmbeddingClient {
+  /** One vector per text, in order; batching and retries are the client's business. */
+  embedTexts(model: string, texts: readonly string[], options?: { signal?: AbortSignal }): Promise<number[][]>;
+}
+
+/** What a run asked of a remote provider, for the cost line and `--json`. */
+export interface ProviderUsage {
+  requests: number;
+  retries: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Tokens sent for embeddings (estimated locally when the API does not count them). */
+  embeddingTokens: number;
+  /** Texts whose vectors came from the archive's cache instead of a request. */
+  embeddingsCached: number;
+  /** Secrets masked before sending, by kind. */
+  redactions: Record<string, number>;
+}
+
+export function emptyUsage(): ProviderUsage {
+  return { requests: 0, retries: 0, inputTokens: 0, outputTokens: 0, embeddingTokens: 0, embeddingsCached: 0, redactions: {} };
+}
+
+/** `--fallback extractive` used: which provider failed, why, and what was used instead. */
+export interface FallbackEvent {
+  readonly provider: string;
+  readonly reason: string;
+  readonly usedInstead: string;
+}

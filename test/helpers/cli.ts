@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -73,4 +73,53 @@ export function assertGolden(name: string, result: CliResult): void {
   }
   assert.ok(existsSync(path), `golden file ${path} is missing: run UPDATE_GOLDEN=1 npm test, review it, and commit it`);
   assert.equal(actual, readFileSync(path, 'utf8'), `output differs from ${path} (UPDATE_GOLDEN=1 rewrites it)`);
+}
+
+/**
+ * Spawns the built binary without blocking this process, so a server in this process (the fake
+ * Gemini API) can answer it. SIGINT (a user pressing Ctrl-C) is sent once `interruptWhen` holds
+ * (stderr matches it, or the function returns true) or after `interruptAfterMs`.
+ */
+export function runCliAsync(
+  args: readonly string[],
+  options: { input?: string | Buffer; cwd?: string; env?: Record<string, string>; interruptWhen?: RegExp | (() => boolean); interruptAfterMs?: number } = {},
+): Promise<CliResult & { signal: NodeJS.Signals | null }> {
+  assert.ok(existsSync(join(repoRoot, 'dist', 'cli', 'main.js')), 'run `npm run build` first (npm test does)');
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: options.cwd ?? repoRoot,
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? tmpdir(),
+        NO_COLOR: '1',
+        TZ: 'UTC',
+        COLUMNS: '100',
+        DEVS_CTX_CACHE_DIR: cacheDir,
+        ...options.env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let interrupted = false;
+    const interrupt = (): void => {
+      if (interrupted) return;
+      interrupted = true;
+      child.kill('SIGINT');
+    };
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (options.interruptWhen instanceof RegExp && options.interruptWhen.test(stderr)) interrupt();
+    });
+    if (options.interruptAfterMs !== undefined) setTimeout(interrupt, options.interruptAfterMs).unref();
+    const when = options.interruptWhen;
+    const poll = typeof when === 'function' ? setInterval(() => when() && interrupt(), 20) : undefined;
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (poll) clearInterval(poll);
+      resolvePromise({ exitCode: code ?? -1, stdout, stderr, signal });
+    });
+    child.stdin.end(options.input ?? '');
+  });
 }

@@ -3,7 +3,7 @@ import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
-import { BudgetImpossibleError, ExitCode, InputError, UsageError } from '../../core/errors.js';
+import { BudgetImpossibleError, ExitCode, InputError, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { summaryReserveFor } from '../../core/prune/engine.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
@@ -16,10 +16,11 @@ import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
-import { ExtractiveSummarizer } from '../../providers/extractive-summarizer.js';
-import { LocalEmbedder } from '../../providers/local-embedder.js';
-import type { CliContext } from '../context.js';
+import type { ArchiveStore } from '../../archive/store.js';
+import { EmbedderSwitched } from '../../providers/fallback.js';
+import type { CliContext, InterruptTrap } from '../context.js';
 import { openArchive, resolveArchivePath } from '../archive.js';
+import { buildProviders, chooseProviders, providersReport } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
@@ -35,6 +36,17 @@ const PruneOptionsSchema = z.object({
   strategy: z.enum(PRUNE_STRATEGIES).optional(),
   goal: z.string().optional(),
   archive: z.union([z.string(), z.boolean()]).optional(),
+  summarizer: z.enum(['extractive', 'gemini']).optional(),
+  embedder: z.enum(['local', 'gemini']).optional(),
+  model: z.string().trim().min(1, '--model needs a model id').optional(),
+  embeddingModel: z.string().trim().min(1, '--embedding-model needs a model id').optional(),
+  timeout: z.coerce
+    .number({ error: '--timeout takes a number of seconds' })
+    .positive('--timeout must be more than 0 seconds')
+    .max(3600, '--timeout is at most 3600 seconds')
+    .optional(),
+  fallback: z.enum(['extractive']).optional(),
+  redact: z.boolean().optional(),
 });
 type PruneOptions = z.infer<typeof PruneOptionsSchema>;
 
@@ -42,6 +54,8 @@ type PruneOptions = z.infer<typeof PruneOptionsSchema>;
 export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
   const json = rawOptions['json'] === true;
   let lock: FileLock | undefined;
+  let store: ArchiveStore | undefined;
+  let trap: InterruptTrap | undefined;
   try {
     const parsed = PruneOptionsSchema.safeParse(rawOptions);
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx prune --help');
@@ -56,7 +70,10 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
     }
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
-    const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
+    const choice = await chooseProviders(options, ctx, file?.config);
+    const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
+    // A dry run writes no archive, but Gemini vectors are still cached in it (when it can be).
+    const archivePath = options.dryRun && !(rankRemotely && options.archive !== false) ? undefined : await resolveArchivePath(options.archive, ctx, file);
 
     // --in-place works on the real file: replacing a symlink would leave the agent's file unpruned.
     const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
@@ -68,30 +85,56 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     const eventId = randomUUID();
     const progress = startProgress(ctx, `pruning ${display}`);
+    if (rankRemotely && archivePath) store = await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
+    const providers = await buildProviders(choice, {
+      counter,
+      corpus: strategy === 'relevance' ? transcript.entries.map((e) => e.turn.content) : [],
+      ...(store ? { cache: store } : {}),
+      offlineSummary: options.dryRun === true,
+      onProgress: (message) => progress.update(message),
+    });
+    trap = ctx.trapInterrupt?.();
     let result;
     try {
-      result = await pruneDocument(doc, transcript, {
+      const request = {
         tokens,
         counter,
         policy: { ...settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(targetTokens) },
         ...(options.goal !== undefined ? { goal: options.goal } : {}),
-        embedder: new LocalEmbedder(strategy === 'relevance' ? transcript.entries.map((e) => e.turn.content) : []),
-        summarizer: new ExtractiveSummarizer(counter),
+        embedder: providers.embedder,
+        summarizer: providers.summarizer,
         eventId,
         ...(archivePath ? { archiveLocation: archivePath } : {}),
         now: new Date().toISOString(),
         newId: randomUUID,
-        onProgress: (step) => progress.update(step === 'relevance' ? 'ranking turns by relevance' : step === 'summary' ? 'summarizing' : 'planning'),
-      });
+        ...(trap ? { signal: trap.signal } : {}),
+        onProgress: (step: 'relevance' | 'plan' | 'summary') =>
+          progress.update(step === 'relevance' ? `ranking turns by relevance (${providers.embedder.name})` : step === 'summary' ? `summarizing (${providers.summarizer.name})` : 'planning'),
+      };
+      try {
+        result = await pruneDocument(doc, transcript, request);
+      } catch (error) {
+        // --fallback: the remote embedder failed; rank every turn again with the local one.
+        if (!(error instanceof EmbedderSwitched)) throw error;
+        result = await pruneDocument(doc, transcript, { ...request, embedder: providers.localEmbedder });
+      }
     } finally {
       progress.stop();
+      trap?.release();
+    }
+    if (trap?.signal.aborted) throw new InterruptedError();
+    const providerBlock = await providersReport(choice, providers, options.dryRun === true);
+    for (const fallback of providers.fallbacks) {
+      if (!json) ctx.stderr.write(`devs-ctx: ${fallback.reason}
+  → used the offline ${fallback.usedInstead} instead (--fallback extractive)
+`);
     }
     const { prepared } = result;
     const { plan } = prepared;
     if (plan.outcome === 'impossible') {
       throw new BudgetImpossibleError(`${display}: ${plan.note ?? 'the budget cannot be met'}; nothing was written`, 'raise the limits (--window, --hard-limit) or unpin turns');
     }
-    const base = { file: display, format: transcript.format, prepared, entries: transcript.entries, tokens, softLimit: settings.softLimitTokens };
+    const base = { file: display, format: transcript.format, prepared, entries: transcript.entries, tokens, softLimit: settings.softLimitTokens, providers: providerBlock };
 
     if (options.dryRun) {
       const report = buildPruneReport({ ...base, dryRun: true, output: null });
@@ -117,8 +160,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     let archive: { path: string; eventId: string } | undefined;
     if (archivePath) {
-      const store = await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
-      try {
+      store ??= await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
+      {
         store.recordPrune({
           id: eventId,
           createdAt: new Date().toISOString(),
@@ -154,8 +197,6 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
               };
             }),
         });
-      } finally {
-        store.close();
       }
       archive = { path: archivePath, eventId };
     }
@@ -170,6 +211,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
   } catch (error) {
     return reportError(ctx, error, json);
   } finally {
+    trap?.release();
+    store?.close();
     lock?.release();
   }
 }

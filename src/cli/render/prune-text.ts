@@ -25,6 +25,9 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
   if (report.summary) parts.push(`summary ${n(report.summary.tokens)} tokens`);
   if (parts.length > 0) lines.push(`  ${parts.join(', ')}`);
   lines.push(`  strategy ${report.strategy}; goal (${report.goal.source}): ${oneLine(report.goal.text, 90) || '(none)'}`);
+  const providerLine = providersLine(report);
+  if (providerLine) lines.push(providerLine);
+  for (const fallback of report.providers?.fallback ?? []) lines.push(c.yellow(`  fallback: ${fallback.provider} failed; the offline ${fallback.usedInstead} was used instead`));
   if (report.dropped.fromProtectedTail > 0) lines.push(c.yellow(`  hard limit: ${n(report.dropped.fromProtectedTail)} turns of the protected tail were dropped too`));
   if (!report.reachedTarget) lines.push(c.yellow(`  the target was not reached: the pinned turns and the protected tail hold ${n(report.after.tokens)} tokens`));
   if (report.dryRun) {
@@ -47,4 +50,18 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+/** `summary by gemini:…; ranked by …; 3 requests (1 retry), 12,345 tokens sent, 800 received, about $0.0254; 2 secrets masked`. */
+function providersLine(report: PruneReport): string | undefined {
+  const p = report.providers;
+  if (!p || (p.requests === 0 && p.embeddingsCached === 0 && !p.summarizer.startsWith('gemini') && !p.embedder.startsWith('gemini'))) return undefined;
+  const parts = [`summary by ${p.summarizer}`, `ranked by ${p.embedder}`];
+  const calls = [`${n(p.requests)} Gemini request${p.requests === 1 ? '' : 's'}${p.retries > 0 ? ` (${n(p.retries)} ${p.retries === 1 ? 'retry' : 'retries'})` : ''}`];
+  if (p.tokensSent > 0 || p.tokensReceived > 0) calls.push(`${n(p.tokensSent)} tokens sent, ${n(p.tokensReceived)} received`);
+  if (p.embeddingTokens > 0) calls.push(`${n(p.embeddingTokens)} tokens embedded`);
+  if (p.embeddingsCached > 0) calls.push(`${n(p.embeddingsCached)} ${p.embeddingsCached === 1 ? 'vector' : 'vectors'} from the cache`);
+  calls.push(p.estimatedCostUsd === null ? 'cost unknown for this model' : `about $${p.estimatedCostUsd.toFixed(4)}`);
+  const masked = p.redacted ? `; ${n(p.redacted.total)} secret${p.redacted.total === 1 ? '' : 's'} masked before sending` : '; redaction off (--no-redact)';
+  return `  ${parts.join('; ')}\n  ${calls.join(', ')}${masked}`;
 }

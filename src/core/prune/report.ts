@@ -2,6 +2,7 @@ import type { PruneUrgency } from '../policy.js';
 import type { FormatName, TranscriptEntry } from '../transcript.js';
 import type { ContextPrunedEvent } from './context-pruner.js';
 import type { PreparedPrune } from './engine.js';
+import type { FallbackEvent } from '../providers.js';
 import type { PruneActionKind, PruneStrategy } from './plan.js';
 
 export const PRUNE_SCHEMA_VERSION = 1;
@@ -31,12 +32,31 @@ export interface PruneReport {
   readonly archive: { readonly path: string; readonly eventId: string } | null;
   /** Where the pruned transcript went: a path, `-` for stdout, or null (dry run, or nothing written). */
   readonly output: string | null;
+  /** Who summarized and ranked, and what remote calls cost (absent before issue 4's fields existed: additive). */
+  readonly providers?: ProvidersReport;
   readonly actions: readonly {
     readonly kind: PruneActionKind;
     readonly turns: readonly { readonly id: string; readonly type: string; readonly tokens: number }[];
     readonly tokensSaved: number;
     readonly reason: string;
   }[];
+}
+
+/** The report's `providers` block (SPEC §7, issue 4): who summarized and ranked, at what cost. */
+export interface ProvidersReport {
+  readonly summarizer: string;
+  readonly embedder: string;
+  readonly fallback: readonly FallbackEvent[];
+  readonly requests: number;
+  readonly retries: number;
+  readonly tokensSent: number;
+  readonly tokensReceived: number;
+  readonly embeddingTokens: number;
+  readonly embeddingsCached: number;
+  /** US dollars, estimated from list prices; null for a model without a known price. */
+  readonly estimatedCostUsd: number | null;
+  readonly pricesAsOf: string;
+  readonly redacted: { readonly total: number; readonly byKind: Readonly<Record<string, number>> } | null;
 }
 
 export interface PruneReportInput {
@@ -51,6 +71,7 @@ export interface PruneReportInput {
   readonly after?: { readonly turns: number; readonly tokens: number };
   readonly archive?: { readonly path: string; readonly eventId: string };
   readonly output: string | null;
+  readonly providers?: ProvidersReport;
 }
 
 export function buildPruneReport(input: PruneReportInput): PruneReport {
@@ -88,6 +109,7 @@ export function buildPruneReport(input: PruneReportInput): PruneReport {
     summary: prepared.summaryText !== undefined ? { tokens: prepared.summaryTokens, text: prepared.summaryText } : null,
     archive: input.archive ?? null,
     output: input.output,
+    ...(input.providers ? { providers: input.providers } : {}),
     actions: plan.actions.map((action) => ({
       kind: action.kind,
       turns: action.entries.map((i) => ({ id: entries[i]?.turn.id ?? `#${i}`, type: entries[i]?.turn.type ?? 'message', tokens: tokens[i] ?? 0 })),

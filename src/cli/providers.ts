@@ -1,0 +1,167 @@
+import type { TextTokenCounter } from '../core/accounting.js';
+import type { ConfigFile } from '../core/config.js';
+import { UsageError } from '../core/errors.js';
+import type { ProvidersReport } from '../core/prune/report.js';
+import type { Embedder, FallbackEvent, ProviderUsage, Summarizer } from '../core/providers.js';
+import { emptyUsage } from '../core/providers.js';
+import { redactionTotal } from '../core/redact.js';
+import { ExtractiveSummarizer } from '../providers/extractive-summarizer.js';
+import { FallbackEmbedder, FallbackSummarizer } from '../providers/fallback.js';
+import type { EmbeddingCache } from '../providers/gemini/embedder.js';
+import { LocalEmbedder } from '../providers/local-embedder.js';
+import type { CliContext } from './context.js';
+
+/** What the prune command's flags say about providers (only what they said). */
+export interface ProviderFlags {
+  readonly summarizer?: 'extractive' | 'gemini';
+  readonly embedder?: 'local' | 'gemini';
+  readonly model?: string;
+  readonly embeddingModel?: string;
+  /** Seconds. */
+  readonly timeout?: number;
+  readonly fallback?: 'extractive';
+  /** false with --no-redact. */
+  readonly redact?: boolean;
+}
+
+export interface ProviderChoice {
+  readonly summarizer: 'extractive' | 'gemini';
+  readonly embedder: 'local' | 'gemini';
+  readonly summaryModel: string;
+  readonly embeddingModel: string;
+  readonly timeoutMs: number;
+  readonly fallback: boolean;
+  readonly redact: boolean;
+  readonly apiKey?: string;
+  /** Where the key came from, for messages (never the key itself). */
+  readonly keySource?: string;
+  readonly baseUrl?: string;
+}
+
+const KEY_HINT = 'set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment, or "geminiApiKey" in devs-ctx.config.json';
+
+/**
+ * [SPEC §7] Which summarizer and embedder a prune uses: flag, then environment, then config file;
+ * Gemini by default only when a key is set, so with no key everything stays on this machine.
+ */
+export async function chooseProviders(flags: ProviderFlags, ctx: CliContext, config: ConfigFile | undefined): Promise<ProviderChoice> {
+  const { DEFAULT_EMBEDDING_MODEL, DEFAULT_SUMMARY_MODEL } = await import('../providers/gemini/pricing.js');
+  const { DEFAULT_REQUEST_TIMEOUT_MS } = await import('../providers/gemini/client.js');
+  const envKey = nonEmpty(ctx.env['GEMINI_API_KEY']) ? 'GEMINI_API_KEY' : nonEmpty(ctx.env['GOOGLE_API_KEY']) ? 'GOOGLE_API_KEY' : undefined;
+  const apiKey = envKey ? ctx.env[envKey] : config?.geminiApiKey;
+  const keySource = envKey ?? (config?.geminiApiKey ? 'the config file' : undefined);
+  const summarizer = flags.summarizer ?? config?.summarizer ?? (apiKey ? 'gemini' : 'extractive');
+  const embedder = flags.embedder ?? config?.embedder ?? (apiKey ? 'gemini' : 'local');
+  if ((summarizer === 'gemini' || embedder === 'gemini') && !apiKey) {
+    const which = summarizer === 'gemini' ? `--summarizer gemini` : `--embedder gemini`;
+    throw new UsageError(`${which} needs a Gemini API key, and none is set`, KEY_HINT);
+  }
+  const timeout = flags.timeout ?? config?.timeout;
+  const baseUrl = nonEmpty(ctx.env['DEVS_CTX_GEMINI_BASE_URL']) ? ctx.env['DEVS_CTX_GEMINI_BASE_URL'] : config?.geminiBaseUrl;
+  if (baseUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(baseUrl)) {
+    throw new UsageError(`DEVS_CTX_GEMINI_BASE_URL is not an http(s) URL: ${JSON.stringify(baseUrl)}`, 'e.g. https://generativelanguage.googleapis.com');
+  }
+  return {
+    summarizer,
+    embedder,
+    summaryModel: flags.model ?? nonEmpty(ctx.env['DEVS_CTX_MODEL']) ?? config?.model ?? DEFAULT_SUMMARY_MODEL,
+    embeddingModel: flags.embeddingModel ?? nonEmpty(ctx.env['DEVS_CTX_EMBEDDING_MODEL']) ?? config?.embeddingModel ?? DEFAULT_EMBEDDING_MODEL,
+    timeoutMs: timeout !== undefined ? Math.round(timeout * 1000) : DEFAULT_REQUEST_TIMEOUT_MS,
+    fallback: (flags.fallback ?? config?.fallback) === 'extractive',
+    redact: flags.redact ?? config?.redact ?? true,
+    ...(apiKey ? { apiKey } : {}),
+    ...(keySource ? { keySource } : {}),
+    ...(baseUrl ? { baseUrl } : {}),
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== '' ? value : undefined;
+}
+
+/** The providers of one prune, and what they cost and did, for the report. */
+export interface ProviderSet {
+  readonly summarizer: Summarizer;
+  readonly embedder: Embedder;
+  /** The offline embedder, for a run again after the remote one failed under --fallback. */
+  readonly localEmbedder: Embedder;
+  readonly fallbacks: FallbackEvent[];
+  readonly usage: () => ProviderUsage;
+}
+
+export async function buildProviders(
+  choice: ProviderChoice,
+  options: {
+    readonly counter: TextTokenCounter;
+    /** Texts the local embedder fits BM25 weights to (the transcript's turns). */
+    readonly corpus: readonly string[];
+    readonly cache?: EmbeddingCache;
+    /** Summaries are estimated offline (a dry run does not pay for a summary it will not write). */
+    readonly offlineSummary?: boolean;
+    readonly onProgress: (message: string) => void;
+  },
+): Promise<ProviderSet> {
+  const fallbacks: FallbackEvent[] = [];
+  const extractive = new ExtractiveSummarizer(options.counter);
+  const local = new LocalEmbedder(options.corpus);
+  if (choice.summarizer === 'extractive' && choice.embedder === 'local') {
+    return { summarizer: extractive, embedder: local, localEmbedder: local, fallbacks, usage: emptyUsage };
+  }
+  const { GeminiClient } = await import('../providers/gemini/client.js');
+  const { FlashSummarizer } = await import('../providers/gemini/flash-summarizer.js');
+  const { GeminiEmbedder } = await import('../providers/gemini/embedder.js');
+  const client = new GeminiClient({
+    apiKey: choice.apiKey ?? '',
+    ...(choice.baseUrl ? { baseUrl: choice.baseUrl } : {}),
+    timeoutMs: choice.timeoutMs,
+    redact: choice.redact,
+    countTokens: (text) => options.counter.count(text),
+    onRetry: ({ attempt, maxAttempts, waitMs, reason }) =>
+      options.onProgress(`Gemini: ${reason.slice(0, 60)}; attempt ${attempt} of ${maxAttempts} in ${Math.ceil(waitMs / 1000)} s`),
+  });
+  let summarizer: Summarizer = extractive;
+  if (choice.summarizer === 'gemini' && !options.offlineSummary) {
+    const flash = new FlashSummarizer(client, { model: choice.summaryModel, counter: options.counter, onProgress: options.onProgress });
+    summarizer = choice.fallback ? new FallbackSummarizer(flash, extractive, (e) => fallbacks.push(e)) : flash;
+  }
+  let embedder: Embedder = local;
+  let geminiEmbedder: InstanceType<typeof GeminiEmbedder> | undefined;
+  if (choice.embedder === 'gemini') {
+    geminiEmbedder = new GeminiEmbedder(client, {
+      model: choice.embeddingModel,
+      ...(options.cache ? { cache: options.cache } : {}),
+      cacheKey: choice.redact ? 'redacted' : 'raw',
+    });
+    embedder = choice.fallback ? new FallbackEmbedder(geminiEmbedder, local, (e) => fallbacks.push(e)) : geminiEmbedder;
+  }
+  return {
+    summarizer,
+    embedder,
+    localEmbedder: local,
+    fallbacks,
+    usage: () => ({ ...client.usage, embeddingsCached: geminiEmbedder?.cached ?? 0 }),
+  };
+}
+
+export async function providersReport(choice: ProviderChoice, set: ProviderSet, offlineSummary: boolean): Promise<ProvidersReport> {
+  const { estimateCost } = await import('../providers/gemini/pricing.js');
+  const usage = set.usage();
+  const summaryModel = choice.summarizer === 'gemini' && !offlineSummary ? choice.summaryModel : undefined;
+  const embeddingModel = choice.embedder === 'gemini' ? choice.embeddingModel : undefined;
+  const cost = estimateCost(usage, { ...(summaryModel ? { summaryModel } : {}), ...(embeddingModel ? { embeddingModel } : {}) });
+  const remote = choice.summarizer === 'gemini' || choice.embedder === 'gemini';
+  return {
+    summarizer: summaryModel ? `gemini:${summaryModel}` : offlineSummary && choice.summarizer === 'gemini' ? 'extractive (dry-run estimate)' : 'extractive',
+    embedder: embeddingModel ? `gemini:${embeddingModel}` : 'local',
+    fallback: set.fallbacks,
+    requests: usage.requests,
+    retries: usage.retries,
+    tokensSent: usage.inputTokens,
+    tokensReceived: usage.outputTokens,
+    embeddingTokens: usage.embeddingTokens,
+    embeddingsCached: usage.embeddingsCached,
+    estimatedCostUsd: cost.usd,
+    pricesAsOf: cost.pricesAsOf,
+    redacted: remote && choice.redact ? { total: redactionTotal(usage.redactions), byKind: usage.redactions } : null,
+  };
+}

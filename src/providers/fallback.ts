@@ -1,0 +1,62 @@
+import { ProviderError } from '../core/errors.js';
+import type { Embedder, Embedding, FallbackEvent, Summarizer, SummaryRequest } from '../core/providers.js';
+
+/**
+ * `--fallback extractive`: when the primary summarizer fails (a `ProviderError`; Ctrl-C is not a
+ * failure), the offline one writes the summary and the caller is told why.
+ */
+export class FallbackSummarizer implements Summarizer {
+  readonly name: string;
+
+  constructor(
+    private readonly primary: Summarizer,
+    private readonly fallback: Summarizer,
+    private readonly onFallback: (event: FallbackEvent) => void,
+  ) {
+    this.name = primary.name;
+  }
+
+  async summarize(request: SummaryRequest): Promise<string> {
+    try {
+      return await this.primary.summarize(request);
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      this.onFallback({ provider: this.primary.name, reason: error.message, usedInstead: this.fallback.name });
+      return this.fallback.summarize(request);
+    }
+  }
+}
+
+/** The same for relevance: a failed remote embedding falls back to the local one, for all texts. */
+export class FallbackEmbedder implements Embedder {
+  readonly name: string;
+  private failed = false;
+
+  constructor(
+    private readonly primary: Embedder,
+    private readonly fallback: Embedder,
+    private readonly onFallback: (event: FallbackEvent) => void,
+  ) {
+    this.name = primary.name;
+  }
+
+  async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Embedding[]> {
+    // Vectors of two embedders cannot be compared: once one batch fails, every batch goes local.
+    if (this.failed) return this.fallback.embed(texts, options);
+    try {
+      return await this.primary.embed(texts, options);
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      this.failed = true;
+      this.onFallback({ provider: this.primary.name, reason: error.message, usedInstead: this.fallback.name });
+      throw new EmbedderSwitched();
+    }
+  }
+}
+
+/** Thrown once when FallbackEmbedder switches, so relevance is scored again with one embedder. */
+export class EmbedderSwitched extends Error {
+  constructor() {
+    super('the embedder fell back; score again');
+  }
+}

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import type { Embedder, Embedding, EmbeddingClient } from '../../core/providers.js';
+import { DEFAULT_EMBEDDING_MODEL } from './pricing.js';
+
+/**
+ * Vectors kept between runs, keyed by model and a hash of the text, so an unchanged turn is never
+ * embedded twice. `ArchiveStore` implements it in the archive database.
+ */
+export interface EmbeddingCache {
+  getEmbeddings(model: string, hashes: readonly string[]): Map<string, Float32Array>;
+  putEmbeddings(model: string, entries: readonly { readonly hash: string; readonly vector: ArrayLike<number> }[]): void;
+}
+
+/** What of a long turn is embedded: its head and tail (the model reads about 2,048 tokens). */
+const HEAD_CHARS = 6_000;
+const TAIL_CHARS = 2_000;
+
+export function embeddingText(text: string): string {
+  return text.length > HEAD_CHARS + TAIL_CHARS ? `${text.slice(0, HEAD_CHARS)}\n…\n${text.slice(-TAIL_CHARS)}` : text;
+}
+
+export function contentHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Relevance embeddings from a Gemini embedding model (`--embedder gemini`): batched requests,
+ * a configurable model, and vectors cached by content hash when a cache is given.
+ */
+export class GeminiEmbedder implements Embedder {
+  readonly name: string;
+  /** Texts whose vectors came from the cache in this embedder's lifetime. */
+  cached = 0;
+
+  constructor(
+    private readonly client: EmbeddingClient,
+    private readonly options: { readonly model?: string; readonly cache?: EmbeddingCache; readonly cacheKey?: string } = {},
+  ) {
+    this.name = `gemini:${this.model}`;
+  }
+
+  get model(): string {
+    return this.options.model ?? DEFAULT_EMBEDDING_MODEL;
+  }
+
+  async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Embedding[]> {
+    const sent = texts.map(embeddingText);
+    // The key includes how the text was prepared for sending (redaction on or off), so a vector of
+    // masked text is never reused for unmasked text or the other way round.
+    const cacheModel = this.options.cacheKey ? `${this.model}|${this.options.cacheKey}` : this.model;
+    const hashes = sent.map(contentHash);
+    const found = this.options.cache?.getEmbeddings(cacheModel, hashes) ?? new Map<string, Float32Array>();
+    const missing: number[] = [];
+    const seen = new Set<string>();
+    hashes.forEach((hash, i) => {
+      if (found.has(hash) || seen.has(hash)) return;
+      seen.add(hash);
+      missing.push(i);
+    });
+    this.cached += texts.length - missing.length;
+    if (missing.length > 0) {
+      const vectors = await this.client.embedTexts(this.model, missing.map((i) => sent[i] ?? ''), options);
+      const entries = missing.map((i, k) => ({ hash: hashes[i] ?? '', vector: Float32Array.from(vectors[k] ?? []) }));
+      for (const entry of entries) found.set(entry.hash, entry.vector);
+      this.options.cache?.putEmbeddings(cacheModel, entries);
+    }
+    return hashes.map((hash) => found.get(hash) ?? new Float32Array(0));
+  }
+}

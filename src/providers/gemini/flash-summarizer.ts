@@ -1,0 +1,174 @@
+import type { TextTokenCounter } from '../../core/accounting.js';
+import { ProviderError } from '../../core/errors.js';
+import { SUMMARY_PREFIX } from '../../core/prune/edit.js';
+import type { GenerateResult, LLMClient, Summarizer, SummaryRequest } from '../../core/providers.js';
+import { redactSecrets } from '../../core/redact.js';
+import { extractFacts } from '../extractive-summarizer.js';
+import { DEFAULT_SUMMARY_MODEL } from './pricing.js';
+import { mergeInstruction, mergePrompt, renderTurn, summaryPrompt, systemInstruction } from './prompt.js';
+
+/** [seed 000] The summarizer's settings; the seed's values are the defaults. */
+export interface FlashSummarizerConfig {
+  /** A Gemini model id (default `gemini-3.5-flash`). */
+  readonly model?: string;
+  /** Default 4096. */
+  readonly maxOutputTokens?: number;
+  /** Default 0.1. */
+  readonly temperature?: number;
+  /** Removed text above this many tokens is summarized in parts, then merged (default 200,000). */
+  readonly chunkTokens?: number;
+  /** Counts tokens for chunking and the size check (default: about 4 characters a token). */
+  readonly counter?: TextTokenCounter;
+  /** Told `summarizing chunk k of n` / `merging n summaries`, e.g. for a spinner. */
+  readonly onProgress?: (message: string) => void;
+}
+
+export const DEFAULT_CHUNK_TOKENS = 200_000;
+/** Of the input's most frequent identifiers, a summary must keep at least this share [issue 4]. */
+const IDENTIFIER_SAMPLE = 12;
+const MIN_IDENTIFIERS_KEPT = 0.5;
+
+/** finishReason values that mean the answer was cut short or withheld. */
+const TRUNCATED = new Set(['MAX_TOKENS']);
+const ACCEPTED = new Set(['STOP', 'FINISH_REASON_UNSPECIFIED']);
+
+/**
+ * [seed 000] [TAS-105] Summaries from a Gemini Flash model. The prompt treats the transcript as
+ * data, keeps identifiers verbatim and follows fixed sections; removed text larger than one
+ * request's budget is summarized in parts and merged. It fails closed: an empty, blocked or
+ * truncated answer, one larger than its input, or one that drops most of its input's identifiers
+ * is a `ProviderError`, never a summary.
+ */
+export class FlashSummarizer implements Summarizer {
+  readonly name: string;
+  readonly model: string;
+  private readonly maxOutputTokens: number;
+  private readonly temperature: number;
+  private readonly chunkTokens: number;
+  private readonly count: (text: string) => number;
+
+  constructor(
+    private readonly client: LLMClient,
+    private readonly config: FlashSummarizerConfig = {},
+  ) {
+    this.model = config.model ?? DEFAULT_SUMMARY_MODEL;
+    this.name = `gemini:${this.model}`;
+    this.maxOutputTokens = config.maxOutputTokens ?? 4096;
+    this.temperature = config.temperature ?? 0.1;
+    this.chunkTokens = config.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
+    this.count = config.counter ? (t) => config.counter!.count(t) : (t) => Math.ceil(t.length / 4);
+  }
+
+  async summarize(request: SummaryRequest): Promise<string> {
+    const rendered = request.turns.map(renderTurn);
+    const inputText = rendered.join('\n\n');
+    const inputTokens = this.count(inputText);
+    const words = Math.max(50, Math.floor(request.budgetTokens * 0.7));
+    const archiveHint = request.archive
+      ? `the removed turns are archived (prune ${request.archive.eventId}); they can be found again with devs-ctx recall "<words>" or devs-ctx recall --turn <id>`
+      : undefined;
+    const chunks = this.chunk(rendered);
+
+    let body: string;
+    if (chunks.length === 1) {
+      this.config.onProgress?.('summarizing with Gemini');
+      body = await this.ask(systemInstruction(words), summaryPrompt({ activeTask: request.activeTask, turnsText: inputText, ...(archiveHint ? { archiveHint } : {}) }), request.signal, 'the summary');
+    } else {
+      const parts: string[] = [];
+      for (const [i, chunk] of chunks.entries()) {
+        this.config.onProgress?.(`summarizing chunk ${i + 1} of ${chunks.length}`);
+        parts.push(
+          await this.ask(
+            systemInstruction(words),
+            summaryPrompt({ activeTask: request.activeTask, turnsText: chunk, part: { index: i + 1, count: chunks.length }, ...(archiveHint ? { archiveHint } : {}) }),
+            request.signal,
+            `the summary of chunk ${i + 1} of ${chunks.length}`,
+          ),
+        );
+      }
+      this.config.onProgress?.(`merging ${chunks.length} chunk summaries`);
+      body = await this.ask(mergeInstruction(words), mergePrompt(request.activeTask, parts), request.signal, 'the merged summary');
+    }
+
+    const summary = `${SUMMARY_PREFIX}\n${request.turns.length} earlier turns were removed and archived by devs-ctx; summary by ${this.model}:\n\n${body.trim()}`;
+    const summaryTokens = this.count(summary);
+    if (summaryTokens >= inputTokens) {
+      throw new ProviderError(
+        `the ${this.name} answer (${summaryTokens} tokens) is larger than the ${inputTokens} tokens it summarizes; nothing was written`,
+        this.name,
+        'prune more at once (a lower --target), or pass --fallback extractive',
+      );
+    }
+    this.checkIdentifiers(request, body);
+    return summary;
+  }
+
+  /** Consecutive turns, each part under `chunkTokens` (a single larger turn is a part of its own). */
+  private chunk(rendered: readonly string[]): string[] {
+    const chunks: string[] = [];
+    let current: string[] = [];
+    let tokens = 0;
+    for (const text of rendered) {
+      const t = this.count(text);
+      if (current.length > 0 && tokens + t > this.chunkTokens) {
+        chunks.push(current.join('\n\n'));
+        current = [];
+        tokens = 0;
+      }
+      current.push(text);
+      tokens += t;
+    }
+    if (current.length > 0) chunks.push(current.join('\n\n'));
+    return chunks;
+  }
+
+  private async ask(system: string, prompt: string, signal: AbortSignal | undefined, what: string): Promise<string> {
+    const result = await this.client.generate({
+      model: this.model,
+      systemInstruction: system,
+      prompt,
+      maxOutputTokens: this.maxOutputTokens,
+      temperature: this.temperature,
+      ...(signal ? { signal } : {}),
+    });
+    return this.accept(result, what);
+  }
+
+  /** The answer's text, or a ProviderError saying exactly what was wrong with it. */
+  private accept(result: GenerateResult, what: string): string {
+    const hint = 'pass --fallback extractive to summarize offline instead, or try another --model';
+    if (result.blockReason) {
+      throw new ProviderError(`Gemini blocked the request for ${what} (blockReason ${result.blockReason}); nothing was written`, this.name, hint);
+    }
+    const reason = result.finishReason;
+    if (reason && TRUNCATED.has(reason)) {
+      throw new ProviderError(`the ${this.name} answer for ${what} was truncated (finishReason ${reason}); nothing was written`, this.name, hint);
+    }
+    if (reason && !ACCEPTED.has(reason)) {
+      throw new ProviderError(`the ${this.name} answer for ${what} was blocked or cut short (finishReason ${reason}); nothing was written`, this.name, hint);
+    }
+    if (result.text.trim().length === 0) {
+      throw new ProviderError(`the ${this.name} answer for ${what} was empty; nothing was written`, this.name, hint);
+    }
+    return result.text;
+  }
+
+  /** A summary that drops most of the input's most frequent identifiers is not a summary of it. */
+  private checkIdentifiers(request: SummaryRequest, body: string): void {
+    const facts = extractFacts(request.turns);
+    // What was masked before sending cannot be expected back.
+    const sample = [...facts.files.slice(0, IDENTIFIER_SAMPLE / 2), ...facts.identifiers]
+      .filter((id) => redactSecrets(id).text === id)
+      .slice(0, IDENTIFIER_SAMPLE);
+    if (sample.length < 4) return;
+    const kept = sample.filter((id) => body.includes(id));
+    if (kept.length / sample.length < MIN_IDENTIFIERS_KEPT) {
+      const missing = sample.filter((id) => !body.includes(id)).slice(0, 5);
+      throw new ProviderError(
+        `the ${this.name} summary dropped most identifiers of its input (kept ${kept.length} of the ${sample.length} most frequent; missing e.g. ${missing.join(', ')}); nothing was written`,
+        this.name,
+        'pass --fallback extractive to summarize offline instead, or try another --model',
+      );
+    }
+  }
+}

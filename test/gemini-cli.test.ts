@@ -1,0 +1,275 @@
+import { after, before, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, runCliAsync } from './helpers/cli.js';
+import { repoRoot } from './helpers/realdata.js';
+import { startFakeGemini } from './helpers/gemini-server.js';
+import type { FakeGemini, Fault } from './helpers/gemini-server.js';
+
+/**
+ * `devs-ctx prune --summarizer gemini` end to end: the built binary, the real @google/genai client,
+ * and a local server speaking the Gemini REST API with faults injected [issue 4, SPEC §7].
+ */
+
+const KEY = 'test-key-2c9d4e8f1a';
+const PLANTED = `ghp_${'x7K2'.repeat(9)}`;
+const WINDOW = ['--window', '4000'];
+const FIXTURE = join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl');
+
+let server: FakeGemini;
+before(async () => {
+  server = await startFakeGemini({ apiKey: KEY });
+});
+after(async () => {
+  await server.close();
+});
+beforeEach(() => server.reset());
+
+interface Workspace {
+  readonly dir: string;
+  readonly file: string;
+  readonly archive: string;
+  readonly env: Record<string, string>;
+  readonly original: Buffer;
+}
+
+/** A copy of the fixture whose reasoning turn r2 (one a prune drops) holds a planted token. */
+function workspace(extraEnv: Record<string, string> = {}): Workspace {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-gemini-'));
+  const lines = readFileSync(FIXTURE, 'utf8').split('\n');
+  const planted = lines.map((line) => {
+    if (!line.startsWith('{"id":"r2"')) return line;
+    const turn = JSON.parse(line) as { content: string };
+    turn.content += `\nexport GITHUB_TOKEN=${PLANTED}`;
+    return JSON.stringify(turn);
+  });
+  const file = join(dir, 'session.jsonl');
+  writeFileSync(file, planted.join('\n'));
+  const archive = join(dir, 'archive.sqlite');
+  return {
+    dir,
+    file,
+    archive,
+    original: readFileSync(file),
+    env: { DEVS_CTX_ARCHIVE: archive, GEMINI_API_KEY: KEY, DEVS_CTX_GEMINI_BASE_URL: server.url, ...extraEnv },
+  };
+}
+
+interface Report {
+  outcome: string;
+  summary: { text: string } | null;
+  providers: {
+    summarizer: string;
+    embedder: string;
+    requests: number;
+    retries: number;
+    tokensSent: number;
+    tokensReceived: number;
+    embeddingTokens: number;
+    embeddingsCached: number;
+    estimatedCostUsd: number | null;
+    redacted: { total: number } | null;
+    fallback: { provider: string; reason: string; usedInstead: string }[];
+  };
+}
+
+const generate = (): FakeGemini['requests'] => server.requests.filter((r) => r.action === 'generateContent');
+
+function assertNoKey(result: { stdout: string; stderr: string }): void {
+  assert.ok(!result.stdout.includes(KEY), 'the key is in stdout');
+  assert.ok(!result.stderr.includes(KEY), 'the key is in stderr');
+}
+
+describe('prune --summarizer gemini', () => {
+  test('summarizes with the configured Flash model, reports tokens and cost, and never sends the planted secret', async () => {
+    const w = workspace();
+    const result = await runCliAsync(['prune', w.file, '--in-place', '--json', '--summarizer', 'gemini', '--embedder', 'local', ...WINDOW], { env: w.env });
+    assert.equal(result.exitCode, 0, result.stderr + result.stdout);
+    assertNoKey(result);
+    const report = JSON.parse(result.stdout) as Report;
+    assert.equal(report.outcome, 'pruned');
+    assert.equal(report.providers.summarizer, 'gemini:gemini-3.5-flash');
+    assert.equal(report.providers.requests, 1);
+    assert.ok(report.providers.tokensSent > 0 && report.providers.tokensReceived > 0);
+    assert.ok(report.providers.estimatedCostUsd !== null && report.providers.estimatedCostUsd > 0);
+    assert.ok((report.providers.redacted?.total ?? 0) >= 1);
+    const [sent] = generate();
+    assert.ok(sent);
+    assert.equal(sent.model, 'gemini-3.5-flash');
+    assert.equal(sent.headers['x-goog-api-key'], KEY);
+    for (const r of server.requests) assert.ok(!r.rawBody.includes(PLANTED), 'the planted token reached the server');
+    // The summary written is the model's answer under the marker, in the transcript itself.
+    const written = readFileSync(w.file, 'utf8');
+    assert.ok(report.summary?.text.startsWith('[Context Summary]\n'));
+    assert.ok(written.includes(JSON.stringify(report.summary?.text).slice(1, -1)));
+    assert.match(report.summary?.text ?? '', /summary by gemini-3\.5-flash/);
+  });
+
+  test('--model and DEVS_CTX_MODEL choose the model; the flag wins', async () => {
+    const w = workspace({ DEVS_CTX_MODEL: 'gemini-2.5-flash' });
+    const fromEnv = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'a.jsonl'), '--summarizer', 'gemini', '--embedder', 'local', ...WINDOW], { env: w.env });
+    assert.equal(fromEnv.exitCode, 0, fromEnv.stderr);
+    const fromFlag = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'b.jsonl'), '--summarizer', 'gemini', '--embedder', 'local', '--model', 'gemini-3.1-flash-lite', ...WINDOW], { env: w.env });
+    assert.equal(fromFlag.exitCode, 0, fromFlag.stderr);
+    assert.deepEqual(generate().map((r) => r.model), ['gemini-2.5-flash', 'gemini-3.1-flash-lite']);
+    assert.match(fromFlag.stdout, /summary by gemini:gemini-3\.1-flash-lite/);
+    assert.match(fromFlag.stdout, /about \$\d+\.\d{4}/);
+  });
+
+  test('with a key set and no flags, Gemini is used [SPEC §7]; without a key, nothing is sent', async () => {
+    const w = workspace();
+    const withKey = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'a.jsonl'), ...WINDOW], { env: w.env });
+    assert.equal(withKey.exitCode, 0, withKey.stderr);
+    assert.ok(generate().length === 1 && server.requests.some((r) => r.action === 'batchEmbedContents'));
+    server.reset();
+    const { GEMINI_API_KEY: _unused, ...noKey } = w.env;
+    const offline = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'b.jsonl'), ...WINDOW], { env: noKey });
+    assert.equal(offline.exitCode, 0, offline.stderr);
+    assert.equal(server.requests.length, 0);
+  });
+
+  test('--summarizer gemini with no key is a usage error that says how to set one', () => {
+    const w = workspace();
+    const { GEMINI_API_KEY: _unused, ...noKey } = w.env;
+    const result = runCli(['prune', w.file, '--in-place', '--summarizer', 'gemini', ...WINDOW], { env: noKey });
+    assert.equal(result.exitCode, 2);
+    assert.match(result.stderr, /--summarizer gemini needs a Gemini API key/);
+    assert.match(result.stderr, /GEMINI_API_KEY/);
+    assert.ok(readFileSync(w.file).equals(w.original));
+  });
+
+  test('GOOGLE_API_KEY and the config file are read too, and the key never shows in --json errors', async () => {
+    const w = workspace();
+    const { GEMINI_API_KEY: _unused, ...noKey } = w.env;
+    writeFileSync(join(w.dir, 'devs-ctx.config.json'), JSON.stringify({ geminiApiKey: KEY, embedder: 'local' }));
+    server.failAlways({ kind: 'status', status: 403 }, { action: 'generateContent' });
+    const result = await runCliAsync(['prune', 'session.jsonl', '--in-place', '--json', '--summarizer', 'gemini', ...WINDOW], { env: noKey, cwd: w.dir });
+    assert.equal(result.exitCode, 5, result.stdout);
+    assert.equal(generate()[0]?.headers['x-goog-api-key'], KEY, 'the config file key was used');
+    assertNoKey(result);
+    const error = JSON.parse(result.stdout) as { error: { code: string; message: string; hint: string } };
+    assert.match(error.error.message, /HTTP 403/);
+    assert.match(error.error.hint, /API key/);
+    server.reset();
+    rmSync(join(w.dir, 'devs-ctx.config.json'));
+    const google = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'g.jsonl'), '--summarizer', 'gemini', '--embedder', 'local', ...WINDOW], {
+      env: { ...noKey, GOOGLE_API_KEY: KEY },
+      cwd: w.dir,
+    });
+    assert.equal(google.exitCode, 0, google.stderr);
+    assert.equal(generate()[0]?.headers['x-goog-api-key'], KEY, 'GOOGLE_API_KEY was used');
+    assertNoKey(google);
+  });
+});
+
+describe('every failure mode: exit 5, the input byte-identical, nothing archived', () => {
+  const cases: { name: string; fault: Fault; always?: boolean; message: RegExp; args?: string[] }[] = [
+    { name: 'HTTP 500 on every attempt', fault: { kind: 'status', status: 500 }, always: true, message: /HTTP 500.*after 4 attempts/ },
+    { name: 'HTTP 503 on every attempt', fault: { kind: 'status', status: 503 }, always: true, message: /HTTP 503.*after 4 attempts/ },
+    { name: 'HTTP 429 asking to wait longer than allowed', fault: { kind: 'status', status: 429, retryAfterSeconds: 3600 }, always: true, message: /asked to wait 3600 s/ },
+    { name: 'a hung request', fault: { kind: 'hang' }, always: true, message: /no answer within 1 s/, args: ['--timeout', '1'] },
+    { name: 'malformed JSON', fault: { kind: 'malformed' }, message: /not valid JSON/ },
+    { name: 'empty candidates', fault: { kind: 'empty-candidates' }, message: /was empty/ },
+    { name: 'SAFETY', fault: { kind: 'finish', finishReason: 'SAFETY' }, message: /finishReason SAFETY/ },
+    { name: 'MAX_TOKENS', fault: { kind: 'finish', finishReason: 'MAX_TOKENS', text: '## Goal\nREQ-201' }, message: /truncated \(finishReason MAX_TOKENS\)/ },
+    { name: 'a blocked prompt', fault: { kind: 'prompt-blocked', blockReason: 'OTHER' }, message: /blockReason OTHER/ },
+    { name: 'an answer that drops the identifiers', fault: { kind: 'reply', text: '## Goal\nSomething was reconciled.' }, message: /dropped most identifiers/ },
+    { name: 'an answer larger than its input', fault: { kind: 'reply', text: `## Goal\n${'src/ledger/reconcile.ts REQ-201 reconcileBatch1 '.repeat(300)}` }, message: /larger than the \d+ tokens it summarizes/ },
+  ];
+  for (const { name, fault, always, message, args = [] } of cases) {
+    test(name, async () => {
+      const w = workspace();
+      if (always) server.failAlways(fault, { action: 'generateContent' });
+      else server.fail(fault, { action: 'generateContent' });
+      const result = await runCliAsync(['prune', w.file, '--in-place', '--summarizer', 'gemini', '--embedder', 'local', ...args, ...WINDOW], { env: w.env });
+      assert.equal(result.exitCode, 5, `${result.stdout}\n${result.stderr}`);
+      assert.match(result.stderr, message);
+      assert.match(result.stderr, /nothing was written/);
+      assertNoKey(result);
+      assert.ok(readFileSync(w.file).equals(w.original), 'the input changed');
+      assert.ok(!existsSync(w.archive) || runCli(['recall', 'marmalade', '--archive', w.archive, '--json'], { env: w.env }).stdout.includes('"matches": []'));
+    });
+  }
+
+  test('--fallback extractive: the offline summary is written, and stderr and --json say why', async () => {
+    const w = workspace();
+    server.failAlways({ kind: 'status', status: 500 }, { action: 'generateContent' });
+    const out = join(w.dir, 'out.jsonl');
+    const result = await runCliAsync(['prune', w.file, '-o', out, '--summarizer', 'gemini', '--embedder', 'local', '--fallback', 'extractive', ...WINDOW], { env: w.env });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /HTTP 500[\s\S]*used the offline extractive instead \(--fallback extractive\)/);
+    assert.ok(readFileSync(out, 'utf8').includes('[Context Summary]'));
+    server.reset();
+    server.failAlways({ kind: 'finish', finishReason: 'SAFETY' }, { action: 'generateContent' });
+    const json = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'out2.jsonl'), '--json', '--summarizer', 'gemini', '--embedder', 'local', '--fallback', 'extractive', ...WINDOW], { env: w.env });
+    assert.equal(json.exitCode, 0, json.stdout);
+    assert.equal(json.stderr, '');
+    const report = JSON.parse(json.stdout) as Report;
+    assert.equal(report.providers.fallback.length, 1);
+    assert.match(report.providers.fallback[0]!.reason, /SAFETY/);
+    assert.equal(report.providers.fallback[0]!.usedInstead, 'extractive');
+    assert.match(report.summary?.text ?? '', /^\[Context Summary\]\n\d+ earlier turns were removed and archived by devs-ctx\. What they held/);
+  });
+
+  test('a 429 with Retry-After, then success: retried once, reported', async () => {
+    const w = workspace();
+    server.fail({ kind: 'status', status: 429, retryAfterSeconds: 1 }, { action: 'generateContent' });
+    const result = await runCliAsync(['prune', w.file, '--in-place', '--json', '--summarizer', 'gemini', '--embedder', 'local', ...WINDOW], { env: w.env });
+    assert.equal(result.exitCode, 0, result.stdout);
+    const report = JSON.parse(result.stdout) as Report;
+    assert.equal(report.providers.retries, 1);
+    assert.equal(report.providers.requests, 2);
+    const [first, second] = generate();
+    assert.ok(second!.receivedAt - first!.receivedAt >= 950);
+  });
+
+  test('Ctrl-C while a request is in flight: exit 130, nothing written, nothing archived', async () => {
+    const w = workspace();
+    server.failAlways({ kind: 'hang' }, { action: 'generateContent' });
+    // Ctrl-C once the request is in flight (the server has it and will never answer).
+    const result = await runCliAsync(['prune', w.file, '--in-place', '--summarizer', 'gemini', '--embedder', 'local', ...WINDOW], {
+      env: w.env,
+      interruptWhen: () => generate().length > 0,
+    });
+    assert.equal(result.signal, null, 'it exits by itself, not killed by the signal');
+    assert.equal(result.exitCode, 130, result.stderr);
+    assert.match(result.stderr, /interrupted/);
+    assert.ok(readFileSync(w.file).equals(w.original));
+    assert.ok(!existsSync(`${w.file}.devs-ctx.lock`), 'the lock was released');
+  });
+});
+
+describe('--embedder gemini', () => {
+  test('turns are ranked by Gemini embeddings, cached in the archive: a second run embeds nothing again', async () => {
+    const w = workspace();
+    const first = await runCliAsync(['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW], { env: w.env });
+    assert.equal(first.exitCode, 0, first.stdout + first.stderr);
+    const firstReport = JSON.parse(first.stdout) as Report;
+    assert.equal(firstReport.providers.embedder, 'gemini:gemini-embedding-001');
+    const embedded = server.requests.filter((r) => r.action === 'batchEmbedContents');
+    assert.ok(embedded.length >= 1);
+    assert.ok(embedded.every((r) => !r.rawBody.includes(PLANTED)), 'the planted token was embedded');
+    assert.ok(firstReport.providers.embeddingTokens > 0);
+    server.reset();
+    const second = await runCliAsync(['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW], { env: w.env });
+    assert.equal(second.exitCode, 0, second.stdout);
+    const report = JSON.parse(second.stdout) as Report;
+    // The goal and every turn were embedded before: all from the cache.
+    assert.equal(server.requests.length, 0, 'nothing was embedded twice');
+    assert.ok(report.providers.embeddingsCached > 0);
+  });
+
+  test('--fallback extractive ranks with the local embedder when Gemini embeddings fail', async () => {
+    const w = workspace();
+    server.failAlways({ kind: 'status', status: 503 }, { action: 'batchEmbedContents' });
+    const result = await runCliAsync(['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', '--fallback', 'extractive', ...WINDOW], { env: w.env });
+    assert.equal(result.exitCode, 0, result.stdout);
+    const report = JSON.parse(result.stdout) as Report;
+    assert.equal(report.providers.fallback[0]?.usedInstead, 'local-bm25');
+    const without = await runCliAsync(['prune', w.file, '--in-place', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW], { env: w.env });
+    assert.equal(without.exitCode, 5, without.stderr);
+    assert.ok(readFileSync(w.file).equals(w.original));
+  });
+});
