@@ -66,7 +66,8 @@ a new node starts the count again) since the last refresh. Running it twice neve
 
 Exit codes: 0 refreshed, or nothing due (the output is then the input, byte for byte),
 12 --check: a refresh is due, 2 usage error (also: no TAS or PRD to refresh with),
-3 input unreadable or output not writable, 4 invalid transcript, 7 the file is locked.`;
+3 input unreadable or output not writable, 4 invalid transcript, 5 Gemini failed to condense the
+TAS/PRD (nothing written), 7 the file is locked, 130 interrupted (nothing written).`;
 
 const REPLAY_EXAMPLES = `
 Examples:
@@ -216,6 +217,11 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--tas <file>', 'read the TAS from this file (default: the transcript\'s tas turns)')
     .option('--prd <file>', 'read the PRD from this file (default: the transcript\'s prd turns)')
     .option('--refresh-tokens <tokens>', 'condense the TAS and PRD to fit this many tokens in all (default 2000)')
+    .addOption(new Option('--summarizer <name>', 'who condenses a TAS/PRD over budget: extractive (an offline outline) or gemini (default: gemini when a Gemini API key is set)').choices(['extractive', 'gemini']))
+    .option('--model <id>', 'Gemini model for condensing (default gemini-3.5-flash; also $DEVS_CTX_MODEL)')
+    .option('--timeout <seconds>', 'give up on one Gemini request after this many seconds (default 60)')
+    .addOption(new Option('--fallback <name>', 'when Gemini fails, condense offline instead of exiting 5').choices(['extractive']))
+    .option('--no-redact', 'send the TAS/PRD to Gemini without masking secrets first')
     .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
     .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
     .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')

@@ -5,10 +5,13 @@ import type { ProvidersReport } from '../core/prune/report.js';
 import type { Embedder, FallbackEvent, ProviderUsage, Summarizer } from '../core/providers.js';
 import { emptyUsage } from '../core/providers.js';
 import { redactionTotal } from '../core/redact.js';
+import type { InjectedRefresh } from '../core/refresh/report.js';
 import { ExtractiveSummarizer } from '../providers/extractive-summarizer.js';
 import { FallbackEmbedder, FallbackSummarizer } from '../providers/fallback.js';
 import type { EmbeddingCache } from '../providers/gemini/embedder.js';
 import { LocalEmbedder } from '../providers/local-embedder.js';
+import { OutlineCondenser } from '../providers/summary-providers.js';
+import type { Condenser } from '../providers/summary-providers.js';
 import type { CliContext } from './context.js';
 
 /** What the prune command's flags say about providers (only what they said). */
@@ -163,5 +166,38 @@ export async function providersReport(choice: ProviderChoice, set: ProviderSet, 
     estimatedCostUsd: cost.usd,
     pricesAsOf: cost.pricesAsOf,
     redacted: remote && choice.redact ? { total: redactionTotal(usage.redactions), byKind: usage.redactions } : null,
+  };
+}
+
+/**
+ * The condenser of `refresh`: the offline outline unless the summarizer resolves to gemini (a flag,
+ * the config file, or a key in the environment, as for prune); with `--fallback extractive` a failed
+ * Gemini condensation falls back to the outline.
+ */
+export async function refreshCondenser(
+  flags: ProviderFlags,
+  ctx: CliContext,
+  config: ConfigFile | undefined,
+  counter: TextTokenCounter,
+): Promise<{ condenser?: Condenser; fallbacks: FallbackEvent[]; report: () => NonNullable<InjectedRefresh['condenser']> }> {
+  const fallbacks: FallbackEvent[] = [];
+  const choice = await chooseProviders({ ...flags, embedder: 'local' }, ctx, config);
+  if (choice.summarizer !== 'gemini') {
+    return { fallbacks, report: () => ({ name: 'outline', requests: 0, tokensSent: 0, tokensReceived: 0, fallback: fallbacks }) };
+  }
+  const { GeminiClient } = await import('../providers/gemini/client.js');
+  const { GeminiCondenser, FallbackCondenser } = await import('../providers/gemini/condenser.js');
+  const client = new GeminiClient({
+    apiKey: choice.apiKey ?? '',
+    ...(choice.baseUrl ? { baseUrl: choice.baseUrl } : {}),
+    timeoutMs: choice.timeoutMs,
+    redact: choice.redact,
+  });
+  const gemini = new GeminiCondenser(client, { model: choice.summaryModel, counter });
+  const condenser = choice.fallback ? new FallbackCondenser(gemini, new OutlineCondenser(counter), (e) => fallbacks.push(e)) : gemini;
+  return {
+    condenser,
+    fallbacks,
+    report: () => ({ name: gemini.name, requests: client.usage.requests, tokensSent: client.usage.inputTokens, tokensReceived: client.usage.outputTokens, fallback: fallbacks }),
   };
 }

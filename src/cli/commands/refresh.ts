@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ExitCode, InputError, UsageError } from '../../core/errors.js';
+import { ExitCode, InputError, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { ContextRefresher, formatRefresh } from '../../core/refresh/context-refresher.js';
 import { pendingToolCall, planRefresh } from '../../core/refresh/decision.js';
@@ -29,7 +29,8 @@ import type { ParsedDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticSummaryProvider } from '../../providers/summary-providers.js';
 import type { ProjectDocuments } from '../../providers/summary-providers.js';
-import type { CliContext } from '../context.js';
+import type { CliContext, InterruptTrap } from '../context.js';
+import { refreshCondenser } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderRefreshReport } from '../render/refresh-text.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
@@ -60,6 +61,11 @@ const RefreshOptionsSchema = z.object({
   tas: z.string().optional(),
   prd: z.string().optional(),
   refreshTokens: tokenOption('--refresh-tokens'),
+  summarizer: z.enum(['extractive', 'gemini']).optional(),
+  model: z.string().trim().min(1, '--model needs a model id').optional(),
+  timeout: z.coerce.number({ error: '--timeout takes a number of seconds' }).positive('--timeout must be more than 0 seconds').max(3600).optional(),
+  fallback: z.enum(['extractive']).optional(),
+  redact: z.boolean().optional(),
 });
 type RefreshOptions = z.infer<typeof RefreshOptionsSchema>;
 
@@ -71,6 +77,7 @@ type RefreshOptions = z.infer<typeof RefreshOptionsSchema>;
 export async function runRefresh(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
   const json = rawOptions['json'] === true;
   let lock: FileLock | undefined;
+  let trap: InterruptTrap | undefined;
   try {
     const parsed = RefreshOptionsSchema.safeParse(rawOptions);
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx refresh --help');
@@ -110,11 +117,28 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const documents = readDocuments(options, turns, ctx);
     const cache = cacheDir ? new FileSummaryCache(cacheDir) : new MemorySummaryCache();
     const budgetTokens = options.refreshTokens ?? file?.config.refreshTokens ?? DEFAULT_REFRESH_TOKENS;
-    const provider = new CondensingSummaryProvider(new StaticSummaryProvider(documents.texts, display), { budgetTokens, counter, cache });
+    const condensing = await refreshCondenser(options, ctx, file?.config, counter);
+    const provider = new CondensingSummaryProvider(new StaticSummaryProvider(documents.texts, display), {
+      budgetTokens,
+      counter,
+      cache,
+      ...(condensing.condenser ? { condenser: condensing.condenser } : {}),
+    });
     // The transcript already counted the turns; the library's refresher turns the summaries into the text.
-    const refreshed = await new ContextRefresher({ threshold: 1, summaryProvider: provider }).onTurn(decision.turnsSinceRefresh);
+    trap = ctx.trapInterrupt?.();
+    let refreshed;
+    try {
+      refreshed = await new ContextRefresher({ threshold: 1, summaryProvider: provider }).onTurn(decision.turnsSinceRefresh);
+    } finally {
+      trap?.release();
+    }
+    if (trap?.signal.aborted) throw new InterruptedError();
     const text = refreshed.injectedSummary ?? '';
-    if (cache instanceof FileSummaryCache) cache.save();
+    // A document condensed offline after Gemini failed is not kept under Gemini's name.
+    if (cache instanceof FileSummaryCache && condensing.fallbacks.length === 0) cache.save();
+    for (const fallback of condensing.fallbacks) {
+      if (!json) ctx.stderr.write(`devs-ctx: ${fallback.reason}\n  → used the offline outline instead (--fallback extractive)\n`);
+    }
 
     const written = writeRefresh(doc, transcript, { text, node: decision.node, now: new Date().toISOString(), newId: randomUUID });
     const injected: InjectedRefresh = {
@@ -125,6 +149,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
       condensed: text !== formatRefresh(...bothTexts(documents.texts, display)),
       budgetTokens,
       text,
+      ...(provider.condensations > 0 ? { condenser: condensing.report() } : {}),
     };
     counter.save();
     const originalBytes = serializeDocument(doc);
@@ -135,6 +160,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
   } catch (error) {
     return reportError(ctx, error, json);
   } finally {
+    trap?.release();
     lock?.release();
   }
 }

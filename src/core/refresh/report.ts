@@ -1,3 +1,4 @@
+import type { FallbackEvent } from '../providers.js';
 import type { FormatName } from '../transcript.js';
 import type { RefreshDecision, RefreshStatus } from './decision.js';
 
@@ -17,6 +18,14 @@ export interface InjectedRefresh {
   readonly condensed: boolean;
   readonly budgetTokens: number;
   readonly text: string;
+  /** Who condensed (`outline`, or `gemini:<model>`), with Gemini's usage when it was asked. */
+  readonly condenser?: {
+    readonly name: string;
+    readonly requests: number;
+    readonly tokensSent: number;
+    readonly tokensReceived: number;
+    readonly fallback: readonly FallbackEvent[];
+  };
 }
 
 /** `devs-ctx refresh --json` (schemaVersion 1). */

@@ -131,26 +131,7 @@ export class FlashSummarizer implements Summarizer {
       temperature: this.temperature,
       ...(signal ? { signal } : {}),
     });
-    return this.accept(result, what);
-  }
-
-  /** The answer's text, or a ProviderError saying exactly what was wrong with it. */
-  private accept(result: GenerateResult, what: string): string {
-    const hint = 'pass --fallback extractive to summarize offline instead, or try another --model';
-    if (result.blockReason) {
-      throw new ProviderError(`Gemini blocked the request for ${what} (blockReason ${result.blockReason}); nothing was written`, this.name, hint);
-    }
-    const reason = result.finishReason;
-    if (reason && TRUNCATED.has(reason)) {
-      throw new ProviderError(`the ${this.name} answer for ${what} was truncated (finishReason ${reason}); nothing was written`, this.name, hint);
-    }
-    if (reason && !ACCEPTED.has(reason)) {
-      throw new ProviderError(`the ${this.name} answer for ${what} was blocked or cut short (finishReason ${reason}); nothing was written`, this.name, hint);
-    }
-    if (result.text.trim().length === 0) {
-      throw new ProviderError(`the ${this.name} answer for ${what} was empty; nothing was written`, this.name, hint);
-    }
-    return result.text;
+    return acceptAnswer(result, this.name, what);
   }
 
   /** A summary that drops most of the input's most frequent identifiers is not a summary of it. */
@@ -171,4 +152,26 @@ export class FlashSummarizer implements Summarizer {
       );
     }
   }
+}
+
+/**
+ * The answer's text, or a ProviderError saying exactly what was wrong with it: a blocked prompt, a
+ * truncated or withheld answer (any finishReason but STOP), or no text.
+ */
+export function acceptAnswer(result: GenerateResult, provider: string, what: string): string {
+  const hint = 'pass --fallback extractive to work offline instead, or try another --model';
+  if (result.blockReason) {
+    throw new ProviderError(`Gemini blocked the request for ${what} (blockReason ${result.blockReason}); nothing was written`, provider, hint);
+  }
+  const reason = result.finishReason;
+  if (reason && TRUNCATED.has(reason)) {
+    throw new ProviderError(`the ${provider} answer for ${what} was truncated (finishReason ${reason}); nothing was written`, provider, hint);
+  }
+  if (reason && !ACCEPTED.has(reason)) {
+    throw new ProviderError(`the ${provider} answer for ${what} was blocked or cut short (finishReason ${reason}); nothing was written`, provider, hint);
+  }
+  if (result.text.trim().length === 0) {
+    throw new ProviderError(`the ${provider} answer for ${what} was empty; nothing was written`, provider, hint);
+  }
+  return result.text;
 }
