@@ -273,3 +273,39 @@ describe('--embedder gemini', () => {
     assert.ok(readFileSync(w.file).equals(w.original));
   });
 });
+
+describe('progress on a TTY', () => {
+  test('the spinner says "summarizing chunk k of n" while a large removal is summarized in parts, then merged', async () => {
+    const { main } = await import('../src/cli/main.js');
+    const { PassThrough } = await import('node:stream');
+    const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-gemini-chunks-'));
+    const file = join(dir, 'big.jsonl');
+    // ~560k tokens: soft urgency; the prune removes ~300k, more than one 200k-token request.
+    const filler = 'the reconciler matched ledger rows against bank statements and logged each decision carefully '.repeat(120);
+    const lines = [
+      JSON.stringify({ id: 'sys', role: 'system', type: 'system', content: 'You are a coding agent.' }),
+      JSON.stringify({ id: 'prd', role: 'user', type: 'prd', content: 'PRD: reconcile the ledger.' }),
+      ...Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content: `step ${i}: edited src/ledger/mod${i % 5}.ts calling reconcileBatch${i % 5}; ${filler}` })),
+    ];
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    server.failAlways({ kind: 'slow', delayMs: 400 }, { action: 'generateContent' });
+    let err = '';
+    const stderr = Object.assign(new PassThrough(), { isTTY: true });
+    stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const stdout = Object.assign(new PassThrough(), { isTTY: false });
+    stdout.resume();
+    const exitCode = await main(['prune', file, '-o', join(dir, 'out.jsonl'), '--summarizer', 'gemini', '--embedder', 'local', '--strategy', 'recency'], {
+      stdout,
+      stderr,
+      stdin: new PassThrough(),
+      env: { NO_COLOR: '1', GEMINI_API_KEY: KEY, DEVS_CTX_GEMINI_BASE_URL: server.url, DEVS_CTX_ARCHIVE: join(dir, 'archive.sqlite'), DEVS_CTX_CACHE_DIR: join(dir, 'cache') },
+      cwd: dir,
+    });
+    assert.equal(exitCode, 0, err);
+    const chunks = generate().length - 1;
+    assert.ok(chunks >= 2, `expected chunked requests, got ${generate().length}`);
+    for (let k = 1; k <= chunks; k++) assert.match(err, new RegExp(`summarizing chunk ${k} of ${chunks}`));
+    assert.match(err, new RegExp(`merging ${chunks} chunk summaries`));
+    assert.ok(!err.includes(KEY));
+  });
+});
