@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runCliAsync } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
-import { startFakeGemini } from './helpers/gemini-server.js';
-import type { FakeGemini, Fault } from './helpers/gemini-server.js';
+import { startFakeGemini } from './helpers/fake-gemini.js';
+import type { FakeGemini, Fault } from './helpers/fake-gemini.js';
 
 /**
  * `devs-ctx prune --summarizer gemini` end to end: the built binary, the real @google/genai client,
@@ -130,6 +130,17 @@ describe('prune --summarizer gemini', () => {
     assert.equal(server.requests.length, 0);
   });
 
+  test('nothing to prune: nothing is sent, not even for embeddings; a dry run writes no archive', async () => {
+    const w = workspace();
+    // No --window: 2k tokens is far below the default soft limit.
+    const result = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'same.jsonl')], { env: w.env });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(server.requests.length, 0, 'the transcript was sent with nothing to prune');
+    const dry = await runCliAsync(['prune', w.file, '--dry-run', '--embedder', 'gemini', ...WINDOW], { env: w.env });
+    assert.equal(dry.exitCode, 0, dry.stderr);
+    assert.ok(!existsSync(w.archive), 'a dry run created the archive');
+  });
+
   test('--summarizer gemini with no key is a usage error that says how to set one', () => {
     const w = workspace();
     const { GEMINI_API_KEY: _unused, ...noKey } = w.env;
@@ -189,7 +200,10 @@ describe('every failure mode: exit 5, the input byte-identical, nothing archived
       assert.match(result.stderr, /nothing was written/);
       assertNoKey(result);
       assert.ok(readFileSync(w.file).equals(w.original), 'the input changed');
-      assert.ok(!existsSync(w.archive) || runCli(['recall', 'marmalade', '--archive', w.archive, '--json'], { env: w.env }).stdout.includes('"matches": []'));
+      if (existsSync(w.archive)) {
+        const recall = JSON.parse(runCli(['recall', 'marmalade', '--archive', w.archive, '--json'], { env: w.env }).stdout) as { hits: unknown[] };
+        assert.equal(recall.hits.length, 0, 'nothing was archived');
+      }
     });
   }
 
@@ -244,7 +258,7 @@ describe('every failure mode: exit 5, the input byte-identical, nothing archived
 describe('--embedder gemini', () => {
   test('turns are ranked by Gemini embeddings, cached in the archive: a second run embeds nothing again', async () => {
     const w = workspace();
-    const first = await runCliAsync(['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW], { env: w.env });
+    const first = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'out.jsonl'), '--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW], { env: w.env });
     assert.equal(first.exitCode, 0, first.stdout + first.stderr);
     const firstReport = JSON.parse(first.stdout) as Report;
     assert.equal(firstReport.providers.embedder, 'gemini:gemini-embedding-001');
@@ -252,7 +266,11 @@ describe('--embedder gemini', () => {
     assert.ok(embedded.length >= 1);
     assert.ok(embedded.every((r) => !r.rawBody.includes(PLANTED)), 'the planted token was embedded');
     assert.ok(firstReport.providers.embeddingTokens > 0);
+    // Pinned turns (the system prompt, the PRD) are never sent to be embedded.
+    const pinned = readFileSync(FIXTURE, 'utf8').split('\n').slice(0, 2).map((l) => (JSON.parse(l) as { content: string }).content.slice(0, 40));
+    for (const text of pinned) assert.ok(embedded.every((r) => !r.rawBody.includes(JSON.stringify(text).slice(1, -1))), `pinned text was embedded: ${text}`);
     server.reset();
+    // A dry run reads the vectors the prune cached, and writes no archive of its own.
     const second = await runCliAsync(['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW], { env: w.env });
     assert.equal(second.exitCode, 0, second.stdout);
     const report = JSON.parse(second.stdout) as Report;

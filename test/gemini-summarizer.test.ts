@@ -12,8 +12,8 @@ import { GeminiEmbedder } from '../src/providers/gemini/embedder.js';
 import { FlashSummarizer } from '../src/providers/gemini/flash-summarizer.js';
 import { DEFAULT_SUMMARY_MODEL } from '../src/providers/gemini/pricing.js';
 import { createDefaultContextPruner } from '../src/providers/factory.js';
-import { startFakeGemini } from './helpers/gemini-server.js';
-import type { FakeGemini } from './helpers/gemini-server.js';
+import { startFakeGemini } from './helpers/fake-gemini.js';
+import type { FakeGemini } from './helpers/fake-gemini.js';
 
 const KEY = 'test-key-7d1f0c2b9e';
 // Built at run time so no secret-shaped literal sits in the repository.
@@ -101,13 +101,19 @@ describe('FlashSummarizer through the real @google/genai client', () => {
   });
 
   test('a planted secret never reaches the server; --no-redact sends it', async () => {
-    const c = client();
-    await new FlashSummarizer(c).summarize(request());
+    const summarizer = new FlashSummarizer(client());
+    await summarizer.summarize(request());
     for (const r of server.requests) assert.ok(!r.rawBody.includes(PLANTED), 'the secret was sent');
-    assert.ok(server.requests.some((r) => r.rawBody.includes('[REDACTED:openai-key]')));
-    assert.equal(c.usage.redactions['openai-key'], 1);
+    assert.ok(server.requests.some((r) => r.rawBody.includes('[REDACTED:')));
+    assert.ok(Object.values(summarizer.redactions).reduce((a, b) => a + b, 0) >= 1);
     server.reset();
-    await new FlashSummarizer(client({ redact: false })).summarize(request());
+    // Any LLMClient gets masked text: the summarizer masks before the client is called.
+    const seen: string[] = [];
+    const recording = { generate: (r: { prompt: string }) => (seen.push(r.prompt), client().generate(r as never)) };
+    await new FlashSummarizer(recording as never).summarize(request());
+    assert.ok(seen.length === 1 && !seen[0]!.includes(PLANTED));
+    server.reset();
+    await new FlashSummarizer(client({ redact: false }), { redact: false }).summarize(request());
     assert.ok(server.requests.some((r) => r.rawBody.includes(PLANTED)), 'with redaction off the text goes as it is');
   });
 
@@ -129,7 +135,7 @@ describe('failures are rejected with a message that says which, never written as
     { name: 'a blocked prompt', fault: { kind: 'prompt-blocked', blockReason: 'SAFETY' }, message: /blocked the request .*blockReason SAFETY/ },
     { name: 'malformed JSON', fault: { kind: 'malformed' }, message: /not valid JSON/ },
     { name: 'HTTP 400', fault: { kind: 'status', status: 400 }, message: /HTTP 400/ },
-    { name: 'an answer larger than its input', fault: { kind: 'reply', text: `## Goal\n${'parseConfig src/config/load.ts ConfigMissingError loadDefaults '.repeat(400)}` }, message: /larger than the \d+ tokens it summarizes/ },
+    { name: 'an answer larger than its input', fault: { kind: 'reply', text: `## Goal\n${'parseConfig src/config/load.ts ConfigMissingError loadDefaults '.repeat(150)}` }, message: /larger than the \d+ tokens it summarizes/ },
     { name: 'an answer that drops the identifiers', fault: { kind: 'reply', text: '## Goal\nThe user wanted a fix. It was fixed.\n## Done\nThings.' }, message: /dropped most identifiers of its input/ },
   ];
   for (const { name, fault, message } of cases) {
@@ -191,7 +197,7 @@ describe('retries', () => {
     const started = Date.now();
     const error = await new FlashSummarizer(client({ retry: { maxTotalMs: 2000 } })).summarize(request()).catch((e: unknown) => e);
     assert.ok(error instanceof ProviderError);
-    assert.match(error.message, /server asked to wait 60 s, past the 2 s limit on retries/);
+    assert.match(error.message, /server asked to wait 60 s, past the 2 s limit on this run's Gemini requests/);
     assert.equal(generateRequests().length, 1);
     assert.ok(Date.now() - started < 1500);
   });
@@ -282,5 +288,28 @@ describe('createDefaultContextPruner(llmClient) [seed 000]', () => {
     assert.equal(sent[0]!.model, DEFAULT_SUMMARY_MODEL);
     assert.match(JSON.stringify(sent[0]!.body), /REQ-7 config loading/);
     assert.ok(!JSON.stringify(sent[0]!.body).includes('PRD: config loading must never crash'), 'pinned turns are not sent');
+  });
+});
+
+describe('thinking models: thinking tokens count against maxOutputTokens', () => {
+  test('summaries ask for little thinking (LOW on Gemini 3, budget 0 on 2.5 Flash), so a 4096-token cap leaves room for the answer', async () => {
+    // A model that thinks 6,000 tokens by default: with the seed's cap of 4096 nothing would be left.
+    const thinker = await startFakeGemini({ apiKey: KEY, thinking: { default: 6000, low: 300 } });
+    try {
+      const c = new GeminiClient({ apiKey: KEY, baseUrl: thinker.url, retry: { baseDelayMs: 10 } });
+      const summary = await new FlashSummarizer(c).summarize(request());
+      assert.match(summary, /^\[Context Summary\]/);
+      const config = (thinker.requests[0]!.body as { generationConfig: { thinkingConfig?: unknown } }).generationConfig;
+      assert.deepEqual(config.thinkingConfig, { thinkingLevel: 'LOW' });
+      assert.ok(c.usage.outputTokens >= 300, 'thinking tokens are counted as received');
+      await new FlashSummarizer(c, { model: 'gemini-2.5-flash' }).summarize(request());
+      assert.deepEqual((thinker.requests[1]!.body as { generationConfig: { thinkingConfig?: unknown } }).generationConfig.thinkingConfig, { thinkingBudget: 0 });
+      // Left to its default, the model spends the budget thinking: truncated, rejected.
+      const error = await new FlashSummarizer(c, { thinking: 'model' }).summarize(request()).catch((e: unknown) => e);
+      assert.ok(error instanceof ProviderError);
+      assert.match(error.message, /truncated \(finishReason MAX_TOKENS\)/);
+    } finally {
+      await thinker.close();
+    }
   });
 });

@@ -65,6 +65,21 @@ describe('refresh --check', () => {
     assert.equal(report(waiting).outcome, 'waiting-for-tool');
   });
 
+  test('--check says not due (exit 0, outcome unavailable) when refresh could not write one: no TAS or PRD', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-refresh-nodocs-'));
+    const lines = Array.from({ length: 8 }, (_, i) => JSON.stringify({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content: `turn ${i}` }));
+    writeFileSync(join(dir, 's.jsonl'), `${lines.join('\n')}\n`);
+    const check = runCli(['refresh', 's.jsonl', '--check', '--json'], { cwd: dir });
+    assert.equal(check.exitCode, 0, check.stdout);
+    const report = JSON.parse(check.stdout) as { outcome: string; due: boolean; reason: string };
+    assert.equal(report.outcome, 'unavailable');
+    assert.equal(report.due, false);
+    assert.match(report.reason, /no TAS or PRD/);
+    // With a TAS given, the same transcript is due.
+    writeFileSync(join(dir, 'tas.md'), '# TAS\n- [TAS-1] Postgres only');
+    assert.equal(runCli(['refresh', 's.jsonl', '--check', '--tas', 'tas.md'], { cwd: dir }).exitCode, 12);
+  });
+
   test('the config file sets the threshold; the flag wins over it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-refresh-config-'));
     copyFileSync(join(repoRoot, fixture('devs/basic-session.jsonl')), join(dir, 's.jsonl'));

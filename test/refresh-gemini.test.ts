@@ -4,8 +4,8 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCliAsync } from './helpers/cli.js';
-import { startFakeGemini } from './helpers/gemini-server.js';
-import type { FakeGemini } from './helpers/gemini-server.js';
+import { startFakeGemini } from './helpers/fake-gemini.js';
+import type { FakeGemini } from './helpers/fake-gemini.js';
 import { repoRoot } from './helpers/realdata.js';
 
 /** `refresh` condensing a long TAS/PRD with Gemini [issue 5: "condensed by the configured summarizer"]. */

@@ -158,3 +158,40 @@ describe('extractive summarizer', () => {
     assert.deepEqual(linesAboutGoal([t('a', 'user', 'message', 'anything at all here')], ''), []);
   });
 });
+
+test('scoreRelevance: a few batches in flight, and the first failure aborts the others', async () => {
+  const { scoreRelevance } = await import('../src/core/prune/relevance.js');
+  let inFlight = 0;
+  let most = 0;
+  const aborted: number[] = [];
+  let call = 0;
+  const embedder = {
+    name: 'flaky',
+    embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<number[][]> {
+      const n = call++;
+      if (n === 0) return Promise.resolve(texts.map(() => [1, 0]));
+      inFlight++;
+      most = Math.max(most, inFlight);
+      return new Promise((resolve, reject) => {
+        if (n === 2) {
+          setTimeout(() => {
+            inFlight--;
+            reject(new Error('batch 2 failed'));
+          }, 20);
+          return;
+        }
+        // The others never answer on their own: only an abort ends them.
+        options.signal?.addEventListener('abort', () => {
+          inFlight--;
+          aborted.push(n);
+          reject(new Error('aborted'));
+        });
+      });
+    },
+  };
+  const texts = Array.from({ length: 64 * 10 }, (_, i) => `text ${i}`);
+  await assert.rejects(scoreRelevance('goal', texts, embedder, { batchSize: 64 }), /batch 2 failed/);
+  assert.ok(most <= 4, `at most 4 batches at once, saw ${most}`);
+  assert.ok(aborted.length >= 1, 'the batches still running were aborted');
+  assert.ok(call < 11, `no new batches after the failure (${call - 1} started)`);
+});

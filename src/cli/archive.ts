@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { ArchiveStore } from '../archive/store.js';
+import type { EmbeddingCache } from '../providers/gemini/embedder.js';
 import { DevsCtxError, InputError } from '../core/errors.js';
 import { loadConfig } from '../io/config.js';
 import type { CliContext } from './context.js';
@@ -45,4 +46,39 @@ export async function openArchive(path: string, options: { mustExist: boolean; n
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new InputError(`cannot open the archive at ${path}: ${reason}`, 'check the path (it must be a SQLite file or not exist yet), or pass --no-archive to prune without it');
   }
+}
+
+/**
+ * The archive as a cache of Gemini vectors, opened only when the embedder first asks, so a prune
+ * with nothing to do creates no archive; `readOnly` (a dry run) never creates or writes it.
+ */
+export async function lazyEmbeddingCache(
+  path: string,
+  options: { readonly readOnly: boolean; readonly named: boolean },
+): Promise<{ readonly cache: EmbeddingCache; opened(): ArchiveStore | undefined }> {
+  const { ArchiveStore: Store } = await import('../archive/store.js');
+  let store: ArchiveStore | undefined;
+  let tried = false;
+  const open = (): ArchiveStore | undefined => {
+    if (tried) return store;
+    tried = true;
+    if (options.readOnly && !existsSync(path)) return undefined;
+    try {
+      store = Store.open(path);
+    } catch (error) {
+      if (error instanceof DevsCtxError) throw error;
+      const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      throw new InputError(`cannot open the archive at ${path}: ${reason}`, options.named ? 'check the --archive path' : 'check the path, or pass --no-archive');
+    }
+    return store;
+  };
+  return {
+    cache: {
+      getEmbeddings: (model, hashes) => open()?.getEmbeddings(model, hashes) ?? new Map(),
+      putEmbeddings: (model, entries) => {
+        if (!options.readOnly) open()?.putEmbeddings(model, entries);
+      },
+    },
+    opened: () => store,
+  };
 }

@@ -16,6 +16,8 @@ export interface CliContext {
 
 export interface InterruptTrap {
   readonly signal: AbortSignal;
+  /** Runs `cleanup` (e.g. removing a lock file) if a second Ctrl-C ends the process at once. */
+  onForcedExit(cleanup: () => void): void;
   release(): void;
 }
 
@@ -25,11 +27,19 @@ export function processContext(): CliContext {
 
 function trapProcessInterrupt(): InterruptTrap {
   const controller = new AbortController();
+  const cleanups: (() => void)[] = [];
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
-      // Asked twice: stop waiting for a clean stop.
+      // Asked twice: stop waiting for a clean stop, but leave no lock behind.
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);
+      for (const cleanup of cleanups) {
+        try {
+          cleanup();
+        } catch {
+          // best effort: the process is ending
+        }
+      }
       process.kill(process.pid, signal);
       return;
     }
@@ -39,6 +49,9 @@ function trapProcessInterrupt(): InterruptTrap {
   process.on('SIGTERM', onSignal);
   return {
     signal: controller.signal,
+    onForcedExit(cleanup) {
+      cleanups.push(cleanup);
+    },
     release() {
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);

@@ -4,7 +4,7 @@ import { UsageError } from '../core/errors.js';
 import type { ProvidersReport } from '../core/prune/report.js';
 import type { Embedder, FallbackEvent, ProviderUsage, Summarizer } from '../core/providers.js';
 import { emptyUsage } from '../core/providers.js';
-import { redactionTotal } from '../core/redact.js';
+import { addRedactionCounts, redactionTotal } from '../core/redact.js';
 import type { InjectedRefresh } from '../core/refresh/report.js';
 import { ExtractiveSummarizer } from '../providers/extractive-summarizer.js';
 import { FallbackEmbedder, FallbackSummarizer } from '../providers/fallback.js';
@@ -110,7 +110,7 @@ export async function buildProviders(
   if (choice.summarizer === 'extractive' && choice.embedder === 'local') {
     return { summarizer: extractive, embedder: local, localEmbedder: local, fallbacks, usage: emptyUsage };
   }
-  const { GeminiClient } = await import('../providers/gemini/client.js');
+  const { GeminiClient, displayUrl } = await import('../providers/gemini/client.js');
   const { FlashSummarizer } = await import('../providers/gemini/flash-summarizer.js');
   const { GeminiEmbedder } = await import('../providers/gemini/embedder.js');
   const client = new GeminiClient({
@@ -123,8 +123,9 @@ export async function buildProviders(
       options.onProgress(`Gemini: ${reason.slice(0, 60)}; attempt ${attempt} of ${maxAttempts} in ${Math.ceil(waitMs / 1000)} s`),
   });
   let summarizer: Summarizer = extractive;
+  let flash: InstanceType<typeof FlashSummarizer> | undefined;
   if (choice.summarizer === 'gemini' && !options.offlineSummary) {
-    const flash = new FlashSummarizer(client, { model: choice.summaryModel, counter: options.counter, onProgress: options.onProgress });
+    flash = new FlashSummarizer(client, { model: choice.summaryModel, counter: options.counter, onProgress: options.onProgress, redact: choice.redact });
     summarizer = choice.fallback ? new FallbackSummarizer(flash, extractive, (e) => fallbacks.push(e)) : flash;
   }
   let embedder: Embedder = local;
@@ -133,7 +134,8 @@ export async function buildProviders(
     geminiEmbedder = new GeminiEmbedder(client, {
       model: choice.embeddingModel,
       ...(options.cache ? { cache: options.cache } : {}),
-      cacheKey: choice.redact ? 'redacted' : 'raw',
+      cacheKey: displayUrl(client.baseUrl),
+      redact: choice.redact,
     });
     embedder = choice.fallback ? new FallbackEmbedder(geminiEmbedder, local, (e) => fallbacks.push(e)) : geminiEmbedder;
   }
@@ -142,20 +144,31 @@ export async function buildProviders(
     embedder,
     localEmbedder: local,
     fallbacks,
-    usage: () => ({ ...client.usage, embeddingsCached: geminiEmbedder?.cached ?? 0 }),
+    usage: () => {
+      const redactions: Record<string, number> = {};
+      for (const counts of [client.usage.redactions, flash?.redactions ?? {}, geminiEmbedder?.redactions ?? {}]) addRedactionCounts(redactions, counts);
+      return { ...client.usage, embeddingsCached: geminiEmbedder?.cached ?? 0, redactions };
+    },
   };
 }
 
-export async function providersReport(choice: ProviderChoice, set: ProviderSet, offlineSummary: boolean): Promise<ProvidersReport> {
+export async function providersReport(choice: ProviderChoice, set: ProviderSet, offlineSummary: boolean, summaryWritten = true): Promise<ProvidersReport> {
   const { estimateCost } = await import('../providers/gemini/pricing.js');
   const usage = set.usage();
   const summaryModel = choice.summarizer === 'gemini' && !offlineSummary ? choice.summaryModel : undefined;
   const embeddingModel = choice.embedder === 'gemini' ? choice.embeddingModel : undefined;
   const cost = estimateCost(usage, { ...(summaryModel ? { summaryModel } : {}), ...(embeddingModel ? { embeddingModel } : {}) });
   const remote = choice.summarizer === 'gemini' || choice.embedder === 'gemini';
+  // Name who actually wrote the summary: never credit Gemini for a fallback's text.
+  const summarizerLabel = (): string => {
+    if (!summaryWritten) return 'none (no summary needed)';
+    if (offlineSummary && choice.summarizer === 'gemini') return 'extractive (dry-run estimate)';
+    if (set.fallbacks.some((f) => f.usedInstead === 'extractive')) return 'extractive (fallback)';
+    return summaryModel ? `gemini:${summaryModel}` : 'extractive';
+  };
   return {
-    summarizer: summaryModel ? `gemini:${summaryModel}` : offlineSummary && choice.summarizer === 'gemini' ? 'extractive (dry-run estimate)' : 'extractive',
-    embedder: embeddingModel ? `gemini:${embeddingModel}` : 'local',
+    summarizer: summarizerLabel(),
+    embedder: set.fallbacks.some((f) => f.usedInstead === 'local-bm25') ? 'local (fallback)' : embeddingModel ? `gemini:${embeddingModel}` : 'local',
     fallback: set.fallbacks,
     requests: usage.requests,
     retries: usage.retries,
@@ -179,6 +192,7 @@ export async function refreshCondenser(
   ctx: CliContext,
   config: ConfigFile | undefined,
   counter: TextTokenCounter,
+  signal?: AbortSignal,
 ): Promise<{ condenser?: Condenser; fallbacks: FallbackEvent[]; report: () => NonNullable<InjectedRefresh['condenser']> }> {
   const fallbacks: FallbackEvent[] = [];
   const choice = await chooseProviders({ ...flags, embedder: 'local' }, ctx, config);
@@ -193,7 +207,7 @@ export async function refreshCondenser(
     timeoutMs: choice.timeoutMs,
     redact: choice.redact,
   });
-  const gemini = new GeminiCondenser(client, { model: choice.summaryModel, counter });
+  const gemini = new GeminiCondenser(client, { model: choice.summaryModel, counter, redact: choice.redact, ...(signal ? { signal } : {}) });
   const condenser = choice.fallback ? new FallbackCondenser(gemini, new OutlineCondenser(counter), (e) => fallbacks.push(e)) : gemini;
   return {
     condenser,

@@ -45,6 +45,12 @@ export interface GenerateRequest {
   readonly prompt: string;
   readonly maxOutputTokens: number;
   readonly temperature: number;
+  /**
+   * How much the model may think first. On thinking models (Gemini 2.5 and 3) thinking tokens count
+   * against `maxOutputTokens`, so a long think leaves the answer cut short: `low` (the default for
+   * summaries) keeps it small, `model` leaves the model's default.
+   */
+  readonly thinking?: 'low' | 'model';
   readonly signal?: AbortSignal;
 }
 

@@ -18,34 +18,48 @@ interface SecretPattern {
   readonly group?: number;
 }
 
-// Order matters: the most specific shapes first, so a key is named by its provider.
+// Order matters: the most specific shapes first, so a key is named by its provider. Every
+// repetition is bounded, so no pattern backtracks quadratically on a long line.
+const NAME = '[A-Za-z0-9_.-]{0,40}';
+/** The end of a name that holds a secret: `DB_PASSWORD`, `GH_TOKEN`, `secretKey`, `client_secret`, `SecretAccessKey`. */
+const SECRET_WORD = '(?:pass(?:word|wd|phrase)?|pwd|secret|token|(?:api|access|secret|private|signing|encryption|master|account)[_-]?key|apikey|credentials?)';
 const PATTERNS: readonly SecretPattern[] = [
-  { kind: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g },
-  { kind: 'anthropic-key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'openai-key', pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g },
+  { kind: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|$)/g },
+  { kind: 'anthropic-key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,400}/g },
+  { kind: 'openai-key', pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,400}/g },
   { kind: 'google-api-key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
-  { kind: 'google-oauth-token', pattern: /\bya29\.[0-9A-Za-z_-]{20,}/g },
+  { kind: 'google-oauth-token', pattern: /\bya29\.[0-9A-Za-z_-]{20,2000}/g },
+  { kind: 'google-oauth-secret', pattern: /\bGOCSPX-[0-9A-Za-z_-]{20,100}/g },
+  { kind: 'google-refresh-token', pattern: /\b1\/\/0[0-9A-Za-z_-]{30,500}/g },
   { kind: 'aws-access-key', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g },
+  { kind: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{40,255})/g },
+  { kind: 'gitlab-token', pattern: /\bglpat-[A-Za-z0-9_-]{20,100}/g },
+  { kind: 'slack-token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,300}|\bxapp-[0-9]-[A-Za-z0-9-]{10,300}/g },
+  { kind: 'slack-webhook', pattern: /\bhooks\.slack\.com\/services\/[A-Za-z0-9/_-]{20,200}/g },
+  { kind: 'stripe-key', pattern: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,255}|\bwhsec_[A-Za-z0-9+/=]{20,255}/g },
+  { kind: 'sendgrid-key', pattern: /\bSG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,64}/g },
+  { kind: 'npm-token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
+  { kind: 'pypi-token', pattern: /\bpypi-[A-Za-z0-9_-]{50,300}/g },
+  { kind: 'huggingface-token', pattern: /\bhf_[A-Za-z0-9]{30,100}/g },
+  { kind: 'vault-token', pattern: /\bhv[sbr]\.[A-Za-z0-9_-]{20,300}/g },
+  { kind: 'azure-key', pattern: /(\b(?:AccountKey|SharedAccessKey|sig)=)([A-Za-z0-9+/%]{20,200}={0,2})/g, group: 2 },
+  { kind: 'bearer-token', pattern: /(\b(?:Bearer|Token)\s{1,8})([A-Za-z0-9._~+/-]{16,4096}=*)/g, group: 2 },
+  { kind: 'basic-auth', pattern: /(\bBasic\s{1,8})([A-Za-z0-9+/]{16,4096}={0,2})/g, group: 2 },
+  { kind: 'url-credentials', pattern: /(\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s:/@"']{1,256}:)([^\s@/"']{3,256})(@)/gi, group: 2 },
+  // Command lines: curl -u user:pass, mysql -pPass / --password=…, sshpass -p pass
+  { kind: 'password', pattern: /(\s(?:-u|--user)\s{1,4}[^\s:]{1,64}:)([^\s]{3,256})/g, group: 2 },
+  { kind: 'password', pattern: /(\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,200}?\s-p)([^\s-][^\s]{2,256})/g, group: 2 },
   {
-    kind: 'aws-secret-key',
-    pattern: /(\baws_?secret_?access_?key\b["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
+    // A name that says secret, then = or :, then a quoted value (spaces allowed inside the quotes):
+    // PASSWORD="a b c", "client_secret": "…", secretKey: '…', SessionToken: "…"
+    kind: 'secret-value',
+    pattern: new RegExp(`((?:^|[^A-Za-z0-9])${NAME}${SECRET_WORD}["']?\\s{0,4}[:=]\\s{0,4})("[^"\\n]{4,512}"|'[^'\\n]{4,512}')`, 'gim'),
     group: 2,
   },
-  { kind: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})/g },
-  { kind: 'gitlab-token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'slack-token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
-  { kind: 'stripe-key', pattern: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/g },
-  { kind: 'npm-token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
-  { kind: 'huggingface-token', pattern: /\bhf_[A-Za-z0-9]{30,}/g },
-  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
-  { kind: 'bearer-token', pattern: /(\b(?:Bearer|Token)\s+)([A-Za-z0-9._~+/-]{16,}=*)/g, group: 2 },
-  { kind: 'basic-auth', pattern: /(\bBasic\s+)([A-Za-z0-9+/]{16,}={0,2})/g, group: 2 },
-  { kind: 'url-credentials', pattern: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"']+:)([^\s@/"']{3,})(@)/gi, group: 2 },
   {
-    // password=…, "password": "…", PASSWORD: …, api_key=…, secret=…, token=… (with a value of some length)
-    kind: 'password',
-    pattern:
-      /((?:\b|_)(?:pass(?:word|wd)?|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)\b["']?\s*[:=]\s*["']?)([^\s"'`,;&)}\]]{4,})/gi,
+    // The same with a bare value: DB_PASSWORD=hunter2, GH_TOKEN=…, aws_secret_access_key = …, --password=…
+    kind: 'secret-value',
+    pattern: new RegExp(`((?:^|[^A-Za-z0-9])${NAME}${SECRET_WORD}["']?\\s{0,4}[:=]\\s{0,4})([^\\s"'\`,;&)}\\]]{4,512})`, 'gim'),
     group: 2,
   },
 ];
@@ -53,7 +67,7 @@ const PATTERNS: readonly SecretPattern[] = [
 /** Masks the secret shapes above in `text`. Pure; the same text always gives the same result. */
 export function redactSecrets(text: string): RedactionResult {
   const counts: Record<string, number> = {};
-  let out = text;
+  let out = redactJwts(text, counts);
   for (const { kind, pattern, group = 0 } of PATTERNS) {
     out = out.replace(pattern, (...args: unknown[]) => {
       const match = args[0] as string;
@@ -72,9 +86,40 @@ export function redactSecrets(text: string): RedactionResult {
   return { text: out, counts };
 }
 
-/** Values that only name a secret (`password=$DB_PASSWORD`, `<your-key>`, `****`) are left alone. */
+const JWT = /^eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}$/;
+const JWT_IN_RUN = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g;
+
+/**
+ * JWTs, found in linear time: a regex started at every `eyJ` of a long run of token characters
+ * rescans the rest of the run each time (quadratic); instead each maximal run of such characters
+ * is taken once, and only a run that can hold a JWT is searched.
+ */
+function redactJwts(text: string, counts: Record<string, number>): string {
+  if (!text.includes('.eyJ')) return text;
+  return text.replace(/[A-Za-z0-9_.-]{30,}/g, (run) => {
+    if (run.length > 16_384 || !run.includes('.eyJ')) return run;
+    if (JWT.test(run)) {
+      counts['jwt'] = (counts['jwt'] ?? 0) + 1;
+      return '[REDACTED:jwt]';
+    }
+    return run.replace(JWT_IN_RUN, () => {
+      counts['jwt'] = (counts['jwt'] ?? 0) + 1;
+      return '[REDACTED:jwt]';
+    });
+  });
+}
+
+/**
+ * Values that only name a secret or are not one: `password=$DB_PASSWORD`, `<your-key>`, `****`,
+ * a number (`maxTokens: 4096`), a type (`password: string`), a call (`token: getToken()`).
+ */
 function isPlaceholder(value: string): boolean {
-  return /^(?:\$\{?[A-Z_][A-Z0-9_]*\}?|<[^>]*>|\*+|x+|\.\.\.|…|null|undefined|none|true|false|process\.env\.[A-Za-z_]+)$/i.test(value);
+  const bare = value.replace(/^["']|["']$/g, '');
+  return (
+    /^(?:\$\{?[A-Z_][A-Z0-9_]*\}?|\{\{[^}]*\}\}|<[^>]*>|\*+|x+|\.\.\.|…|null|undefined|none|true|false|required|optional|string|number|boolean|str|int|bool|any|unknown|process\.env\.[A-Za-z_]+)$/i.test(bare) ||
+    /^\d+(?:\.\d+)?$/.test(bare) ||
+    /^[A-Za-z_$][\w$.]*\(/.test(bare)
+  );
 }
 
 /** The total of a redaction's counts. */

@@ -88,15 +88,31 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const { settings, file } = settingsFor(options, ctx);
 
     const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
-    if (options.inPlace) lock = acquireLock(target);
+    trap = ctx.trapInterrupt?.();
+    if (options.inPlace) {
+      lock = acquireLock(target);
+      const held = lock;
+      trap?.onForcedExit(() => held.release());
+    }
     const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx, keepRaw: true });
     const turns = transcript.entries.map((e) => e.turn);
-    const decision = planRefresh(turns, {
+    let decision = planRefresh(turns, {
       ...((options.threshold ?? file?.config.refreshThreshold) !== undefined ? { threshold: options.threshold ?? file?.config.refreshThreshold } : {}),
       force: options.force === true,
       pinnedTypes: settings.pinnedTypes,
       pendingToolCall: pendingToolCall(transcript.entries),
     });
+    if (options.check && decision.due) {
+      // --check answers whether `refresh` would inject: a refresh it cannot write is not due.
+      const cannot =
+        transcript.format === 'openhands'
+          ? 'an OpenHands evaluation output is a finished run: there is no agent to refresh'
+          : (() => {
+              const { texts } = readDocuments(options, turns, ctx);
+              return texts.tas === undefined && texts.prd === undefined ? 'there is no TAS or PRD to refresh with (none in the transcript; pass --tas/--prd)' : undefined;
+            })();
+      if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
+    }
     const lastRefreshId = decision.lastRefreshIndex !== undefined ? turns[decision.lastRefreshIndex]?.id : undefined;
     const outputName = options.check ? null : options.inPlace ? display : (options.output ?? STDIN);
     const base = { file: display, format: transcript.format, decision, lastRefreshId };
@@ -117,7 +133,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const documents = readDocuments(options, turns, ctx);
     const cache = cacheDir ? new FileSummaryCache(cacheDir) : new MemorySummaryCache();
     const budgetTokens = options.refreshTokens ?? file?.config.refreshTokens ?? DEFAULT_REFRESH_TOKENS;
-    const condensing = await refreshCondenser(options, ctx, file?.config, counter);
+    const condensing = await refreshCondenser(options, ctx, file?.config, counter, trap?.signal);
     const provider = new CondensingSummaryProvider(new StaticSummaryProvider(documents.texts, display), {
       budgetTokens,
       counter,
@@ -125,13 +141,8 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
       ...(condensing.condenser ? { condenser: condensing.condenser } : {}),
     });
     // The transcript already counted the turns; the library's refresher turns the summaries into the text.
-    trap = ctx.trapInterrupt?.();
-    let refreshed;
-    try {
-      refreshed = await new ContextRefresher({ threshold: 1, summaryProvider: provider }).onTurn(decision.turnsSinceRefresh);
-    } finally {
-      trap?.release();
-    }
+    if (trap?.signal.aborted) throw new InterruptedError();
+    const refreshed = await new ContextRefresher({ threshold: 1, summaryProvider: provider }).onTurn(decision.turnsSinceRefresh);
     if (trap?.signal.aborted) throw new InterruptedError();
     const text = refreshed.injectedSummary ?? '';
     // A document condensed offline after Gemini failed is not kept under Gemini's name.

@@ -26,6 +26,9 @@ export function renderRefreshReport(report: RefreshReport, ctx: CliContext): str
     case 'waiting-for-tool':
       lines.push(`${head}: ${c.yellow('refresh waits')}; ${report.reason}`);
       break;
+    case 'unavailable':
+      lines.push(`${head}: no refresh possible; ${report.reason}`);
+      break;
     default:
       report.outcome satisfies never;
   }

@@ -9,6 +9,7 @@ import type { TranscriptEdit } from './edit.js';
 import { defaultTargetTokens, planPrune } from './plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy } from './plan.js';
 import { findActiveTask, scoreRelevance } from './relevance.js';
+import { isPinnedTurn } from '../policy.js';
 
 /**
  * One prune, from counted entries to an edit: goal, relevance, plan, placeholders, summary. The
@@ -68,17 +69,9 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
   const goal = request.goal ?? found ?? '';
   const goalSource = request.goal !== undefined ? 'flag' : found !== undefined ? 'transcript' : 'none';
 
-  let relevance: number[] | undefined;
-  if (policy.strategy === 'relevance') {
-    request.onProgress?.('relevance');
-    relevance = goal
-      ? await scoreRelevance(goal, turns.map((t) => t.content), request.embedder, request.signal ? { signal: request.signal } : {})
-      : turns.map(() => 0);
-  }
-
   request.onProgress?.('plan');
   const placeholders = new Map<number, string>();
-  const planEntries: PlanEntry[] = entries.map((entry, i) => {
+  const baseEntries: PlanEntry[] = entries.map((entry, i) => {
     const now = tokens[i] ?? 0;
     let maskedTokens: number | undefined;
     if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
@@ -86,15 +79,27 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
       placeholders.set(i, placeholder);
       maskedTokens = counter.count(placeholder);
     }
-    return {
-      entry,
-      tokens: now,
-      ...(maskedTokens !== undefined ? { maskedTokens } : {}),
-      ...(relevance ? { relevance: relevance[i] ?? 0 } : {}),
-    };
+    return { entry, tokens: now, ...(maskedTokens !== undefined ? { maskedTokens } : {}) };
   });
   const targetTokens = policy.targetTokens ?? defaultTargetTokens(policy);
-  const plan = planPrune(planEntries, { ...policy, targetTokens });
+  // Whether anything is pruned does not depend on the ranking: decide that first, so a transcript
+  // with nothing to do is never sent to an embedding provider.
+  const probe = planPrune(baseEntries, { ...policy, targetTokens, strategy: 'recency' });
+  let planEntries = baseEntries;
+  if (policy.strategy === 'relevance' && probe.outcome === 'prune') {
+    request.onProgress?.('relevance');
+    // Only turns a prune may drop are ranked (and so sent to a remote embedder): never the pinned
+    // project knowledge, nor what the agent's provider is not sent anyway.
+    const rankable = turns.map((turn, i) => !isPinnedTurn(turn, i, policy) && entries[i]?.notSent === undefined);
+    const indexes = rankable.flatMap((ok, i) => (ok ? [i] : []));
+    const scores = goal
+      ? await scoreRelevance(goal, indexes.map((i) => turns[i]?.content ?? ''), request.embedder, request.signal ? { signal: request.signal } : {})
+      : indexes.map(() => 0);
+    const relevance = new Array<number>(turns.length).fill(0);
+    indexes.forEach((i, k) => (relevance[i] = scores[k] ?? 0));
+    planEntries = baseEntries.map((e, i) => ({ ...e, relevance: relevance[i] ?? 0 }));
+  }
+  const plan = policy.strategy === 'relevance' ? planPrune(planEntries, { ...policy, targetTokens }) : probe;
   if (plan.outcome !== 'prune') return { plan, goal, goalSource, summaryTokens: 0, droppedTokens: 0 };
 
   let summaryText: string | undefined;

@@ -18,34 +18,51 @@ export function cosineSimilarity(a: Embedding, b: Embedding): number {
   return dot / Math.sqrt(na * nb);
 }
 
-export const DEFAULT_EMBED_BATCH = 64;
+const DEFAULT_EMBED_CONCURRENCY = 4;
+const DEFAULT_EMBED_BATCH = 64;
 
 /**
- * Scores each text by cosine similarity to the goal. Texts are embedded in batches, all batches
- * requested at once (no N serial round trips); vectors are dropped once scored, so memory stays
- * bounded by the batches in flight.
+ * Scores each text by cosine similarity to the goal. Texts are embedded in batches, a few in
+ * flight at once; vectors are dropped once scored, so memory stays bounded by the batches in
+ * flight. The first failure aborts the batches still running and is thrown.
  */
 export async function scoreRelevance(
   goal: string,
   texts: readonly string[],
   embedder: Embedder,
-  options: { batchSize?: number; signal?: AbortSignal } = {},
+  options: { batchSize?: number; signal?: AbortSignal; concurrency?: number } = {},
 ): Promise<number[]> {
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_EMBED_BATCH);
-  const signalOption = options.signal ? { signal: options.signal } : {};
-  const [goalVector] = await embedder.embed([goal], signalOption);
+  // One failed batch stops the others: their requests are aborted, not left running to the end.
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  const [goalVector] = await embedder.embed([goal], { signal });
   if (!goalVector) return texts.map(() => 0);
-  const batches: Promise<number[]>[] = [];
-  for (let start = 0; start < texts.length; start += batchSize) {
-    const batch = texts.slice(start, start + batchSize);
-    batches.push(
-      embedder.embed(batch, signalOption).then((vectors) => batch.map((_, i) => {
+  const scores = new Array<number>(texts.length).fill(0);
+  const starts: number[] = [];
+  for (let start = 0; start < texts.length; start += batchSize) starts.push(start);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < starts.length) {
+      const start = starts[next++] ?? 0;
+      const batch = texts.slice(start, start + batchSize);
+      const vectors = await embedder.embed(batch, { signal });
+      batch.forEach((_, i) => {
         const vector = vectors[i];
-        return vector ? cosineSimilarity(goalVector, vector) : 0;
-      })),
-    );
+        scores[start + i] = vector ? cosineSimilarity(goalVector, vector) : 0;
+      });
+    }
+  };
+  // A few batches in flight at once: no N serial round trips, and no burst of N requests that a
+  // provider's rate limit answers with 429s.
+  const lanes = Math.max(1, Math.min(options.concurrency ?? DEFAULT_EMBED_CONCURRENCY, starts.length));
+  try {
+    await Promise.all(Array.from({ length: lanes }, worker));
+  } catch (error) {
+    stop.abort(error);
+    throw error;
   }
-  return (await Promise.all(batches)).flat();
+  return scores;
 }
 
 const TASK_TYPES = new Set(['spec', 'requirements', 'plan']);

@@ -63,7 +63,8 @@ export function pendingToolCall(entries: readonly TranscriptEntry[]): string | u
  * - `waiting-for-tool`: the latest turn is a tool call without its result yet; a turn between a
  *   call and its result would break the pairing providers require, so the refresh waits.
  */
-export type RefreshStatus = 'due' | 'not-due' | 'just-refreshed' | 'waiting-for-tool';
+/** `unavailable`: one would be due, but there is nothing to refresh with (no TAS or PRD) or no agent to refresh. */
+export type RefreshStatus = 'due' | 'not-due' | 'just-refreshed' | 'waiting-for-tool' | 'unavailable';
 
 export interface RefreshDecision {
   readonly status: RefreshStatus;

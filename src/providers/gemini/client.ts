@@ -54,6 +54,8 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
   private readonly timeoutMs: number;
   private readonly policy: RetryPolicy;
   private models: Promise<GenAiModels> | undefined;
+  /** When the first request started: the cap on total time covers every request of this client. */
+  private firstRequestAt: number | undefined;
 
   constructor(private readonly options: GeminiClientOptions) {
     if (!options.apiKey) throw new ProviderError('no Gemini API key', 'gemini', 'set GEMINI_API_KEY (or GOOGLE_API_KEY)');
@@ -74,6 +76,7 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
           systemInstruction,
           maxOutputTokens: request.maxOutputTokens,
           temperature: request.temperature,
+          ...thinkingConfig(request.model, request.thinking ?? 'low'),
           abortSignal,
         },
       }),
@@ -138,7 +141,8 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
   }
 
   private async withRetries<T>(what: string, signal: AbortSignal | undefined, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-    const started = Date.now();
+    this.firstRequestAt ??= Date.now();
+    const started = this.firstRequestAt;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new InterruptedError();
       const timeout = AbortSignal.timeout(this.timeoutMs);
@@ -160,7 +164,7 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
         if (elapsed + waitMs > this.policy.maxTotalMs) {
           const asked = serverWait !== undefined ? `the server asked to wait ${seconds(serverWait)}` : `the next wait is ${seconds(waitMs)}`;
           throw new ProviderError(
-            `Gemini ${what} failed: ${failure.reason}; ${asked}, past the ${seconds(this.policy.maxTotalMs)} limit on retries (after ${attempt} attempts); nothing was written`,
+            `Gemini ${what} failed: ${failure.reason}; ${asked}, past the ${seconds(this.policy.maxTotalMs)} limit on this run's Gemini requests (after ${attempt} attempts); nothing was written`,
             'gemini',
             failure.hint,
           );
@@ -209,17 +213,48 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
     }
     const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
     const network = cause?.code ?? '';
+    // Only a connection that dropped or timed out at the network level is worth another try; a bad
+    // URL, an unknown host or a refused connection will fail the same way again.
+    const transient = ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(network);
     return {
-      reason: `could not reach ${this.baseUrl} (${this.scrub(network || cause?.message || message)})`,
-      retryable: network !== 'ENOTFOUND' && network !== 'ECONNREFUSED',
+      reason: this.scrub(`could not reach ${displayUrl(this.baseUrl)} (${network || cause?.message || message})`),
+      retryable: transient,
       hint: 'check the network, or DEVS_CTX_GEMINI_BASE_URL',
     };
   }
 
-  /** The key never appears in a message, whatever the server or SDK echoed. */
+  /** Neither the key nor credentials in the base URL appear in a message, whatever was echoed. */
   private scrub(text: string): string {
-    return this.options.apiKey.length > 0 ? text.split(this.options.apiKey).join('[REDACTED]') : text;
+    let out = this.options.apiKey.length > 0 ? text.split(this.options.apiKey).join('[REDACTED]') : text;
+    out = out.split(this.baseUrl).join(displayUrl(this.baseUrl));
+    return out.replace(/(\b[a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/@"']+@/gi, '$1[REDACTED]@');
   }
+}
+
+/** A URL fit to print: no user, password or query (a key may ride in `?key=`). */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '(the configured base URL)';
+  }
+}
+
+/**
+ * The thinking setting for `model`: thinking tokens count against maxOutputTokens, so summaries ask
+ * for little thinking. Gemini 3 models take a level; 2.5 Flash models a budget (0 turns it off);
+ * other models are sent nothing.
+ */
+export function thinkingConfig(model: string, thinking: 'low' | 'model'): { thinkingConfig?: { thinkingLevel?: string; thinkingBudget?: number } } {
+  if (thinking === 'model') return {};
+  const id = model.replace(/^models\//, '');
+  if (/^gemini-[3-9]/.test(id)) return { thinkingConfig: { thinkingLevel: 'LOW' } };
+  if (/^gemini-2\.5-flash/.test(id)) return { thinkingConfig: { thinkingBudget: 0 } };
+  return {};
 }
 
 function statusOf(error: unknown): number | undefined {

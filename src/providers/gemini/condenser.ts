@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TextTokenCounter } from '../../core/accounting.js';
 import { ProviderError } from '../../core/errors.js';
 import type { LLMClient } from '../../core/providers.js';
+import { redactSecrets } from '../../core/redact.js';
 import type { Condenser } from '../summary-providers.js';
 import { acceptAnswer } from './flash-summarizer.js';
 import { DEFAULT_SUMMARY_MODEL } from './pricing.js';
@@ -20,9 +21,10 @@ export class GeminiCondenser implements Condenser {
 
   constructor(
     private readonly client: LLMClient,
-    private readonly options: { readonly model?: string; readonly counter: TextTokenCounter },
+    private readonly options: { readonly model?: string; readonly counter: TextTokenCounter; readonly redact?: boolean; readonly signal?: AbortSignal },
   ) {
-    this.name = `gemini:${options.model ?? DEFAULT_SUMMARY_MODEL}`;
+    // The name is part of the cache key: text condensed without masking is kept apart.
+    this.name = `gemini:${options.model ?? DEFAULT_SUMMARY_MODEL}${options.redact === false ? '+unmasked' : ''}`;
   }
 
   async condense(text: string, budgetTokens: number, what: 'TAS' | 'PRD'): Promise<string> {
@@ -36,9 +38,10 @@ export class GeminiCondenser implements Condenser {
         'Keep every constraint, requirement id (such as REQ-101 or [TAS-024]), file path, interface and technology name exactly as written. Drop explanations and examples first.',
         `Answer with the condensed document only, as Markdown, in at most ${words} words.`,
       ].join('\n'),
-      prompt: `<<<${marker}\n${text}\n${marker}>>>`,
+      prompt: `<<<${marker}\n${this.options.redact === false ? text : redactSecrets(text).text}\n${marker}>>>`,
       maxOutputTokens: 4096,
       temperature: 0.1,
+      ...(this.options.signal ? { signal: this.options.signal } : {}),
     });
     const answer = acceptAnswer(result, this.name, `the ${what}`).trim();
     const tokens = this.options.counter.count(answer);

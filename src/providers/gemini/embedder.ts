@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Embedder, Embedding, EmbeddingClient } from '../../core/providers.js';
+import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import { DEFAULT_EMBEDDING_MODEL } from './pricing.js';
 
 /**
@@ -31,10 +32,19 @@ export class GeminiEmbedder implements Embedder {
   readonly name: string;
   /** Texts whose vectors came from the cache in this embedder's lifetime. */
   cached = 0;
+  /** Secrets masked in the texts this embedder sent, by kind. */
+  readonly redactions: Record<string, number> = {};
 
   constructor(
     private readonly client: EmbeddingClient,
-    private readonly options: { readonly model?: string; readonly cache?: EmbeddingCache; readonly cacheKey?: string } = {},
+    private readonly options: {
+      readonly model?: string;
+      readonly cache?: EmbeddingCache;
+      /** Part of the cache key: where the vectors come from (another endpoint, another vector). */
+      readonly cacheKey?: string;
+      /** Mask secrets before texts go to the client (default true), whatever client it is. */
+      readonly redact?: boolean;
+    } = {},
   ) {
     this.name = `gemini:${this.model}`;
   }
@@ -44,10 +54,10 @@ export class GeminiEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Embedding[]> {
-    const sent = texts.map(embeddingText);
+    const sent = texts.map((text) => this.mask(embeddingText(text)));
     // The key includes how the text was prepared for sending (redaction on or off), so a vector of
     // masked text is never reused for unmasked text or the other way round.
-    const cacheModel = this.options.cacheKey ? `${this.model}|${this.options.cacheKey}` : this.model;
+    const cacheModel = `${this.model}|${this.options.redact === false ? 'raw' : 'redacted'}${this.options.cacheKey ? `|${this.options.cacheKey}` : ''}`;
     const hashes = sent.map(contentHash);
     const found = this.options.cache?.getEmbeddings(cacheModel, hashes) ?? new Map<string, Float32Array>();
     const missing: number[] = [];
@@ -57,7 +67,7 @@ export class GeminiEmbedder implements Embedder {
       seen.add(hash);
       missing.push(i);
     });
-    this.cached += texts.length - missing.length;
+    this.cached += hashes.filter((hash) => found.has(hash)).length;
     if (missing.length > 0) {
       const vectors = await this.client.embedTexts(this.model, missing.map((i) => sent[i] ?? ''), options);
       const entries = missing.map((i, k) => ({ hash: hashes[i] ?? '', vector: Float32Array.from(vectors[k] ?? []) }));
@@ -65,5 +75,12 @@ export class GeminiEmbedder implements Embedder {
       this.options.cache?.putEmbeddings(cacheModel, entries);
     }
     return hashes.map((hash) => found.get(hash) ?? new Float32Array(0));
+  }
+
+  private mask(text: string): string {
+    if (this.options.redact === false) return text;
+    const { text: masked, counts } = redactSecrets(text);
+    addRedactionCounts(this.redactions, counts);
+    return masked;
   }
 }

@@ -2,7 +2,8 @@ import type { TextTokenCounter } from '../../core/accounting.js';
 import { ProviderError } from '../../core/errors.js';
 import { SUMMARY_PREFIX } from '../../core/prune/edit.js';
 import type { GenerateResult, LLMClient, Summarizer, SummaryRequest } from '../../core/providers.js';
-import { redactSecrets } from '../../core/redact.js';
+import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
+import type { ConversationTurn } from '../../core/turn.js';
 import { extractFacts } from '../extractive-summarizer.js';
 import { DEFAULT_SUMMARY_MODEL } from './pricing.js';
 import { mergeInstruction, mergePrompt, renderTurn, summaryPrompt, systemInstruction } from './prompt.js';
@@ -15,15 +16,35 @@ export interface FlashSummarizerConfig {
   readonly maxOutputTokens?: number;
   /** Default 0.1. */
   readonly temperature?: number;
+  /**
+   * `low` (default): ask thinking models to think little, since thinking tokens count against
+   * maxOutputTokens and a long think cuts the answer short; `model`: the model's own default.
+   */
+  readonly thinking?: 'low' | 'model';
   /** Removed text above this many tokens is summarized in parts, then merged (default 200,000). */
   readonly chunkTokens?: number;
   /** Counts tokens for chunking and the size check (default: about 4 characters a token). */
   readonly counter?: TextTokenCounter;
   /** Told `summarizing chunk k of n` / `merging n summaries`, e.g. for a spinner. */
   readonly onProgress?: (message: string) => void;
+  /**
+   * Mask secrets in the turns before they go to the client (default true), whatever client it is;
+   * `GeminiClient` masks again on its own.
+   */
+  readonly redact?: boolean;
 }
 
 export const DEFAULT_CHUNK_TOKENS = 200_000;
+
+/** Names too common in code to show that a summary kept what mattered. */
+const GENERIC_IDENTIFIERS = new Set([
+  'className', 'useState', 'useEffect', 'useRef', 'useMemo', 'useCallback', 'onClick', 'onChange', 'onSubmit',
+  'innerHTML', 'textContent', 'addEventListener', 'querySelector', 'getElementById', 'toString', 'valueOf',
+  'forEach', 'readFile', 'readFileSync', 'writeFile', 'writeFileSync', 'isArray', 'parseInt', 'setTimeout',
+  'setInterval', 'JSON', 'console', 'async_hooks', 'node_modules', 'package_json', 'tool_use', 'tool_result',
+  'tool_call', 'function_call', 'function_call_output', 'call_id', 'exit_code', 'stdout', 'stderr', 'README',
+  'TODO', 'FIXME', 'NOTE', 'self', 'this', 'init', 'main', 'test', 'describe', 'expect', 'toBe', 'toEqual',
+]);
 /** Of the input's most frequent identifiers, a summary must keep at least this share [issue 4]. */
 const IDENTIFIER_SAMPLE = 12;
 const MIN_IDENTIFIERS_KEPT = 0.5;
@@ -46,6 +67,8 @@ export class FlashSummarizer implements Summarizer {
   private readonly temperature: number;
   private readonly chunkTokens: number;
   private readonly count: (text: string) => number;
+  /** Secrets masked in the turns this summarizer sent, by kind. */
+  readonly redactions: Record<string, number> = {};
 
   constructor(
     private readonly client: LLMClient,
@@ -60,8 +83,11 @@ export class FlashSummarizer implements Summarizer {
   }
 
   async summarize(request: SummaryRequest): Promise<string> {
-    const rendered = request.turns.map(renderTurn);
+    const sent = this.config.redact === false ? request.turns : request.turns.map((turn) => ({ ...turn, content: this.mask(turn.content) }));
+    const rendered = sent.map(renderTurn);
     const inputText = rendered.join('\n\n');
+    const activeTask = this.config.redact === false ? request.activeTask : this.mask(request.activeTask);
+    request = { ...request, activeTask };
     const inputTokens = this.count(inputText);
     const words = Math.max(50, Math.floor(request.budgetTokens * 0.7));
     const archiveHint = request.archive
@@ -99,7 +125,7 @@ export class FlashSummarizer implements Summarizer {
         'prune more at once (a lower --target), or pass --fallback extractive',
       );
     }
-    this.checkIdentifiers(request, body);
+    this.checkIdentifiers(rendered, body);
     return summary;
   }
 
@@ -129,18 +155,29 @@ export class FlashSummarizer implements Summarizer {
       prompt,
       maxOutputTokens: this.maxOutputTokens,
       temperature: this.temperature,
+      thinking: this.config.thinking ?? 'low',
       ...(signal ? { signal } : {}),
     });
     return acceptAnswer(result, this.name, what);
   }
 
-  /** A summary that drops most of the input's most frequent identifiers is not a summary of it. */
-  private checkIdentifiers(request: SummaryRequest, body: string): void {
-    const facts = extractFacts(request.turns);
-    // What was masked before sending cannot be expected back.
-    const sample = [...facts.files.slice(0, IDENTIFIER_SAMPLE / 2), ...facts.identifiers]
-      .filter((id) => redactSecrets(id).text === id)
-      .slice(0, IDENTIFIER_SAMPLE);
+  private mask(text: string): string {
+    const { text: masked, counts } = redactSecrets(text);
+    addRedactionCounts(this.redactions, counts);
+    return masked;
+  }
+
+  /**
+   * A summary that drops most of the input's most frequent identifiers is not a summary of it. The
+   * sample comes from the text actually sent (head and tail of long turns, secrets masked): the
+   * most frequent file paths, then the most frequent identifiers that are not the everyday names of
+   * a language or framework (`className`, `useState`).
+   */
+  private checkIdentifiers(rendered: readonly string[], body: string): void {
+    const facts = extractFacts(rendered.map((content, i) => ({ id: String(i), role: 'assistant', type: 'message', content }) as ConversationTurn));
+    const files = facts.files.slice(0, IDENTIFIER_SAMPLE / 2);
+    const names = facts.identifiers.filter((id) => !GENERIC_IDENTIFIERS.has(id) && !/^(?:[A-Z_]+|REDACTED.*)$/.test(id));
+    const sample = [...files, ...names].filter((id) => !id.includes('REDACTED')).slice(0, IDENTIFIER_SAMPLE);
     if (sample.length < 4) return;
     const kept = sample.filter((id) => body.includes(id));
     if (kept.length / sample.length < MIN_IDENTIFIERS_KEPT) {

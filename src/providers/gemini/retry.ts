@@ -11,11 +11,11 @@ export interface RetryPolicy {
   readonly baseDelayMs: number;
   /** No single wait is longer than this, unless the server asks for it (default 30 s). */
   readonly maxDelayMs: number;
-  /** Give up rather than wait past this much time since the first attempt (default 3 min). */
+  /** Give up rather than wait past this much time since the client's first request (default 5 min). */
   readonly maxTotalMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 1000, maxDelayMs: 30_000, maxTotalMs: 180_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 1000, maxDelayMs: 30_000, maxTotalMs: 300_000 };
 
 /** HTTP statuses worth another try: rate limited, or a server-side failure. */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
