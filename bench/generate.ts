@@ -439,3 +439,36 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const file of [data.small, data.large, data.appended]) console.log(`${sha256File(file)}  ${file}`);
   if (args.includes('--check')) console.log(JSON.stringify(await countContentTokens(data.small)));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Many sessions (analyze over a directory)
+
+/**
+ * 2,000 sessions over 20 project folders: `analyze DIR` at scale. Each aims at 2,500 tokens, but turns
+ * this small overshoot by part of a chunk, so a session is ~4,900 o200k tokens (9.8M, 52 MB in all).
+ */
+export const BATCH = { sessions: 2_000, projects: 20, tokensPerSession: 2_500, seed: 0x5eed_b000 } as const;
+
+/**
+ * Makes sure `dir/sessions-2000/` holds the batch (regenerated when its stamp differs). Each session is
+ * a native transcript from `generateLines` with its own seed and 20–60 turns, in
+ * `project-NN/session-NNNN.jsonl`. Returns the directory.
+ */
+export async function ensureBatchData(dir: string, log: (message: string) => void = () => {}): Promise<string> {
+  const root = join(dir, `sessions-${BATCH.sessions}`);
+  // Beside the folder, not in it: a .json file inside would be read as a transcript.
+  const stampFile = `${root}.stamp`;
+  const stamp = JSON.stringify({ version: GENERATOR_VERSION, batch: BATCH });
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return root;
+  log(`generating ${BATCH.sessions} benchmark sessions (once)…`);
+  const calibration = await calibrate();
+  const rng = createRng(BATCH.seed);
+  for (let i = 0; i < BATCH.sessions; i++) {
+    const project = join(root, `project-${String(i % BATCH.projects).padStart(2, '0')}`);
+    mkdirSync(project, { recursive: true });
+    const spec: TranscriptSpec = { turns: rng.int(20, 60), targetTokens: BATCH.tokensPerSession, seed: BATCH.seed + i + 1 };
+    generateFile(join(project, `session-${String(i).padStart(4, '0')}.jsonl`), spec, calibration);
+  }
+  writeFileSync(stampFile, stamp);
+  return root;
+}

@@ -14,11 +14,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { availableParallelism, cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { ensureBenchData } from './generate.js';
+import { BATCH, ensureBatchData, ensureBenchData } from './generate.js';
 import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTranscript } from './retention.js';
 import type { PlantedFact, Survival } from './retention.js';
 
@@ -26,7 +26,10 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 const projectDir = dirname(benchDir);
 const dataDir = join(benchDir, '.data');
 const cli = join(projectDir, 'bin', 'devs-ctx.js');
+/** `DEVS_CTX_BENCH_ONLY=REGEX` runs only the cases whose names match (with their baselines), and no retention check. */
+const benchOnly = process.env['DEVS_CTX_BENCH_ONLY'] ? new RegExp(process.env['DEVS_CTX_BENCH_ONLY']) : undefined;
 const floorScript = join(benchDir, 'floor.mjs');
+const floorBatchScript = join(benchDir, 'floor-batch.mjs');
 /** analyze exits 0, 10 or 11 by urgency: all three are a successful analysis. */
 const ANALYZE_OK = [0, 10, 11] as const;
 
@@ -166,6 +169,11 @@ function prune(file: string, archive: boolean): Sample {
   return sample;
 }
 
+/** `analyze DIR --ndjson` over the generated sessions: the pool of workers, streaming rows. */
+function analyzeBatch(dir: string, cacheDir: string, rss = false): Sample {
+  return runNode([cli, 'analyze', dir, '--ndjson'], { env: { DEVS_CTX_CACHE_DIR: cacheDir }, okCodes: ANALYZE_OK, rss });
+}
+
 function floor(file: string): Sample {
   return runNode([floorScript, file]);
 }
@@ -201,6 +209,8 @@ interface BenchCase {
 async function main(): Promise<number> {
   mkdirSync(dataDir, { recursive: true });
   const data = await ensureBenchData(dataDir, (m) => process.stderr.write(m + '\n'));
+  const batchDir = await ensureBatchData(dataDir, (m) => process.stderr.write(m + '\n'));
+  const batchName = `${BATCH.sessions.toLocaleString('en-US')} sessions`;
 
   const stats = new Map<string, Stat>();
   const missing = (name: string): never => {
@@ -208,7 +218,8 @@ async function main(): Promise<number> {
   };
   let warmCache = '';
   let appendCache = '';
-  const cases: readonly BenchCase[] = [
+  let batchWarmCache = '';
+  const allCases: readonly BenchCase[] = [
     { name: 'node -e 0', run: () => measure('node -e 0', () => runNode(['-e', '0']), 5, { warmup: 1 }) },
     {
       name: 'devs-ctx --version',
@@ -275,7 +286,43 @@ async function main(): Promise<number> {
       run: () => stats.get('analyze 10M cold') ?? missing('analyze 10M cold'),
       target: { kind: 'rssMb', max: 300 },
     },
+    // Many sessions: `analyze DIR` over 2,000 small transcripts in 20 project folders, spread over the
+    // cores by a pool of worker threads. The floor reads and parses every file on one thread.
+    // Targets: cold ≤ 8× is the bar of one big file (analyze 1M cold): a batch must not cost more per
+    // byte, the cores paying for its per-file work (2,000 opens, format detection, a report each,
+    // worker start-up); warm ≤ 4× is twice the one-file warm bar for that same per-file work, which a
+    // cache cannot skip. Peak RSS < 300 MB, the one-file bound: rows are kept, never reports, so
+    // memory must not grow with the number of sessions.
+    { name: `floor ${batchName}`, run: () => measure(`floor ${batchName}`, () => runNode([floorBatchScript, batchDir]), 5, { warmup: 1 }) },
+    {
+      name: `analyze ${batchName} cold`,
+      run: () => measure(`analyze ${batchName} cold`, () => analyzeBatch(batchDir, freshCacheDir(), true), 3),
+      baseline: `floor ${batchName}`,
+      target: { kind: 'ratio', max: 8 },
+    },
+    {
+      name: `analyze ${batchName} warm`,
+      run: () =>
+        measure(`analyze ${batchName} warm`, () => analyzeBatch(batchDir, batchWarmCache), 3, {
+          warmup: 1,
+          before: () => {
+            if (batchWarmCache) return;
+            batchWarmCache = freshCacheDir();
+            analyzeBatch(batchDir, batchWarmCache);
+          },
+        }),
+      baseline: `floor ${batchName}`,
+      target: { kind: 'ratio', max: 4 },
+    },
+    {
+      name: `analyze ${batchName} peak RSS`,
+      run: () => stats.get(`analyze ${batchName} cold`) ?? missing(`analyze ${batchName} cold`),
+      target: { kind: 'rssMb', max: 300 },
+    },
   ];
+  const picked = allCases.filter((c) => !benchOnly || benchOnly.test(c.name));
+  const needed = new Set(picked.flatMap((c) => [c.name, ...(c.baseline ? [c.baseline] : []), ...(c.name.endsWith('peak RSS') ? [c.name.replace(/peak RSS$/, 'cold')] : [])]));
+  const cases = allCases.filter((c) => needed.has(c.name));
 
   process.stderr.write(`measuring (${rssMethod() === 'time' ? '/usr/bin/time -v' : 'resourceUsage hook'} for peak RSS)…\n`);
   for (const c of cases) stats.set(c.name, c.run());
@@ -315,7 +362,7 @@ async function main(): Promise<number> {
     ]);
   }
 
-  const smallTokens = reportedTotal(data.small);
+  const smallTokens = benchOnly ? undefined : reportedTotal(data.small);
   const cpuList = cpus();
   console.log(
     `machine: ${cpuList.length} × ${cpuList[0]?.model.trim() ?? 'unknown cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
@@ -327,6 +374,11 @@ async function main(): Promise<number> {
   );
   for (const line of formatTable(rows)) console.log(line);
 
+  console.log(
+    `${batchName}: ${BATCH.projects} project folders, generated; analyze DIR --ndjson with ${availableParallelism()} worker thread(s); ` +
+      'cold = empty token-count cache; floor = find, read and JSON.parse every file on one thread',
+  );
+  if (benchOnly) return 0;
   console.log('');
   for (const line of retention()) console.log(line);
   return 0;

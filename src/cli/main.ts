@@ -122,8 +122,13 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
   program
     .command('analyze')
     .description('count tokens, classify pruning urgency, and show what a prune would remove')
-    .argument('[paths...]', 'transcript files or directories; - (or nothing, when piped) reads standard input')
+    .argument('[paths...]', "transcript files, directories or quoted globs ('~/.claude/projects/*/*.jsonl'); - (or nothing, when piped) reads standard input")
     .option('--json', 'print one JSON document (with schemaVersion) and nothing else on stdout')
+    .option('--ndjson', 'many sessions: print one JSON line per session as it is done, then a totals line')
+    .addOption(new Option('--sort <key>', 'many sessions: order rows by tokens or urgency, largest first (rows then print at the end)').choices(['tokens', 'urgency']))
+    .option('--since <when>', "many sessions: only sessions with a turn at or after this (2026-05-01, 2026-05-01T09:30Z, or an age: 12h, 7d, 2w)")
+    .option('--until <when>', 'many sessions: only sessions with a turn before this (a date includes that whole day)')
+    .option('--jobs <n>', 'many sessions: worker threads (default: one per core; 1 = no workers)')
     .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
     .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
     .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
@@ -159,6 +164,8 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--timeout <seconds>', 'give up on one Gemini request after this many seconds (default 60); failed requests are retried with backoff')
     .addOption(new Option('--fallback <name>', 'when Gemini fails, use the offline summarizer and embedder instead of exiting 5').choices(['extractive']))
     .option('--no-redact', 'send text to Gemini without masking API keys, tokens, private keys and passwords first')
+    .option('-i, --interactive', 'on a terminal: show the plan, let me pin or unpin turns and change the target, then prune when I confirm')
+    .option('-y, --yes', 'with --interactive: show the plan and prune without asking (also without a terminal)')
     .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
     .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
     .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
@@ -258,6 +265,98 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .action(async (file: string, options: Record<string, unknown>) => {
       const { runReplay } = await import('./commands/replay.js');
       exitCode = await runReplay(file, options, ctx);
+    });
+
+  const HOOK_EXAMPLES = `
+Examples:
+  $ devs-ctx hook install                                        # pre-commit; transcripts from devs-ctx.config.json
+  $ devs-ctx hook install --hook pre-push --block-on hard --transcript 'sessions/*.jsonl'
+  $ devs-ctx hook status --json | jq '.hooks[].transcripts'
+
+The hook runs the hook that was there before (kept as <hook>.devs-ctx-previous), then analyze;
+it prunes in place the transcripts at the soft or hard limit, refreshes those due, and prints one
+line. It blocks only with --block-on: exit 1 when a transcript had reached that limit before its
+prune. uninstall puts the previous hook back, byte for byte.
+
+Exit codes: 0, 2 usage error (unknown hook, no transcripts configured, a hook edited by hand
+without --force), 3 not a git repository (or git missing).`;
+  const hook = program
+    .command('hook')
+    .description('install, remove or inspect a git hook that prunes and refreshes the agent transcripts on every commit')
+    .addHelpText('after', HOOK_EXAMPLES);
+  hook
+    .command('install')
+    .description('write the hook (default pre-commit), keeping any hook already there and running it first')
+    .option('--hook <name>', 'which git hook (default pre-commit; any standard hook)')
+    .addOption(new Option('--block-on <level>', 'exit 1 when a transcript had reached this limit before its prune (default: never block)').choices(['none', 'soft', 'hard']))
+    .option('--transcript <path>', 'a transcript path or (quoted) glob to watch, relative to here; repeatable (default: the config file\'s "transcripts")', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--no-refresh', 'do not refresh transcripts where a refresh is due (prune only)')
+    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
+    .option('--force', 'replace a devs-ctx hook that was edited by hand')
+    .option('--stdout', 'print the hook script (running npx --no-install devs-ctx) instead of installing it, for husky or lefthook')
+    .option('--json', 'print one JSON report on stdout')
+    .addHelpText('after', HOOK_EXAMPLES)
+    .action(async (options: Record<string, unknown>) => {
+      const { runHookInstall } = await import('./commands/hook.js');
+      exitCode = await runHookInstall(options, ctx);
+    });
+  hook
+    .command('uninstall')
+    .description('remove the devs-ctx hook(s) and put back the hook that was there before, byte for byte')
+    .option('--hook <name>', 'only this git hook (default: every hook devs-ctx installed here)')
+    .option('--force', 'remove a devs-ctx hook even if it was edited by hand')
+    .option('--json', 'print one JSON report on stdout')
+    .addHelpText('after', HOOK_EXAMPLES)
+    .action(async (options: Record<string, unknown>) => {
+      const { runHookUninstall } = await import('./commands/hook.js');
+      exitCode = await runHookUninstall(options, ctx);
+    });
+  hook
+    .command('status')
+    .description('say whether the hook is installed, where, for which git hook, and which transcripts it covers')
+    .option('--hook <name>', 'only this git hook (default: every hook devs-ctx installed here)')
+    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
+    .option('--print-transcripts', 'print only the transcript files covered, one absolute path a line (what the hook reads)')
+    .option('--hook-file <path>', 'with --print-transcripts: read the settings from this hook script (the hook passes "$0")')
+    .option('--json', 'print one JSON document on stdout')
+    .addHelpText('after', HOOK_EXAMPLES)
+    .action(async (options: Record<string, unknown>) => {
+      const { runHookStatus } = await import('./commands/hook.js');
+      exitCode = await runHookStatus(options, ctx);
+    });
+
+  program
+    .command('init')
+    .description('write a devs-ctx.config.json for this project: asks (or takes flags) for transcripts, limits, pinned types, strategy, summarizer and archive')
+    .option('--transcripts <paths>', 'transcripts to look after: paths or globs, comma-separated or repeated, relative to the config file', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+    .option('--window <tokens>', "the model's context window: soft limit 50%, hard 80% (e.g. 200k; default 1M)")
+    .option('--soft-limit <tokens>', 'the soft limit itself (instead of --window)')
+    .option('--hard-limit <tokens>', 'the hard limit itself (instead of --window)')
+    .option('--pinned-types <types>', 'comma-separated turn types never pruned, or none (default system,prd,tas,requirements,spec,plan)')
+    .addOption(new Option('--strategy <name>', 'which turns a prune removes first (default relevance)').choices(['relevance', 'recency']))
+    .addOption(new Option('--summarizer <name>', 'extractive: offline, nothing leaves the machine; gemini: Gemini summaries and embeddings (default: gemini when a key is set)').choices(['extractive', 'gemini']))
+    .option('--archive <path>', 'where prunes archive removed turns, relative to the config file (default: $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--config <path>', 'the file to write (default ./devs-ctx.config.json)')
+    .option('-y, --yes', 'ask nothing: the defaults for every question no flag answers')
+    .option('--force', 'replace an existing config file without asking')
+    .option('--store-api-key', 'also write the key from $GEMINI_API_KEY/$GOOGLE_API_KEY into the file (mode 0600); the environment is better')
+    .option('--json', 'print { schemaVersion, path, replaced, config, notes } on stdout (the key, if stored, is hidden)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ devs-ctx init                                        # on a terminal: asks, then writes ./devs-ctx.config.json
+  $ devs-ctx init --yes                                  # the defaults, no questions (also without a terminal)
+  $ devs-ctx init --transcripts '.devs/*.jsonl' --window 200k --summarizer extractive --yes
+  $ devs-ctx init --force --yes --strategy recency       # replace an existing config
+
+Without a terminal every question needs its flag, or --yes. An existing file is replaced only after
+asking, or with --force. Exit codes: 0 written, 2 usage error (also: the file exists, no terminal and
+no --force), 3 not writable, 130 cancelled (nothing written).`,
+    )
+    .action(async (options: Record<string, unknown>) => {
+      const { runInit } = await import('./commands/init.js');
+      exitCode = await runInit(options, ctx);
     });
 
   try {

@@ -56,6 +56,8 @@ export const ConfigFileSchema = z.strictObject({
   fallback: z.enum(['extractive']).optional(),
   /** Mask secrets before text is sent to Gemini (default true). */
   redact: z.boolean().optional(),
+  /** hook, init: the agent transcripts to watch, as paths or globs relative to the config file's folder. */
+  transcripts: z.array(z.string().min(1)).optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 
@@ -177,5 +179,6 @@ function describeExpected(key: string | undefined): string {
   if (key.startsWith('pinnedTypes')) return `an array of ${TurnTypeSchema.options.join('|')}`;
   if (key === 'encoding') return ENCODING_NAMES.join(' or ');
   if (key === 'pinnedPrefixTurns' || key === 'protectedTailTurns') return 'a whole number ≥ 0';
+  if (key.startsWith('transcripts')) return 'an array of paths or globs, relative to the config file';
   return 'a positive whole number of tokens';
 }

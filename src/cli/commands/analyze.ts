@@ -1,84 +1,93 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import type { TextTokenCounter } from '../../core/accounting.js';
 import type { Settings } from '../../core/config.js';
-import { DevsCtxError, ExitCode, UsageError } from '../../core/errors.js';
+import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { buildAnalyzeReport, worstUrgency } from '../../core/report.js';
+import { buildAnalyzeReport } from '../../core/report.js';
 import type { AnalyzeReport } from '../../core/report.js';
 import type { FormatName } from '../../formats/index.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { STDIN, expandInputs } from '../../io/input.js';
+import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor } from '../shared.js';
-import { renderAnalyzeReport, renderAnalyzeTable, renderAnalyzeTableDiagnostics } from '../render/analyze-text.js';
-import type { FileRow } from '../render/analyze-text.js';
+import { renderAnalyzeReport } from '../render/analyze-text.js';
+import { checkInputPaths, discoverTranscripts } from '../batch/discover.js';
+import type { Discovered } from '../batch/discover.js';
+import { parseTimeRange } from '../batch/range.js';
+import { runAnalyzeBatch } from './analyze-batch.js';
 
-const AnalyzeOptionsSchema = z.object(readingOptionsShape);
+const AnalyzeOptionsSchema = z.object({
+  ...readingOptionsShape,
+  ndjson: z.boolean().optional(),
+  sort: z.enum(['tokens', 'urgency']).optional(),
+  since: z.string().optional(),
+  until: z.string().optional(),
+  jobs: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return undefined;
+      const value = Number(raw);
+      if (!Number.isInteger(value) || value < 1 || value > 256) {
+        ctx.addIssue({ code: 'custom', message: `--jobs ${raw}: expected a whole number of worker threads from 1 to 256` });
+        return z.NEVER;
+      }
+      return value;
+    }),
+});
 type AnalyzeOptions = z.infer<typeof AnalyzeOptionsSchema>;
 
-export const ANALYZE_MULTI_SCHEMA_VERSION = 1;
 
 /** `devs-ctx analyze [paths…|-]`: parse options → analyse each transcript → render → exit code. */
 export async function runAnalyze(paths: readonly string[], rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+  // Errors are JSON on stdout in both data modes (one line with --ndjson).
+  const json = rawOptions['json'] === true || rawOptions['ndjson'] === true;
   try {
     const parsed = AnalyzeOptionsSchema.safeParse(rawOptions);
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx analyze --help');
     const options = parsed.data;
+    if (options.json === true && options.ndjson === true) throw new UsageError('--json and --ndjson cannot be used together', '--json prints one document, --ndjson one line per session');
     const { settings } = settingsFor(options, ctx);
-    const inputs = resolveInputs(paths, ctx);
-    const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
+    const range = parseTimeRange(options, Date.now());
     const format = options.format as FormatName | undefined;
-
-    if (inputs.length === 1 && inputs[0] !== undefined) {
-      const report = await analyzeOne(inputs[0], { settings, options, counter, format, ctx });
+    const discovered = discoverInputs(paths, ctx);
+    // Flags that only make sense for a batch give the batch's output even for one transcript.
+    const batch = options.ndjson === true || options.sort !== undefined || range !== undefined;
+    const peeked: Discovered[] = [];
+    for (let next = discovered.next(); !next.done; next = discovered.next()) {
+      peeked.push(next.value);
+      if (peeked.length === 2) break;
+    }
+    const only = peeked.length === 1 ? peeked[0] : undefined;
+    if (!batch && only !== undefined) {
+      if (only.error) throw only.error;
+      const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
+      const report = await analyzeOne(only.path, { settings, options, counter, format, ctx });
       counter.save();
       if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       else ctx.stdout.write(renderAnalyzeReport(report, ctx));
       return urgencyExit(report.urgency);
     }
-
-    const rows: FileRow[] = [];
-    for (const input of inputs) {
-      try {
-        rows.push({ file: input, report: await analyzeOne(input, { settings, options, counter, format, ctx }) });
-      } catch (error) {
-        if (!(error instanceof DevsCtxError)) throw error;
-        rows.push({ file: input, error });
-      }
-    }
-    counter.save();
-    const reports = rows.flatMap((r) => (r.report ? [r.report] : []));
-    const urgency = worstUrgency(reports.map((r) => r.urgency));
-    const failed = rows.find((r) => r.error)?.error;
-    if (json) {
-      ctx.stdout.write(
-        `${JSON.stringify(
-          {
-            schemaVersion: ANALYZE_MULTI_SCHEMA_VERSION,
-            transcripts: rows.map((r) =>
-              r.report ?? { file: r.file, error: { code: r.error?.code, exitCode: r.error?.exitCode, message: r.error?.message, hint: r.error?.hint } },
-            ),
-            total: {
-              transcripts: rows.length,
-              failed: rows.length - reports.length,
-              turns: reports.reduce((s, r) => s + r.turns, 0),
-              totalTokens: reports.reduce((s, r) => s + r.totalTokens, 0),
-              urgency,
-            },
-          },
-          null,
-          2,
-        )}\n`,
-      );
-    } else {
-      ctx.stdout.write(renderAnalyzeTable(rows, ctx));
-      ctx.stderr.write(renderAnalyzeTableDiagnostics(rows));
-    }
-    // A file that could not be read matters more than a limit being reached.
-    return failed ? failed.exitCode : urgencyExit(urgency);
+    const output = options.json === true ? 'json' : options.ndjson === true ? 'ndjson' : 'text';
+    return await runAnalyzeBatch(
+      (function* () {
+        yield* peeked;
+        for (let next = discovered.next(); !next.done; next = discovered.next()) yield next.value;
+      })(),
+      {
+        output,
+        sort: options.sort,
+        range,
+        jobs: options.jobs ?? availableParallelism(),
+        run: { settings, format, strict: options.strict === true, range, full: output === 'json', cwd: ctx.cwd, now: Date.now() },
+        encoding: settings.encoding,
+        cacheDir: options.cache === false ? undefined : defaultCacheDir(ctx.env),
+      },
+      ctx,
+    );
   } catch (error) {
     return reportError(ctx, error, json);
   }
@@ -88,15 +97,17 @@ function urgencyExit(urgency: AnalyzeReport['urgency']): ExitCodeValue {
   return urgency === 'hard' ? ExitCode.hardLimit : urgency === 'soft' ? ExitCode.softLimit : ExitCode.ok;
 }
 
-function resolveInputs(paths: readonly string[], ctx: CliContext): string[] {
+/** The transcripts to analyse, found lazily (no paths and piped input: standard input). */
+function discoverInputs(paths: readonly string[], ctx: CliContext): Generator<Discovered> {
   if (paths.length === 0) {
     if (ctx.stdin.isTTY) {
       throw new UsageError('no transcript given', 'pass a path, a directory, or - to read standard input (e.g. cat s.jsonl | devs-ctx analyze -)');
     }
-    return [STDIN];
+    return discoverTranscripts([STDIN], ctx.cwd);
   }
   if (paths.filter((p) => p === STDIN).length > 1) throw new UsageError('standard input (-) can only be read once');
-  return expandInputs(paths, ctx.cwd);
+  checkInputPaths(paths, ctx.cwd);
+  return discoverTranscripts(paths, ctx.cwd);
 }
 
 async function analyzeOne(

@@ -19,7 +19,7 @@ import { pruneDocument } from '../../io/prune-document.js';
 import type { ArchiveStore } from '../../archive/store.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { openArchive, resolveArchivePath } from '../archive.js';
+import { lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
@@ -47,6 +47,8 @@ const PruneOptionsSchema = z.object({
     .optional(),
   fallback: z.enum(['extractive']).optional(),
   redact: z.boolean().optional(),
+  interactive: z.boolean().optional(),
+  yes: z.boolean().optional(),
 });
 type PruneOptions = z.infer<typeof PruneOptionsSchema>;
 
@@ -55,6 +57,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
   const json = rawOptions['json'] === true;
   let lock: FileLock | undefined;
   let store: ArchiveStore | undefined;
+  let vectors: Awaited<ReturnType<typeof lazyEmbeddingCache>> | undefined;
   let trap: InterruptTrap | undefined;
   try {
     const parsed = PruneOptionsSchema.safeParse(rawOptions);
@@ -63,9 +66,19 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     checkOutputOptions(input, options, json);
+    // --interactive needs a terminal: checked before anything is read. The review itself runs
+    // between ranking and summarizing, below.
+    const review = options.interactive ? await import('../interactive/prune-review.js') : undefined;
+    const transcriptOnStdout = !options.inPlace && (options.output === undefined || options.output === STDIN);
+    const setup = review?.interactiveSetup(ctx, {
+      fromStdin: input === STDIN,
+      dryRun: options.dryRun === true,
+      yes: options.yes === true,
+      screen: json || transcriptOnStdout ? 'stderr' : 'stdout',
+    });
 
     const { settings, file } = settingsFor(options, ctx);
-    const targetTokens = options.target ?? file?.config.target ?? defaultTargetTokens(settings);
+    let targetTokens = options.target ?? file?.config.target ?? defaultTargetTokens(settings);
     if (targetTokens >= settings.hardLimitTokens) {
       throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
     }
@@ -73,27 +86,57 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const choice = await chooseProviders(options, ctx, file?.config);
     const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
     // A dry run writes no archive, but Gemini vectors are still cached in it (when it can be).
-    const archivePath = options.dryRun && !(rankRemotely && options.archive !== false) ? undefined : await resolveArchivePath(options.archive, ctx, file);
+    const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
+    // A dry run writes nothing, the archive included; it only reads Gemini vectors cached there.
+    const cachePath = options.dryRun && rankRemotely && options.archive !== false ? await resolveArchivePath(options.archive, ctx, file) : archivePath;
 
     // --in-place works on the real file: replacing a symlink would leave the agent's file unpruned.
     const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
-    if (options.inPlace) lock = acquireLock(target);
+    // Ctrl-C from here on stops at the next safe point with exit 130 and nothing written; a
+    // second one ends the process at once, removing the lock first.
+    trap = ctx.trapInterrupt?.();
+    if (options.inPlace) {
+      lock = acquireLock(target);
+      const held = lock;
+      trap?.onForcedExit(() => held.release());
+    }
     const format = options.format as FormatName | undefined;
     const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
     const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
     const tokens = countEntries(transcript.entries, counter).map((t) => t.total);
 
     const eventId = randomUUID();
-    const progress = startProgress(ctx, `pruning ${display}`);
-    if (rankRemotely && archivePath) store = await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
+    let progress = startProgress(ctx, `pruning ${display}`);
+    vectors = rankRemotely && cachePath ? await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' }) : undefined;
+    const cache = vectors?.cache;
     const providers = await buildProviders(choice, {
       counter,
       corpus: strategy === 'relevance' ? transcript.entries.map((e) => e.turn.content) : [],
-      ...(store ? { cache: store } : {}),
+      ...(cache ? { cache } : {}),
       offlineSummary: options.dryRun === true,
       onProgress: (message) => progress.update(message),
     });
-    trap = ctx.trapInterrupt?.();
+    let pinned: ReadonlySet<number> = new Set();
+    if (review && setup) {
+      progress.stop();
+      ({ targetTokens, pinned } = await review.reviewPrune({
+        ctx,
+        setup,
+        file: display,
+        destination: options.inPlace ? display : transcriptOnStdout ? 'standard output' : (options.output ?? STDIN),
+        entries: transcript.entries,
+        tokens,
+        counter,
+        policy: { ...settings, strategy, force: options.force === true },
+        targetTokens,
+        ...(options.goal !== undefined ? { goal: options.goal } : {}),
+        embedder: providers.embedder,
+      }));
+      progress = startProgress(ctx, `pruning ${display}`);
+    }
+    // The user's pins (--interactive) are planned as pinned turns; without any this is pruneDocument.
+    const prune = (r: Parameters<typeof pruneDocument>[2]) => (review ? review.pruneWithPins(doc, transcript, r, pinned) : pruneDocument(doc, transcript, r));
+    if (trap?.signal.aborted) throw new InterruptedError();
     let result;
     try {
       const request = {
@@ -112,22 +155,19 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
           progress.update(step === 'relevance' ? `ranking turns by relevance (${providers.embedder.name})` : step === 'summary' ? `summarizing (${providers.summarizer.name})` : 'planning'),
       };
       try {
-        result = await pruneDocument(doc, transcript, request);
+        result = await prune(request);
       } catch (error) {
         // --fallback: the remote embedder failed; rank every turn again with the local one.
         if (!(error instanceof EmbedderSwitched)) throw error;
-        result = await pruneDocument(doc, transcript, { ...request, embedder: providers.localEmbedder });
+        result = await prune({ ...request, embedder: providers.localEmbedder });
       }
     } finally {
       progress.stop();
-      trap?.release();
     }
     if (trap?.signal.aborted) throw new InterruptedError();
-    const providerBlock = await providersReport(choice, providers, options.dryRun === true);
+    const providerBlock = await providersReport(choice, providers, options.dryRun === true, result.prepared.summaryText !== undefined);
     for (const fallback of providers.fallbacks) {
-      if (!json) ctx.stderr.write(`devs-ctx: ${fallback.reason}
-  → used the offline ${fallback.usedInstead} instead (--fallback extractive)
-`);
+      if (!json) ctx.stderr.write(`devs-ctx: ${fallback.reason}\n  → used the offline ${fallback.usedInstead} instead (--fallback extractive)\n`);
     }
     const { prepared } = result;
     const { plan } = prepared;
@@ -160,7 +200,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     let archive: { path: string; eventId: string } | undefined;
     if (archivePath) {
-      store ??= await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
+      store = vectors?.opened() ?? (await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' }));
       {
         store.recordPrune({
           id: eventId,
@@ -212,7 +252,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     return reportError(ctx, error, json);
   } finally {
     trap?.release();
-    store?.close();
+    (store ?? vectors?.opened())?.close();
     lock?.release();
   }
 }

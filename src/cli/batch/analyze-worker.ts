@@ -1,0 +1,56 @@
+/**
+ * The worker entry of `analyze` over many sessions: reads and counts one transcript at a time, as the
+ * main thread hands them out (src/cli/batch/pool.ts). It never opens the token-count cache itself;
+ * it asks the main thread, which is the cache's only reader and writer.
+ */
+import { Readable } from 'node:stream';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { CliContext } from '../context.js';
+import { countWithLookup } from './counts.js';
+import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
+import { analyzeSession } from './session.js';
+
+const port = parentPort;
+if (port === null) throw new Error('analyze-worker runs as a worker thread only');
+const init = workerData as WorkerInit;
+const ctx: CliContext = { stdout: process.stdout, stderr: process.stderr, stdin: Readable.from([]), env: {}, cwd: init.run.cwd };
+const pendingLookups = new Map<number, (counts: readonly number[]) => void>();
+const send = (message: FromWorker): void => port.postMessage(message);
+
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'counts') {
+    pendingLookups.get(message.id)?.(message.counts);
+    pendingLookups.delete(message.id);
+    return;
+  }
+  void runJob(message.id, message.path);
+});
+
+async function runJob(id: number, path: string): Promise<void> {
+  let newCounts: [string, number][] = [];
+  try {
+    const lookup = init.cache
+      ? (keys: string[]) =>
+          new Promise<readonly number[]>((resolveCounts) => {
+            pendingLookups.set(id, resolveCounts);
+            send({ type: 'lookup', id, keys });
+          })
+      : undefined;
+    const outcome = await analyzeSession(path, init.run, {
+      ctx,
+      countTokens: async (entries) => {
+        const counted = await countWithLookup(entries, init.encoding, lookup);
+        newCounts = counted.newCounts;
+        return counted.tokens;
+      },
+    });
+    send({ type: 'done', id, outcome, newCounts });
+  } catch (error) {
+    send({
+      type: 'crash',
+      id,
+      message: `${path}: ${error instanceof Error ? error.message : String(error)}`,
+      ...(error instanceof Error && error.stack ? { stack: error.stack } : {}),
+    });
+  }
+}

@@ -1,0 +1,100 @@
+import { countEntries } from '../../core/accounting.js';
+import type { EntryTokens, TextTokenCounter } from '../../core/accounting.js';
+import { loadCounter } from '../../core/tokens/encodings.js';
+import type { EncodingName } from '../../core/tokens/encodings.js';
+import type { TranscriptEntry } from '../../core/transcript.js';
+import { TokenCountCache } from '../../io/count-cache.js';
+
+/**
+ * The token-count cache of a batch. Only the main thread opens, reads and writes it (one copy in
+ * memory, one writer, saved once at the end): a worker sends the content hashes of one file's texts,
+ * gets back the counts the cache knows, tokenizes the rest, and returns those new counts to be added.
+ */
+export class BatchCounts {
+  private readonly cache: TokenCountCache;
+  private counter: TextTokenCounter | undefined;
+
+  constructor(
+    private readonly encoding: EncodingName,
+    cacheDir: string | undefined,
+  ) {
+    this.cache = TokenCountCache.open(cacheDir, encoding);
+  }
+
+  get enabled(): boolean {
+    return this.cache.enabled;
+  }
+
+  /** Counts for these keys, -1 where unknown (a hit is a use: it keeps the entry from eviction). */
+  lookup(keys: readonly string[]): number[] {
+    return keys.map((key) => this.cache.get(key) ?? -1);
+  }
+
+  add(counts: readonly (readonly [string, number])[]): void {
+    for (const [key, count] of counts) this.cache.set(key, count);
+  }
+
+  /** Counting on the main thread (standard input, `--jobs 1`), through the same cache. */
+  countHere(entries: readonly TranscriptEntry[]): EntryTokens[] {
+    return countEntries(entries, {
+      count: (text) => {
+        if (text.length === 0) return 0;
+        if (!this.cache.enabled) return (this.counter ??= loadCounter(this.encoding)).count(text);
+        const key = TokenCountCache.key(text);
+        const cached = this.cache.get(key);
+        if (cached !== undefined) return cached;
+        const count = (this.counter ??= loadCounter(this.encoding)).count(text);
+        this.cache.set(key, count);
+        return count;
+      },
+    });
+  }
+
+  save(): void {
+    this.cache.save();
+  }
+}
+
+/**
+ * A worker's side: counts one transcript's entries, asking `lookup` (the main thread) for the counts
+ * the cache has, in one round trip per file. Returns the tokens and the counts it had to make.
+ */
+export async function countWithLookup(
+  entries: readonly TranscriptEntry[],
+  encoding: EncodingName,
+  lookup: ((keys: string[]) => Promise<readonly number[]>) | undefined,
+): Promise<{ tokens: EntryTokens[]; newCounts: [string, number][] }> {
+  const newCounts: [string, number][] = [];
+  if (lookup === undefined) {
+    const counter = loadCounter(encoding);
+    return { tokens: countEntries(entries, { count: (text) => (text.length === 0 ? 0 : counter.count(text)) }), newCounts };
+  }
+  // First pass: which texts the file has (countEntries asks for exactly these).
+  const keys = new Map<string, string>();
+  countEntries(entries, {
+    count: (text) => {
+      if (text.length > 0 && !keys.has(text)) keys.set(text, TokenCountCache.key(text));
+      return 0;
+    },
+  });
+  const known = await lookup([...keys.values()]);
+  const counts = new Map<string, number>();
+  let i = 0;
+  for (const text of keys.keys()) {
+    const count = known[i++];
+    if (count !== undefined && count >= 0) counts.set(text, count);
+  }
+  const tokens = countEntries(entries, {
+    count: (text) => {
+      if (text.length === 0) return 0;
+      let count = counts.get(text);
+      if (count === undefined) {
+        count = loadCounter(encoding).count(text);
+        counts.set(text, count);
+        newCounts.push([keys.get(text) ?? TokenCountCache.key(text), count]);
+      }
+      return count;
+    },
+  });
+  return { tokens, newCounts };
+}

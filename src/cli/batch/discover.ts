@@ -1,0 +1,212 @@
+import { readdirSync, statSync } from 'node:fs';
+import type { Dirent } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { InputError } from '../../core/errors.js';
+import type { DevsCtxError } from '../../core/errors.js';
+import { STDIN, inputError } from '../../io/input.js';
+
+/** One thing discovery found: a transcript to analyse, or a path that could not be walked. */
+export type Discovered = { readonly path: string; readonly error?: undefined } | { readonly path: string; readonly error: DevsCtxError };
+
+const TRANSCRIPT_EXTENSIONS = ['.jsonl', '.json'];
+const isTranscriptName = (name: string): boolean => TRANSCRIPT_EXTENSIONS.some((ext) => name.endsWith(ext));
+
+/** True when `path` has shell wildcards (`*`, `?`, `[…]`) that devs-ctx expands itself. */
+export function hasGlob(path: string): boolean {
+  return /[*?[]/.test(path);
+}
+
+/**
+ * Checks the paths a user typed before anything is analysed, as a single-file run always did: a
+ * missing path is an input error (exit 3) up front, not a row. A quoted glob is checked when it is
+ * expanded (no match is then a row, or the error itself when it is the only input).
+ */
+export function checkInputPaths(paths: readonly string[], cwd: string): void {
+  for (const path of paths) {
+    if (path === STDIN) continue;
+    try {
+      statSync(resolve(cwd, path));
+    } catch (error) {
+      if (hasGlob(path)) continue;
+      throw inputError(path, error);
+    }
+  }
+}
+
+/**
+ * Streams the transcripts below the given paths, lazily, in the order `expandInputs` lists them: each
+ * path in turn; a directory's `.jsonl`/`.json` files depth-first with names sorted; a file as given;
+ * `-` for standard input. A quoted glob (`'~/.claude/projects/*\/*.jsonl'`, `**` for any depth) is
+ * expanded here, so thousands of files never hit the shell's argument limit. The same file reached
+ * twice is yielded once. A directory that cannot be read, or yields nothing, is yielded as an error
+ * in its place and the walk goes on. Only the set of paths seen is kept (for de-duplication).
+ */
+export function* discoverTranscripts(paths: readonly string[], cwd: string): Generator<Discovered> {
+  const seen = new Set<string>();
+  const fresh = (path: string): boolean => {
+    const key = path === STDIN ? STDIN : resolve(cwd, path);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  };
+  for (const path of paths) {
+    if (path === STDIN) {
+      if (fresh(STDIN)) yield { path };
+      continue;
+    }
+    const absolute = resolve(cwd, path);
+    let isDirectory: boolean;
+    try {
+      isDirectory = statSync(absolute).isDirectory();
+    } catch (error) {
+      if (!hasGlob(path)) {
+        yield { path, error: inputError(path, error) };
+        continue;
+      }
+      let found = 0;
+      for (const item of expandGlob(path, cwd)) {
+        if (item.error || fresh(item.path)) {
+          found++;
+          yield item;
+        }
+      }
+      if (found === 0) yield { path, error: new InputError(`${path}: no .jsonl or .json file matches this pattern`, 'quote the pattern so that devs-ctx expands it, and check it') };
+      continue;
+    }
+    if (!isDirectory) {
+      if (fresh(path)) yield { path };
+      continue;
+    }
+    let found = 0;
+    for (const item of walk(absolute, path)) {
+      found++;
+      if (item.error || fresh(item.path)) yield item;
+    }
+    if (found === 0) yield { path, error: new InputError(`${path}: no .jsonl or .json files in this directory`) };
+  }
+}
+
+function readDir(absolute: string): Dirent[] {
+  return readdirSync(absolute, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Transcript files below `dir`; symlinks to files are followed, symlinks to directories are not (no loops). */
+function* walk(dir: string, shown: string): Generator<Discovered> {
+  const display = (path: string): string => join(shown, relative(dir, path));
+  const stack: { readonly path: string; readonly entries: Dirent[]; next: number }[] = [];
+  try {
+    stack.push({ path: dir, entries: readDir(dir), next: 0 });
+  } catch (error) {
+    yield { path: shown, error: inputError(shown, error) };
+    return;
+  }
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    const entry = top?.entries[top.next++];
+    if (top === undefined || entry === undefined) {
+      stack.pop();
+      continue;
+    }
+    const path = join(top.path, entry.name);
+    if (entry.isDirectory()) {
+      try {
+        stack.push({ path, entries: readDir(path), next: 0 });
+      } catch (error) {
+        yield { path: display(path), error: inputError(display(path), error) };
+      }
+      continue;
+    }
+    if (!isTranscriptName(entry.name)) continue;
+    if (entry.isFile() || (entry.isSymbolicLink() && isFile(path))) yield { path: display(path) };
+  }
+}
+
+/** A glob segment as a regular expression: `*` any run within a name, `?` one character, `[…]` a class. */
+function segmentPattern(segment: string): RegExp {
+  let source = '';
+  for (let i = 0; i < segment.length; i++) {
+    const ch = segment[i] ?? '';
+    if (ch === '*') source += '[^/]*';
+    else if (ch === '?') source += '[^/]';
+    else if (ch === '[') {
+      const end = segment.indexOf(']', i + 1);
+      if (end < 0) source += '\\[';
+      else {
+        const body = segment.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        source += `[${body}]`;
+        i = end;
+      }
+    } else source += ch.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  // Like a shell, a wildcard does not match a leading dot unless the pattern starts with one.
+  return new RegExp(segment.startsWith('.') ? `^${source}$` : `^(?!\\.)${source}$`);
+}
+
+/** Expands a glob relative to `cwd` into transcript files (sorted, depth-first, like a directory walk). */
+function* expandGlob(pattern: string, cwd: string): Generator<Discovered> {
+  const absolutePattern = pattern.startsWith('/');
+  const segments = pattern.split('/').filter((s, i) => s !== '' || (i === 0 && absolutePattern));
+  // The literal leading part is where the walk starts.
+  let base = absolutePattern ? '/' : '';
+  let first = absolutePattern ? 1 : 0;
+  while (first < segments.length - 1 && !hasGlob(segments[first] ?? '')) {
+    base = base === '' ? (segments[first] ?? '') : join(base, segments[first] ?? '');
+    first++;
+  }
+  const rest = segments.slice(first);
+  yield* matchSegments(base, rest, cwd);
+}
+
+function* matchSegments(shown: string, segments: readonly string[], cwd: string): Generator<Discovered> {
+  const [segment, ...rest] = segments;
+  if (segment === undefined) return;
+  const absolute = resolve(cwd, shown === '' ? '.' : shown);
+  const display = (name: string): string => (shown === '' ? name : join(shown, name));
+  if (segment === '**') {
+    // Zero directories, then each directory below (not through directory symlinks).
+    yield* matchSegments(shown, rest, cwd);
+    let entries: Dirent[];
+    try {
+      entries = readDir(absolute);
+    } catch {
+      return;
+    }
+    for (const entry of entries) if (entry.isDirectory() && !entry.name.startsWith('.')) yield* matchSegments(display(entry.name), segments, cwd);
+    return;
+  }
+  if (!hasGlob(segment)) {
+    const next = display(segment);
+    if (rest.length === 0) {
+      if (isTranscriptName(segment) && isFile(resolve(cwd, next))) yield { path: next };
+    } else {
+      yield* matchSegments(next, rest, cwd);
+    }
+    return;
+  }
+  let entries: Dirent[];
+  try {
+    entries = readDir(absolute);
+  } catch (error) {
+    const where = shown === '' ? '.' : shown;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ENOTDIR') yield { path: where, error: inputError(where, error) };
+    return;
+  }
+  const pattern = segmentPattern(segment);
+  for (const entry of entries) {
+    if (!pattern.test(entry.name)) continue;
+    const path = display(entry.name);
+    if (rest.length > 0) {
+      if (entry.isDirectory()) yield* matchSegments(path, rest, cwd);
+    } else if (isTranscriptName(entry.name) && (entry.isFile() || (entry.isSymbolicLink() && isFile(resolve(cwd, path))))) {
+      yield { path };
+    }
+  }
+}

@@ -1,0 +1,127 @@
+import { statSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import type { EntryTokens } from '../../core/accounting.js';
+import type { Settings } from '../../core/config.js';
+import { DevsCtxError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import type { PruneUrgency } from '../../core/policy.js';
+import { buildAnalyzeReport } from '../../core/report.js';
+import type { TranscriptEntry } from '../../core/transcript.js';
+import type { FormatName } from '../../formats/index.js';
+import { STDIN } from '../../io/input.js';
+import type { CliContext } from '../context.js';
+import { loadTranscriptInput } from '../shared.js';
+import { spanInRange, timestampSpan } from './range.js';
+import type { TimeRange } from './range.js';
+
+/** An error as it crosses from a worker: what the row, `--json` and the exit code need. */
+export interface SessionError {
+  readonly code: string;
+  readonly exitCode: ExitCodeValue;
+  readonly message: string;
+  readonly hint?: string;
+}
+
+/** What a batch keeps of one analysed session: a row, never the whole report. */
+export interface SessionSummary {
+  readonly file: string;
+  readonly project: string;
+  readonly format: FormatName;
+  readonly turns: number;
+  readonly totalTokens: number;
+  readonly urgency: PruneUrgency;
+  /** The context size the file itself records (Claude Code, Codex, Gemini, OpenHands), if any. */
+  readonly recordedTokens: number | null;
+  readonly firstTimestamp: string | null;
+  readonly lastTimestamp: string | null;
+  /** Skipped or odd lines. */
+  readonly issues: number;
+  /** The line numbers of the first of them (up to 11), for the note on stderr. */
+  readonly issueLines: readonly number[];
+}
+
+export type SessionOutcome =
+  | { readonly kind: 'session'; readonly summary: SessionSummary; /** The full report as `--json` prints it, when asked for. */ readonly reportJson?: string }
+  | { readonly kind: 'outOfRange'; readonly file: string; readonly project: string }
+  | { readonly kind: 'error'; readonly file: string; readonly project: string; readonly error: SessionError };
+
+/** What every session of a batch is analysed with (plain data: it is sent to the workers). */
+export interface SessionRun {
+  readonly settings: Settings;
+  readonly format: FormatName | undefined;
+  readonly strict: boolean;
+  readonly range: TimeRange | undefined;
+  /** Build the full `--json` report too (only `--json` needs it). */
+  readonly full: boolean;
+  readonly cwd: string;
+  /** Epoch ms: the time of an undated standard input. */
+  readonly now: number;
+}
+
+/**
+ * A session's project: the directory that holds the transcript, as the path was shown; Claude Code's
+ * subagent transcripts (`<project>/<sessionId>/subagents/agent-*.jsonl`) count for their project.
+ */
+export function projectOf(file: string): string {
+  if (file === STDIN || file === '(stdin)') return '(stdin)';
+  const dir = dirname(file);
+  return basename(dir) === 'subagents' ? dirname(dirname(dir)) : dir;
+}
+
+export function sessionError(error: DevsCtxError): SessionError {
+  return { code: error.code, exitCode: error.exitCode, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+}
+
+/**
+ * Reads, dates, filters and counts one transcript. The same code runs in a worker and on the main
+ * thread (standard input, `--jobs 1`), so both give what the single-file `analyze` gives. Errors the
+ * user can act on become an `error` outcome; anything else (a bug) is thrown.
+ */
+export async function analyzeSession(
+  path: string,
+  run: SessionRun,
+  io: { readonly ctx: CliContext; readonly countTokens: (entries: readonly TranscriptEntry[]) => Promise<EntryTokens[]> | EntryTokens[] },
+): Promise<SessionOutcome> {
+  const project = projectOf(path);
+  try {
+    const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.strict, ctx: io.ctx });
+    const span = timestampSpan(transcript.entries.map((e) => e.turn.timestamp));
+    if (run.range) {
+      // Undated transcripts are judged by the file's modification time (standard input: now).
+      const at = span ?? (path === STDIN ? { first: run.now, last: run.now } : modified(resolve(run.cwd, path)));
+      if (at === undefined || !spanInRange(at, run.range)) return { kind: 'outOfRange', file: display, project };
+    }
+    const tokens = await io.countTokens(transcript.entries);
+    const report = buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
+    const firstTimestamp = span ? new Date(span.first).toISOString() : null;
+    const lastTimestamp = span ? new Date(span.last).toISOString() : null;
+    const summary: SessionSummary = {
+      file: display,
+      project,
+      format: report.format,
+      turns: report.turns,
+      totalTokens: report.totalTokens,
+      urgency: report.urgency,
+      recordedTokens: report.recorded?.contextTokens ?? null,
+      firstTimestamp,
+      lastTimestamp,
+      issues: report.issues.length,
+      issueLines: report.issues.filter((i) => i.line > 0).slice(0, 11).map((i) => i.line),
+    };
+    if (!run.full) return { kind: 'session', summary };
+    // The single-file report, with the batch's fields added after it (additive to schema 1).
+    return { kind: 'session', summary, reportJson: JSON.stringify({ ...report, project, firstTimestamp, lastTimestamp }, null, 2) };
+  } catch (error) {
+    if (!(error instanceof DevsCtxError)) throw error;
+    return { kind: 'error', file: path, project, error: sessionError(error) };
+  }
+}
+
+function modified(path: string): { first: number; last: number } | undefined {
+  try {
+    const at = statSync(path).mtimeMs;
+    return { first: at, last: at };
+  } catch {
+    return undefined;
+  }
+}

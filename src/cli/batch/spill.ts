@@ -1,0 +1,51 @@
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Where a spilled text is: byte offset and length in the spill file. */
+export interface SpillRef {
+  readonly offset: number;
+  readonly length: number;
+}
+
+/**
+ * A temporary file that holds full `--json` reports while `--sort` waits for the last session, so
+ * memory holds only rows and offsets however many sessions there are. Removed on close.
+ */
+export class Spill {
+  private readonly dir: string;
+  private readonly fd: number;
+  private size = 0;
+
+  constructor() {
+    this.dir = mkdtempSync(join(tmpdir(), 'devs-ctx-analyze-'));
+    this.fd = openSync(join(this.dir, 'reports.json'), 'w+');
+  }
+
+  write(text: string): SpillRef {
+    const bytes = Buffer.from(text, 'utf8');
+    writeSync(this.fd, bytes, 0, bytes.length, this.size);
+    const ref = { offset: this.size, length: bytes.length };
+    this.size += bytes.length;
+    return ref;
+  }
+
+  read(ref: SpillRef): string {
+    const bytes = Buffer.allocUnsafe(ref.length);
+    let done = 0;
+    while (done < ref.length) {
+      const read = readSync(this.fd, bytes, done, ref.length - done, ref.offset + done);
+      if (read === 0) throw new Error('the spill file of analyze --sort was cut short');
+      done += read;
+    }
+    return bytes.toString('utf8');
+  }
+
+  close(): void {
+    try {
+      closeSync(this.fd);
+    } finally {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}

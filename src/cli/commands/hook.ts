@@ -1,0 +1,348 @@
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { ExitCode, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { BLOCK_LEVELS, DEFAULT_GIT_HOOK, NPX_FALLBACK, isGitHookName, previousHookName, renderHookScript, STANDARD_GIT_HOOKS } from '../../core/git-hook.js';
+import type { GitHookName, HookMeta, HookSettings } from '../../core/git-hook.js';
+import { loadConfig } from '../../io/config.js';
+import { expandTranscripts, installHookFile, locateRepository, readHookFile, uninstallHookFile } from '../../io/git-hooks.js';
+import type { GitRepository, HookFile, TranscriptMatch } from '../../io/git-hooks.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+import { renderHookInstall, renderHookStatus, renderHookUninstall } from '../render/hook-text.js';
+
+export const HOOK_SCHEMA_VERSION = 1;
+
+/** Which transcripts a hook covers, and where that list comes from. */
+export interface CoveredTranscripts {
+  /** `hook`: its own --transcript list; `config`: the config file's "transcripts"; `none`: neither. */
+  readonly source: 'hook' | 'config' | 'none';
+  /** The config file read (absolute), or null. */
+  readonly config: string | null;
+  readonly patterns: readonly TranscriptMatch[];
+}
+
+export interface HookStatusEntry {
+  readonly hook: string;
+  readonly path: string;
+  readonly devsCtxVersion: string;
+  readonly blockOn: HookMeta['blockOn'];
+  readonly refresh: boolean;
+  /** The chained hook (absolute) when there is one, and whether it is still there. */
+  readonly previous: string | null;
+  readonly previousPresent: boolean;
+  /** Edited by hand since devs-ctx wrote it (uninstall then needs --force). */
+  readonly modified: boolean;
+  readonly runner: { readonly node: string | null; readonly bin: string | null; readonly binPresent: boolean; readonly fallback: string };
+  readonly transcripts: CoveredTranscripts;
+}
+
+export interface HookStatusReport {
+  readonly schemaVersion: number;
+  readonly installed: boolean;
+  readonly repository: string | null;
+  readonly hooksDir: string;
+  readonly hooksPath: string | null;
+  readonly hooks: readonly HookStatusEntry[];
+  /** With --hook: what is at that hook's path now. */
+  readonly requested: { readonly hook: string; readonly path: string; readonly state: HookFile['state'] } | null;
+  /** When nothing is installed: what `hook install` would cover now. */
+  readonly wouldCover: CoveredTranscripts | null;
+}
+
+export interface HookInstallReport {
+  readonly schemaVersion: number;
+  readonly action: 'installed' | 'updated';
+  readonly hook: string;
+  readonly path: string;
+  readonly previous: string | null;
+  readonly blockOn: HookMeta['blockOn'];
+  readonly refresh: boolean;
+  readonly runner: HookStatusEntry['runner'];
+  readonly transcripts: CoveredTranscripts;
+  readonly warnings: readonly string[];
+}
+
+export interface HookUninstallReport {
+  readonly schemaVersion: number;
+  readonly hooksDir: string;
+  readonly removed: readonly { readonly hook: string; readonly path: string; readonly action: 'removed' | 'restored'; readonly previous: string | null; readonly missingPrevious: string | null }[];
+}
+
+const hookName = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    if (raw === undefined) return undefined;
+    if (!isGitHookName(raw)) {
+      ctx.addIssue({ code: 'custom', message: `--hook ${raw}: not a git hook; one of ${STANDARD_GIT_HOOKS.join(', ')}` });
+      return z.NEVER;
+    }
+    return raw;
+  });
+
+const InstallOptionsSchema = z.object({
+  hook: hookName,
+  blockOn: z.enum(BLOCK_LEVELS).optional(),
+  transcript: z.array(z.string().min(1)).optional(),
+  refresh: z.boolean().optional(),
+  config: z.string().optional(),
+  force: z.boolean().optional(),
+  stdout: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+
+const UninstallOptionsSchema = z.object({ hook: hookName, force: z.boolean().optional(), json: z.boolean().optional() });
+
+const StatusOptionsSchema = z.object({
+  hook: hookName,
+  config: z.string().optional(),
+  printTranscripts: z.boolean().optional(),
+  hookFile: z.string().optional(),
+  json: z.boolean().optional(),
+});
+
+function parse<T extends z.ZodType>(schema: T, raw: Record<string, unknown>, command: string): z.output<T> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', `see devs-ctx hook ${command} --help`);
+  return parsed.data;
+}
+
+/** `devs-ctx hook install`: write the hook, chaining the one that was there. */
+export async function runHookInstall(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const options = parse(InstallOptionsSchema, rawOptions, 'install');
+    const hook = options.hook ?? DEFAULT_GIT_HOOK;
+    if (options.stdout && json) throw new UsageError('--stdout prints the hook script, so it cannot also print --json');
+    let repo: GitRepository | undefined;
+    try {
+      repo = locateRepository(ctx.cwd, ctx.env);
+    } catch (error) {
+      if (!options.stdout) throw error;
+    }
+    const top = repo?.topLevel ?? ctx.cwd;
+    const file = loadConfig({ cwd: ctx.cwd, ...(options.config ? { explicitPath: options.config } : {}) });
+    const flagged = options.transcript ?? [];
+    if (flagged.length === 0 && !file?.config.transcripts?.length) {
+      throw new UsageError(
+        file ? `${file.path} names no "transcripts", and no --transcript was given` : 'no transcripts to watch: no devs-ctx.config.json and no --transcript',
+        file ? `add "transcripts": ["path/or/*.jsonl"] to ${file.path} (devs-ctx init writes it), or pass --transcript PATH` : 'pass --transcript PATH (repeatable; globs work when quoted), or run devs-ctx init',
+      );
+    }
+    const pkg = packageInfo();
+    const settings: Omit<HookSettings, 'previous'> = {
+      schemaVersion: 1,
+      hook,
+      devsCtxVersion: pkg.version,
+      blockOn: options.blockOn ?? 'none',
+      refresh: options.refresh !== false,
+      config: file ? pathForHook(file.path, top) : null,
+      transcripts: flagged.length > 0 ? flagged.map((p) => (p === '~' || p.startsWith('~/') ? p : pathForHook(resolve(ctx.cwd, p), top))) : null,
+      // --stdout is for a hook manager's file that is committed: no paths of this machine in it.
+      runner: options.stdout ? { node: null, bin: null } : { node: process.execPath, bin: pkg.bin },
+    };
+    const transcripts = coveredBy(settings, top, ctx);
+    const warnings: string[] = [];
+    if (transcripts.patterns.every((p) => p.files.length === 0)) {
+      warnings.push(`no transcript matches ${transcripts.patterns.map((p) => p.pattern).join(', ')} yet; the hook will say so until one does`);
+    }
+    if (options.stdout) {
+      for (const w of warnings) ctx.stderr.write(`devs-ctx: ${w}\n`);
+      ctx.stdout.write(renderHookScript({ ...settings, previous: null }));
+      return ExitCode.ok;
+    }
+    if (!repo) throw new Error('unreachable: no repository without --stdout');
+    const managed = hookManager(repo, hook);
+    if (managed) warnings.push(managed);
+    const result = installHookFile({
+      hooksDir: repo.hooksDir,
+      hook,
+      force: options.force === true,
+      render: (previous) => renderHookScript({ ...settings, previous }),
+    });
+    const report: HookInstallReport = {
+      schemaVersion: HOOK_SCHEMA_VERSION,
+      action: result.action,
+      hook,
+      path: result.path,
+      previous: result.previous,
+      blockOn: settings.blockOn,
+      refresh: settings.refresh,
+      runner: runnerOf(settings.runner),
+      transcripts,
+      warnings,
+    };
+    if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else {
+      for (const w of warnings) ctx.stderr.write(`devs-ctx: warning: ${w}\n`);
+      ctx.stdout.write(renderHookInstall(report, ctx.cwd));
+    }
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}
+
+/** `devs-ctx hook uninstall`: remove the devs-ctx hook(s), putting back what was there before. */
+export async function runHookUninstall(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const options = parse(UninstallOptionsSchema, rawOptions, 'uninstall');
+    const repo = locateRepository(ctx.cwd, ctx.env);
+    // Without --hook: every hook devs-ctx wrote in this folder, and nothing else.
+    const hooks = options.hook ? [options.hook] : installedHooks(repo).map((h) => h.hook);
+    const removed: HookUninstallReport['removed'][number][] = [];
+    for (const hook of hooks) {
+      const result = uninstallHookFile({ hooksDir: repo.hooksDir, hook, force: options.force === true });
+      if (result.action === 'absent') continue;
+      removed.push({ hook, path: result.path, action: result.action, previous: result.previous, missingPrevious: result.missingPrevious ?? null });
+    }
+    const report: HookUninstallReport = { schemaVersion: HOOK_SCHEMA_VERSION, hooksDir: repo.hooksDir, removed };
+    if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else ctx.stdout.write(renderHookUninstall(report, options.hook ?? null, ctx.cwd));
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}
+
+/** `devs-ctx hook status`: where it is, for which hook, what it covers; `--print-transcripts` lists the files. */
+export async function runHookStatus(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const options = parse(StatusOptionsSchema, rawOptions, 'status');
+    if (options.printTranscripts) return printTranscripts(options, ctx);
+    if (options.hookFile !== undefined) throw new UsageError('--hook-file goes with --print-transcripts');
+    const repo = locateRepository(ctx.cwd, ctx.env);
+    const top = repo.topLevel ?? ctx.cwd;
+    const found = options.hook ? [readHookFile(join(repo.hooksDir, options.hook))] : installedHooks(repo).map((h) => h.file);
+    const hooks: HookStatusEntry[] = [];
+    for (const file of found) {
+      if (file.state !== 'devs-ctx') continue;
+      const { meta } = file;
+      const previous = meta.previous === null ? null : join(repo.hooksDir, previousHookName(basename(file.path)));
+      hooks.push({
+        hook: meta.hook,
+        path: file.path,
+        devsCtxVersion: meta.devsCtxVersion,
+        blockOn: meta.blockOn,
+        refresh: meta.refresh,
+        previous,
+        previousPresent: previous !== null && existsSync(previous),
+        modified: file.modified,
+        runner: runnerOf(meta.runner),
+        transcripts: coveredBy(meta, top, ctx, options.config),
+      });
+    }
+    const requestedFile = options.hook ? found[0] : undefined;
+    const report: HookStatusReport = {
+      schemaVersion: HOOK_SCHEMA_VERSION,
+      installed: hooks.length > 0,
+      repository: repo.topLevel,
+      hooksDir: repo.hooksDir,
+      hooksPath: repo.hooksPath,
+      hooks,
+      requested: options.hook && requestedFile ? { hook: options.hook, path: requestedFile.path, state: requestedFile.state } : null,
+      wouldCover: hooks.length > 0 ? null : coveredBy(null, top, ctx, options.config),
+    };
+    if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else ctx.stdout.write(renderHookStatus(report, ctx.cwd));
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}
+
+/**
+ * What the hook itself reads at run time: the files it covers, one absolute path a line. From the
+ * hook script's own settings (`--hook-file`, which the hook passes as "$0", or the installed
+ * `--hook`), else from the config file, so a husky or lefthook script can use it too.
+ */
+function printTranscripts(options: z.output<typeof StatusOptionsSchema>, ctx: CliContext): ExitCodeValue {
+  if (options.json) throw new UsageError('--print-transcripts prints paths, one a line; leave out --json');
+  let repo: GitRepository | undefined;
+  try {
+    repo = locateRepository(ctx.cwd, ctx.env);
+  } catch (error) {
+    if (options.hookFile === undefined) throw error;
+  }
+  const top = repo?.topLevel ?? ctx.cwd;
+  const hookPath = options.hookFile !== undefined ? resolve(ctx.cwd, options.hookFile) : repo ? join(repo.hooksDir, options.hook ?? DEFAULT_GIT_HOOK) : undefined;
+  const file = hookPath !== undefined ? readHookFile(hookPath) : undefined;
+  const covered = coveredBy(file?.state === 'devs-ctx' ? file.meta : null, top, ctx, options.config);
+  if (covered.source === 'none') {
+    throw new UsageError(
+      covered.config ? `${covered.config} names no "transcripts"` : 'no transcripts configured: no devs-ctx.config.json found',
+      'add "transcripts" to devs-ctx.config.json (devs-ctx init writes it), or install the hook with --transcript PATH',
+    );
+  }
+  // A file two patterns name is covered (and pruned) once.
+  const files = new Set(covered.patterns.flatMap((match) => match.files));
+  for (const f of files) ctx.stdout.write(`${f}\n`);
+  return ExitCode.ok;
+}
+
+/** The hook's --transcript list (relative to the work tree's top), else the config's (relative to the config file). */
+function coveredBy(meta: Pick<HookMeta, 'transcripts' | 'config'> | null, top: string, ctx: CliContext, explicitConfig?: string): CoveredTranscripts {
+  const home = ctx.env['HOME'];
+  const configPath = explicitConfig !== undefined ? resolve(ctx.cwd, explicitConfig) : meta?.config != null ? resolve(top, meta.config) : undefined;
+  if (meta?.transcripts) {
+    return { source: 'hook', config: configPath ?? null, patterns: expandTranscripts(meta.transcripts, top, home) };
+  }
+  // The hook runs at the work tree's top, so that is where the nearest config is looked for.
+  const file = loadConfig({ cwd: top, ...(configPath !== undefined ? { explicitPath: configPath } : {}) });
+  const patterns = file?.config.transcripts;
+  if (!file || !patterns || patterns.length === 0) return { source: 'none', config: file?.path ?? null, patterns: [] };
+  return { source: 'config', config: file.path, patterns: expandTranscripts(patterns, dirname(file.path), home) };
+}
+
+function installedHooks(repo: GitRepository): { hook: GitHookName; file: HookFile }[] {
+  return STANDARD_GIT_HOOKS.map((hook) => ({ hook, file: readHookFile(join(repo.hooksDir, hook)) })).filter((h) => h.file.state === 'devs-ctx');
+}
+
+/** Relative to the work tree's top when inside it (so one hook serves every worktree), else absolute. */
+function pathForHook(path: string, top: string): string {
+  const rel = relative(top, path);
+  if (rel === '') return '.';
+  if (rel.startsWith('..') || isAbsolute(rel)) return path;
+  return rel.split(sep).join('/');
+}
+
+function runnerOf(runner: HookMeta['runner']): HookStatusEntry['runner'] {
+  return { node: runner.node, bin: runner.bin, binPresent: runner.bin !== null && existsSync(runner.bin), fallback: NPX_FALLBACK };
+}
+
+/** husky and lefthook own their hooks folder or files and rewrite them; say so, and where the snippet is. */
+function hookManager(repo: GitRepository, hook: string): string | undefined {
+  if (repo.hooksDir.split(sep).includes('.husky')) {
+    return `${repo.hooksDir} is husky's (core.hooksPath); husky rewrites it on install: use devs-ctx hook install --stdout and call that script from .husky/${hook} (README: husky)`;
+  }
+  try {
+    const text = readFileSync(join(repo.hooksDir, hook), 'utf8');
+    if (/lefthook/i.test(text)) return `${hook} is lefthook's; \`lefthook install\` may replace this hook: prefer a lefthook command (README: lefthook)`;
+  } catch {
+    // no hook there
+  }
+  return undefined;
+}
+
+/** This copy of devs-ctx: its version, and its bin (the absolute path the hook will run). */
+function packageInfo(): { version: string; bin: string | null } {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'devs-ctx') {
+        const bin = join(dir, 'bin', 'devs-ctx.js');
+        return { version: pkg.version ?? '0.0.0', bin: existsSync(bin) ? realpathSync(bin) : null };
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return { version: '0.0.0', bin: null };
+    dir = parent;
+  }
+}

@@ -1,0 +1,403 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { z } from 'zod';
+import { defaultArchivePath } from '../../archive/paths.js';
+import { CONFIG_FILE_NAME, ConfigFileSchema, limitsFromWindow, resolveSettings } from '../../core/config.js';
+import type { ConfigFile } from '../../core/config.js';
+import { ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_SOFT_LIMIT_TOKENS, PINNED_TURN_TYPES } from '../../core/policy.js';
+import { PRUNE_STRATEGIES } from '../../core/prune/plan.js';
+import type { PruneStrategy } from '../../core/prune/plan.js';
+import { TurnTypeSchema } from '../../core/turn.js';
+import type { TurnType } from '../../core/turn.js';
+import { parseTokenAmount } from '../../core/units.js';
+import { writeError, writeFileAtomic } from '../../io/atomic.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+import { answer, canPrompt, loadClack, promptIO, shortTokens } from '../interactive/prompts.js';
+import type { Clack, PromptIO } from '../interactive/prompts.js';
+import { tokenOption } from '../shared.js';
+
+export const INIT_SCHEMA_VERSION = 1;
+
+const InitOptionsSchema = z.object({
+  /** Each --transcripts value, itself a comma-separated list. */
+  transcripts: z.array(z.string()).transform((values) => values.flatMap(splitTranscriptList)).optional(),
+  window: tokenOption('--window'),
+  softLimit: tokenOption('--soft-limit'),
+  hardLimit: tokenOption('--hard-limit'),
+  pinnedTypes: z.string().optional(),
+  strategy: z.enum(PRUNE_STRATEGIES).optional(),
+  summarizer: z.enum(['extractive', 'gemini']).optional(),
+  archive: z.string().trim().min(1, '--archive needs a path').optional(),
+  config: z.string().trim().min(1, '--config needs a path').optional(),
+  storeApiKey: z.boolean().optional(),
+  yes: z.boolean().optional(),
+  force: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+type InitOptions = z.infer<typeof InitOptionsSchema>;
+
+type Summarizer = 'extractive' | 'gemini';
+type Limits = Pick<ConfigFile, 'window' | 'softLimit' | 'hardLimit'>;
+
+/** Every question the wizard asks, with the flag that answers it instead. */
+const QUESTIONS = [
+  ['transcripts', '--transcripts'],
+  ['limits', '--window (or --soft-limit / --hard-limit)'],
+  ['pinnedTypes', '--pinned-types'],
+  ['strategy', '--strategy'],
+  ['summarizer', '--summarizer'],
+  ['archive', '--archive'],
+] as const;
+
+const DEFAULT_WINDOW = 1_000_000;
+const LOCAL_ARCHIVE = '.devs-ctx/archive.sqlite';
+const KEY_VARIABLES = ['GEMINI_API_KEY', 'GOOGLE_API_KEY'] as const;
+
+/**
+ * `devs-ctx init`: asks what a project's `devs-ctx.config.json` should say (or takes it from flags,
+ * or the defaults with --yes), validates it with the config schema and writes it. A cancelled
+ * prompt exits 130 and writes nothing; an existing file is replaced only when the user says so.
+ */
+export async function runInit(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const parsed = InitOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx init --help');
+    const options = parsed.data;
+    const path = resolve(ctx.cwd, options.config ?? CONFIG_FILE_NAME);
+    const pinnedTypes = options.pinnedTypes !== undefined ? parsePinnedTypes(options.pinnedTypes) : undefined;
+    const screen = json ? ctx.stderr : ctx.stdout;
+    const interactive = options.yes !== true && canPrompt(ctx, screen);
+
+    const unanswered = QUESTIONS.filter(([key]) => !answeredByFlag(key, options)).map(([, flag]) => flag);
+    if (!interactive && options.yes !== true && unanswered.length > 0) {
+      throw new UsageError(
+        `no terminal to ask on, and no answer given for ${unanswered.join(', ')}`,
+        'pass --yes to take the defaults for what the flags leave out (devs-ctx init --help lists them)',
+      );
+    }
+    const exists = existsSync(path);
+    if (exists && options.force !== true && !interactive) {
+      throw new UsageError(`${path} already exists; nothing was written`, 'pass --force to replace it');
+    }
+    const apiKeyVariable = KEY_VARIABLES.find((name) => (ctx.env[name] ?? '').trim() !== '');
+    if (options.storeApiKey && !apiKeyVariable) {
+      throw new UsageError('--store-api-key copies the key from GEMINI_API_KEY or GOOGLE_API_KEY, and neither is set', 'set one first; keeping it only in the environment is better');
+    }
+
+    const clack = interactive ? await loadClack() : undefined;
+    const io = promptIO(ctx, screen);
+    if (clack) {
+      clack.intro('devs-ctx init', io);
+      if (exists && options.force !== true) {
+        const replace = answer(clack, io, await clack.confirm({ message: `${displayPath(path, ctx)} already exists. Replace it?`, initialValue: false, ...io }));
+        if (!replace) {
+          clack.cancel(`Kept ${displayPath(path, ctx)}`, io);
+          throw new InterruptedError(`kept ${path}; nothing was written`);
+        }
+      }
+    }
+
+    const notes: string[] = [];
+    const note = (text: string, level: 'info' | 'warn' = 'info'): void => {
+      if (clack) clack.log[level](text, io);
+      else notes.push(text);
+    };
+    const configDir = dirname(path);
+    const home = ctx.env['HOME'] ?? homedir();
+
+    const transcripts = options.transcripts ?? (clack ? await askTranscripts(clack, io) : []);
+    for (const missing of transcripts.filter((t) => !isGlob(t) && !existsSync(resolve(configDir, t)))) {
+      note(`${missing} does not exist yet (paths are relative to ${displayPath(configDir, ctx) || '.'})`, 'warn');
+    }
+    const limits = limitsFromFlags(options) ?? (clack ? await askLimits(clack, io) : { window: DEFAULT_WINDOW });
+    const pinned = pinnedTypes ?? (clack ? await askPinnedTypes(clack, io) : [...PINNED_TURN_TYPES]);
+    const strategy = options.strategy ?? (clack ? await askStrategy(clack, io) : 'relevance');
+    const summarizer = options.summarizer ?? (clack ? await askSummarizer(clack, io, apiKeyVariable) : apiKeyVariable ? 'gemini' : 'extractive');
+    if (summarizer === 'gemini') {
+      note(
+        apiKeyVariable
+          ? `Gemini key found in ${apiKeyVariable} (not shown).`
+          : 'No Gemini API key is set: prune with this config exits 2 until one is. Get a key at https://aistudio.google.com/apikey and add `export GEMINI_API_KEY=…` to your shell profile (~/.bashrc, ~/.zshrc); the environment is a safer place for it than this file.',
+        apiKeyVariable ? 'info' : 'warn',
+      );
+    }
+    const archive = options.archive !== undefined ? expandHome(options.archive, home) : clack ? await askArchive(clack, io, ctx, home) : undefined;
+    if (archive !== undefined && (ctx.env['DEVS_CTX_ARCHIVE'] ?? '').trim() !== '') {
+      note('DEVS_CTX_ARCHIVE is set in this environment and wins over the archive in the config file', 'warn');
+    }
+    if (archive !== undefined && !isAbsolute(archive) && !archive.startsWith('..')) {
+      note(`The archive holds transcript text: keep ${archive.split('/')[0]} out of version control (.gitignore).`);
+    }
+
+    const config = validateConfig(
+      {
+        ...(transcripts.length > 0 ? { transcripts } : {}),
+        ...limits,
+        pinnedTypes: pinned,
+        strategy,
+        // "Offline" means nothing leaves the machine: the embedder follows the summarizer.
+        summarizer,
+        embedder: summarizer === 'gemini' ? 'gemini' : 'local',
+        ...(archive !== undefined ? { archive } : {}),
+        ...(options.storeApiKey && apiKeyVariable ? { geminiApiKey: ctx.env[apiKeyVariable] } : {}),
+      },
+      path,
+    );
+    const text = `${JSON.stringify(config, null, 2)}\n`;
+    try {
+      // A file holding the key is readable by its owner alone.
+      writeFileAtomic(path, Buffer.from(text), config.geminiApiKey !== undefined ? { mode: 0o600 } : {});
+    } catch (error) {
+      throw writeError(path, error);
+    }
+    if (config.geminiApiKey !== undefined) notes.push('The Gemini key is stored in the file (mode 0600): do not commit it.');
+
+    const shown = showable(config);
+    const next = nextSteps(transcripts, configDir, ctx);
+    if (json) {
+      ctx.stdout.write(`${JSON.stringify({ schemaVersion: INIT_SCHEMA_VERSION, path, replaced: exists, config: shown, notes }, null, 2)}\n`);
+    } else if (clack) {
+      for (const line of notes) clack.log.warn(line, io);
+      clack.note(JSON.stringify(shown, null, 2), `Wrote ${displayPath(path, ctx)}`, io);
+      clack.outro(`Next: ${next.join('  ·  ')}`, io);
+    } else {
+      const out = [`Wrote ${path}${exists ? ' (replaced)' : ''}:`, JSON.stringify(shown, null, 2), ...notes.map((n) => `note: ${n}`), `next: ${next.join('\n      ')}`];
+      ctx.stdout.write(`${out.join('\n')}\n`);
+    }
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}
+
+function answeredByFlag(question: (typeof QUESTIONS)[number][0], options: InitOptions): boolean {
+  switch (question) {
+    case 'limits':
+      return limitsFromFlags(options) !== undefined;
+    case 'transcripts':
+    case 'pinnedTypes':
+    case 'strategy':
+    case 'summarizer':
+    case 'archive':
+      return options[question] !== undefined;
+    default:
+      return question satisfies never;
+  }
+}
+
+function limitsFromFlags(options: InitOptions): Limits | undefined {
+  if (options.window === undefined && options.softLimit === undefined && options.hardLimit === undefined) return undefined;
+  return {
+    ...(options.window !== undefined ? { window: options.window } : {}),
+    ...(options.softLimit !== undefined ? { softLimit: options.softLimit } : {}),
+    ...(options.hardLimit !== undefined ? { hardLimit: options.hardLimit } : {}),
+  };
+}
+
+/** `system,prd,tas` → the types; `none` or an empty value pins no type. */
+function parsePinnedTypes(raw: string): TurnType[] {
+  const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (names.length === 1 && names[0] === 'none') return [];
+  const types: TurnType[] = [];
+  for (const name of names) {
+    const type = TurnTypeSchema.safeParse(name);
+    if (!type.success) throw new UsageError(`--pinned-types: "${name}" is not a turn type`, `use a comma-separated list of ${TurnTypeSchema.options.join(', ')} (or none)`);
+    if (!types.includes(type.data)) types.push(type.data);
+  }
+  return types;
+}
+
+/** Comma-separated paths or globs; a comma inside `{a,b}` belongs to the glob. */
+export function splitTranscriptList(raw: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of raw) {
+    if (ch === '{') depth++;
+    if (ch === '}') depth = Math.max(0, depth - 1);
+    if (ch === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else current += ch;
+  }
+  parts.push(current);
+  return parts.map((p) => p.trim()).filter((p) => p !== '');
+}
+
+function isGlob(path: string): boolean {
+  return /[*?[\]{}]/.test(path);
+}
+
+function expandHome(path: string, home: string): string {
+  return path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : path;
+}
+
+/** Zod-validated, and the limits consistent (soft below hard), or a usage error naming the problem. */
+function validateConfig(value: Record<string, unknown>, path: string): ConfigFile {
+  const result = ConfigFileSchema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new UsageError(`the answers do not make a valid config: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(), 'see devs-ctx init --help');
+  }
+  resolveSettings({ flags: {}, env: {}, file: { path, config: result.data } });
+  return result.data;
+}
+
+/** The config as shown on screen: the key, if stored, is never printed. */
+function showable(config: ConfigFile): ConfigFile {
+  return config.geminiApiKey !== undefined ? { ...config, geminiApiKey: '(hidden)' } : config;
+}
+
+function displayPath(path: string, ctx: CliContext): string {
+  const rel = relative(ctx.cwd, path);
+  return rel === '' ? '.' : rel.startsWith('..') ? path : rel;
+}
+
+function nextSteps(transcripts: readonly string[], configDir: string, ctx: CliContext): string[] {
+  const first = transcripts.find((t) => !isGlob(t));
+  const file = first ? displayPath(resolve(configDir, first), ctx) : 'session.jsonl';
+  return [`devs-ctx analyze ${file}`, `devs-ctx prune ${file} --dry-run`];
+}
+
+async function askTranscripts(clack: Clack, io: PromptIO): Promise<string[]> {
+  const raw = answer(
+    clack,
+    io,
+    await clack.text({
+      message: 'Which transcripts should devs-ctx look after? Paths or globs, comma-separated, relative to the config file (empty: none yet)',
+      placeholder: '.devs/sessions/*.jsonl',
+      defaultValue: '',
+      ...io,
+    }),
+  );
+  return splitTranscriptList(raw);
+}
+
+async function askLimits(clack: Clack, io: PromptIO): Promise<Limits> {
+  const windows = [1_000_000, 400_000, 200_000, 128_000];
+  const choice = answer(
+    clack,
+    io,
+    await clack.select<number | 'custom' | 'limits'>({
+      message: "The model's context window (the limits follow from it: soft 50 %, hard 80 %)",
+      options: [
+        ...windows.map((w) => {
+          const { soft, hard } = limitsFromWindow(w);
+          return { value: w, label: `${shortTokens(w)} tokens`, hint: `soft ${shortTokens(soft)}, hard ${shortTokens(hard)}${w === DEFAULT_WINDOW ? ' (the defaults)' : ''}` };
+        }),
+        { value: 'custom', label: 'another window size…' },
+        { value: 'limits', label: 'set the soft and hard limits myself…' },
+      ],
+      initialValue: DEFAULT_WINDOW,
+      ...io,
+    }),
+  );
+  if (typeof choice === 'number') return { window: choice };
+  if (choice === 'custom') return { window: await askTokens(clack, io, 'Context window in tokens (e.g. 300k)', undefined) };
+  const softLimit = await askTokens(clack, io, 'Soft limit: prune recommended from here', DEFAULT_SOFT_LIMIT_TOKENS);
+  const hardLimit = await askTokens(clack, io, 'Hard limit: prune required from here', Math.max(DEFAULT_HARD_LIMIT_TOKENS, softLimit + 1), (n) =>
+    n <= softLimit ? `must be above the soft limit (${shortTokens(softLimit)})` : undefined,
+  );
+  return { softLimit, hardLimit };
+}
+
+async function askTokens(clack: Clack, io: PromptIO, message: string, initial: number | undefined, check?: (n: number) => string | undefined): Promise<number> {
+  const raw = answer(
+    clack,
+    io,
+    await clack.text({
+      message,
+      ...(initial !== undefined ? { initialValue: shortTokens(initial) } : { placeholder: '200k' }),
+      validate: (value) => {
+        const n = parseTokenAmount(value ?? '');
+        if (n === undefined) return 'a positive number of tokens, such as 200000, 200k or 1M';
+        return check?.(n);
+      },
+      ...io,
+    }),
+  );
+  return parseTokenAmount(raw) ?? 0;
+}
+
+async function askPinnedTypes(clack: Clack, io: PromptIO): Promise<TurnType[]> {
+  const chosen = answer(
+    clack,
+    io,
+    await clack.multiselect<TurnType>({
+      message: 'Turn types that are never pruned (project knowledge)',
+      options: TurnTypeSchema.options.map((type) => ({ value: type, label: type })),
+      initialValues: [...PINNED_TURN_TYPES],
+      required: false,
+      ...io,
+    }),
+  );
+  // In the schema's order, whatever order they were ticked in.
+  return TurnTypeSchema.options.filter((t) => chosen.includes(t));
+}
+
+async function askStrategy(clack: Clack, io: PromptIO): Promise<PruneStrategy> {
+  return answer(
+    clack,
+    io,
+    await clack.select<PruneStrategy>({
+      message: 'Which turns does a prune remove first?',
+      options: [
+        { value: 'relevance', label: 'relevance', hint: 'the least relevant to the current goal' },
+        { value: 'recency', label: 'recency', hint: 'the oldest' },
+      ],
+      initialValue: 'relevance',
+      ...io,
+    }),
+  );
+}
+
+async function askSummarizer(clack: Clack, io: PromptIO, keyVariable: string | undefined): Promise<Summarizer> {
+  return answer(
+    clack,
+    io,
+    await clack.select<Summarizer>({
+      message: 'Who writes the summary of what a prune removes (and ranks turns)?',
+      options: [
+        { value: 'extractive', label: 'offline (extractive)', hint: 'nothing leaves this machine' },
+        { value: 'gemini', label: 'Gemini', hint: keyVariable ? `Flash summaries and Gemini embeddings; key found in ${keyVariable}` : 'Flash summaries and Gemini embeddings; needs GEMINI_API_KEY' },
+      ],
+      initialValue: keyVariable ? 'gemini' : 'extractive',
+      ...io,
+    }),
+  );
+}
+
+async function askArchive(clack: Clack, io: PromptIO, ctx: CliContext, home: string): Promise<string | undefined> {
+  const choice = answer(
+    clack,
+    io,
+    await clack.select<'default' | 'local' | 'custom'>({
+      message: 'Where are removed turns archived (so restore and recall can bring them back)?',
+      options: [
+        { value: 'default', label: `the default: ${defaultArchivePath({ ...ctx.env, DEVS_CTX_ARCHIVE: undefined }, home)}`, hint: 'one archive for every project' },
+        { value: 'local', label: `next to the config: ${LOCAL_ARCHIVE}` },
+        { value: 'custom', label: 'another path…' },
+      ],
+      initialValue: 'default',
+      ...io,
+    }),
+  );
+  if (choice === 'default') return undefined;
+  if (choice === 'local') return LOCAL_ARCHIVE;
+  const raw = answer(
+    clack,
+    io,
+    await clack.text({
+      message: 'Archive path (relative to the config file, or absolute)',
+      placeholder: 'archive/devs-ctx.sqlite',
+      validate: (value) => ((value ?? '').trim() === '' ? 'a path, please' : undefined),
+      ...io,
+    }),
+  );
+  return expandHome(raw.trim(), home);
+}

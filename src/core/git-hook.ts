@@ -1,0 +1,260 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * The git hook `devs-ctx hook install` writes: its settings, the POSIX `sh` script itself, and the
+ * marker that tells a devs-ctx hook from anyone else's. Pure: the files are written by src/io/git-hooks.ts.
+ */
+
+/** Every hook githooks(5) documents; `--hook` takes any of them. */
+export const STANDARD_GIT_HOOKS = [
+  'applypatch-msg',
+  'pre-applypatch',
+  'post-applypatch',
+  'pre-commit',
+  'pre-merge-commit',
+  'prepare-commit-msg',
+  'commit-msg',
+  'post-commit',
+  'pre-rebase',
+  'post-checkout',
+  'post-merge',
+  'pre-push',
+  'pre-receive',
+  'update',
+  'proc-receive',
+  'post-receive',
+  'post-update',
+  'reference-transaction',
+  'push-to-checkout',
+  'pre-auto-gc',
+  'post-rewrite',
+  'sendemail-validate',
+  'fsmonitor-watchman',
+  'p4-changelist',
+  'p4-prepare-changelist',
+  'p4-post-changelist',
+  'p4-pre-submit',
+  'post-index-change',
+] as const;
+export type GitHookName = (typeof STANDARD_GIT_HOOKS)[number];
+
+export const DEFAULT_GIT_HOOK: GitHookName = 'pre-commit';
+
+export function isGitHookName(name: string): name is GitHookName {
+  return (STANDARD_GIT_HOOKS as readonly string[]).includes(name);
+}
+
+export const BLOCK_LEVELS = ['none', 'soft', 'hard'] as const;
+export type BlockLevel = (typeof BLOCK_LEVELS)[number];
+
+/** The hook that was in place before devs-ctx is moved aside under this name, and called first. */
+export function previousHookName(hook: string): string {
+  return `${hook}.devs-ctx-previous`;
+}
+
+/** The command the hook falls back to when the devs-ctx it was written by is gone. */
+export const NPX_FALLBACK = 'npx --no-install devs-ctx';
+
+const META_PREFIX = '# devs-ctx-hook: ';
+const META_PLACEHOLDER = `${META_PREFIX}…`;
+
+/** The settings a hook was written with, kept in the hook itself (one JSON comment line). */
+export const HookMetaSchema = z.object({
+  schemaVersion: z.literal(1),
+  hook: z.string(),
+  devsCtxVersion: z.string(),
+  /** Exit 1 when a transcript was at this urgency (or above) before the hook pruned it. */
+  blockOn: z.enum(BLOCK_LEVELS),
+  /** Run `refresh --in-place` on transcripts where a refresh is due. */
+  refresh: z.boolean(),
+  /** The config file (relative to the work tree's top, or absolute); null: the nearest one at run time. */
+  config: z.string().nullable(),
+  /** Paths or globs from `--transcript` (relative to the work tree's top, or absolute); null: the config's `transcripts`. */
+  transcripts: z.array(z.string()).nullable(),
+  /** The hook moved aside at install (a file name in the hooks folder), or null when there was none. */
+  previous: z.string().nullable(),
+  /** How the hook runs devs-ctx: this node and this bin, else `npx --no-install devs-ctx`. Null: npx only. */
+  runner: z.object({ node: z.string().nullable(), bin: z.string().nullable() }),
+  /** sha256 of the script without this line: a hook edited by hand is not removed silently. */
+  sha256: z.string(),
+});
+export type HookMeta = z.infer<typeof HookMetaSchema>;
+export type HookSettings = Omit<HookMeta, 'sha256'>;
+
+/** A POSIX `sh` single-quoted word: safe for any path. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function withoutMetaLine(script: string): string {
+  return script
+    .split('\n')
+    .filter((line) => !line.startsWith(META_PREFIX))
+    .join('\n');
+}
+
+function digest(script: string): string {
+  return createHash('sha256').update(withoutMetaLine(script)).digest('hex');
+}
+
+/**
+ * The hook's text. The decisions live in the script, in plain sight, and call the public commands
+ * (`analyze`, `prune --in-place`, `refresh --check` / `--in-place`), so a user can read what runs
+ * before every commit. Written for POSIX sh: no arrays, no `local`, no `[[`.
+ */
+export function renderHookScript(settings: HookSettings): string {
+  const { hook } = settings;
+  const lines: string[] = [];
+  const add = (...more: string[]): void => void lines.push(...more);
+  add(
+    '#!/bin/sh',
+    META_PLACEHOLDER,
+    '#',
+    `# ${hook} hook written by \`devs-ctx hook install\` (devs-ctx ${settings.devsCtxVersion}); run it again to change`,
+    `# this. Installed in a hooks folder, \`devs-ctx hook uninstall --hook ${hook}\` removes it and puts back the`,
+    '# hook that was there before, byte for byte. `devs-ctx hook status` says what it covers.',
+    '#',
+    '# It runs `devs-ctx analyze` on the transcripts it covers, prunes in place those at the soft or hard',
+    '# limit, refreshes those where a refresh is due, and prints one line. It does not block the',
+    `# ${hook} unless --block-on was given: then it exits 1 when a transcript had reached that urgency`,
+    '# before this hook pruned it (the prune still runs, so the next attempt goes through).',
+    '',
+  );
+  if (settings.previous !== null) {
+    add(
+      '# The hook that was here before devs-ctx runs first, with the same arguments and input, when it is',
+      "# executable (as git would run it). If it fails, that is this hook's answer and devs-ctx does nothing.",
+      `previous="$(dirname -- "$0")"/${shellQuote(settings.previous)}`,
+      'if [ -x "$previous" ]; then',
+      '  "$previous" "$@" || exit $?',
+      'fi',
+      '',
+    );
+  }
+  add(
+    "say() { printf '%s\\n' \"devs-ctx: $1\" >&2; }",
+    `hook=${shellQuote(hook)}`,
+    `block_on=${shellQuote(settings.blockOn)}`,
+    `refresh=${shellQuote(settings.refresh ? 'yes' : 'no')}`,
+    `config=${shellQuote(settings.config ?? '')}`,
+    `node=${shellQuote(settings.runner.node ?? '')}`,
+    `bin=${shellQuote(settings.runner.bin ?? '')}`,
+    '',
+    '# devs-ctx as installed when this hook was written (that node, else node on PATH), else the',
+    "# project's own copy through npx (never a download). Missing altogether: say so, do not block.",
+    'if [ -n "$bin" ] && [ -f "$bin" ] && [ -x "$node" ]; then',
+    '  run() { "$node" "$bin" "$@" </dev/null; }',
+    'elif [ -n "$bin" ] && [ -f "$bin" ] && command -v node >/dev/null 2>&1; then',
+    '  run() { node "$bin" "$@" </dev/null; }',
+    `elif command -v npx >/dev/null 2>&1 && ${NPX_FALLBACK} --version >/dev/null 2>&1 </dev/null; then`,
+    `  run() { ${NPX_FALLBACK} "$@" </dev/null; }`,
+    'else',
+    `  say "not found (\${bin:-no installed copy}, ${NPX_FALLBACK}); $hook hook skipped"`,
+    '  exit 0',
+    'fi',
+    'with_config() {',
+    '  if [ -n "$config" ]; then run "$@" --config "$config"; else run "$@"; fi',
+    '}',
+    '',
+    '# The files this hook covers, one absolute path a line: its --transcript globs, else the config',
+    "# file's \"transcripts\", expanded now so new sessions are picked up.",
+    'files=$(run hook status --print-transcripts --hook-file "$0") || {',
+    '  say "could not list the transcripts; $hook hook skipped (devs-ctx hook status says why)"',
+    '  exit 0',
+    '}',
+    'if [ -z "$files" ]; then',
+    '  say "no transcript found; nothing to do (devs-ctx hook status shows the patterns)"',
+    '  exit 0',
+    'fi',
+    "nl='",
+    "'",
+    'set -f',
+    'IFS=$nl',
+    'set -- $files',
+    'unset IFS',
+    'set +f',
+    'count=$#',
+    '',
+    '# One analyze over all of them: exit 0 means none is at the soft limit (the quick path).',
+    'with_config analyze "$@" >/dev/null 2>&1',
+    'all=$?',
+    "did=''",
+    "blocked=''",
+    'note() { did="${did:+$did; }$1"; }',
+    'act() { acts="${acts:+$acts, }$1"; }',
+    'for file do',
+    '  name=${file#"$PWD"/}',
+    '  level=none',
+    "  acts=''",
+    '  if [ "$all" != 0 ]; then',
+    '    if [ "$count" = 1 ]; then code=$all; else with_config analyze "$file" >/dev/null 2>&1; code=$?; fi',
+    '    case $code in',
+    '      0) ;;',
+    '      10) level=soft ;;',
+    '      11) level=hard ;;',
+    '      *) note "$name: not analysed (exit $code; devs-ctx analyze $name says why)"; continue ;;',
+    '    esac',
+    '  fi',
+    '  if [ "$level" != none ]; then',
+    '    case "$block_on:$level" in',
+    '      soft:soft | soft:hard | hard:hard) blocked="${blocked:+$blocked, }$name ($level)" ;;',
+    '    esac',
+    '    # Offline summary if Gemini fails: a hook should not leave the window full (the archive keeps all).',
+    '    out=$(with_config prune "$file" --in-place --fallback extractive 2>&1)',
+    '    code=$?',
+    '    first=${out%%"$nl"*}',
+    '    if [ "$code" = 0 ]; then',
+    "      act \"$(printf '%s\\n' \"$first\" | sed 's/^.*): //; s/ (target.*//')\"",
+    '    else',
+    '      act "prune failed (exit $code: ${first#devs-ctx: })"',
+    '    fi',
+    '  fi',
+    '  if [ "$refresh" = yes ]; then',
+    '    with_config refresh "$file" --check >/dev/null 2>&1',
+    '    if [ $? = 12 ]; then',
+    '      out=$(with_config refresh "$file" --in-place 2>&1)',
+    '      code=$?',
+    '      first=${out%%"$nl"*}',
+    '      if [ "$code" = 0 ]; then act refreshed; else act "refresh failed (exit $code: ${first#devs-ctx: })"; fi',
+    '    fi',
+    '  fi',
+    '  if [ -n "$acts" ]; then note "$name: $acts"; fi',
+    'done',
+    '',
+    'if [ -z "$did" ]; then',
+    '  if [ "$count" = 1 ]; then did="nothing due (1 transcript checked)"; else did="nothing due ($count transcripts checked)"; fi',
+    'fi',
+    'if [ -n "$blocked" ]; then',
+    '  say "$did; $hook blocked by --block-on $block_on: $blocked had reached it before this hook pruned it; try again"',
+    '  exit 1',
+    'fi',
+    'say "$did"',
+    'exit 0',
+    '',
+  );
+  const body = lines.join('\n');
+  const meta: HookMeta = { ...settings, sha256: digest(body) };
+  return body.replace(META_PLACEHOLDER, `${META_PREFIX}${JSON.stringify(meta)}`);
+}
+
+export type ParsedHook =
+  | { readonly kind: 'devs-ctx'; readonly meta: HookMeta; readonly modified: boolean }
+  | { readonly kind: 'foreign' };
+
+/** Tells a hook devs-ctx wrote (and whether it was edited since) from anyone else's. */
+export function parseHookScript(text: string): ParsedHook {
+  const line = text
+    .split('\n', 5)
+    .find((l) => l.startsWith(META_PREFIX));
+  if (line === undefined) return { kind: 'foreign' };
+  let value: unknown;
+  try {
+    value = JSON.parse(line.slice(META_PREFIX.length));
+  } catch {
+    return { kind: 'foreign' };
+  }
+  const meta = HookMetaSchema.safeParse(value);
+  if (!meta.success) return { kind: 'foreign' };
+  return { kind: 'devs-ctx', meta: meta.data, modified: digest(text) !== meta.data.sha256 };
+}

@@ -1,0 +1,335 @@
+import assert from 'node:assert/strict';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { after, test } from 'node:test';
+import { parseTimeBound, parseTimeRange, spanInRange } from '../src/cli/batch/range.js';
+import { projectOf } from '../src/cli/batch/session.js';
+import { progressLine, startBatchProgress } from '../src/cli/render/analyze-batch-progress.js';
+import { assertGolden, runCli, runInProcess } from './helpers/cli.js';
+import { writeBatch } from './helpers/batch-sessions.js';
+import type { GeneratedSession } from './helpers/batch-sessions.js';
+import { repoRoot } from './helpers/realdata.js';
+
+// A few hundred small sessions over several projects, one every 3 hours from 2026-03-01 (UTC).
+const START = Date.UTC(2026, 2, 1);
+const STEP = 3 * 3_600_000;
+const PROJECTS = ['alpha', 'beta', 'gamma/nested', '-home-dev-app'];
+const batch = writeBatch({ sessions: 240, projects: PROJECTS, seed: 0xba7c4, start: START, stepMs: STEP });
+// Claude Code keeps subagents under <project>/<sessionId>/subagents/: they count for <project>.
+mkdirSync(join(batch.dir, '-home-dev-app', 'abc', 'subagents'), { recursive: true });
+copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), join(batch.dir, '-home-dev-app', 'abc', 'subagents', 'agent-1.jsonl'));
+after(() => rmSync(batch.dir, { recursive: true, force: true }));
+
+const LIMITS = ['--soft-limit', '1500', '--hard-limit', '3000'];
+
+interface NdRow {
+  schemaVersion: number;
+  type: 'session' | 'total';
+  file: string;
+  project: string;
+  format?: string;
+  turns?: number;
+  totalTokens?: number;
+  urgency?: 'none' | 'soft' | 'hard';
+  firstTimestamp?: string | null;
+  lastTimestamp?: string | null;
+  error?: { code: string; exitCode: number; message: string };
+}
+interface NdTotal {
+  type: 'total';
+  total: { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: string; outOfRange: number };
+  projects: { project: string; transcripts: number; failed: number; turns: number; totalTokens: number; urgency: string }[];
+  range: { since: string | null; until: string | null } | null;
+}
+
+function ndjson(args: readonly string[], cwd = batch.dir): { rows: NdRow[]; total: NdTotal; exitCode: number; stderr: string } {
+  const result = runCli(['analyze', ...args, '--ndjson'], { cwd });
+  assert.ok(result.stdout.endsWith('\n'), result.stderr);
+  const lines = result.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as NdRow | NdTotal);
+  const total = lines.pop() as NdTotal;
+  assert.equal(total.type, 'total');
+  return { rows: lines as NdRow[], total, exitCode: result.exitCode, stderr: result.stderr };
+}
+
+const RANK = { none: 0, soft: 1, hard: 2 } as const;
+
+test('batch --ndjson: one parseable line per session in discovery order, then a totals line; equal to analysing each file alone', async () => {
+  const { rows, total, stderr } = ndjson(['.', ...LIMITS]);
+  assert.equal(stderr, '', 'data modes keep stderr quiet');
+  assert.equal(rows.length, batch.sessions.length + 1);
+  assert.ok(rows.every((r) => r.schemaVersion === 1 && r.type === 'session'));
+  // Discovery order: the walk of sorted names, depth first (as a directory always listed).
+  const files = rows.map((r) => r.file);
+  const expected = [...files].sort((a, b) => {
+    const pa = a.split('/');
+    const pb = b.split('/');
+    for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+      const c = (pa[i] ?? '').localeCompare(pb[i] ?? '');
+      if (c !== 0) return c;
+    }
+    return pa.length - pb.length;
+  });
+  assert.deepEqual(files, expected);
+  // The same numbers as the single-file analyze of every file.
+  for (const row of rows) {
+    // `--`: Claude Code's project folders start with '-'.
+    const single = await runInProcess(['analyze', '--json', ...LIMITS, '--', row.file], { cwd: batch.dir });
+    const report = JSON.parse(single.stdout) as { totalTokens: number; turns: number; urgency: string; format: string };
+    assert.deepEqual([row.totalTokens, row.turns, row.urgency, row.format], [report.totalTokens, report.turns, report.urgency, report.format], row.file);
+  }
+  assert.equal(total.total.transcripts, rows.length);
+  assert.equal(total.total.totalTokens, rows.reduce((s, r) => s + (r.totalTokens ?? 0), 0));
+  // With no workers (--jobs 1) the lines are the same, byte for byte.
+  const inline = runCli(['analyze', '.', ...LIMITS, '--ndjson', '--jobs', '1'], { cwd: batch.dir });
+  assert.equal(inline.stdout, runCli(['analyze', '.', ...LIMITS, '--ndjson', '--jobs', '3'], { cwd: batch.dir }).stdout);
+});
+
+test('batch: per-project totals add up the rows; a subagent transcript counts for its project', () => {
+  const { rows, total } = ndjson(['.', ...LIMITS]);
+  const sums = new Map<string, { transcripts: number; turns: number; totalTokens: number; urgency: number }>();
+  for (const r of rows) {
+    const p = sums.get(r.project) ?? { transcripts: 0, turns: 0, totalTokens: 0, urgency: 0 };
+    p.transcripts++;
+    p.turns += r.turns ?? 0;
+    p.totalTokens += r.totalTokens ?? 0;
+    p.urgency = Math.max(p.urgency, RANK[r.urgency ?? 'none']);
+    sums.set(r.project, p);
+  }
+  assert.deepEqual(total.projects.map((p) => p.project), ['-home-dev-app', 'alpha', 'beta', 'gamma/nested']);
+  for (const p of total.projects) {
+    const s = sums.get(p.project);
+    assert.deepEqual([p.transcripts, p.turns, p.totalTokens, RANK[p.urgency as keyof typeof RANK], p.failed], [s?.transcripts, s?.turns, s?.totalTokens, s?.urgency, 0], p.project);
+  }
+  assert.equal(rows.find((r) => r.file.endsWith('agent-1.jsonl'))?.project, '-home-dev-app');
+  assert.equal(projectOf('a.jsonl'), '.');
+  assert.equal(projectOf('/x/.claude/projects/-x-app/1234/subagents/agent-9.jsonl'), '/x/.claude/projects/-x-app');
+  // For a person: a table of projects after the total.
+  const human = runCli(['analyze', '.', ...LIMITS], { cwd: batch.dir });
+  assert.match(human.stdout, /\nBy project\nproject +sessions +turns +tokens +worst\n-home-dev-app +61 /);
+});
+
+test('batch --sort tokens|urgency: rows largest first, ties in discovery order, printed at the end', () => {
+  const plain = ndjson(['.', ...LIMITS]).rows;
+  const byTokens = ndjson(['.', ...LIMITS, '--sort', 'tokens']).rows;
+  assert.deepEqual([...byTokens].map((r) => r.file).sort(), [...plain].map((r) => r.file).sort());
+  const index = new Map(plain.map((r, i) => [r.file, i]));
+  for (let i = 1; i < byTokens.length; i++) {
+    const [a, b] = [byTokens[i - 1], byTokens[i]];
+    assert.ok(a && b);
+    assert.ok((a.totalTokens ?? 0) > (b.totalTokens ?? 0) || (a.totalTokens === b.totalTokens && (index.get(a.file) ?? 0) < (index.get(b.file) ?? 0)));
+  }
+  const byUrgency = ndjson(['.', ...LIMITS, '--sort', 'urgency']).rows;
+  const urgencies = byUrgency.map((r) => RANK[r.urgency ?? 'none']);
+  assert.deepEqual(urgencies, [...urgencies].sort((a, b) => b - a));
+  assert.ok(urgencies.includes(2) && urgencies.includes(1) && urgencies.includes(0), 'the batch has all three urgencies');
+  for (let i = 1; i < byUrgency.length; i++) {
+    const [a, b] = [byUrgency[i - 1], byUrgency[i]];
+    if (a?.urgency === b?.urgency) assert.ok((a?.totalTokens ?? 0) >= (b?.totalTokens ?? 0));
+  }
+  // The text table too.
+  const human = runCli(['analyze', '.', ...LIMITS, '--sort', 'tokens'], { cwd: batch.dir });
+  const firstRow = human.stdout.split('\n')[1] ?? '';
+  assert.equal(firstRow.split(/\s+/)[0], byTokens[0]?.file);
+});
+
+test('batch --since/--until: a session is in when its span of turn timestamps overlaps the range', () => {
+  const since = new Date(START + 100 * STEP + 20 * 60_000); // inside session 100's span for sessions with over 20 turns
+  const until = new Date(START + 150 * STEP);
+  const { rows, total } = ndjson(['.', ...LIMITS, '--since', since.toISOString(), '--until', until.toISOString()]);
+  // --until is inclusive of its instant: session 150 starts exactly at it.
+  const inRange = (s: GeneratedSession): boolean => s.last >= since.getTime() && s.first <= until.getTime();
+  const expected = batch.sessions.filter(inRange).map((s) => s.file).sort();
+  assert.ok(expected.length > 10);
+  // The subagent fixture carries 2025 timestamps: out of range.
+  assert.deepEqual(rows.map((r) => r.file).sort(), expected);
+  assert.equal(total.total.outOfRange, batch.sessions.length + 1 - expected.length);
+  assert.deepEqual(total.range, { since: since.toISOString(), until: until.toISOString() });
+  for (const r of rows) assert.ok(r.firstTimestamp && r.lastTimestamp && r.firstTimestamp <= r.lastTimestamp);
+
+  // A date alone is a whole (local, here UTC) day for --until.
+  const day = ndjson(['.', '--since', '2026-03-02', '--until', '2026-03-02']).rows;
+  const dayStart = Date.UTC(2026, 2, 2);
+  assert.deepEqual(day.map((r) => r.file).sort(), batch.sessions.filter((s) => s.last >= dayStart && s.first < dayStart + 86_400_000).map((s) => s.file).sort());
+});
+
+test('batch --since with an age counts back from now', () => {
+  const recent = writeBatch({ sessions: 20, projects: ['p'], seed: 7, start: Date.now() - 20 * 3_600_000, stepMs: 3_600_000, maxTurns: 5 });
+  try {
+    const { rows, total } = ndjson(['.', '--since', '6h'], recent.dir);
+    const cut = Date.now() - 6 * 3_600_000;
+    const expected = recent.sessions.filter((s) => s.last >= cut).length;
+    // The clock moves between here and the run: allow one session at the edge.
+    assert.ok(Math.abs(rows.length - expected) <= 1, `${rows.length} vs ${expected}`);
+    assert.equal(total.total.outOfRange + rows.length, 20);
+  } finally {
+    rmSync(recent.dir, { recursive: true, force: true });
+  }
+});
+
+test('batch --json: one document, the multi-file shape with additions, reports equal to single-file --json', async () => {
+  const result = runCli(['analyze', 'alpha', 'beta', ...LIMITS, '--json'], { cwd: batch.dir });
+  assert.equal(result.stderr, '');
+  const doc = JSON.parse(result.stdout) as {
+    schemaVersion: number;
+    transcripts: Record<string, unknown>[];
+    total: Record<string, unknown>;
+    projects: { project: string }[];
+    range: unknown;
+  };
+  assert.deepEqual(Object.keys(doc), ['schemaVersion', 'transcripts', 'total', 'projects', 'range']);
+  assert.equal(doc.schemaVersion, 1);
+  assert.equal(doc.transcripts.length, 120);
+  assert.deepEqual(Object.keys(doc.total), ['transcripts', 'failed', 'turns', 'totalTokens', 'urgency', 'outOfRange']);
+  assert.deepEqual(doc.projects.map((p) => p.project), ['alpha', 'beta']);
+  assert.equal(doc.range, null);
+  const first = doc.transcripts[0] ?? {};
+  const single = JSON.parse((await runInProcess(['analyze', String(first['file']), '--json', ...LIMITS], { cwd: batch.dir })).stdout) as Record<string, unknown>;
+  const { project, firstTimestamp, lastTimestamp, ...rest } = first;
+  assert.deepEqual(rest, single, 'each transcript is the single-file report');
+  assert.equal(project, 'alpha');
+  assert.equal(typeof firstTimestamp, 'string');
+  assert.equal(typeof lastTimestamp, 'string');
+  // Sorted --json gives the same documents in another order.
+  const sorted = JSON.parse(runCli(['analyze', 'alpha', 'beta', ...LIMITS, '--json', '--sort', 'tokens'], { cwd: batch.dir }).stdout) as typeof doc;
+  const key = (t: Record<string, unknown>): string => JSON.stringify(t);
+  assert.deepEqual(sorted.transcripts.map(key).sort(), doc.transcripts.map(key).sort());
+  const tokens = sorted.transcripts.map((t) => Number(t['totalTokens']));
+  assert.deepEqual(tokens, [...tokens].sort((a, b) => b - a));
+  assert.deepEqual(sorted.total, doc.total);
+});
+
+test('batch: unreadable transcripts are rows, the batch goes on, and the first one decides the exit code', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-bad-'));
+  try {
+    const some = writeBatch({ sessions: 30, projects: ['a', 'b'], seed: 3, start: START, stepMs: STEP, dir, maxTurns: 6 });
+    writeFileSync(join(dir, 'a', 'empty.jsonl'), '');
+    writeFileSync(join(dir, 'b', 'junk.jsonl'), 'not json at all\n{{{\n');
+    const nd = ndjson(['.'], dir);
+    assert.equal(nd.exitCode, 4);
+    assert.equal(nd.rows.length, 32);
+    const bad = nd.rows.filter((r) => r.error);
+    assert.deepEqual(bad.map((r) => [r.file, r.error?.exitCode, r.project]), [['a/empty.jsonl', 4, 'a'], ['b/junk.jsonl', 4, 'b']]);
+    assert.equal(nd.total.total.failed, 2);
+    assert.equal(nd.total.total.transcripts, 32);
+    const human = runCli(['analyze', '.'], { cwd: dir });
+    assert.equal(human.exitCode, 4);
+    assert.match(human.stdout, /^a\/empty\.jsonl +- +- +- +error \(exit 4\)$/m);
+    assert.match(human.stderr, /^devs-ctx: a\/empty\.jsonl: the transcript is empty$/m);
+    assert.equal(human.stdout.split('\n').filter((l) => l.startsWith('a/') || l.startsWith('b/')).length, 32);
+    // A subdirectory that cannot be listed is a row too, where it was found (exit 3 as an input error).
+    if (process.getuid?.() !== 0) {
+      mkdirSync(join(dir, 'b', 'locked'));
+      chmodSync(join(dir, 'b', 'locked'), 0);
+      const locked = ndjson(['b'], dir);
+      assert.equal(locked.exitCode, 4, 'b/junk.jsonl comes first');
+      assert.ok(locked.rows.some((r) => r.file === 'b/locked' && r.error?.exitCode === 3));
+    }
+    assert.equal(some.sessions.length, 30);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('batch exit codes: the worst urgency, as for one file', () => {
+  assert.equal(runCli(['analyze', '.', '--ndjson'], { cwd: batch.dir }).exitCode, 0);
+  assert.equal(runCli(['analyze', '.', '--ndjson', '--soft-limit', '1500', '--hard-limit', '1M'], { cwd: batch.dir }).exitCode, 10);
+  const missing = runCli(['analyze', '.', 'no/such/dir', '--ndjson'], { cwd: batch.dir });
+  assert.equal(missing.exitCode, 3, 'a path that does not exist is still fatal up front');
+  assert.equal(missing.stdout.split('\n').length, 2, 'one JSON error line and nothing else');
+  assert.equal(runCli(['analyze', '.', '--ndjson', ...LIMITS], { cwd: batch.dir }).exitCode, 11);
+});
+
+test('batch: a quoted glob is expanded by devs-ctx, ** at any depth; no match is an input error', () => {
+  const all = ndjson(['**/*.jsonl']).rows.length;
+  assert.equal(all, batch.sessions.length + 1);
+  assert.equal(ndjson(['*/session-000?.jsonl']).rows.length, 8, 'gamma/nested is two levels down');
+  const some = ndjson(['alpha/session-00[0-3]?.jsonl']).rows.map((r) => r.file);
+  assert.deepEqual(some, batch.sessions.filter((s) => /^alpha\/session-00[0-3]\d\.jsonl$/.test(s.file)).map((s) => s.file));
+  const none = runCli(['analyze', 'nothing/*.jsonl'], { cwd: batch.dir });
+  assert.equal(none.exitCode, 3);
+  assert.match(none.stderr, /nothing\/\*\.jsonl: no \.jsonl or \.json file matches this pattern/);
+});
+
+test('batch usage errors: bad --since, --json with --ndjson, bad --jobs (exit 2, JSON in data modes)', () => {
+  for (const [args, pattern] of [
+    [['--since', 'yesterday'], /--since yesterday: expected a date/],
+    [['--since', '2026-03-05', '--until', '2026-03-01'], /is not before --until/],
+    [['--json', '--ndjson'], /cannot be used together/],
+    [['--jobs', '0'], /--jobs 0/],
+    [['--sort', 'size'], /size/],
+  ] as const) {
+    const result = runCli(['analyze', '.', ...args], { cwd: batch.dir });
+    assert.equal(result.exitCode, 2, args.join(' '));
+    assert.match(result.stderr + result.stdout, pattern);
+  }
+  const json = runCli(['analyze', '.', '--ndjson', '--until', 'soon'], { cwd: batch.dir });
+  assert.equal((JSON.parse(json.stdout) as { error: { exitCode: number } }).error.exitCode, 2);
+});
+
+test('batch: the text table for a person, sorted, with projects (golden)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-golden-'));
+  try {
+    writeBatch({ sessions: 24, projects: ['api', 'web', 'cli'], seed: 0x601d, start: START, stepMs: STEP, dir, maxTurns: 12 });
+    writeFileSync(join(dir, 'web', 'broken.jsonl'), '');
+    assertGolden('analyze-batch-sorted', runCli(['analyze', '.', '--sort', 'urgency', '--soft-limit', '400', '--hard-limit', '1500'], { cwd: dir }));
+    assertGolden('analyze-batch-range', runCli(['analyze', 'api', 'cli', '--since', '2026-03-02', '--until', '2026-03-03T12:00Z'], { cwd: dir }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('batch: more rows than the alignment block stream with fixed columns; totals still line up', () => {
+  const human = runCli(['analyze', '.'], { cwd: batch.dir });
+  assert.equal(human.exitCode, 0, human.stderr);
+  const lines = human.stdout.split('\n');
+  const header = lines[0] ?? '';
+  const total = lines.find((l) => l.startsWith('total')) ?? '';
+  // The tokens column ends at the same place in the header and in the total.
+  assert.equal(total.trimEnd().length, header.indexOf('tokens') + 'tokens'.length);
+  assert.equal(lines.filter((l) => l.includes('session-')).length, batch.sessions.length);
+});
+
+test('batch time range: parsing and overlap', () => {
+  const now = Date.UTC(2026, 4, 10, 12);
+  assert.equal(parseTimeBound('7d', '--since', now), now - 7 * 86_400_000);
+  assert.equal(parseTimeBound('12h', '--since', now), now - 12 * 3_600_000);
+  assert.equal(parseTimeBound('30m', '--since', now), now - 30 * 60_000);
+  assert.equal(parseTimeBound('2w', '--since', now), now - 14 * 86_400_000);
+  assert.equal(parseTimeBound('2026-05-01T09:30Z', '--since', now), Date.UTC(2026, 4, 1, 9, 30));
+  assert.equal(parseTimeBound('2026-05-01T09:30Z', '--until', now), Date.UTC(2026, 4, 1, 9, 30));
+  assert.equal(parseTimeBound('2026-05-01', '--until', now), Date.UTC(2026, 4, 2) - 1, 'a date is the whole day (TZ=UTC here)');
+  assert.throws(() => parseTimeBound('last tuesday', '--since', now), /expected a date/);
+  assert.throws(() => parseTimeBound('2026-13-01', '--since', now), /expected a date/);
+  assert.equal(parseTimeRange({}, now), undefined);
+  const range = parseTimeRange({ since: '2026-05-01T00:00Z', until: '2026-05-02T00:00Z' }, now);
+  assert.ok(range);
+  const at = (iso: string): number => Date.parse(iso);
+  assert.equal(spanInRange({ first: at('2026-04-30T23:00Z'), last: at('2026-05-01T00:00Z') }, range), true, 'ends at since');
+  assert.equal(spanInRange({ first: at('2026-04-30T00:00Z'), last: at('2026-04-30T23:59Z') }, range), false);
+  assert.equal(spanInRange({ first: at('2026-05-02T00:00Z'), last: at('2026-05-02T01:00Z') }, range), true, '--until is inclusive of its instant');
+  assert.equal(spanInRange({ first: at('2026-05-02T00:00:00.001Z'), last: at('2026-05-03T00:00Z') }, range), false);
+});
+
+test('batch progress: a bar on a TTY stderr only, cleared at the end', async () => {
+  assert.equal(progressLine({ done: 6, found: 12, discovering: true, tokens: 1_234_567 }), `analyzing [${'█'.repeat(12)}${'░'.repeat(12)}] 6/12+ sessions · 1.2M tokens`);
+  let out = '';
+  const stderr = Object.assign(new PassThrough(), { isTTY: true });
+  stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const ctx = { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, cwd: '/' };
+  const progress = startBatchProgress(ctx);
+  progress.update({ done: 1, found: 2, discovering: false, tokens: 10 });
+  await new Promise((r) => setTimeout(r, 450));
+  progress.stop();
+  await new Promise((r) => setImmediate(r));
+  assert.match(out, /analyzing \[.*\] 1\/2 sessions · 10 tokens/);
+  assert.ok(out.endsWith('\r\x1b[2K'));
+  let quiet = '';
+  const pipe = Object.assign(new PassThrough(), { isTTY: false });
+  pipe.on('data', (d: Buffer) => (quiet += d.toString()));
+  const silent = startBatchProgress({ ...ctx, stderr: pipe });
+  await new Promise((r) => setTimeout(r, 400));
+  silent.stop();
+  assert.equal(quiet, '');
+});

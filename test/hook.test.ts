@@ -1,0 +1,396 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { HookInstallReport, HookStatusReport, HookUninstallReport } from '../src/cli/commands/hook.js';
+import { parseHookScript, renderHookScript } from '../src/core/git-hook.js';
+import type { HookSettings } from '../src/core/git-hook.js';
+import { segmentRegExp } from '../src/core/path-glob.js';
+import { assertGolden } from './helpers/cli.js';
+import type { CliResult } from './helpers/cli.js';
+import { tempRepo } from './helpers/git-repo.js';
+import type { TempRepo } from './helpers/git-repo.js';
+import { repoRoot } from './helpers/realdata.js';
+
+/**
+ * `devs-ctx hook install|uninstall|status` end to end: real git repositories in temp folders, real
+ * commits running the installed hook, which runs the built devs-ctx (analyze, prune --in-place,
+ * refresh --in-place). Archives go to DEVS_CTX_ARCHIVE in the temp folder.
+ */
+
+// 17 turns, 2,211 tokens: soft urgency under --window 4000 (soft 2,000, hard 3,200), hard under 2500
+// (soft 1,250, hard 2,000); a refresh is due in it (6 turns in node "implement").
+const OVER_SOFT = 'devs/over-soft-limit.jsonl';
+// 254 tokens, and no refresh due (a new node started the count again): nothing for the hook to do.
+const QUIET = 'devs/node-change-resets-refresh.jsonl';
+const SUMMARY = '[Context Summary]';
+const bin = realpathSync(join(repoRoot, 'bin', 'devs-ctx.js'));
+
+/** A repo with a committed config watching sessions/*.jsonl (ignored by git) and one transcript. */
+function projectRepo(prefix: string, options: { window: number; fixture?: string; config?: Record<string, unknown> }): TempRepo & { transcript: string } {
+  const repo = tempRepo(prefix);
+  repo.write('.gitignore', 'sessions/\n');
+  repo.write('devs-ctx.config.json', `${JSON.stringify({ window: options.window, transcripts: ['sessions/*.jsonl'], ...options.config }, null, 2)}\n`);
+  const transcript = repo.copyFixture(options.fixture ?? OVER_SOFT, 'sessions/agent.jsonl');
+  return Object.assign(repo, { transcript });
+}
+
+function commit(repo: TempRepo, message: string, options: { cwd?: string } = {}): CliResult & { ms: number } {
+  const cwd = options.cwd ?? repo.dir;
+  writeFileSync(join(cwd, `${message}.txt`), `${message}\n`);
+  repo.git(['add', '-A'], { cwd });
+  return repo.git(['commit', '-q', '-m', message], { cwd });
+}
+
+const devsCtxLines = (stderr: string): string[] => stderr.split('\n').filter((l) => l.startsWith('devs-ctx'));
+const commits = (repo: TempRepo): number => {
+  const r = repo.git(['rev-list', '--count', 'HEAD']);
+  return r.exitCode === 0 ? Number(r.stdout.trim()) : 0;
+};
+
+function normalised(result: CliResult, repo: TempRepo): CliResult {
+  const clean = (s: string): string => s.split(repo.dir).join('<repo>').split(bin).join('<bin>').split(process.execPath).join('<node>');
+  return { exitCode: result.exitCode, stdout: clean(result.stdout), stderr: clean(result.stderr) };
+}
+
+describe('hook install, then commit', () => {
+  test('a transcript over the soft limit is pruned in place and archived; the commit goes through; one line', () => {
+    const repo = projectRepo('e2e', { window: 4000 });
+    const original = readFileSync(repo.transcript);
+    const install = repo.devsCtx(['hook', 'install']);
+    assert.equal(install.exitCode, 0, install.stderr);
+    assertGolden('hook-install', normalised(install, repo));
+    assert.ok(statSync(join(repo.dir, '.git/hooks/pre-commit')).mode & 0o100, 'the hook is executable');
+
+    const first = commit(repo, 'first');
+    assert.equal(first.exitCode, 0, first.stderr);
+    assert.equal(commits(repo), 1);
+    assert.deepEqual(devsCtxLines(first.stderr), ['devs-ctx: sessions/agent.jsonl: pruned 2,211 → 855 tokens, refreshed']);
+    const pruned = readFileSync(repo.transcript, 'utf8');
+    assert.ok(pruned.includes(SUMMARY), 'the transcript was pruned in place');
+    assert.ok(pruned.includes('[CONTEXT REFRESH]'), 'and refreshed');
+    assert.equal(repo.devsCtx(['analyze', 'sessions/agent.jsonl']).exitCode, 0, 'now below the soft limit of the configured window');
+
+    // The archive holds what was removed: restore gives back the original (the refresh, appended after, stays at the end).
+    assert.ok(existsSync(repo.archive), 'archived under DEVS_CTX_ARCHIVE');
+    const restored = repo.devsCtx(['restore', 'sessions/agent.jsonl', '-o', join(repo.dir, 'restored.jsonl')]);
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.ok(readFileSync(join(repo.dir, 'restored.jsonl')).subarray(0, original.length).equals(original));
+    repo.git(['clean', '-q', '-f', 'restored.jsonl']);
+
+    // Nothing due now: quick, one line, nothing changed.
+    const before = readFileSync(repo.transcript);
+    const second = commit(repo, 'second');
+    assert.equal(second.exitCode, 0, second.stderr);
+    assert.deepEqual(devsCtxLines(second.stderr), ['devs-ctx: nothing due (1 transcript checked)']);
+    assert.ok(readFileSync(repo.transcript).equals(before), 'the transcript is untouched');
+    assert.equal(commits(repo), 2);
+  });
+
+  test('nothing due: one line, no change, no archive, quick', () => {
+    const repo = projectRepo('quiet', { window: 200_000, fixture: QUIET });
+    const original = readFileSync(repo.transcript);
+    assert.equal(repo.devsCtx(['hook', 'install']).exitCode, 0);
+    const result = commit(repo, 'quiet');
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(result.stderr, 'devs-ctx: nothing due (1 transcript checked)\n');
+    assert.ok(readFileSync(repo.transcript).equals(original));
+    assert.ok(!existsSync(repo.archive), 'no prune, no archive');
+    // Three short devs-ctx runs (list, analyze, refresh --check); generous for a loaded CI machine.
+    assert.ok(result.ms < 8000, `the commit took ${Math.round(result.ms)} ms`);
+  });
+
+  test('--block-on hard: a transcript at the hard limit blocks the commit, is pruned, and the next commit goes through', () => {
+    const repo = projectRepo('block', { window: 2500 });
+    assert.equal(repo.devsCtx(['hook', 'install', '--block-on', 'hard', '--no-refresh']).exitCode, 0);
+    const blocked = commit(repo, 'blocked');
+    assert.notEqual(blocked.exitCode, 0, 'the commit is refused');
+    assert.equal(commits(repo), 0);
+    const lines = devsCtxLines(blocked.stderr);
+    assert.equal(lines.length, 1, blocked.stderr);
+    assert.match(lines[0] ?? '', /^devs-ctx: sessions\/agent\.jsonl: pruned 2,211 → \d+ tokens; pre-commit blocked by --block-on hard: sessions\/agent\.jsonl \(hard\) had reached it/);
+    assert.ok(readFileSync(repo.transcript, 'utf8').includes(SUMMARY), 'pruned even though the commit was blocked');
+    assert.ok(!readFileSync(repo.transcript, 'utf8').includes('[CONTEXT REFRESH]'), '--no-refresh');
+
+    const again = repo.git(['commit', '-q', '-m', 'again']);
+    assert.equal(again.exitCode, 0, again.stderr);
+    assert.equal(commits(repo), 1);
+  });
+
+  test('--block-on hard does not block at the soft limit', () => {
+    const repo = projectRepo('block-soft', { window: 4000 });
+    assert.equal(repo.devsCtx(['hook', 'install', '--block-on', 'hard']).exitCode, 0);
+    const result = commit(repo, 'soft');
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.ok(readFileSync(repo.transcript, 'utf8').includes(SUMMARY));
+  });
+
+  test('--transcript without a config file: the hook carries the list; limits from the environment', () => {
+    const repo = tempRepo('flag');
+    const transcript = repo.copyFixture(OVER_SOFT, 'agent/session one.jsonl');
+    repo.write('.gitignore', 'agent/\n');
+    const install = repo.devsCtx(['hook', 'install', '--transcript', 'agent/*.jsonl', '--json']);
+    assert.equal(install.exitCode, 0, install.stderr);
+    const report = JSON.parse(install.stdout) as HookInstallReport;
+    assert.equal(report.transcripts.source, 'hook');
+    assert.deepEqual(report.transcripts.patterns, [{ pattern: 'agent/*.jsonl', files: [transcript] }]);
+    const result = repo.git(['commit', '-q', '--allow-empty', '-m', 'env'], { env: { DEVS_SOFT_LIMIT: '2000', DEVS_HARD_LIMIT: '3200' } });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /^devs-ctx: agent\/session one\.jsonl: pruned 2,211 → \d+ tokens, refreshed\n$/);
+    assert.ok(readFileSync(transcript, 'utf8').includes(SUMMARY));
+  });
+});
+
+describe('an existing hook is chained, and uninstall puts it back byte for byte', () => {
+  const PREVIOUS = '#!/bin/sh\n# the team\'s own pre-commit\necho "previous hook ran with $# args" >> previous-ran.log\n';
+
+  test('both run; uninstall restores the original bytes and mode', () => {
+    const repo = projectRepo('chain', { window: 4000 });
+    repo.write('.gitignore', 'sessions/\nprevious-ran.log\n');
+    const hookPath = join(repo.dir, '.git/hooks/pre-commit');
+    writeFileSync(hookPath, PREVIOUS);
+    chmodSync(hookPath, 0o750);
+
+    const install = repo.devsCtx(['hook', 'install', '--json']);
+    assert.equal(install.exitCode, 0, install.stderr);
+    const report = JSON.parse(install.stdout) as HookInstallReport;
+    assert.equal(report.previous, join(repo.dir, '.git/hooks/pre-commit.devs-ctx-previous'));
+    assert.equal(readFileSync(report.previous, 'utf8'), PREVIOUS, 'moved aside untouched');
+
+    // Installing again updates our hook and keeps the chain (the old hook is not moved aside twice).
+    const again = repo.devsCtx(['hook', 'install', '--block-on', 'soft', '--json']);
+    assert.equal((JSON.parse(again.stdout) as HookInstallReport).action, 'updated');
+    assert.equal(readFileSync(report.previous, 'utf8'), PREVIOUS);
+    assert.equal(repo.devsCtx(['hook', 'install', '--json']).exitCode, 0);
+
+    const result = commit(repo, 'chained');
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(readFileSync(join(repo.dir, 'previous-ran.log'), 'utf8'), 'previous hook ran with 0 args\n');
+    assert.ok(readFileSync(repo.transcript, 'utf8').includes(SUMMARY), 'and devs-ctx ran too');
+
+    const uninstall = repo.devsCtx(['hook', 'uninstall', '--json']);
+    assert.equal(uninstall.exitCode, 0, uninstall.stderr);
+    const removed = JSON.parse(uninstall.stdout) as HookUninstallReport;
+    assert.deepEqual(removed.removed.map((r) => [r.hook, r.action]), [['pre-commit', 'restored']]);
+    assert.equal(readFileSync(hookPath, 'utf8'), PREVIOUS, 'byte for byte');
+    assert.equal(statSync(hookPath).mode & 0o777, 0o750, 'mode kept');
+    assert.ok(!existsSync(report.previous), 'nothing of devs-ctx left');
+
+    const twice = repo.devsCtx(['hook', 'uninstall']);
+    assert.equal(twice.exitCode, 0);
+    assert.match(twice.stdout, /no devs-ctx hook in \.git\/hooks; nothing removed/);
+    assert.equal(readFileSync(hookPath, 'utf8'), PREVIOUS);
+  });
+
+  test('a failing previous hook stops the commit, and devs-ctx then does nothing', () => {
+    const repo = projectRepo('chain-fail', { window: 4000 });
+    const original = readFileSync(repo.transcript);
+    const hookPath = join(repo.dir, '.git/hooks/pre-commit');
+    writeFileSync(hookPath, '#!/bin/sh\necho "lint failed" >&2\nexit 3\n');
+    chmodSync(hookPath, 0o755);
+    assert.equal(repo.devsCtx(['hook', 'install']).exitCode, 0);
+    const result = commit(repo, 'refused');
+    assert.notEqual(result.exitCode, 0);
+    assert.match(result.stderr, /lint failed/);
+    assert.deepEqual(devsCtxLines(result.stderr), []);
+    assert.ok(readFileSync(repo.transcript).equals(original));
+  });
+
+  test('uninstall with no hook before removes the file; an edited devs-ctx hook needs --force', () => {
+    const repo = projectRepo('edited', { window: 4000 });
+    assert.equal(repo.devsCtx(['hook', 'install', '--hook', 'pre-push']).exitCode, 0);
+    const hookPath = join(repo.dir, '.git/hooks/pre-push');
+    writeFileSync(hookPath, `${readFileSync(hookPath, 'utf8')}echo mine\n`);
+    const refused = repo.devsCtx(['hook', 'uninstall']);
+    assert.equal(refused.exitCode, 2);
+    assert.match(refused.stderr, /pre-push was edited since devs-ctx wrote it/);
+    assert.equal(repo.devsCtx(['hook', 'install', '--hook', 'pre-push']).exitCode, 2, 'nor replaced without --force');
+    const forced = repo.devsCtx(['hook', 'uninstall', '--force']);
+    assert.equal(forced.exitCode, 0, forced.stderr);
+    assert.match(forced.stdout, /removed the devs-ctx pre-push hook \(\.git\/hooks\/pre-push\); there was no hook before it/);
+    assert.ok(!existsSync(hookPath));
+  });
+});
+
+describe('where the hook goes', () => {
+  test('core.hooksPath (relative to the work tree) is respected', () => {
+    const repo = projectRepo('hookspath', { window: 4000 });
+    repo.git(['config', 'core.hooksPath', '.githooks']);
+    const install = repo.devsCtx(['hook', 'install']);
+    assert.equal(install.exitCode, 0, install.stderr);
+    assert.ok(existsSync(join(repo.dir, '.githooks/pre-commit')));
+    assert.ok(!existsSync(join(repo.dir, '.git/hooks/pre-commit')));
+    const status = JSON.parse(repo.devsCtx(['hook', 'status', '--json'], { cwd: join(repo.dir, 'sessions') }).stdout) as HookStatusReport;
+    assert.equal(status.hooksDir, join(repo.dir, '.githooks'));
+    assert.equal(status.hooksPath, '.githooks');
+    const result = commit(repo, 'hookspath');
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.ok(readFileSync(repo.transcript, 'utf8').includes(SUMMARY));
+  });
+
+  test('a linked worktree shares the hook; each worktree prunes its own transcripts', () => {
+    const repo = projectRepo('worktree', { window: 4000, fixture: QUIET });
+    assert.equal(commit(repo, 'base').exitCode, 0);
+    const wt = join(repo.dir, '..', 'wt');
+    assert.equal(repo.git(['worktree', 'add', '-q', wt]).exitCode, 0);
+    const install = repo.devsCtx(['hook', 'install'], { cwd: wt });
+    assert.equal(install.exitCode, 0, install.stderr);
+    assert.ok(existsSync(join(repo.dir, '.git/hooks/pre-commit')), 'installed in the common hooks folder');
+    const wtTranscript = join(wt, 'sessions/agent.jsonl');
+    repo.copyFixture(OVER_SOFT, '../wt/sessions/agent.jsonl');
+    const result = commit(repo, 'in-worktree', { cwd: wt });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /devs-ctx: sessions\/agent\.jsonl: pruned/);
+    assert.ok(readFileSync(wtTranscript, 'utf8').includes(SUMMARY));
+    assert.ok(!readFileSync(repo.transcript, 'utf8').includes(SUMMARY), 'the main work tree\'s transcript is its own');
+  });
+});
+
+describe('hook status', () => {
+  test('--json: installed, where, for which hook, which transcripts', () => {
+    const repo = projectRepo('status', { window: 4000 });
+    const none = JSON.parse(repo.devsCtx(['hook', 'status', '--json']).stdout) as HookStatusReport;
+    assert.equal(none.installed, false);
+    assert.deepEqual(none.hooks, []);
+    assert.deepEqual(none.wouldCover?.patterns, [{ pattern: 'sessions/*.jsonl', files: [repo.transcript] }]);
+
+    assert.equal(repo.devsCtx(['hook', 'install', '--hook', 'post-commit', '--block-on', 'soft']).exitCode, 0);
+    const result = repo.devsCtx(['hook', 'status', '--json']);
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.stderr, '');
+    const status = JSON.parse(result.stdout) as HookStatusReport;
+    assert.equal(status.schemaVersion, 1);
+    assert.equal(status.installed, true);
+    assert.equal(status.repository, repo.dir);
+    assert.equal(status.hooksDir, join(repo.dir, '.git/hooks'));
+    assert.equal(status.hooksPath, null);
+    assert.equal(status.hooks.length, 1);
+    const [hook] = status.hooks;
+    assert.deepEqual(
+      { hook: hook?.hook, path: hook?.path, blockOn: hook?.blockOn, refresh: hook?.refresh, previous: hook?.previous, modified: hook?.modified },
+      { hook: 'post-commit', path: join(repo.dir, '.git/hooks/post-commit'), blockOn: 'soft', refresh: true, previous: null, modified: false },
+    );
+    assert.deepEqual(hook?.runner, { node: process.execPath, bin, binPresent: true, fallback: 'npx --no-install devs-ctx' });
+    assert.deepEqual(hook?.transcripts, { source: 'config', config: join(repo.dir, 'devs-ctx.config.json'), patterns: [{ pattern: 'sessions/*.jsonl', files: [repo.transcript] }] });
+
+    const text = repo.devsCtx(['hook', 'status']);
+    assert.equal(text.exitCode, 0);
+    assertGolden('hook-status', normalised(text, repo));
+
+    const listed = repo.devsCtx(['hook', 'status', '--print-transcripts', '--hook', 'post-commit']);
+    assert.deepEqual(listed, { exitCode: 0, stdout: `${repo.transcript}\n`, stderr: '' });
+  });
+});
+
+describe('hook install --stdout (for husky and lefthook)', () => {
+  test('prints a portable script (npx, no paths of this machine) and installs nothing', () => {
+    const repo = projectRepo('stdout', { window: 4000 });
+    const result = repo.devsCtx(['hook', 'install', '--stdout']);
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.ok(!existsSync(join(repo.dir, '.git/hooks/pre-commit')));
+    assert.ok(!result.stdout.includes(repo.dir) && !result.stdout.includes(bin));
+    assertGolden('hook-script-stdout', result);
+
+    // Run the way .husky/pre-commit would (`sh .husky/devs-ctx.sh`), with neither node nor npx on PATH: it says so and does not block.
+    repo.write('.husky/devs-ctx.sh', result.stdout);
+    const run = spawnSync('/bin/sh', ['.husky/devs-ctx.sh'], { cwd: repo.dir, env: { ...repo.env, PATH: join(repo.dir, 'no-such-dir') }, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /^devs-ctx: not found \(no installed copy, npx --no-install devs-ctx\); pre-commit hook skipped\n$/);
+
+    // With the project's devs-ctx reachable through npx (a stand-in npx here), called from a hook
+    // manager's own hook file: it prunes, like the installed hook.
+    const fakeBin = join(repo.dir, '..', 'fake-bin');
+    mkdirSync(fakeBin);
+    writeFileSync(join(fakeBin, 'npx'), `#!/bin/sh\n[ "$1 $2" = "--no-install devs-ctx" ] || exit 1\nshift 2\nexec '${process.execPath}' '${bin}' "$@"\n`, { mode: 0o755 });
+    repo.write('.husky/pre-commit', '#!/bin/sh\nsh .husky/devs-ctx.sh\n');
+    chmodSync(join(repo.dir, '.husky/pre-commit'), 0o755);
+    repo.git(['config', 'core.hooksPath', '.husky']);
+    repo.git(['add', '-A']);
+    const committed = repo.git(['commit', '-q', '-m', 'husky'], { env: { PATH: `${fakeBin}:${process.env['PATH'] ?? ''}` } });
+    assert.equal(committed.exitCode, 0, committed.stderr);
+    assert.match(committed.stderr, /^devs-ctx: sessions\/agent\.jsonl: pruned 2,211 → \d+ tokens, refreshed\n$/);
+    assert.ok(readFileSync(repo.transcript, 'utf8').includes(SUMMARY));
+  });
+});
+
+describe('errors', () => {
+  test('not a git repository: exit 3 with a clear message', () => {
+    const dir = tempRepo('norepo', { init: false });
+    dir.write('devs-ctx.config.json', '{"transcripts":["*.jsonl"]}\n');
+    const result = dir.devsCtx(['hook', 'install']);
+    assert.equal(result.exitCode, 3);
+    assert.match(result.stderr, /^devs-ctx: .* is not in a git repository/);
+    assert.match(result.stderr, /hint: run devs-ctx hook in the repository/);
+    assert.equal(dir.devsCtx(['hook', 'status']).exitCode, 3);
+    const json = dir.devsCtx(['hook', 'status', '--json']);
+    assert.equal(json.exitCode, 3);
+    assert.equal(JSON.parse(json.stdout).error.code, 'input');
+  });
+
+  test('an unknown hook name: exit 2, naming the hooks there are', () => {
+    const repo = projectRepo('badhook', { window: 4000 });
+    const result = repo.devsCtx(['hook', 'install', '--hook', 'pre-comit']);
+    assert.equal(result.exitCode, 2);
+    assert.match(result.stderr, /--hook pre-comit: not a git hook; one of applypatch-msg, .*pre-commit/);
+    assert.equal(repo.devsCtx(['hook', 'status', '--hook', 'nope']).exitCode, 2);
+    assert.equal(repo.devsCtx(['hook', 'install', '--block-on', 'always']).exitCode, 2);
+  });
+
+  test('no transcripts configured: exit 2, saying how to name them', () => {
+    const repo = tempRepo('notranscripts');
+    const result = repo.devsCtx(['hook', 'install']);
+    assert.equal(result.exitCode, 2);
+    assert.match(result.stderr, /no transcripts to watch/);
+    repo.write('devs-ctx.config.json', '{"window": 4000}\n');
+    const withConfig = repo.devsCtx(['hook', 'install']);
+    assert.equal(withConfig.exitCode, 2);
+    assert.match(withConfig.stderr, /names no "transcripts"/);
+    repo.write('devs-ctx.config.json', '{"transcripts": "sessions/*.jsonl"}\n');
+    const bad = repo.devsCtx(['hook', 'install']);
+    assert.equal(bad.exitCode, 2);
+    assert.match(bad.stderr, /key "transcripts" .*an array of paths or globs/);
+  });
+});
+
+describe('the hook script and its globs (pure)', () => {
+  const settings: HookSettings = {
+    schemaVersion: 1,
+    hook: 'pre-commit',
+    devsCtxVersion: '0.0.0',
+    blockOn: 'none',
+    refresh: true,
+    config: "it's here/devs-ctx.config.json",
+    transcripts: null,
+    previous: 'pre-commit.devs-ctx-previous',
+    runner: { node: '/usr/bin/node', bin: '/opt/devs ctx/bin/devs-ctx.js' },
+  };
+
+  test('is valid sh, quotes every path, and knows itself (edits detected)', () => {
+    const script = renderHookScript(settings);
+    const check = spawnSync('sh', ['-n'], { input: script, encoding: 'utf8' });
+    assert.equal(check.status, 0, check.stderr);
+    assert.ok(script.includes(`config='it'\\''s here/devs-ctx.config.json'`));
+    const parsed = parseHookScript(script);
+    assert.equal(parsed.kind, 'devs-ctx');
+    assert.equal(parsed.kind === 'devs-ctx' && parsed.modified, false);
+    const edited = parseHookScript(script.replace('exit 0\n', 'exit 0\n# mine\n'));
+    assert.equal(edited.kind === 'devs-ctx' && edited.modified, true);
+    assert.equal(parseHookScript('#!/bin/sh\nnpm test\n').kind, 'foreign');
+  });
+
+  test('globs: * and ? stay in a segment, no leading dot, [] and {} work', () => {
+    const cases: [string, string, boolean][] = [
+      ['*.jsonl', 'a.jsonl', true],
+      ['*.jsonl', '.hidden.jsonl', false],
+      ['.*.jsonl', '.hidden.jsonl', true],
+      ['s?.jsonl', 's1.jsonl', true],
+      ['[ab].json', 'b.json', true],
+      ['[!ab].json', 'b.json', false],
+      ['*.{json,jsonl}', 'x.json', true],
+      ['*.{json,jsonl}', 'x.txt', false],
+      ['a+b(1).jsonl', 'a+b(1).jsonl', true],
+    ];
+    for (const [pattern, name, expected] of cases) assert.equal(segmentRegExp(pattern).test(name), expected, `${pattern} vs ${name}`);
+  });
+});
