@@ -172,7 +172,7 @@ test('scoreRelevance: a few batches in flight, and the first failure aborts the 
       if (n === 0) return Promise.resolve(texts.map(() => [1, 0]));
       inFlight++;
       most = Math.max(most, inFlight);
-      return new Promise((resolve, reject) => {
+      return new Promise((_resolve, reject) => {
         if (n === 2) {
           setTimeout(() => {
             inFlight--;

@@ -26,9 +26,18 @@ export interface DocumentPrune {
 export async function pruneDocument(
   doc: ParsedDocument,
   transcript: Transcript,
-  request: Omit<PruneRequest, 'entries'> & { readonly counter: TextTokenCounter },
+  request: Omit<PruneRequest, 'entries'> & {
+    readonly counter: TextTokenCounter;
+    /**
+     * Entries to keep as if they were pinned, for this prune only (`prune --interactive`): they are
+     * planned as pinned and checked byte for byte like pinned turns, but the file does not say so.
+     */
+    readonly pins?: ReadonlySet<number>;
+  },
 ): Promise<DocumentPrune> {
-  const prepared = await preparePrune({ ...request, entries: transcript.entries });
+  const { pins } = request;
+  const entries = pins && pins.size > 0 ? transcript.entries.map((e, i) => (pins.has(i) ? { ...e, turn: { ...e.turn, pinned: true } } : e)) : transcript.entries;
+  const prepared = await preparePrune({ ...request, entries });
   if (prepared.plan.outcome !== 'prune' || !prepared.edit) return { prepared };
   const written = writeTranscript(doc, transcript, prepared.edit, writerFor(transcript.format));
   const problems = verifyReadBack(transcript.entries, prepared.edit, written.readBack.entries, prepared.plan.pinned);

@@ -18,6 +18,19 @@ const bin = join(repoRoot, 'bin', 'devs-ctx.js');
 /** A fresh token-count cache per test run, so results never depend on an earlier run. */
 export const cacheDir = mkdtempSync(join(tmpdir(), 'devs-ctx-cache-'));
 
+/** A stable environment for the binary: no inherited keys or limits, UTC, no colour, a private cache. */
+export function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env['PATH'] ?? '',
+    HOME: process.env['HOME'] ?? tmpdir(),
+    NO_COLOR: '1',
+    TZ: 'UTC',
+    COLUMNS: '100',
+    DEVS_CTX_CACHE_DIR: cacheDir,
+    ...extra,
+  };
+}
+
 /** Spawns the built binary the way a user's shell would, with a stable environment. */
 export function runCli(
   args: readonly string[],
@@ -27,15 +40,7 @@ export function runCli(
   const result = spawnSync(process.execPath, [bin, ...args], {
     cwd: options.cwd ?? repoRoot,
     input: options.input ?? '',
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      HOME: process.env['HOME'] ?? tmpdir(),
-      NO_COLOR: '1',
-      TZ: 'UTC',
-      COLUMNS: '100',
-      DEVS_CTX_CACHE_DIR: cacheDir,
-      ...options.env,
-    },
+    env: cliEnv(options.env),
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -88,15 +93,7 @@ export function runCliAsync(
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? repoRoot,
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: process.env['HOME'] ?? tmpdir(),
-        NO_COLOR: '1',
-        TZ: 'UTC',
-        COLUMNS: '100',
-        DEVS_CTX_CACHE_DIR: cacheDir,
-        ...options.env,
-      },
+      env: cliEnv(options.env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -134,8 +134,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       }));
       progress = startProgress(ctx, `pruning ${display}`);
     }
-    // The user's pins (--interactive) are planned as pinned turns; without any this is pruneDocument.
-    const prune = (r: Parameters<typeof pruneDocument>[2]) => (review ? review.pruneWithPins(doc, transcript, r, pinned) : pruneDocument(doc, transcript, r));
+    // The user's pins (--interactive) are planned and checked as pinned turns.
+    const prune = (r: Parameters<typeof pruneDocument>[2]) => pruneDocument(doc, transcript, { ...r, pins: pinned });
     if (trap?.signal.aborted) throw new InterruptedError();
     let result;
     try {

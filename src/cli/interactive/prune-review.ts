@@ -1,20 +1,12 @@
 import type { TextTokenCounter } from '../../core/accounting.js';
-import { countEntries } from '../../core/accounting.js';
 import { UsageError } from '../../core/errors.js';
-import { maskPlaceholder, preparePrune, summaryReserveFor } from '../../core/prune/engine.js';
-import type { PruneRequest } from '../../core/prune/engine.js';
+import { maskPlaceholder, summaryReserveFor } from '../../core/prune/engine.js';
 import { planPrune } from '../../core/prune/plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy } from '../../core/prune/plan.js';
 import { findActiveTask, scoreRelevance } from '../../core/prune/relevance.js';
-import { verifyReadBack } from '../../core/prune/verify.js';
 import type { Embedder } from '../../core/providers.js';
-import type { Transcript, TranscriptEntry } from '../../core/transcript.js';
+import type { TranscriptEntry } from '../../core/transcript.js';
 import { parseTokenAmount } from '../../core/units.js';
-import { InvalidOutputError, writeTranscript } from '../../formats/write.js';
-import { writerFor } from '../../formats/writers.js';
-import type { ParsedDocument } from '../../io/jsonl.js';
-import { pruneDocument } from '../../io/prune-document.js';
-import type { DocumentPrune } from '../../io/prune-document.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
 import type { CliContext } from '../context.js';
 import { terminalWidth } from '../context.js';
@@ -284,25 +276,3 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }
 
-/**
- * `pruneDocument` with the user's pins: the plan (and summary) treat the pinned entries as
- * `pinned: true`, while the output is written and verified against the transcript as read, so the
- * pinned turns are checked byte for byte like every other pinned turn. Without pins it is
- * `pruneDocument` itself.
- */
-export async function pruneWithPins(
-  doc: ParsedDocument,
-  transcript: Transcript,
-  request: Omit<PruneRequest, 'entries'> & { readonly counter: TextTokenCounter },
-  pinned: ReadonlySet<number>,
-): Promise<DocumentPrune> {
-  if (pinned.size === 0) return pruneDocument(doc, transcript, request);
-  const entries = transcript.entries.map((entry, i) => (pinned.has(i) ? pinEntry(entry) : entry));
-  const prepared = await preparePrune({ ...request, entries });
-  if (prepared.plan.outcome !== 'prune' || !prepared.edit) return { prepared };
-  const written = writeTranscript(doc, transcript, prepared.edit, writerFor(transcript.format));
-  const problems = verifyReadBack(transcript.entries, prepared.edit, written.readBack.entries, prepared.plan.pinned);
-  if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
-  const tokens = countEntries(written.readBack.entries, request.counter).reduce((sum, t) => sum + t.total, 0);
-  return { prepared, written, after: { turns: written.readBack.entries.length, tokens } };
-}
