@@ -13,7 +13,8 @@ const ENCODING_CHOICES = ['o200k_base', 'cl100k_base'];
 const ANALYZE_EXAMPLES = `
 Examples:
   $ devs-ctx analyze session.jsonl
-  $ devs-ctx analyze ~/.claude/projects/my-app --window 200k
+  $ devs-ctx analyze ~/.claude/projects --since 7d --sort urgency
+  $ devs-ctx analyze '~/.codex/sessions/**/*.jsonl' --ndjson | jq -c 'select(.urgency != "none")'
   $ devs-ctx analyze session.jsonl --json | jq '.urgency, .totalTokens'
   $ cat rollout.jsonl | devs-ctx analyze - --format codex
 
@@ -26,6 +27,7 @@ Examples:
   $ devs-ctx prune session.jsonl --in-place --window 200k
   $ devs-ctx prune session.jsonl -o pruned.jsonl --strategy recency --target 100k --json
   $ cat session.jsonl | devs-ctx prune --force > pruned.jsonl
+  $ devs-ctx prune session.jsonl --in-place --interactive
   $ GEMINI_API_KEY=… devs-ctx prune session.jsonl --in-place --summarizer gemini --fallback extractive
 
 Gemini: the key comes from $GEMINI_API_KEY, $GOOGLE_API_KEY or the config file's geminiApiKey and is
