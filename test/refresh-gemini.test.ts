@@ -76,3 +76,25 @@ describe('refresh --summarizer gemini', () => {
     assert.equal(server.requests.length, 0);
   });
 });
+
+describe('replay --summarizer gemini', () => {
+  test('offline by default even with a key; with the flag, simulated prunes are summarized by Gemini and the cost is noted', async () => {
+    // A model that answers like a summarizer (the server above answers every request with a condensed TAS).
+    const summarizer = await startFakeGemini({ apiKey: KEY });
+    after(() => summarizer.close());
+    const w = { ...workspace(), env: { ...workspace().env, DEVS_CTX_GEMINI_BASE_URL: summarizer.url } };
+    const server = summarizer;
+    const args = ['replay', join(repoRoot, 'fixtures/devs/replay-webhook-session.jsonl'), '--window', '8000', '--json', '--no-refresh'];
+    const offline = await runCliAsync(args, { env: w.env });
+    assert.equal(offline.exitCode, 0, offline.stderr);
+    assert.equal(server.requests.length, 0, 'a replay sent text without being asked');
+    const remote = await runCliAsync([...args, '--summarizer', 'gemini'], { env: w.env });
+    assert.equal(remote.exitCode, 0, remote.stderr);
+    const report = JSON.parse(remote.stdout) as { prunes: number; notes: string[]; events: { removedTurnCount?: number }[] };
+    // Every prune that removed turns wrote a summary, and Gemini wrote each.
+    const summaries = report.events.filter((e) => (e.removedTurnCount ?? 0) > 0).length;
+    assert.ok(summaries >= 2, `prunes with a summary: ${summaries}`);
+    assert.equal(server.requests.filter((r) => r.action === 'generateContent').length, summaries);
+    assert.ok(report.notes.some((n) => /summaries by gemini:gemini-3\.5-flash.*Gemini requests/.test(n)), report.notes.join(' | '));
+  });
+});

@@ -14,11 +14,10 @@ import type { ContextWindow, ConversationTurn } from '../../core/turn.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { OrchestratorLoop } from '../../orchestrator/orchestrator-loop.js';
 import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
-import { ExtractiveSummarizer } from '../../providers/extractive-summarizer.js';
-import { LocalEmbedder } from '../../providers/local-embedder.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, StaticSummaryProvider } from '../../providers/summary-providers.js';
 import type { CliContext } from '../context.js';
+import { buildProviders, chooseProviders, providersReport } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderReplayReport } from '../render/replay-text.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
@@ -36,6 +35,10 @@ const ReplayOptionsSchema = z.object({
   prd: z.string().optional(),
   refreshTokens: tokenOption('--refresh-tokens'),
   refresh: z.boolean().optional(),
+  summarizer: z.enum(['extractive', 'gemini']).optional(),
+  embedder: z.enum(['local', 'gemini']).optional(),
+  model: z.string().trim().min(1).optional(),
+  timeout: z.coerce.number({ error: '--timeout takes a number of seconds' }).positive('--timeout must be more than 0 seconds').max(3600).optional(),
 });
 
 /** One thing the policy did at a step. */
@@ -120,8 +123,11 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     const steps = agentSteps(turns);
     let stepIndex = 0;
     const lastId = (step: number): string => steps[step - 1]?.at(-1)?.id ?? '';
-    // Offline, as `prune` is without a key: the extractive summarizer and the local embedder.
-    const pruner = new ContextPruner(new ExtractiveSummarizer(counter), {
+    // Offline unless asked (a replay simulates many prunes; with Gemini each would be paid for):
+    // the extractive summarizer and the local embedder, or Gemini with --summarizer/--embedder.
+    const choice = await chooseProviders({ ...options, summarizer: options.summarizer ?? 'extractive', embedder: options.embedder ?? 'local' }, ctx, file?.config);
+    const providers = await buildProviders(choice, { counter, corpus: strategy === 'relevance' ? turns.map((t) => t.content) : [], onProgress: () => undefined });
+    const pruner = new ContextPruner(providers.summarizer, {
       counter,
       softLimitTokens: settings.softLimitTokens,
       hardLimitTokens: settings.hardLimitTokens,
@@ -130,7 +136,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
       protectedTailTurns: settings.protectedTailTurns,
       targetTokens,
       strategy,
-      embedder: new LocalEmbedder(strategy === 'relevance' ? turns.map((t) => t.content) : []),
+      embedder: providers.embedder,
       // Ids the pruner makes end up in later summaries' text: random ones would change the counts run to run.
       newId: () => `replay-summary-${++ids}`,
       now: () => new Date(0),
@@ -180,6 +186,11 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     const final = await loop.run();
     counter.save();
     injector?.save();
+    if (choice.summarizer === 'gemini' || choice.embedder === 'gemini') {
+      const used = await providersReport(choice, providers, false);
+      const cost = used.estimatedCostUsd === null ? 'cost unknown for this model' : `about $${used.estimatedCostUsd.toFixed(4)}`;
+      notes.push(`summaries by ${used.summarizer}, ranking by ${used.embedder}: ${used.requests} Gemini requests (${used.retries} retries), ${used.tokensSent} tokens sent, ${used.tokensReceived} received, ${cost}`);
+    }
 
     const prunes = events.filter((e) => e.kind === 'prune');
     const report: ReplayReport = {
