@@ -333,3 +333,15 @@ test('batch progress: a bar on a TTY stderr only, cleared at the end', async () 
   silent.stop();
   assert.equal(quiet, '');
 });
+
+test('a quoted glob starting with ~ is expanded from HOME, as the help example does', () => {
+  const home = mkdtempSync(join(tmpdir(), 'devs-ctx-home-'));
+  const day = join(home, '.codex', 'sessions', '2026', '11', '23');
+  mkdirSync(day, { recursive: true });
+  copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), join(day, 'a.jsonl'));
+  copyFileSync(join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl'), join(day, 'b.jsonl'));
+  const result = runCli(['analyze', '~/.codex/sessions/**/*.jsonl', '--ndjson'], { env: { HOME: home } });
+  assert.equal(result.exitCode, 0, result.stdout + result.stderr);
+  const sessions = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string }).filter((l) => l.type === 'session');
+  assert.equal(sessions.length, 2);
+});

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { HookInstallReport, HookStatusReport, HookUninstallReport } from '../src/cli/commands/hook.js';
@@ -155,7 +155,7 @@ describe('an existing hook is chained, and uninstall puts it back byte for byte'
     const install = repo.devsCtx(['hook', 'install', '--json']);
     assert.equal(install.exitCode, 0, install.stderr);
     const report = JSON.parse(install.stdout) as HookInstallReport;
-    assert.equal(report.previous, join(repo.dir, '.git/hooks/pre-commit.devs-ctx-previous'));
+    assert.equal(report.previous, join(repo.dir, '.git/hooks/.devs-ctx-previous/pre-commit'));
     assert.equal(readFileSync(report.previous, 'utf8'), PREVIOUS, 'moved aside untouched');
 
     // Installing again updates our hook and keeps the chain (the old hook is not moved aside twice).
@@ -181,6 +181,32 @@ describe('an existing hook is chained, and uninstall puts it back byte for byte'
     assert.equal(twice.exitCode, 0);
     assert.match(twice.stdout, /no devs-ctx hook in \.git\/hooks; nothing removed/);
     assert.equal(readFileSync(hookPath, 'utf8'), PREVIOUS);
+  });
+
+  test('a dispatcher that tells hooks apart by basename "$0", behind a relative symlink, keeps working; uninstall restores the link', () => {
+    const repo = projectRepo('chain-dispatch', { window: 4000 });
+    const hooks = join(repo.dir, '.git/hooks');
+    writeFileSync(join(hooks, 'dispatch'), '#!/bin/sh\ncase "$(basename "$0")" in pre-commit) echo "dispatch: pre-commit check failed" >&2; exit 1;; *) echo "dispatch: unknown hook $(basename "$0")" >&2; exit 0;; esac\n');
+    chmodSync(join(hooks, 'dispatch'), 0o755);
+    symlinkSync('dispatch', join(hooks, 'pre-commit'));
+    assert.equal(repo.devsCtx(['hook', 'install']).exitCode, 0);
+    const result = commit(repo, 'dispatched');
+    assert.notEqual(result.exitCode, 0, 'the dispatcher still blocks the commit it blocked before');
+    assert.match(result.stderr, /dispatch: pre-commit check failed/);
+    assert.equal(repo.devsCtx(['hook', 'uninstall']).exitCode, 0);
+    assert.equal(readlinkSync(join(hooks, 'pre-commit')), 'dispatch', 'the same symlink, byte for byte');
+    assert.ok(!existsSync(join(hooks, '.devs-ctx-previous')), 'nothing of devs-ctx left');
+  });
+
+  test("husky's folder is refused without --force (husky's hooks find their scripts from their own folder)", () => {
+    const repo = projectRepo('husky', { window: 4000 });
+    mkdirSync(join(repo.dir, '.husky', '_'), { recursive: true });
+    spawnSync('git', ['config', 'core.hooksPath', '.husky/_'], { cwd: repo.dir });
+    const refused = repo.devsCtx(['hook', 'install']);
+    assert.equal(refused.exitCode, 2, refused.stderr);
+    assert.match(refused.stderr, /husky/);
+    assert.match(refused.stderr, /--stdout/);
+    assert.ok(!existsSync(join(repo.dir, '.husky', '_', 'pre-commit')));
   });
 
   test('a failing previous hook stops the commit, and devs-ctx then does nothing', () => {
@@ -362,7 +388,7 @@ describe('the hook script and its globs (pure)', () => {
     refresh: true,
     config: "it's here/devs-ctx.config.json",
     transcripts: null,
-    previous: 'pre-commit.devs-ctx-previous',
+    previous: '.devs-ctx-previous/pre-commit',
     runner: { node: '/usr/bin/node', bin: '/opt/devs ctx/bin/devs-ctx.js' },
   };
 

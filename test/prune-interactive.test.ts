@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runInProcess } from './helpers/cli.js';
-import { repoRoot } from './helpers/realdata.js';
+import { runCli, runInProcess } from './helpers/cli.js';
+import { realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { hasScript, keys, runInPty, runInTerminal } from './helpers/tty-session.js';
 import type { Terminal } from './helpers/tty-session.js';
 
@@ -226,4 +226,21 @@ describe('devs-ctx prune --interactive in a real pseudo-terminal', { skip: hasSc
     assert.deepEqual(readFileSync(w.file), original);
     assert.equal(existsSync(w.archive), false);
   });
+});
+
+test('--interactive shows the plan the prune then carries out, on a Codex rollout with unsent reasoning', (t) => {
+  const codex = realdataFiles('codex').find((f) => f.endsWith('.jsonl'));
+  if (!codex) {
+    t.skip(realdataSkip || 'no Codex rollout in ../shared/realdata');
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-interactive-codex-'));
+  const file = join(dir, 'c.jsonl');
+  copyFileSync(codex, file);
+  const result = runCli(['prune', file, '-o', join(dir, 'out.jsonl'), '--interactive', '--yes', '--window', '120k', '--json', '--no-archive'], { env: { COLUMNS: '200' } });
+  assert.equal(result.exitCode, 0, result.stderr);
+  const shown = /drop (\d+) turn\(s\)/.exec(result.stderr);
+  assert.ok(shown, result.stderr.slice(-500));
+  const report = JSON.parse(result.stdout) as { dropped: { turns: number } };
+  assert.equal(report.dropped.turns, Number(shown[1]), 'the confirmed plan and the written prune drop the same turns');
 });

@@ -279,7 +279,7 @@ Examples:
   $ devs-ctx hook install --hook pre-push --block-on hard --transcript 'sessions/*.jsonl'
   $ devs-ctx hook status --json | jq '.hooks[].transcripts'
 
-The hook runs the hook that was there before (kept as <hook>.devs-ctx-previous), then analyze;
+The hook runs the hook that was there before (kept as .devs-ctx-previous/<hook>), then analyze;
 it prunes in place the transcripts at the soft or hard limit, refreshes those due, and prints one
 line. It blocks only with --block-on: exit 1 when a transcript had reached that limit before its
 prune. uninstall puts the previous hook back, byte for byte.

@@ -48,9 +48,16 @@ export function isGitHookName(name: string): name is GitHookName {
 export const BLOCK_LEVELS = ['none', 'soft', 'hard'] as const;
 export type BlockLevel = (typeof BLOCK_LEVELS)[number];
 
-/** The hook that was in place before devs-ctx is moved aside under this name, and called first. */
+/** Where the hook that was in place before devs-ctx is kept (relative to the hooks folder). */
+export const PREVIOUS_HOOKS_DIR = '.devs-ctx-previous';
+
+/**
+ * The hook that was in place before devs-ctx is moved aside to this path and called first. It keeps
+ * its own file name (in a folder of its own), because hook dispatchers tell which hook they are run
+ * as from `basename "$0"`.
+ */
 export function previousHookName(hook: string): string {
-  return `${hook}.devs-ctx-previous`;
+  return `${PREVIOUS_HOOKS_DIR}/${hook}`;
 }
 
 /** The command the hook falls back to when the devs-ctx it was written by is gone. */

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { InputError, UsageError } from '../core/errors.js';
 import { parseHookScript, previousHookName } from '../core/git-hook.js';
 import type { GitHookName, HookMeta, ParsedHook } from '../core/git-hook.js';
@@ -139,14 +139,40 @@ export function installHookFile(options: {
     return { path, action: 'installed', previous: null };
   }
   if (lstatSync(path).isDirectory()) throw new UsageError(`${path} is a directory, not a hook`, 'move it away, then install again');
-  renameSync(path, previousPath);
+  movePreviousHook(path, previousPath);
   try {
     write(previousHookName(hook));
   } catch (error) {
-    renameSync(previousPath, path);
+    movePreviousHook(previousPath, path);
     throw error;
   }
   return { path, action: 'installed', previous: previousPath };
+}
+
+/**
+ * Moves a hook between the hooks folder and the folder one level down where the previous hook is
+ * kept, as a rename (bytes, mode and symlink-ness kept). A relative symlink is re-pointed by one
+ * level (`dispatch` becomes `../dispatch` going down, and back going up) so it still resolves.
+ */
+function movePreviousHook(from: string, to: string): void {
+  mkdirSync(dirname(to), { recursive: true });
+  const stat = lstatSync(from);
+  if (!stat.isSymbolicLink()) {
+    renameSync(from, to);
+    return;
+  }
+  const target = readlinkSync(from);
+  if (isAbsolute(target)) {
+    renameSync(from, to);
+    return;
+  }
+  const down = dirname(to) !== dirname(from) && dirname(dirname(to)) === dirname(from);
+  const moved = down ? join('..', target) : target.startsWith(`..${sep}`) || target.startsWith('../') ? target.slice(3) : target;
+  const temporary = `${to}.devs-ctx-tmp`;
+  rmSync(temporary, { force: true });
+  symlinkSync(moved, temporary);
+  renameSync(temporary, to); // the new link in one step
+  rmSync(from, { force: true });
 }
 
 export interface UninstallResult {
@@ -166,7 +192,8 @@ export function uninstallHookFile(options: { readonly hooksDir: string; readonly
   if (current.modified && !options.force) throw editedError(path, 'remove');
   const previous = current.meta.previous === null ? null : join(options.hooksDir, previousHookName(options.hook));
   if (previous !== null && present(previous)) {
-    renameSync(previous, path); // replaces ours in one step: there is never a moment with no hook
+    movePreviousHook(previous, path); // replaces ours in one step: there is never a moment with no hook
+    rmdirQuiet(dirname(previous));
     return { path, action: 'restored', previous };
   }
   unlinkSync(path);
@@ -267,4 +294,13 @@ function walkGlob(pattern: string): string[] {
 export function displayPath(path: string, from: string): string {
   const rel = relative(from, path);
   return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
+
+/** Removes the previous hooks' folder when it is empty (another hook's may still be there). */
+function rmdirQuiet(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty, or gone
+  }
 }

@@ -10,7 +10,9 @@ export interface SpillRef {
 
 /**
  * A temporary file that holds full `--json` reports while `--sort` waits for the last session, so
- * memory holds only rows and offsets however many sessions there are. Removed on close.
+ * memory holds only rows and offsets however many sessions there are. Its name is removed as soon
+ * as it is open (the open descriptor keeps the data), so nothing is left behind on any exit, Ctrl-C
+ * included; on Windows, where an open file cannot be removed, it is removed on close.
  */
 export class Spill {
   private readonly dir: string;
@@ -19,7 +21,12 @@ export class Spill {
 
   constructor() {
     this.dir = mkdtempSync(join(tmpdir(), 'devs-ctx-analyze-'));
-    this.fd = openSync(join(this.dir, 'reports.json'), 'w+');
+    this.fd = openSync(join(this.dir, 'reports.json'), 'w+', 0o600);
+    try {
+      rmSync(this.dir, { recursive: true, force: true });
+    } catch {
+      // Windows: removed on close instead
+    }
   }
 
   write(text: string): SpillRef {

@@ -106,8 +106,11 @@ function discoverInputs(paths: readonly string[], ctx: CliContext): Generator<Di
     return discoverTranscripts([STDIN], ctx.cwd);
   }
   if (paths.filter((p) => p === STDIN).length > 1) throw new UsageError('standard input (-) can only be read once');
-  checkInputPaths(paths, ctx.cwd);
-  return discoverTranscripts(paths, ctx.cwd);
+  // A quoted glob keeps its `~` (the shell did not expand it): devs-ctx does, from HOME.
+  const home = ctx.env['HOME'];
+  const expanded = home ? paths.map((p) => (p === '~' ? home : p.startsWith('~/') ? `${home}${p.slice(1)}` : p)) : paths;
+  checkInputPaths(expanded, ctx.cwd);
+  return discoverTranscripts(expanded, ctx.cwd);
 }
 
 async function analyzeOne(

@@ -156,6 +156,11 @@ export async function runHookInstall(rawOptions: Record<string, unknown>, ctx: C
     }
     if (!repo) throw new Error('unreachable: no repository without --stdout');
     const managed = hookManager(repo, hook);
+    // husky's own hooks find their scripts from their file name and folder: a hook chained from
+    // elsewhere would stop running them, so a husky folder is refused unless --force.
+    if (managed && repo.hooksDir.split(sep).includes('.husky') && options.force !== true) {
+      throw new UsageError(managed, 'or pass --force to install into husky\'s folder anyway');
+    }
     if (managed) warnings.push(managed);
     const result = installHookFile({
       hooksDir: repo.hooksDir,

@@ -1,9 +1,9 @@
 import type { TextTokenCounter } from '../../core/accounting.js';
 import { UsageError } from '../../core/errors.js';
-import { maskPlaceholder, summaryReserveFor } from '../../core/prune/engine.js';
+import { maskPlaceholder, rankRelevance, summaryReserveFor } from '../../core/prune/engine.js';
 import { planPrune } from '../../core/prune/plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy } from '../../core/prune/plan.js';
-import { findActiveTask, scoreRelevance } from '../../core/prune/relevance.js';
+import { findActiveTask } from '../../core/prune/relevance.js';
 import type { Embedder } from '../../core/providers.js';
 import type { TranscriptEntry } from '../../core/transcript.js';
 import { parseTokenAmount } from '../../core/units.js';
@@ -133,7 +133,8 @@ async function planEntries(request: ReviewRequest): Promise<PlanEntry[]> {
   const goal = request.goal ?? findActiveTask(turns) ?? '';
   let relevance: number[] | undefined;
   if (policy.strategy === 'relevance') {
-    const score = (): Promise<number[]> => scoreRelevance(goal, turns.map((t) => t.content), request.embedder);
+    // The engine's own ranking: pinned and unsent turns are not embedded and score 0, as in the prune.
+    const score = (): Promise<number[]> => rankRelevance(entries, goal, request.embedder, policy);
     if (!goal) relevance = turns.map(() => 0);
     else {
       try {

@@ -10,6 +10,7 @@ import { defaultTargetTokens, planPrune } from './plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy } from './plan.js';
 import { findActiveTask, scoreRelevance } from './relevance.js';
 import { isPinnedTurn } from '../policy.js';
+import type { PrunerConfig } from '../policy.js';
 
 /**
  * One prune, from counted entries to an edit: goal, relevance, plan, placeholders, summary. The
@@ -62,6 +63,26 @@ function thousands(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
+/**
+ * Each entry's relevance to the goal, as a prune ranks them. Only turns a prune may drop are
+ * ranked (and so sent to a remote embedder): never the pinned project knowledge, nor what the
+ * agent's provider is not sent anyway (those score 0). `prune --interactive` shows the same scores.
+ */
+export async function rankRelevance(
+  entries: readonly TranscriptEntry[],
+  goal: string,
+  embedder: Embedder,
+  policy: PrunerConfig,
+  signal?: AbortSignal,
+): Promise<number[]> {
+  const relevance = new Array<number>(entries.length).fill(0);
+  if (!goal) return relevance;
+  const indexes = entries.flatMap((e, i) => (!isPinnedTurn(e.turn, i, policy) && e.notSent === undefined ? [i] : []));
+  const scores = await scoreRelevance(goal, indexes.map((i) => entries[i]?.turn.content ?? ''), embedder, signal ? { signal } : {});
+  indexes.forEach((i, k) => (relevance[i] = scores[k] ?? 0));
+  return relevance;
+}
+
 export async function preparePrune(request: PruneRequest): Promise<PreparedPrune> {
   const { entries, tokens, counter, policy } = request;
   const turns = entries.map((e) => e.turn);
@@ -88,15 +109,7 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
   let planEntries = baseEntries;
   if (policy.strategy === 'relevance' && probe.outcome === 'prune') {
     request.onProgress?.('relevance');
-    // Only turns a prune may drop are ranked (and so sent to a remote embedder): never the pinned
-    // project knowledge, nor what the agent's provider is not sent anyway.
-    const rankable = turns.map((turn, i) => !isPinnedTurn(turn, i, policy) && entries[i]?.notSent === undefined);
-    const indexes = rankable.flatMap((ok, i) => (ok ? [i] : []));
-    const scores = goal
-      ? await scoreRelevance(goal, indexes.map((i) => turns[i]?.content ?? ''), request.embedder, request.signal ? { signal: request.signal } : {})
-      : indexes.map(() => 0);
-    const relevance = new Array<number>(turns.length).fill(0);
-    indexes.forEach((i, k) => (relevance[i] = scores[k] ?? 0));
+    const relevance = await rankRelevance(entries, goal, request.embedder, policy, request.signal);
     planEntries = baseEntries.map((e, i) => ({ ...e, relevance: relevance[i] ?? 0 }));
   }
   const plan = policy.strategy === 'relevance' ? planPrune(planEntries, { ...policy, targetTokens }) : probe;
