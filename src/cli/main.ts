@@ -81,6 +81,36 @@ shows where prunes and refreshes would fire. Writes nothing.
 
 Exit codes: 0, 2 usage error, 3 input unreadable, 4 invalid transcript.`;
 
+/** commander's Command with `addOptions`, so shared option sets can sit in a command's chain. */
+class DevsCommand extends Command {
+  override createCommand(name?: string): DevsCommand {
+    return new DevsCommand(name);
+  }
+
+  addOptions(options: readonly Option[]): this {
+    for (const option of options) this.addOption(option);
+    return this;
+  }
+}
+
+/** The options every command that reads a transcript shares: format, encoding, limits, config, strictness, caches. */
+function readingOptions(which: { readonly limits: boolean; readonly caches: string }): Option[] {
+  return [
+    new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES),
+    new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES),
+    ...(which.limits
+      ? [
+          new Option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)"),
+          new Option('--soft-limit <tokens>', 'soft limit: prune recommended from here (default 500k)'),
+          new Option('--hard-limit <tokens>', 'hard limit: prune required from here (default 800k)'),
+        ]
+      : []),
+    new Option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json'),
+    new Option('--strict', 'make any malformed line fatal (exit 4)'),
+    new Option('--no-cache', `do not read or write ${which.caches}`),
+  ];
+}
+
 /** Runs the command line; returns the exit code (bin/ sets process.exitCode, nothing below exits). */
 export async function main(argv: readonly string[], given?: CliContext): Promise<number> {
   const json = argv.includes('--json');
@@ -95,7 +125,7 @@ export async function main(argv: readonly string[], given?: CliContext): Promise
   let exitCode: number = ExitCode.ok;
   let commanderError = '';
 
-  const program = new Command('devs-ctx')
+  const program = new DevsCommand('devs-ctx')
     .description("Keep a coding agent's context window healthy: count, classify, prune and refresh transcripts.")
     .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
@@ -131,14 +161,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--since <when>', "many sessions: only sessions with a turn at or after this (2026-05-01, 2026-05-01T09:30Z, or an age: 12h, 7d, 2w)")
     .option('--until <when>', 'many sessions: only sessions with a turn before this (a date includes that whole day)')
     .option('--jobs <n>', 'many sessions: worker threads (default: one per core; 1 = no workers)')
-    .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
-    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
-    .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
-    .option('--soft-limit <tokens>', 'soft limit: prune recommended from here (default 500k)')
-    .option('--hard-limit <tokens>', 'hard limit: prune required from here (default 800k)')
-    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
-    .option('--strict', 'make any malformed line fatal (exit 4)')
-    .option('--no-cache', 'do not read or write the token-count cache')
+    .addOptions(readingOptions({ limits: true, caches: 'the token-count cache' }))
     .addHelpText('after', ANALYZE_EXAMPLES)
     .action(async (paths: string[], options: Record<string, unknown>) => {
       const { runAnalyze } = await import('./commands/analyze.js');
@@ -168,14 +191,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--no-redact', 'send text to Gemini without masking API keys, tokens, private keys and passwords first')
     .option('-i, --interactive', 'on a terminal: show the plan, let me pin or unpin turns and change the target, then prune when I confirm')
     .option('-y, --yes', 'with --interactive: show the plan and prune without asking (also without a terminal)')
-    .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
-    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
-    .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
-    .option('--soft-limit <tokens>', 'soft limit (default 500k)')
-    .option('--hard-limit <tokens>', 'hard limit (default 800k)')
-    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
-    .option('--strict', 'make any malformed line fatal (exit 4)')
-    .option('--no-cache', 'do not read or write the token-count cache')
+    .addOptions(readingOptions({ limits: true, caches: 'the token-count cache' }))
     .addHelpText('after', PRUNE_EXAMPLES)
     .action(async (file: string | undefined, options: Record<string, unknown>) => {
       const { runPrune } = await import('./commands/prune.js');
@@ -231,11 +247,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--timeout <seconds>', 'give up on one Gemini request after this many seconds (default 60)')
     .addOption(new Option('--fallback <name>', 'when Gemini fails, condense offline instead of exiting 5').choices(['extractive']))
     .option('--no-redact', 'send the TAS/PRD to Gemini without masking secrets first')
-    .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
-    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
-    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
-    .option('--strict', 'make any malformed line fatal (exit 4)')
-    .option('--no-cache', 'do not read or write the token-count and summary caches')
+    .addOptions(readingOptions({ limits: false, caches: 'the token-count and summary caches' }))
     .addHelpText('after', REFRESH_EXAMPLES)
     .action(async (file: string | undefined, options: Record<string, unknown>) => {
       const { runRefresh } = await import('./commands/refresh.js');
@@ -259,14 +271,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .addOption(new Option('--embedder <name>', 'how turns are ranked (default local)').choices(['local', 'gemini']))
     .option('--model <id>', 'Gemini model for summaries (with --summarizer gemini)')
     .option('--timeout <seconds>', 'give up on one Gemini request after this many seconds (default 60)')
-    .addOption(new Option('--format <name>', 'force the transcript format instead of detecting it').choices(FORMAT_CHOICES))
-    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
-    .option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)")
-    .option('--soft-limit <tokens>', 'soft limit (default 500k)')
-    .option('--hard-limit <tokens>', 'hard limit (default 800k)')
-    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
-    .option('--strict', 'make any malformed line fatal (exit 4)')
-    .option('--no-cache', 'do not read or write the token-count and summary caches')
+    .addOptions(readingOptions({ limits: true, caches: 'the token-count and summary caches' }))
     .addHelpText('after', REPLAY_EXAMPLES)
     .action(async (file: string, options: Record<string, unknown>) => {
       const { runReplay } = await import('./commands/replay.js');
