@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
@@ -10,7 +10,7 @@ import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js'
 import { buildPruneReport } from '../../core/prune/report.js';
 import type { PruneReport } from '../../core/prune/report.js';
 import type { FormatName } from '../../formats/index.js';
-import { acquireLock, assertUnchangedOrAppended, replaceKeepingAppends, writeError, writeFileAtomic } from '../../io/atomic.js';
+import { acquireLock, assertUnchangedOrAppended, replaceKeepingAppends, writeError } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
@@ -18,6 +18,7 @@ import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
 import type { ArchiveStore } from '../../archive/store.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
+import { checkTranscriptDestination, realTarget, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
@@ -50,7 +51,6 @@ const PruneOptionsSchema = z.object({
   interactive: z.boolean().optional(),
   yes: z.boolean().optional(),
 });
-type PruneOptions = z.infer<typeof PruneOptionsSchema>;
 
 /** `devs-ctx prune [file|-]`: plan → summarize → write (validated) → archive → replace, or print the plan. */
 export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
@@ -65,7 +65,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const options = parsed.data;
     const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
-    checkOutputOptions(input, options, json);
+    checkTranscriptDestination(input, options, json, { flag: '--dry-run', given: options.dryRun === true });
     // --interactive needs a terminal: checked before anything is read. The review itself runs
     // between ranking and summarizing, below.
     const review = options.interactive ? await import('../interactive/prune-review.js') : undefined;
@@ -257,27 +257,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
   }
 }
 
-function checkOutputOptions(input: string, options: PruneOptions, json: boolean): void {
-  if (options.inPlace && input === STDIN) throw new UsageError('--in-place needs a file, not standard input', 'pass the transcript path, or use -o FILE');
-  if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
-  if (options.dryRun && (options.inPlace || options.output !== undefined)) {
-    throw new UsageError('--dry-run writes nothing, so it takes neither --in-place nor -o');
-  }
-  if (json && !options.dryRun && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
-    throw new UsageError('--json prints the report on stdout, so the pruned transcript needs somewhere else to go', 'add -o FILE, --in-place or --dry-run');
-  }
-  if (options.output !== undefined && options.output !== STDIN && input !== STDIN && resolve(options.output) === resolve(input)) {
-    throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and keeps the original until the new one is complete)');
-  }
-}
 
-function realTarget(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path; // missing: reading it reports that, with the path the user gave
-  }
-}
 
 function checkWritableFolder(path: string): void {
   let isDirectory = false;
@@ -294,10 +274,6 @@ function checkWritableFolder(path: string): void {
   }
 }
 
-function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
-  if (name === STDIN) ctx.stdout.write(bytes);
-  else writeFileAtomic(resolve(ctx.cwd, name), bytes);
-}
 
 function finish(report: PruneReport, ctx: CliContext, json: boolean, dryRun: boolean): ExitCodeValue {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

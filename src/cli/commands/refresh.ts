@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ExitCode, InputError, InterruptedError, UsageError } from '../../core/errors.js';
@@ -20,7 +20,7 @@ import { openaiChatWriter } from '../../formats/openai-chat-write.js';
 import type { OutputRecord } from '../../formats/types.js';
 import { InvalidOutputError, renderOutput } from '../../formats/write.js';
 import { writerFor } from '../../formats/writers.js';
-import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
+import { acquireLock, replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
@@ -29,6 +29,7 @@ import type { ParsedDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticSummaryProvider } from '../../providers/summary-providers.js';
 import type { ProjectDocuments } from '../../providers/summary-providers.js';
+import { checkTranscriptDestination, realTarget, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { refreshCondenser } from '../providers.js';
 import { reportError } from '../errors.js';
@@ -67,7 +68,6 @@ const RefreshOptionsSchema = z.object({
   fallback: z.enum(['extractive']).optional(),
   redact: z.boolean().optional(),
 });
-type RefreshOptions = z.infer<typeof RefreshOptionsSchema>;
 
 /**
  * `devs-ctx refresh [file|-]` [SPEC §6 Refresh]: decide from the transcript itself whether a
@@ -84,7 +84,8 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const options = parsed.data;
     const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
-    checkOutputOptions(input, options, json);
+    checkTranscriptDestination(input, options, json, { flag: '--check', given: options.check === true });
+    if (options.check && options.force) throw new UsageError('--check asks whether a refresh is due; --force would make the answer always yes');
     const { settings, file } = settingsFor(options, ctx);
 
     const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
@@ -176,18 +177,6 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
   }
 }
 
-function checkOutputOptions(input: string, options: RefreshOptions, json: boolean): void {
-  if (options.inPlace && input === STDIN) throw new UsageError('--in-place needs a file, not standard input', 'pass the transcript path, or use -o FILE');
-  if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
-  if (options.check && (options.inPlace || options.output !== undefined)) throw new UsageError('--check writes nothing, so it takes neither --in-place nor -o');
-  if (options.check && options.force) throw new UsageError('--check asks whether a refresh is due; --force would make the answer always yes');
-  if (json && !options.check && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
-    throw new UsageError('--json prints the report on stdout, so the transcript needs somewhere else to go', 'add -o FILE, --in-place or --check');
-  }
-  if (options.output !== undefined && options.output !== STDIN && input !== STDIN && resolve(options.output) === resolve(input)) {
-    throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and writes atomically)');
-  }
-}
 
 /** TAS and PRD texts and where each came from: a file given with --tas/--prd, else the transcript's pinned turns. */
 export function readDocuments(options: { readonly tas?: string | undefined; readonly prd?: string | undefined }, turns: readonly ConversationTurn[], ctx: CliContext): { texts: ProjectDocuments; sources: InjectedRefresh['sources'] } {
@@ -282,18 +271,7 @@ function refreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: { 
   }
 }
 
-function realTarget(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path; // missing: reading it reports that, with the path the user gave
-  }
-}
 
-function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
-  if (name === STDIN) ctx.stdout.write(bytes);
-  else writeFileAtomic(resolve(ctx.cwd, name), bytes);
-}
 
 /** The report: JSON on stdout, or text on stdout unless the transcript is there (then stderr). */
 function finish(report: RefreshReport, ctx: CliContext, json: boolean): void {

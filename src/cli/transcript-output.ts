@@ -1,0 +1,45 @@
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { UsageError } from '../core/errors.js';
+import { writeFileAtomic } from '../io/atomic.js';
+import { STDIN } from '../io/input.js';
+import type { CliContext } from './context.js';
+
+/**
+ * Where a command that rewrites a transcript (`prune`, `refresh`) sends it: stdout, `-o FILE` or
+ * `--in-place`, checked before anything is read. `readOnly` names the flag that writes nothing
+ * (`--dry-run`, `--check`) when it is given.
+ */
+export function checkTranscriptDestination(
+  input: string,
+  options: { readonly inPlace?: boolean | undefined; readonly output?: string | undefined },
+  json: boolean,
+  readOnly: { readonly flag: '--dry-run' | '--check'; readonly given: boolean },
+): void {
+  if (options.inPlace && input === STDIN) throw new UsageError('--in-place needs a file, not standard input', 'pass the transcript path, or use -o FILE');
+  if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
+  if (readOnly.given && (options.inPlace || options.output !== undefined)) {
+    throw new UsageError(`${readOnly.flag} writes nothing, so it takes neither --in-place nor -o`);
+  }
+  if (json && !readOnly.given && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
+    throw new UsageError('--json prints the report on stdout, so the transcript needs somewhere else to go', `add -o FILE, --in-place or ${readOnly.flag}`);
+  }
+  if (options.output !== undefined && options.output !== STDIN && input !== STDIN && resolve(options.output) === resolve(input)) {
+    throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and keeps the original until the new one is complete)');
+  }
+}
+
+/** The file `--in-place` works on: the real one behind a symlink (replacing the link would leave the agent's file as it was). */
+export function realTarget(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // missing: reading it reports that, with the path the user gave
+  }
+}
+
+/** Stdout, or a file written atomically. */
+export function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
+  if (name === STDIN) ctx.stdout.write(bytes);
+  else writeFileAtomic(resolve(ctx.cwd, name), bytes);
+}
