@@ -85,7 +85,6 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
     const choice = await chooseProviders(options, ctx, file?.config);
     const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
-    // A dry run writes no archive, but Gemini vectors are still cached in it (when it can be).
     const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
     // A dry run writes nothing, the archive included; it only reads Gemini vectors cached there.
     const cachePath = options.dryRun && rankRemotely && options.archive !== false ? await resolveArchivePath(options.archive, ctx, file) : archivePath;
