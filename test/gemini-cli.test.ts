@@ -270,12 +270,14 @@ describe('--embedder gemini', () => {
     const pinned = readFileSync(FIXTURE, 'utf8').split('\n').slice(0, 2).map((l) => (JSON.parse(l) as { content: string }).content.slice(0, 40));
     for (const text of pinned) assert.ok(embedded.every((r) => !r.rawBody.includes(JSON.stringify(text).slice(1, -1))), `pinned text was embedded: ${text}`);
     server.reset();
-    // A dry run reads the vectors the prune cached, and writes no archive of its own.
+    // A dry run reads the vectors the prune cached, and writes nothing to the archive.
+    const archiveBefore = readFileSync(w.archive);
     const second = await runCliAsync(['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW], { env: w.env });
     assert.equal(second.exitCode, 0, second.stdout);
     const report = JSON.parse(second.stdout) as Report;
     // The goal and every turn were embedded before: all from the cache.
     assert.equal(server.requests.length, 0, 'nothing was embedded twice');
+    assert.ok(readFileSync(w.archive).equals(archiveBefore), 'the dry run changed the archive');
     assert.ok(report.providers.embeddingsCached > 0);
   });
 

@@ -198,6 +198,21 @@ describe('an existing hook is chained, and uninstall puts it back byte for byte'
     assert.ok(!existsSync(join(hooks, '.devs-ctx-previous')), 'nothing of devs-ctx left');
   });
 
+  test('a hook that loads files from its own folder is refused (it would break every commit once moved); --force installs anyway', () => {
+    const repo = projectRepo('chain-dirname', { window: 4000 });
+    const hooks = join(repo.dir, '.git/hooks');
+    writeFileSync(join(hooks, 'common.sh'), 'check() { return 0; }\n');
+    const previous = '#!/bin/sh\n. "$(dirname "$0")/common.sh"\ncheck\n';
+    writeFileSync(join(hooks, 'pre-commit'), previous);
+    chmodSync(join(hooks, 'pre-commit'), 0o755);
+    const refused = repo.devsCtx(['hook', 'install']);
+    assert.equal(refused.exitCode, 2, refused.stderr);
+    assert.match(refused.stderr, /loads files from its own folder/);
+    assert.equal(readFileSync(join(hooks, 'pre-commit'), 'utf8'), previous, 'untouched');
+    assert.ok(!existsSync(join(hooks, '.devs-ctx-previous')));
+    assert.equal(commit(repo, 'still works').exitCode, 0);
+  });
+
   test("husky's folder is refused without --force (husky's hooks find their scripts from their own folder)", () => {
     const repo = projectRepo('husky', { window: 4000 });
     mkdirSync(join(repo.dir, '.husky', '_'), { recursive: true });

@@ -77,7 +77,23 @@ test('redaction: ordinary code, identifiers, hashes and placeholders are left al
 });
 
 test('redaction: counts, types, calls and names that merely contain "token" are not secrets', () => {
-  const input = ['maxOutputTokens: 4096', 'inputTokens: 1234, outputTokens: 99', '"tokenCount": 12345', 'tokenizer: o200k_base', 'password: string;', 'token: getToken(user)', 'auth: required'].join('\n');
+  const input = [
+    'maxOutputTokens: 4096',
+    'inputTokens: 1234, outputTokens: 99',
+    '"tokenCount": 12345',
+    'tokenizer: o200k_base',
+    'password: string;',
+    'token: getToken(user)',
+    'auth: required',
+    "fetch(url, { credentials: 'include' })",
+    'const token = await fetchToken()',
+    "bypass: 'always'",
+    'firstPass = computeFirst',
+    'cancellationToken: CancellationToken',
+    'token: this.token',
+    'find /var/lib/mysql -print',
+    'sortKey: "name", primaryKey: "id"',
+  ].join('\n');
   const { text, counts } = redactSecrets(input);
   assert.equal(text, input);
   assert.equal(redactionTotal(counts), 0);
@@ -90,6 +106,16 @@ test('redaction: long pathological lines finish (no catastrophic backtracking)',
   const started = Date.now();
   for (const input of inputs) redactSecrets(input);
   assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
+});
+
+test('redaction: a long value is masked whole, and quotes around it are kept (JSON stays JSON)', () => {
+  const long = repeat('x7Q', 750);
+  for (const input of [`{"client_secret": "${long}"}`, `"access_token": "${long.slice(0, 600)}"`, `DB_PASSWORD=${long}`]) {
+    const { text } = redactSecrets(input);
+    assert.ok(!text.includes('x7Qx7Q'), `a tail leaked: ${text.slice(0, 120)}`);
+  }
+  const json = redactSecrets('{"password": "Sup3r$ecret!", "user": "ada"}').text;
+  assert.deepEqual(JSON.parse(json), { password: '[REDACTED:secret-value]', user: 'ada' });
 });
 
 test('redaction is idempotent: masking masked text changes nothing', () => {

@@ -10,7 +10,7 @@ import { ArchiveCorruptError, ArchiveWriteError, UnknownPruneEventError } from '
 import { ftsQueries } from './fts-query.js';
 import { assertStartsWithOutput, computeLayout, restoreBytes, RestoreLayoutSchema, sha256, startsWithOutput } from './layout.js';
 import type { Fingerprint } from './layout.js';
-import { prepareDatabase } from './schema.js';
+import { prepareDatabase, SCHEMA_VERSION, schemaVersion } from './schema.js';
 import { loadSqlite } from './sqlite.js';
 import type { SqliteDatabase } from './sqlite.js';
 
@@ -223,6 +223,21 @@ export class ArchiveStore {
     } catch (error) {
       db.close();
       throw error;
+    }
+    return new ArchiveStore(db, path);
+  }
+
+  /**
+   * Opens an existing archive without writing to it (no migration, no journal change), for a dry
+   * run that only reads cached vectors; undefined when it is missing or of another schema version.
+   */
+  static openReadOnly(path: string): ArchiveStore | undefined {
+    if (!existsSync(path)) return undefined;
+    const Database = loadSqlite();
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    if (schemaVersion(db) !== SCHEMA_VERSION) {
+      db.close();
+      return undefined;
     }
     return new ArchiveStore(db, path);
   }

@@ -64,7 +64,7 @@ export async function lazyEmbeddingCache(
     tried = true;
     if (options.readOnly && !existsSync(path)) return undefined;
     try {
-      store = Store.open(path);
+      store = options.readOnly ? Store.openReadOnly(path) : Store.open(path);
     } catch (error) {
       if (error instanceof DevsCtxError) throw error;
       const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);

@@ -20,9 +20,21 @@ interface SecretPattern {
 
 // Order matters: the most specific shapes first, so a key is named by its provider. Every
 // repetition is bounded, so no pattern backtracks quadratically on a long line.
-const NAME = '[A-Za-z0-9_.-]{0,40}';
-/** The end of a name that holds a secret: `DB_PASSWORD`, `GH_TOKEN`, `secretKey`, `client_secret`, `SecretAccessKey`. */
-const SECRET_WORD = '(?:pass(?:word|wd|phrase)?|pwd|secret|token|(?:api|access|secret|private|signing|encryption|master|account)[_-]?key|apikey|credentials?)';
+/**
+ * A name that holds a secret, without matching names that merely contain a secret word
+ * (`bypass`, `maxOutputTokens`, `tokenizer`): the word is the whole name, or ends it after a
+ * separator (`DB_PASSWORD`, `GH_TOKEN`, `client_secret`, `aws_secret_access_key`), an upper-case run
+ * (`PGPASSWORD`) or a camelCase join (`dbPassword`, `secretKey`, `SessionToken`, `SecretAccessKey`).
+ */
+const LOWER = '(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account)[_-]?key|apikey)';
+const UPPER = '(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET|TOKEN|CREDENTIALS?|(?:API|ACCESS|SECRET|PRIVATE|SIGNING|ENCRYPTION|MASTER|ACCOUNT)[_-]?KEY|APIKEY)';
+const CAMEL = '(?:Password|Passwd|Passphrase|Pwd|Secret|Token|Credentials?|(?:Api|Access|Secret|Private|Signing|Encryption|Master|Account)Key|ApiKey)';
+const SECRET_NAME =
+  `(?:(?:[A-Za-z0-9]{1,30}[_.-]){0,4}(?:${LOWER}|${UPPER})` +
+  `|[A-Z0-9]{1,20}${UPPER}` +
+  `|(?:secret|private|api|access|signing|encryption|master|account)Key` +
+  `|[A-Za-z][A-Za-z0-9]{0,40}${CAMEL})`;
+const BEFORE_NAME = '(?:^|[^A-Za-z0-9_.])';
 const PATTERNS: readonly SecretPattern[] = [
   { kind: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|$)/g },
   { kind: 'anthropic-key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,400}/g },
@@ -48,18 +60,24 @@ const PATTERNS: readonly SecretPattern[] = [
   { kind: 'url-credentials', pattern: /(\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s:/@"']{1,256}:)([^\s@/"']{3,256})(@)/gi, group: 2 },
   // Command lines: curl -u user:pass, mysql -pPass / --password=…, sshpass -p pass
   { kind: 'password', pattern: /(\s(?:-u|--user)\s{1,4}[^\s:]{1,64}:)([^\s]{3,256})/g, group: 2 },
-  { kind: 'password', pattern: /(\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,200}?\s-p)([^\s-][^\s]{2,256})/g, group: 2 },
+  { kind: 'password', pattern: /((?:^|[\s;|&(])(?:mysql|mysqldump|mariadb)(?:\s{1,8}-{1,2}[A-Za-oq-z][^\s]{0,100}){0,10}\s{1,8}-p)([^\s-][^\s]{2,256})/g, group: 2 },
   {
-    // A name that says secret, then = or :, then a quoted value (spaces allowed inside the quotes):
-    // PASSWORD="a b c", "client_secret": "…", secretKey: '…', SessionToken: "…"
+    // A name that says secret, then = or :, then a quoted value (spaces allowed inside the quotes),
+    // the quotes kept: PASSWORD="a b c", "client_secret": "…", secretKey: '…', SessionToken: "…"
     kind: 'secret-value',
-    pattern: new RegExp(`((?:^|[^A-Za-z0-9])${NAME}${SECRET_WORD}["']?\\s{0,4}[:=]\\s{0,4})("[^"\\n]{4,512}"|'[^'\\n]{4,512}')`, 'gim'),
+    pattern: new RegExp(`(${BEFORE_NAME}["']?${SECRET_NAME}["']?\\s{0,4}[:=]\\s{0,4}")([^"\\n]{4,})(")`, 'gm'),
+    group: 2,
+  },
+  {
+    kind: 'secret-value',
+    pattern: new RegExp(`(${BEFORE_NAME}["']?${SECRET_NAME}["']?\\s{0,4}[:=]\\s{0,4}')([^'\\n]{4,})(')`, 'gm'),
     group: 2,
   },
   {
     // The same with a bare value: DB_PASSWORD=hunter2, GH_TOKEN=…, aws_secret_access_key = …, --password=…
+    // (the whole value: nothing needs to match after it, so the open repetition stays linear)
     kind: 'secret-value',
-    pattern: new RegExp(`((?:^|[^A-Za-z0-9])${NAME}${SECRET_WORD}["']?\\s{0,4}[:=]\\s{0,4})([^\\s"'\`,;&)}\\]]{4,512})`, 'gim'),
+    pattern: new RegExp(`(${BEFORE_NAME}["']?${SECRET_NAME}["']?\\s{0,4}[:=]\\s{0,4})([^\\s"'\`,;&)}\\]]{4,})`, 'gm'),
     group: 2,
   },
 ];
@@ -118,7 +136,11 @@ function isPlaceholder(value: string): boolean {
   return (
     /^(?:\$\{?[A-Z_][A-Z0-9_]*\}?|\{\{[^}]*\}\}|<[^>]*>|\*+|x+|\.\.\.|…|null|undefined|none|true|false|required|optional|string|number|boolean|str|int|bool|any|unknown|process\.env\.[A-Za-z_]+)$/i.test(bare) ||
     /^\d+(?:\.\d+)?$/.test(bare) ||
-    /^[A-Za-z_$][\w$.]*\(/.test(bare)
+    /^[A-Za-z_$][\w$.]*\(/.test(bare) ||
+    // code, not a value: a member (`this.token`, `config.apiKey`), a keyword, a type name
+    /^(?:this|self|await|new|typeof|include|omit|same-origin)(?:\b|$)/.test(bare) ||
+    /^[A-Za-z_$][\w$]*\.[A-Za-z_$][\w$.]*$/.test(bare) ||
+    /^[A-Z][a-z]+(?:[A-Z][a-z]+)+$/.test(bare)
   );
 }
 

@@ -139,11 +139,20 @@ export function installHookFile(options: {
     return { path, action: 'installed', previous: null };
   }
   if (lstatSync(path).isDirectory()) throw new UsageError(`${path} is a directory, not a hook`, 'move it away, then install again');
+  // A hook that finds files beside itself (`. "$(dirname "$0")/common.sh"`, husky's `h`) would not
+  // find them from the folder it is moved to: refuse rather than break every commit.
+  if (!options.force && findsFilesBesideItself(path)) {
+    throw new UsageError(
+      `${path} loads files from its own folder ("dirname $0"), so it cannot be moved aside and chained`,
+      'call devs-ctx from it instead (devs-ctx hook install --stdout prints a script to call), or pass --force',
+    );
+  }
   movePreviousHook(path, previousPath);
   try {
     write(previousHookName(hook));
   } catch (error) {
     movePreviousHook(previousPath, path);
+    rmdirQuiet(dirname(previousPath));
     throw error;
   }
   return { path, action: 'installed', previous: previousPath };
@@ -302,5 +311,15 @@ function rmdirQuiet(dir: string): void {
     rmdirSync(dir);
   } catch {
     // not empty, or gone
+  }
+}
+
+/** True when a hook script (followed through symlinks) refers to its own folder via `$0`. */
+function findsFilesBesideItself(path: string): boolean {
+  try {
+    const text = readFileSync(path, 'utf8');
+    return /dirname[^\n]{0,20}\$\{?0\}?|\$\{0%\/\*\}/.test(text);
+  } catch {
+    return false;
   }
 }

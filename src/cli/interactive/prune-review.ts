@@ -132,7 +132,13 @@ async function planEntries(request: ReviewRequest): Promise<PlanEntry[]> {
   const turns = entries.map((e) => e.turn);
   const goal = request.goal ?? findActiveTask(turns) ?? '';
   let relevance: number[] | undefined;
-  if (policy.strategy === 'relevance') {
+  // As in the prune: nothing is ranked (nor sent to a remote embedder) when nothing would be pruned.
+  const probe = planPrune(
+    entries.map((entry, i) => ({ entry, tokens: tokens[i] ?? 0 })),
+    { ...policy, strategy: 'recency', targetTokens: request.targetTokens, summaryReserveTokens: summaryReserveFor(request.targetTokens) },
+  );
+  if (policy.strategy === 'relevance' && probe.outcome !== 'prune') relevance = turns.map(() => 0);
+  else if (policy.strategy === 'relevance') {
     // The engine's own ranking: pinned and unsent turns are not embedded and score 0, as in the prune.
     const score = (): Promise<number[]> => rankRelevance(entries, goal, request.embedder, policy);
     if (!goal) relevance = turns.map(() => 0);

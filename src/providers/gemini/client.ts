@@ -54,7 +54,7 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
   private readonly timeoutMs: number;
   private readonly policy: RetryPolicy;
   private models: Promise<GenAiModels> | undefined;
-  /** When the first request started: the cap on total time covers every request of this client. */
+  /** When the current run of failing attempts began (reset by every answer): the cap on retry time. */
   private firstRequestAt: number | undefined;
 
   constructor(private readonly options: GeminiClientOptions) {
@@ -150,7 +150,10 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
       const record: ResponseRecord = {};
       this.usage.requests++;
       try {
-        return await withResponseHeaders(record, () => call(abortSignal));
+        const answer = await withResponseHeaders(record, () => call(abortSignal));
+        // The cap is on time spent without an answer: a success starts it again.
+        this.firstRequestAt = undefined;
+        return answer;
       } catch (error) {
         if (signal?.aborted) throw new InterruptedError();
         const failure = this.describe(error, record, timeout.aborted);
@@ -164,7 +167,7 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
         if (elapsed + waitMs > this.policy.maxTotalMs) {
           const asked = serverWait !== undefined ? `the server asked to wait ${seconds(serverWait)}` : `the next wait is ${seconds(waitMs)}`;
           throw new ProviderError(
-            `Gemini ${what} failed: ${failure.reason}; ${asked}, past the ${seconds(this.policy.maxTotalMs)} limit on this run's Gemini requests (after ${attempt} attempts); nothing was written`,
+            `Gemini ${what} failed: ${failure.reason}; ${asked}, past the ${seconds(this.policy.maxTotalMs)} limit on waiting for an answer (after ${attempt} attempts); nothing was written`,
             'gemini',
             failure.hint,
           );

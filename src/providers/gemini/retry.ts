@@ -11,7 +11,7 @@ export interface RetryPolicy {
   readonly baseDelayMs: number;
   /** No single wait is longer than this, unless the server asks for it (default 30 s). */
   readonly maxDelayMs: number;
-  /** Give up rather than wait past this much time since the client's first request (default 5 min). */
+  /** Give up rather than wait past this much time without an answer (default 5 min). */
   readonly maxTotalMs: number;
 }
 
