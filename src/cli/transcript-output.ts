@@ -1,9 +1,10 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { writeFileAtomic } from '../io/atomic.js';
+import { acquireLock, writeFileAtomic } from '../io/atomic.js';
+import type { FileLock } from '../io/atomic.js';
 import { STDIN } from '../io/input.js';
-import type { CliContext } from './context.js';
+import type { CliContext, InterruptTrap } from './context.js';
 
 /**
  * Where a command that rewrites a transcript (`prune`, `refresh`) sends it: stdout, `-o FILE` or
@@ -42,4 +43,14 @@ export function realTarget(path: string): string {
 export function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
   if (name === STDIN) ctx.stdout.write(bytes);
   else writeFileAtomic(resolve(ctx.cwd, name), bytes);
+}
+
+/**
+ * `--in-place`: the lock on the real file, released by a second Ctrl-C too (the trap's forced
+ * exit), so no run leaves a lock behind.
+ */
+export function lockInPlace(target: string, trap: InterruptTrap | undefined): FileLock {
+  const lock = acquireLock(target);
+  trap?.onForcedExit(() => lock.release());
+  return lock;
 }

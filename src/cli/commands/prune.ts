@@ -10,7 +10,7 @@ import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js'
 import { buildPruneReport } from '../../core/prune/report.js';
 import type { PruneReport } from '../../core/prune/report.js';
 import type { FormatName } from '../../formats/index.js';
-import { acquireLock, assertUnchangedOrAppended, replaceKeepingAppends, writeError } from '../../io/atomic.js';
+import { assertUnchangedOrAppended, replaceKeepingAppends, writeError } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
@@ -18,7 +18,7 @@ import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
 import type { ArchiveStore } from '../../archive/store.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
-import { checkTranscriptDestination, realTarget, writeOutput } from '../transcript-output.js';
+import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
@@ -94,11 +94,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     // Ctrl-C from here on stops at the next safe point with exit 130 and nothing written; a
     // second one ends the process at once, removing the lock first.
     trap = ctx.trapInterrupt?.();
-    if (options.inPlace) {
-      lock = acquireLock(target);
-      const held = lock;
-      trap?.onForcedExit(() => held.release());
-    }
+    if (options.inPlace) lock = lockInPlace(target, trap);
     const format = options.format as FormatName | undefined;
     const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
     const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));

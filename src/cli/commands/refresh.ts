@@ -20,7 +20,7 @@ import { openaiChatWriter } from '../../formats/openai-chat-write.js';
 import type { OutputRecord } from '../../formats/types.js';
 import { InvalidOutputError, renderOutput } from '../../formats/write.js';
 import { writerFor } from '../../formats/writers.js';
-import { acquireLock, replaceKeepingAppends } from '../../io/atomic.js';
+import { replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
@@ -29,7 +29,7 @@ import type { ParsedDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticSummaryProvider } from '../../providers/summary-providers.js';
 import type { ProjectDocuments } from '../../providers/summary-providers.js';
-import { checkTranscriptDestination, realTarget, writeOutput } from '../transcript-output.js';
+import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { refreshCondenser } from '../providers.js';
 import { reportError } from '../errors.js';
@@ -90,11 +90,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
 
     const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
     trap = ctx.trapInterrupt?.();
-    if (options.inPlace) {
-      lock = acquireLock(target);
-      const held = lock;
-      trap?.onForcedExit(() => held.release());
-    }
+    if (options.inPlace) lock = lockInPlace(target, trap);
     const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx, keepRaw: true });
     const turns = transcript.entries.map((e) => e.turn);
     let decision = planRefresh(turns, {
