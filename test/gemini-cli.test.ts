@@ -1,11 +1,11 @@
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runCliAsync } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
-import { startFakeGemini } from './helpers/fake-gemini.js';
+import { fakeGeminiForFile } from './helpers/fake-gemini.js';
 import type { FakeGemini, Fault } from './helpers/fake-gemini.js';
 
 /**
@@ -18,14 +18,7 @@ const PLANTED = `ghp_${'x7K2'.repeat(9)}`;
 const WINDOW = ['--window', '4000'];
 const FIXTURE = join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl');
 
-let server: FakeGemini;
-before(async () => {
-  server = await startFakeGemini({ apiKey: KEY });
-});
-after(async () => {
-  await server.close();
-});
-beforeEach(() => server.reset());
+const server = fakeGeminiForFile({ apiKey: KEY });
 
 interface Workspace {
   readonly dir: string;

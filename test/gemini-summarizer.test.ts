@@ -1,4 +1,4 @@
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,21 +12,14 @@ import { GeminiEmbedder } from '../src/providers/gemini/embedder.js';
 import { FlashSummarizer } from '../src/providers/gemini/flash-summarizer.js';
 import { DEFAULT_SUMMARY_MODEL } from '../src/providers/gemini/pricing.js';
 import { createDefaultContextPruner } from '../src/providers/factory.js';
-import { startFakeGemini } from './helpers/fake-gemini.js';
+import { fakeGeminiForFile, startFakeGemini } from './helpers/fake-gemini.js';
 import type { FakeGemini } from './helpers/fake-gemini.js';
 
 const KEY = 'test-key-7d1f0c2b9e';
 // Built at run time so no secret-shaped literal sits in the repository.
 const PLANTED = `sk-proj-${'Qz7'.repeat(16)}`;
 
-let server: FakeGemini;
-before(async () => {
-  server = await startFakeGemini({ apiKey: KEY });
-});
-after(async () => {
-  await server.close();
-});
-beforeEach(() => server.reset());
+const server = fakeGeminiForFile({ apiKey: KEY });
 
 function client(options: Partial<GeminiClientOptions> = {}): GeminiClient {
   return new GeminiClient({ apiKey: KEY, baseUrl: server.url, timeoutMs: 5_000, retry: { baseDelayMs: 20, maxDelayMs: 100 }, ...options });

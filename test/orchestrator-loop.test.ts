@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ContextPruner } from '../src/core/prune/context-pruner.js';
 import type { PruneResult } from '../src/core/prune/context-pruner.js';
-import type { Summarizer, SummaryRequest } from '../src/core/providers.js';
 import { ContextRefresher, REFRESH_PREFIX } from '../src/core/refresh/context-refresher.js';
 import { OrchestratorContextInjector } from '../src/core/refresh/orchestrator-context-injector.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
@@ -12,18 +11,10 @@ import type { ContextWindow, ConversationTurn } from '../src/core/turn.js';
 import { OrchestratorLoop, taskContext } from '../src/orchestrator/orchestrator-loop.js';
 import type { LoopIteration, OrchestratorLogEvent, StepFunction } from '../src/orchestrator/orchestrator-loop.js';
 import { repoRoot } from './helpers/realdata.js';
+import { FixedSummarizer } from './helpers/summarizers.js';
 
 const counter = loadCounter('o200k_base');
 
-/** Seed 000's mocked FlashSummarizer: a fixed summary, and a record of what it was given. */
-class FixedSummarizer implements Summarizer {
-  readonly name = 'fixed';
-  readonly requests: SummaryRequest[] = [];
-  summarize(request: SummaryRequest): Promise<string> {
-    this.requests.push(request);
-    return Promise.resolve('Summary of earlier work.');
-  }
-}
 
 const turn = (id: string, tokenCount: number, over: Partial<ConversationTurn> = {}): ConversationTurn => ({ id, role: 'assistant', type: 'message', content: `turn ${id}`, tokenCount, ...over });
 const pinnedPair = (tokens = 1000): ConversationTurn[] => [

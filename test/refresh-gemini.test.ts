@@ -1,11 +1,10 @@
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCliAsync } from './helpers/cli.js';
-import { startFakeGemini } from './helpers/fake-gemini.js';
-import type { FakeGemini } from './helpers/fake-gemini.js';
+import { fakeGeminiForFile, startFakeGemini } from './helpers/fake-gemini.js';
 import { repoRoot } from './helpers/realdata.js';
 
 /** `refresh` condensing a long TAS/PRD with Gemini [issue 5: "condensed by the configured summarizer"]. */
@@ -15,14 +14,7 @@ const PLANTED = `AKIA${'Z7Q2'.repeat(4)}`;
 // What the fake model answers: a condensed TAS that keeps the requirement ids.
 const CONDENSED = '- [TAS-001] Postgres only\n- [TAS-002] no ORM\n- [TAS-003] idempotent webhooks\n- [TAS-004] retries with backoff';
 
-let server: FakeGemini;
-before(async () => {
-  server = await startFakeGemini({ apiKey: KEY, respond: () => CONDENSED });
-});
-after(async () => {
-  await server.close();
-});
-beforeEach(() => server.reset());
+const server = fakeGeminiForFile({ apiKey: KEY, respond: () => CONDENSED });
 
 function workspace(): { dir: string; file: string; tas: string; env: Record<string, string> } {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-refresh-gemini-'));

@@ -10,21 +10,13 @@ import { ContextPruner } from '../src/core/prune/context-pruner.js';
 import type { ContextPrunedEvent } from '../src/core/prune/context-pruner.js';
 import type { ContextEntry } from '../src/core/prune/context-entry.js';
 import { ContextCompressor, SlidingRelevanceWindow } from '../src/core/prune/sliding-window.js';
-import type { Summarizer, SummaryRequest } from '../src/core/providers.js';
 import type { ContextWindow, ConversationTurn } from '../src/core/turn.js';
 import { LocalEmbedder } from '../src/providers/local-embedder.js';
 
+import { FixedSummarizer } from './helpers/summarizers.js';
+
 const counter = loadCounter('o200k_base');
 
-/** Seed 000's mocked FlashSummarizer: a fixed summary, and a record of what it was given. */
-class FixedSummarizer implements Summarizer {
-  readonly name = 'fixed';
-  readonly requests: SummaryRequest[] = [];
-  summarize(request: SummaryRequest): Promise<string> {
-    this.requests.push(request);
-    return Promise.resolve('Summary of earlier work.');
-  }
-}
 
 function turn(id: string, tokenCount: number, over: Partial<ConversationTurn> = {}): ConversationTurn {
   return { id, role: 'assistant', type: 'message', content: `turn ${id}`, tokenCount, ...over };

@@ -29,6 +29,7 @@
  * `status` is the HTTP status and whose `message` is the JSON body.
  */
 import { createServer } from 'node:http';
+import { after, before, beforeEach } from 'node:test';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -790,5 +791,37 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
         sockets.clear();
       });
     },
+  };
+}
+
+/**
+ * One fake server for a whole test file: started before its tests, reset before each (requests and
+ * faults cleared), closed after. The object stands for the running server.
+ */
+export function fakeGeminiForFile(options: FakeGeminiOptions = {}): FakeGemini {
+  let live: FakeGemini | undefined;
+  const get = (): FakeGemini => {
+    if (!live) throw new Error('the fake Gemini server is used before it has started (use it inside a test)');
+    return live;
+  };
+  before(async () => {
+    live = await startFakeGemini(options);
+  });
+  after(async () => {
+    await live?.close();
+  });
+  beforeEach(() => live?.reset());
+  return {
+    get url() {
+      return get().url;
+    },
+    get requests() {
+      return get().requests;
+    },
+    fail: (fault, opts) => get().fail(fault, opts),
+    failAlways: (fault, opts) => get().failAlways(fault, opts),
+    clearFaults: () => get().clearFaults(),
+    reset: () => get().reset(),
+    close: () => get().close(),
   };
 }
