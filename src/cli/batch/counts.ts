@@ -11,18 +11,21 @@ import { TokenCountCache } from '../../io/count-cache.js';
  * gets back the counts the cache knows, tokenizes the rest, and returns those new counts to be added.
  */
 export class BatchCounts {
-  private readonly cache: TokenCountCache;
+  #cache: TokenCountCache | undefined;
   private counter: TextTokenCounter | undefined;
 
   constructor(
     private readonly encoding: EncodingName,
-    cacheDir: string | undefined,
-  ) {
-    this.cache = TokenCountCache.open(cacheDir, encoding);
+    private readonly cacheDir: string | undefined,
+  ) {}
+
+  /** Opened on first use: a re-run whose rows all come from the row cache never loads it. */
+  private get cache(): TokenCountCache {
+    return (this.#cache ??= TokenCountCache.open(this.cacheDir, this.encoding));
   }
 
   get enabled(): boolean {
-    return this.cache.enabled;
+    return Boolean(this.cacheDir);
   }
 
   /** Counts for these keys, -1 where unknown (a hit is a use: it keeps the entry from eviction). */
@@ -51,7 +54,7 @@ export class BatchCounts {
   }
 
   save(): void {
-    this.cache.save();
+    this.#cache?.save();
   }
 }
 
