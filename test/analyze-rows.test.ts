@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileIdentity, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
+import { runCli } from './helpers/cli.js';
+import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
+
+// Finished rows of `analyze DIR` are cached per file identity: a re-run over unchanged files gives the
+// rows a cold run gives, without reading the files; any change to a file, the settings or the build
+// and it is analysed again.
+
+const tmp = mkdtempSync(join(tmpdir(), 'devs-ctx-rows-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+let dirs = 0;
+const freshDir = (name: string): string => {
+  const dir = join(tmp, `${name}-${dirs++}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+
+function run(args: readonly string[], cache: string | undefined, cwd = repoRoot): { stdout: string; stderr: string; exitCode: number } {
+  const result = runCli(['analyze', ...args, ...(cache === undefined ? ['--no-cache'] : [])], { cwd, env: cache === undefined ? {} : { DEVS_CTX_CACHE_DIR: cache } });
+  assert.ok([0, 10, 11, 3, 4].includes(result.exitCode), result.stderr);
+  return result;
+}
+
+/** The cached rows file of a cache dir, parsed. */
+function rowsFile(cache: string): { schema: string; files: Record<string, { id: string[]; row: Record<string, unknown> }> } {
+  return JSON.parse(readFileSync(join(cache, 'analyze-rows.json'), 'utf8')) as ReturnType<typeof rowsFile>;
+}
+
+for (const [name, dir, skip] of [
+  ['every fixture', join(repoRoot, 'fixtures'), false],
+  ['every real transcript', realdataDir, realdataSkip],
+] as const) {
+  test(`row cache: ${name}: a first run, and a re-run from the cache, give exactly the rows of a cold run (ndjson and text)`, { skip }, () => {
+    const cache = freshDir('cache');
+    for (const output of [['--ndjson'], []]) {
+      const cold = run(['.', ...output], undefined, dir);
+      const first = run(['.', ...output], cache, dir);
+      const again = run(['.', ...output], cache, dir);
+      assert.equal(first.stdout, cold.stdout);
+      assert.equal(again.stdout, cold.stdout);
+      assert.equal(again.stderr, cold.stderr);
+      assert.equal(again.exitCode, cold.exitCode);
+    }
+    // Every transcript that could be read has its row kept.
+    const sessions = run(['.', '--ndjson'], undefined, dir).stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; error?: unknown });
+    const readable = sessions.filter((r) => r.type === 'session' && r.error === undefined).length;
+    assert.equal(Object.keys(rowsFile(cache).files).length, readable);
+  });
+}
+
+test('row cache: a hit is served without reading the file (a planted row shows), and any change to the file is analysed again', () => {
+  const dir = freshDir('project');
+  const file = join(dir, 'session.jsonl');
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), file);
+  const cache = freshDir('cache');
+  const cold = run(['.', '--ndjson'], undefined, dir).stdout;
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, cold);
+
+  // Plant a different turn count in the kept row: the next run prints it, so it did not read the file.
+  const planted = rowsFile(cache);
+  const entry = Object.values(planted.files)[0];
+  assert.ok(entry);
+  entry.row['turns'] = 424242;
+  writeFileSync(join(cache, 'analyze-rows.json'), JSON.stringify({ version: 1, ...planted }));
+  assert.match(run(['.', '--ndjson'], cache, dir).stdout, /"turns":424242/);
+
+  // Touched (same bytes, another mtime): analysed again, the real row is back.
+  const { mtime } = statSync(file);
+  utimesSync(file, mtime, new Date(mtime.getTime() + 5_000));
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, cold);
+
+  // Grown by a line: analysed again, equal to a cold run of the grown file.
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+  appendFileSync(file, `${lines[lines.length - 1]}\n`);
+  const grownCold = run(['.', '--ndjson'], undefined, dir).stdout;
+  assert.notEqual(grownCold, cold);
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, grownCold);
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, grownCold);
+});
+
+test('row cache: other settings (limits, --encoding, --strict) are other rows; --since on a cached row is judged as on a cold one', () => {
+  const dir = join(repoRoot, 'fixtures');
+  const cache = freshDir('cache');
+  run(['.', '--ndjson'], cache, dir);
+  const plain = run(['.', '--ndjson'], undefined, dir).stdout;
+  for (const args of [['--soft-limit', '100', '--hard-limit', '200'], ['--encoding', 'cl100k_base'], ['--strict'], ['--since', '2026-01-01'], ['--until', '2025-06-01']]) {
+    const cold = run(['.', '--ndjson', ...args], undefined, dir);
+    assert.notEqual(cold.stdout, plain, `${args.join(' ')} changes the rows`);
+    assert.equal(run(['.', '--ndjson', ...args], cache, dir).stdout, cold.stdout, args.join(' '));
+    assert.equal(run(['.', '--ndjson', ...args], cache, dir).stdout, cold.stdout, args.join(' '));
+  }
+});
+
+test('row cache: a file of another schema (another build or settings) is never used', () => {
+  const dir = freshDir('cache');
+  const path = join(dir, 'x.jsonl');
+  writeFileSync(path, '{"a":1}\n');
+  const identity = fileIdentity(path);
+  assert.ok(identity);
+  const a = rowSchemaKey('build-a', { window: 200_000 });
+  assert.notEqual(rowSchemaKey('build-b', { window: 200_000 }), a);
+  assert.notEqual(rowSchemaKey('build-a', { window: 100_000 }), a);
+  const cache = RowCache.open<{ turns: number }>(dir, a);
+  cache.set(path, identity, { turns: 3 });
+  cache.save();
+  assert.deepEqual(RowCache.open<{ turns: number }>(dir, a).get(path, identity), { turns: 3 });
+  assert.equal(RowCache.open<{ turns: number }>(dir, rowSchemaKey('build-b', { window: 200_000 })).get(path, identity), undefined);
+  // Same size, other bytes at an end: another identity, whatever the clock did.
+  writeFileSync(path, '{"a":2}\n');
+  const changed = fileIdentity(path);
+  assert.ok(changed);
+  assert.notEqual(changed.edges, identity.edges);
+  assert.equal(RowCache.open<{ turns: number }>(dir, a).get(path, changed), undefined);
+  // No directory (--no-cache) or no build id: off.
+  assert.equal(RowCache.open(undefined, a).enabled, false);
+  assert.equal(RowCache.open(dir, undefined).enabled, false);
+});
