@@ -9,7 +9,9 @@ import type { CliContext } from '../context.js';
 import { countWithLookup } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import { analyzeSession } from './session.js';
+import { installPrebuiltRankTables } from '../../io/rank-tables.js';
 
+installPrebuiltRankTables();
 const port = parentPort;
 if (port === null) throw new Error('analyze-worker runs as a worker thread only');
 const init = workerData as WorkerInit;

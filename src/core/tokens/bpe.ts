@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { RankTable } from './rank-table.js';
 
 /**
  * An exact byte-pair-encoding token counter, equal to js-tiktoken's
@@ -28,7 +29,7 @@ const MEMO_MAX_PIECE = 256;
 const MEMO_MAX_ENTRIES = 100_000;
 
 export class BpeCounter {
-  readonly #ranks: Map<string, number>;
+  readonly #ranks: RankTable;
   readonly #pattern: RegExp;
   readonly #memo = new Map<string, number>();
   // Scratch buffers of the short-piece loop, reused between pieces.
@@ -37,11 +38,12 @@ export class BpeCounter {
   // State of the long-piece merge, kept between pieces.
   readonly #long: LongMergeState;
 
-  constructor(source: RankSource) {
-    this.#ranks = parseRanks(source.bpe_ranks);
+  /** From js-tiktoken's rank source (parsed here), or a prebuilt binary table (nothing to parse). */
+  constructor(source: RankSource | RankTable) {
+    this.#ranks = source instanceof RankTable ? source : RankTable.fromSource(source);
     this.#long = new LongMergeState(this.#ranks);
     // Same flags as js-tiktoken's encode(), so pieces (and lone surrogates) split identically.
-    this.#pattern = new RegExp(source.pat_str, 'ug');
+    this.#pattern = new RegExp(this.#ranks.pattern, 'ug');
   }
 
   /** Number of tokens in `text`, with special-token text counted as ordinary text. */
@@ -76,7 +78,7 @@ export class BpeCounter {
   /** Tokens in one regex piece (exposed for tests and benchmarks). */
   countPiece(piece: string): number {
     const bytes = toByteString(piece);
-    if (this.#ranks.has(bytes)) return 1;
+    if (this.#ranks.rank(bytes, 0, bytes.length) >= 0) return 1;
     return bytes.length <= SHORT_PIECE_BYTES ? this.#mergeShort(bytes) : mergeLong(bytes, this.#long);
   }
 
@@ -88,7 +90,7 @@ export class BpeCounter {
     const n = s.length;
     // starts[0..parts] are part boundaries; pr[i] is the rank of parts i and i+1 joined.
     for (let i = 0; i <= n; i++) starts[i] = i;
-    for (let i = 0; i < n - 1; i++) pr[i] = ranks.get(s.slice(i, i + 2)) ?? Infinity;
+    for (let i = 0; i < n - 1; i++) pr[i] = orInfinity(ranks.rank(s, i, i + 2));
     let parts = n;
     while (parts > 1) {
       let min = Infinity;
@@ -106,11 +108,15 @@ export class BpeCounter {
       pr.copyWithin(at + 1, at + 2, parts - 1);
       parts--;
       const a = starts[at] as number;
-      pr[at] = at < parts - 1 ? (ranks.get(s.slice(a, starts[at + 2] as number)) ?? Infinity) : Infinity;
-      if (at > 0) pr[at - 1] = ranks.get(s.slice(starts[at - 1] as number, starts[at + 1] as number)) ?? Infinity;
+      pr[at] = at < parts - 1 ? orInfinity(ranks.rank(s, a, starts[at + 2] as number)) : Infinity;
+      if (at > 0) pr[at - 1] = orInfinity(ranks.rank(s, starts[at - 1] as number, starts[at + 1] as number));
     }
     return parts;
   }
+}
+
+function orInfinity(rank: number): number {
+  return rank < 0 ? Infinity : rank;
 }
 
 /**
@@ -200,21 +206,19 @@ function mergeLong(s: string, state: LongMergeState): number {
 class LongMergeState {
   readonly byteRanks = new Int32Array(256);
   readonly queue: RankQueue;
-  readonly #ranks: Map<string, number>;
+  readonly #ranks: RankTable;
   #left = new Int32Array(0);
   #right = new Int32Array(0);
   #joined = new Int32Array(0);
   #size = 0;
 
-  constructor(ranks: Map<string, number>) {
+  constructor(ranks: RankTable) {
     this.#ranks = ranks;
-    let maxRank = 0;
-    for (const r of ranks.values()) if (r > maxRank) maxRank = r;
-    this.queue = new RankQueue(maxRank);
+    this.queue = new RankQueue(ranks.maxRank);
     for (let b = 0; b < 256; b++) {
-      const r = ranks.get(String.fromCharCode(b));
+      const r = ranks.rank(String.fromCharCode(b), 0, 1);
       // Byte-level BPE tables (all of tiktoken's) rank every single byte.
-      if (r === undefined) throw new Error(`rank table has no token for byte ${b}`);
+      if (r < 0) throw new Error(`rank table has no token for byte ${b}`);
       this.byteRanks[b] = r;
     }
     this.#reset(1 << 14);
@@ -229,7 +233,7 @@ class LongMergeState {
       const l = this.#left[slot] as number;
       if (l === a && this.#right[slot] === b) return this.#joined[slot] as number;
       if (l === -1) {
-        const r = this.#ranks.get(s.slice(from, to)) ?? -1;
+        const r = this.#ranks.rank(s, from, to);
         this.#left[slot] = a;
         this.#right[slot] = b;
         this.#joined[slot] = r;
@@ -311,25 +315,6 @@ class RankQueue {
     }
     return bucket;
   }
-}
-
-/**
- * The rank table in js-tiktoken's compressed format: lines of `<ignored> <offset> <base64 token>...`,
- * the i-th token having rank offset + i (parsed as in js-tiktoken's Tiktoken constructor).
- */
-function parseRanks(bpeRanks: string): Map<string, number> {
-  const ranks = new Map<string, number>();
-  for (const line of bpeRanks.split('\n')) {
-    if (line === '') continue;
-    const fields = line.split(' ');
-    const offset = Number.parseInt(fields[1] ?? '', 10);
-    for (let i = 2; i < fields.length; i++) {
-      const token = fields[i] as string;
-      // atob decodes base64 straight to a latin1 string: about twice as fast here as Buffer.from().
-      ranks.set(atob(token), offset + i - 2);
-    }
-  }
-  return ranks;
 }
 
 /** UTF-8 bytes of `piece` as a latin1 string (lone surrogates become U+FFFD, as TextEncoder does). */
