@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileIdentity, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
 import { runCli } from './helpers/cli.js';
-import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 
-// Finished rows of `analyze DIR` are cached per file identity: a re-run over unchanged files gives the
+// Finished rows of `analyze DIR` (and the report of `analyze FILE`) are cached per file identity: a re-run over unchanged files gives the
 // rows a cold run gives, without reading the files; any change to a file, the settings or the build
 // and it is analysed again.
 
@@ -119,4 +119,40 @@ test('row cache: a file of another schema (another build or settings) is never u
   // No directory (--no-cache) or no build id: off.
   assert.equal(RowCache.open(undefined, a).enabled, false);
   assert.equal(RowCache.open(dir, undefined).enabled, false);
+});
+
+const singleFiles = [...filesUnder(join(repoRoot, 'fixtures')), ...(realdataSkip ? [] : realdataFiles())].filter((f) => /\.jsonl?$/.test(f));
+
+test('report cache: analyze FILE --json of every fixture and real transcript: a first run and a re-run from the cache print exactly what a cold run prints', () => {
+  const cache = freshDir('cache');
+  assert.ok(singleFiles.length > 50);
+  for (const file of singleFiles) {
+    const cold = run([file, '--json'], undefined);
+    const first = run([file, '--json'], cache);
+    const again = run([file, '--json'], cache);
+    assert.deepEqual([first.stdout, first.exitCode], [cold.stdout, cold.exitCode], file);
+    assert.deepEqual([again.stdout, again.stderr, again.exitCode], [cold.stdout, cold.stderr, cold.exitCode], file);
+  }
+});
+
+test('report cache: a hit is served without reading the file (a planted report shows), a changed file is analysed again, text output too', () => {
+  const dir = freshDir('single');
+  const file = join(dir, 'session.jsonl');
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), file);
+  const cache = freshDir('cache');
+  const cold = run(['session.jsonl'], undefined, dir);
+  assert.equal(run(['session.jsonl'], cache, dir).stdout, cold.stdout);
+  assert.equal(run(['session.jsonl'], cache, dir).stdout, cold.stdout);
+  const [reportFile] = readdirSync(join(cache, 'reports'));
+  assert.ok(reportFile);
+  const stored = JSON.parse(readFileSync(join(cache, 'reports', reportFile), 'utf8')) as { report: { turns: number } };
+  stored.report.turns = 424242;
+  writeFileSync(join(cache, 'reports', reportFile), JSON.stringify(stored));
+  assert.match(run(['session.jsonl', '--json'], cache, dir).stdout, /"turns": 424242/);
+  appendFileSync(file, `${readFileSync(file, 'utf8').trimEnd().split('\n').pop()}\n`);
+  const grown = run(['session.jsonl', '--json'], undefined, dir).stdout;
+  assert.doesNotMatch(grown, /424242/);
+  assert.equal(run(['session.jsonl', '--json'], cache, dir).stdout, grown);
+  // Other settings: another report.
+  assert.equal(run(['session.jsonl', '--json', '--window', '50k'], cache, dir).stdout, run(['session.jsonl', '--json', '--window', '50k'], undefined, dir).stdout);
 });

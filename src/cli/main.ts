@@ -163,7 +163,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--since <when>', "many sessions: only sessions with a turn at or after this (2026-05-01, 2026-05-01T09:30Z, or an age: 12h, 7d, 2w)")
     .option('--until <when>', 'many sessions: only sessions with a turn before this (a date includes that whole day)')
     .option('--jobs <n>', 'many sessions: worker threads (default: one per core; 1 = no workers)')
-    .addOptions(readingOptions({ limits: true, caches: 'the token-count cache' }))
+    .addOptions(readingOptions({ limits: true, caches: 'the token-count cache nor the finished reports of unchanged files' }))
     .addHelpText('after', ANALYZE_EXAMPLES)
     .action(async (paths: string[], options: Record<string, unknown>) => {
       const { runAnalyze } = await import('./commands/analyze.js');

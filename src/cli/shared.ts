@@ -14,6 +14,7 @@ import { TokenCountCache } from '../io/count-cache.js';
 import { STDIN, readInput } from '../io/input.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { CliContext } from './context.js';
+import { countAcrossThreads } from './parallel-count.js';
 
 /** Parts every command that reads a transcript shares: token options, settings, counting, loading. */
 
@@ -79,8 +80,41 @@ export class CachedCounter implements TextTokenCounter {
     this.cache = TokenCountCache.open(cacheDir, encoding);
   }
 
+  /** Counts known ahead (by `prepare`), by the text itself: no second hash. */
+  readonly #known = new Map<string, number>();
+
+  /**
+   * Counts, ahead of `count`, every text the cache does not have, across `jobs` threads when there is
+   * enough of it (a large transcript counted cold); then `count` only looks them up.
+   */
+  async prepare(texts: Iterable<string>, jobs: number): Promise<void> {
+    const missing: string[] = [];
+    const keys: string[] = [];
+    for (const text of texts) {
+      if (text.length === 0 || this.#known.has(text)) continue;
+      const key = this.cache.enabled ? TokenCountCache.key(text) : '';
+      const cached = this.cache.enabled ? this.cache.get(key) : undefined;
+      if (cached !== undefined) {
+        this.#known.set(text, cached);
+        continue;
+      }
+      this.#known.set(text, -1);
+      missing.push(text);
+      keys.push(key);
+    }
+    if (missing.length === 0) return;
+    const counts = await countAcrossThreads(missing, (this.counter ??= loadCounter(this.encoding)), this.encoding, jobs);
+    for (const [i, text] of missing.entries()) {
+      const count = counts[i] as number;
+      this.#known.set(text, count);
+      if (this.cache.enabled) this.cache.set(keys[i] as string, count);
+    }
+  }
+
   count(text: string): number {
     if (text.length === 0) return 0;
+    const known = this.#known.get(text);
+    if (known !== undefined && known >= 0) return known;
     if (!this.cache.enabled) return (this.counter ??= loadCounter(this.encoding)).count(text);
     const key = TokenCountCache.key(text);
     const cached = this.cache.get(key);

@@ -176,3 +176,50 @@ export class RowCache<Row> {
     }
   }
 }
+
+/**
+ * The finished report of a single-file `analyze`, per file, under the same identity and schema rules
+ * as the rows: one file per transcript (`reports/<hash of its path>.json`), so a re-run over an
+ * unchanged transcript reads one small file instead of parsing and counting the transcript.
+ */
+export class ReportCache<Report> {
+  private constructor(
+    private readonly dir: string | undefined,
+    private readonly schema: string,
+  ) {}
+
+  static open<Report>(dir: string | undefined, schema: string | undefined): ReportCache<Report> {
+    return dir && schema !== undefined ? new ReportCache<Report>(join(dir, 'reports'), schema) : new ReportCache<Report>(undefined, '');
+  }
+
+  get enabled(): boolean {
+    return this.dir !== undefined;
+  }
+
+  #file(path: string): string {
+    return join(this.dir ?? '', `${createHash('sha1').update(path).digest('base64url')}.json`);
+  }
+
+  get(path: string, identity: FileIdentity): Report | undefined {
+    if (!this.dir) return undefined;
+    try {
+      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as { version?: unknown; schema?: unknown; path?: unknown; id?: unknown; report?: unknown };
+      if (data.version !== ROW_CACHE_VERSION || data.schema !== this.schema || data.path !== path || !Array.isArray(data.id) || data.id.length !== 5) return undefined;
+      if (!sameIdentity(identity, data.id as unknown as StoredIdentity) || !data.report || typeof data.report !== 'object') return undefined;
+      return data.report as Report;
+    } catch {
+      return undefined;
+    }
+  }
+
+  set(path: string, identity: FileIdentity, report: Report): void {
+    if (!this.dir) return;
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      const id: StoredIdentity = [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges];
+      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, path, id, report })));
+    } catch {
+      // Read-only home, full disk…: the next run analyses again.
+    }
+  }
+}
