@@ -2,7 +2,6 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
-import type { TextTokenCounter } from '../../core/accounting.js';
 import type { Settings } from '../../core/config.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
