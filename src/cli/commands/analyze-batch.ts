@@ -8,7 +8,7 @@ import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { BatchCounts } from '../batch/counts.js';
 import type { Discovered } from '../batch/discover.js';
-import { AnalyzePool } from '../batch/pool.js';
+import { AnalyzePool, FILES_PER_WORKER } from '../batch/pool.js';
 import { BatchRows } from '../batch/rows.js';
 import type { RowLookup } from '../batch/rows.js';
 import type { TimeRange } from '../batch/range.js';
@@ -173,7 +173,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
 
   // Schedule: at most `jobs` sessions in flight, and (unsorted) at most WINDOW finished ones waiting
   // for an earlier, slower one, so memory stays bounded.
-  const inFlightLimit = Math.max(1, jobs);
+  const inFlightLimit = pool === undefined ? 1 : jobs * FILES_PER_WORKER;
   const window = options.sort === undefined ? Math.max(64, inFlightLimit * 16) : Infinity;
   const finished = new Map<number, { outcome: SessionOutcome; spilled?: SpillRef }>();
   const iterator = (function* () {
