@@ -349,37 +349,41 @@ async function main(): Promise<number> {
     },
   ];
   // The peer: ccusage over the same Claude Code projects folder (offline: no price fetch), then
-  // devs-ctx over it, first run (empty caches) and again with nothing changed.
-  allCases.push(
-    {
-      name: `ccusage session ${claudeName}`,
-      run: () => {
-        ccusage ??= installCcusage();
-        if ('skip' in ccusage) return { skipped: ccusage.skip };
+  // devs-ctx over it, first run (empty caches) and again with nothing changed. The three are measured
+  // in turns (ccusage, first run, re-run, ccusage, …), so a machine whose load changes during the
+  // bench weighs on all three alike and the ratios stay fair.
+  const ccusageName = `ccusage session ${claudeName}`;
+  const firstName = `analyze ${claudeName} first run`;
+  const rerunName = `analyze ${claudeName} re-run`;
+  let peer: Map<string, Stat> | { skipped: string } | undefined;
+  const peerStat = (name: string): Stat | { skipped: string } => {
+    if (peer === undefined) {
+      ccusage ??= installCcusage();
+      if ('skip' in ccusage) {
+        peer = { skipped: ccusage.skip };
+      } else {
         const { bin } = ccusage;
-        return measure(`ccusage session ${claudeName}`, () => runNode([bin, 'session', '--json', '--offline'], { env: { CLAUDE_CONFIG_DIR: claudeDir } }), 5, { warmup: 1 });
-      },
-    },
-    {
-      name: `analyze ${claudeName} first run`,
-      run: () => measure(`analyze ${claudeName} first run`, () => analyzeBatch(claudeProjects, freshCacheDir()), 3, { warmup: 1 }),
-      baseline: `ccusage session ${claudeName}`,
-      target: { kind: 'ratio', max: 4 },
-    },
-    {
-      name: `analyze ${claudeName} re-run`,
-      run: () =>
-        measure(`analyze ${claudeName} re-run`, () => analyzeBatch(claudeProjects, claudeRerunCache), 5, {
-          warmup: 1,
-          before: () => {
-            if (claudeRerunCache) return;
-            claudeRerunCache = freshCacheDir();
-            analyzeBatch(claudeProjects, claudeRerunCache);
-          },
-        }),
-      baseline: `ccusage session ${claudeName}`,
-      target: { kind: 'ratio', max: 1 },
-    },
+        const runCcusage = (): Sample => runNode([bin, 'session', '--json', '--offline'], { env: { CLAUDE_CONFIG_DIR: claudeDir } });
+        claudeRerunCache = freshCacheDir();
+        // Warm-up (and the re-run's primed cache).
+        runCcusage();
+        analyzeBatch(claudeProjects, claudeRerunCache);
+        const samples = new Map<string, number[]>([[ccusageName, []], [firstName, []], [rerunName, []]]);
+        for (let i = 0; i < 5; i++) {
+          samples.get(ccusageName)?.push(runCcusage().ms);
+          samples.get(firstName)?.push(analyzeBatch(claudeProjects, freshCacheDir()).ms);
+          samples.get(rerunName)?.push(analyzeBatch(claudeProjects, claudeRerunCache).ms);
+        }
+        peer = new Map([...samples].map(([n, ms]) => [n, { name: n, runs: ms.length, medianMs: median(ms) }]));
+        for (const stat of peer.values()) process.stderr.write(`  ${stat.name}: ${stat.medianMs.toFixed(0)} ms\n`);
+      }
+    }
+    return peer instanceof Map ? (peer.get(name) ?? missing(name)) : peer;
+  };
+  allCases.push(
+    { name: ccusageName, run: () => peerStat(ccusageName) },
+    { name: firstName, run: () => peerStat(firstName), baseline: ccusageName, target: { kind: 'ratio', max: 4 } },
+    { name: rerunName, run: () => peerStat(rerunName), baseline: ccusageName, target: { kind: 'ratio', max: 1 } },
   );
   const picked = allCases.filter((c) => !benchOnly || benchOnly.test(c.name));
   const needed = new Set(picked.flatMap((c) => [c.name, ...(c.baseline ? [c.baseline] : []), ...(c.name.endsWith('peak RSS') ? [c.name.replace(/peak RSS$/, 'cold')] : [])]));
