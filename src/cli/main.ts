@@ -162,7 +162,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .addOption(new Option('--sort <key>', 'many sessions: order rows by tokens or urgency, largest first (rows then print at the end)').choices(['tokens', 'urgency']))
     .option('--since <when>', "many sessions: only sessions with a turn at or after this (2026-05-01, 2026-05-01T09:30Z, or an age: 12h, 7d, 2w)")
     .option('--until <when>', 'many sessions: only sessions with a turn before this (a date includes that whole day)')
-    .option('--jobs <n>', 'many sessions: worker threads (default: one per core; 1 = no workers)')
+    .option('--jobs <n>', 'worker threads for many sessions, or for counting one large transcript (default: one per core; 1 = no workers)')
     .addOptions(readingOptions({ limits: true, caches: 'the token-count cache nor the finished reports of unchanged files' }))
     .addHelpText('after', ANALYZE_EXAMPLES)
     .action(async (paths: string[], options: Record<string, unknown>) => {
