@@ -5,7 +5,7 @@ import type { Settings } from '../core/config.js';
 import { InvalidTranscriptError } from '../core/errors.js';
 import { loadCounter } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
-import type { Transcript } from '../core/transcript.js';
+import type { Transcript, TranscriptEntry } from '../core/transcript.js';
 import { parseTokenAmount } from '../core/units.js';
 import { isFormatName, readTranscript } from '../formats/index.js';
 import type { FormatName } from '../formats/index.js';
@@ -84,13 +84,16 @@ export class CachedCounter implements TextTokenCounter {
   readonly #known = new Map<string, number>();
 
   /**
-   * Counts, ahead of `count`, every text the cache does not have, across `jobs` threads when there is
-   * enough of it (a large transcript counted cold); then `count` only looks them up.
+   * Counts, ahead of `count`, every text of these entries (those countEntries counts) that the cache
+   * does not have, across `jobs` threads when there is enough of it (a large transcript counted
+   * cold); then `count` only looks them up.
    */
-  async prepare(texts: Iterable<string>, jobs: number): Promise<void> {
+  async prepare(entries: readonly TranscriptEntry[], jobs: number): Promise<void> {
     const missing: string[] = [];
     const keys: string[] = [];
-    for (const text of texts) {
+    for (const entry of entries) {
+      if (entry.notSent !== undefined) continue;
+      const text = entry.turn.content;
       if (text.length === 0 || this.#known.has(text)) continue;
       const key = this.cache.enabled ? TokenCountCache.key(text) : '';
       const cached = this.cache.enabled ? this.cache.get(key) : undefined;

@@ -136,10 +136,7 @@ async function analyzeOne(
 ): Promise<AnalyzeReport> {
   const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.options.strict === true, ctx: run.ctx });
   // A large transcript counted cold is counted across the cores (exactly the same counts).
-  await run.counter.prepare(
-    transcript.entries.flatMap((e) => (e.notSent === undefined ? [e.turn.content] : [])),
-    run.jobs,
-  );
+  await run.counter.prepare(transcript.entries, run.jobs);
   const tokens = countEntries(transcript.entries, run.counter);
   return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { accessSync, constants, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
@@ -98,6 +99,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const format = options.format as FormatName | undefined;
     const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
     const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
+    // A large transcript counted cold is counted across the cores, as analyze does.
+    await counter.prepare(transcript.entries, availableParallelism());
     const tokens = countEntries(transcript.entries, counter).map((t) => t.total);
 
     const eventId = randomUUID();
