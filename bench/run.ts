@@ -40,6 +40,8 @@ const ANALYZE_OK = [0, 10, 11] as const;
 interface Sample {
   readonly ms: number;
   readonly maxRssKb?: number;
+  /** User + system CPU time of the process (all its threads), when /usr/bin/time measured it. */
+  readonly cpuMs?: number;
 }
 
 /** The result of a case: median time over its runs, and the largest peak RSS seen. */
@@ -48,6 +50,7 @@ interface Stat {
   readonly runs: number;
   readonly medianMs: number;
   readonly maxRssKb?: number;
+  readonly medianCpuMs?: number;
 }
 
 interface RunOptions {
@@ -84,7 +87,8 @@ function runNode(args: readonly string[], options: RunOptions = {}): Sample & { 
   const env = { ...process.env, NO_COLOR: '1', ...options.env };
   let command = process.execPath;
   let argv = [...args];
-  const method = options.rss ? rssMethod() : undefined;
+  // /usr/bin/time -v whenever it works here: it gives CPU time (and peak RSS) at no cost.
+  const method = rssMethod() === 'time' ? 'time' : options.rss ? 'hook' : undefined;
   if (method === 'time') {
     command = '/usr/bin/time';
     argv = ['-v', process.execPath, ...args];
@@ -101,10 +105,15 @@ function runNode(args: readonly string[], options: RunOptions = {}): Sample & { 
     );
   }
   let maxRssKb: number | undefined;
-  if (method === 'time') maxRssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
+  let cpuMs: number | undefined;
+  if (method === 'time') {
+    cpuMs = 1000 * (Number(/User time \(seconds\): ([\d.]+)/.exec(result.stderr)?.[1]) + Number(/System time \(seconds\): ([\d.]+)/.exec(result.stderr)?.[1]));
+    if (!Number.isFinite(cpuMs)) cpuMs = undefined;
+  }
+  if (method === 'time' && options.rss) maxRssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
   if (method === 'hook') maxRssKb = Number(/DEVS_CTX_BENCH_MAXRSS_KB (\d+)/.exec(result.stderr)?.[1]);
   if (maxRssKb !== undefined && !Number.isFinite(maxRssKb)) throw new CommandFailed(`no peak RSS from node ${args.join(' ')}`);
-  return maxRssKb === undefined ? { ms, stdout: result.stdout } : { ms, maxRssKb, stdout: result.stdout };
+  return { ms, stdout: result.stdout, ...(maxRssKb === undefined ? {} : { maxRssKb }), ...(cpuMs === undefined ? {} : { cpuMs }) };
 }
 
 function median(values: readonly number[]): number {
@@ -132,7 +141,8 @@ function measure(name: string, fn: () => Sample, runs: number, options: MeasureO
     samples.push(fn());
   }
   const rss = samples.flatMap((s) => (s.maxRssKb === undefined ? [] : [s.maxRssKb]));
-  const stat: Stat = { name, runs, medianMs: median(samples.map((s) => s.ms)) };
+  const cpu = samples.flatMap((s) => (s.cpuMs === undefined ? [] : [s.cpuMs]));
+  const stat: Stat = { name, runs, medianMs: median(samples.map((s) => s.ms)), ...(cpu.length === samples.length ? { medianCpuMs: median(cpu) } : {}) };
   const result = rss.length ? { ...stat, maxRssKb: Math.max(...rss) } : stat;
   process.stderr.write(`  ${name}: ${result.medianMs.toFixed(0)} ms${rss.length ? `, ${(Math.max(...rss) / 1024).toFixed(0)} MB` : ''}\n`);
   return result;
@@ -368,13 +378,18 @@ async function main(): Promise<number> {
         // Warm-up (and the re-run's primed cache).
         runCcusage();
         analyzeBatch(claudeProjects, claudeRerunCache);
-        const samples = new Map<string, number[]>([[ccusageName, []], [firstName, []], [rerunName, []]]);
+        const samples = new Map<string, Sample[]>([[ccusageName, []], [firstName, []], [rerunName, []]]);
         for (let i = 0; i < 5; i++) {
-          samples.get(ccusageName)?.push(runCcusage().ms);
-          samples.get(firstName)?.push(analyzeBatch(claudeProjects, freshCacheDir()).ms);
-          samples.get(rerunName)?.push(analyzeBatch(claudeProjects, claudeRerunCache).ms);
+          samples.get(ccusageName)?.push(runCcusage());
+          samples.get(firstName)?.push(analyzeBatch(claudeProjects, freshCacheDir()));
+          samples.get(rerunName)?.push(analyzeBatch(claudeProjects, claudeRerunCache));
         }
-        peer = new Map([...samples].map(([n, ms]) => [n, { name: n, runs: ms.length, medianMs: median(ms) }]));
+        peer = new Map(
+          [...samples].map(([n, runs]) => {
+            const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
+            return [n, { name: n, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) }];
+          }),
+        );
         for (const stat of peer.values()) process.stderr.write(`  ${stat.name}: ${stat.medianMs.toFixed(0)} ms\n`);
       }
     }
@@ -401,11 +416,13 @@ async function main(): Promise<number> {
     }
   }
 
-  const rows: string[][] = [['measurement', 'time (ms)', 'baseline', 'ratio', 'target', 'result']];
+  // CPU time (user + system, all threads) is printed beside: on a machine shared with other work the
+  // wall times swing with the load, CPU time much less. Targets judge the wall-time ratio.
+  const rows: string[][] = [['measurement', 'time (ms)', 'baseline', 'ratio', 'target', 'result', 'cpu (ms)', 'cpu ratio']];
   for (const c of cases) {
     const skip = skipped.get(c.name);
     if (skip !== undefined) {
-      rows.push([c.name, '', '', '', '', `SKIP: ${skip}`]);
+      rows.push([c.name, '', '', '', '', `SKIP: ${skip}`, '', '']);
       continue;
     }
     const stat = stats.get(c.name) ?? missing(c.name);
@@ -439,6 +456,8 @@ async function main(): Promise<number> {
       c.target?.kind === 'rssMb' || ratio === undefined ? '' : `${ratio.toFixed(2)}×`,
       target,
       result,
+      c.target?.kind === 'rssMb' || stat.medianCpuMs === undefined ? '' : stat.medianCpuMs.toFixed(0),
+      c.target?.kind === 'rssMb' || stat.medianCpuMs === undefined || base?.medianCpuMs === undefined ? '' : `${(stat.medianCpuMs / base.medianCpuMs).toFixed(2)}×`,
     ]);
   }
 

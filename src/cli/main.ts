@@ -4,7 +4,6 @@ import { ExitCode, UsageError } from '../core/errors.js';
 import { processContext } from './context.js';
 import type { CliContext } from './context.js';
 import { reportError } from './errors.js';
-import { installPrebuiltRankTables } from '../io/rank-tables.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -114,7 +113,6 @@ function readingOptions(which: { readonly limits: boolean; readonly caches: stri
 
 /** Runs the command line; returns the exit code (bin/ sets process.exitCode, nothing below exits). */
 export async function main(argv: readonly string[], given?: CliContext): Promise<number> {
-  installPrebuiltRankTables();
   const json = argv.includes('--json');
   let ctx: CliContext;
   try {

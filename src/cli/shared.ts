@@ -15,6 +15,11 @@ import { STDIN, readInput } from '../io/input.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { CliContext } from './context.js';
 import { countAcrossThreads } from './parallel-count.js';
+import { installPrebuiltRankTables } from '../io/rank-tables.js';
+
+// Every command that counts tokens loads this module (not main.ts, so --version and --help never
+// load the tokenizer): counters use the prebuilt binary rank tables from here on.
+installPrebuiltRankTables();
 
 /** Parts every command that reads a transcript shares: token options, settings, counting, loading. */
 
