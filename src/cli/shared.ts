@@ -7,7 +7,7 @@ import { loadCounter } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import type { Transcript, TranscriptEntry } from '../core/transcript.js';
 import { parseTokenAmount } from '../core/units.js';
-import { isFormatName, readTranscript } from '../formats/index.js';
+import { FORMAT_NAMES } from '../formats/types.js';
 import type { FormatName } from '../formats/index.js';
 import { loadConfig } from '../io/config.js';
 import { TokenCountCache } from '../io/count-cache.js';
@@ -41,7 +41,7 @@ export const tokenOption = (flag: string) =>
 /** Options every command that reads a transcript takes (analyze, prune), as a zod shape to extend. */
 export const readingOptionsShape = {
   json: z.boolean().optional(),
-  format: z.string().refine(isFormatName).optional(),
+  format: z.string().refine((name) => (FORMAT_NAMES as readonly string[]).includes(name)).optional(),
   encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
   window: tokenOption('--window'),
   softLimit: tokenOption('--soft-limit'),
@@ -159,6 +159,9 @@ export async function loadTranscriptInput(
   if (doc.records.every((r) => r.blank)) {
     throw new InvalidTranscriptError(`${display}: the transcript is empty`, 'nothing to analyse; check that the agent has written to it');
   }
+  // The format readers (and their schemas) load with the first transcript read: a re-run whose
+  // results all come from the cache never loads them.
+  const { readTranscript } = await import('../formats/index.js');
   const transcript = readTranscript(doc, run.format);
   if (transcript.entries.length === 0 && doc.issues.length + transcript.issues.length > 0) {
     const first = [...doc.issues, ...transcript.issues][0];
