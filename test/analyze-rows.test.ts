@@ -3,7 +3,7 @@ import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, read
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileIdentity, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
+import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
 import { runCli } from './helpers/cli.js';
 import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 
@@ -155,4 +155,30 @@ test('report cache: a hit is served without reading the file (a planted report s
   assert.equal(run(['session.jsonl', '--json'], cache, dir).stdout, grown);
   // Other settings: another report.
   assert.equal(run(['session.jsonl', '--json', '--window', '50k'], cache, dir).stdout, run(['session.jsonl', '--json', '--window', '50k'], undefined, dir).stdout);
+});
+
+test('report cache: only the most recently written reports are kept', () => {
+  const dir = freshDir('reports');
+  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 3 });
+  const files = [1, 2, 3, 4].map((n) => {
+    const path = join(dir, `t${n}.jsonl`);
+    writeFileSync(path, `{"n":${n}}\n`);
+    return path;
+  });
+  for (const [i, path] of files.entries()) {
+    const identity = fileIdentity(path);
+    assert.ok(identity);
+    cache.set(path, identity, { n: i + 1 });
+    // Written in this order, an hour apart (so the order does not hang on the clock's resolution).
+    for (const name of readdirSync(join(dir, 'reports'))) {
+      const at = statSync(join(dir, 'reports', name)).mtime;
+      if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', name), at, new Date(Date.UTC(2026, 0, 1, i)));
+    }
+  }
+  assert.equal(readdirSync(join(dir, 'reports')).length, 3);
+  const kept = files.map((path) => {
+    const identity = fileIdentity(path);
+    return identity ? cache.get(path, identity)?.n : undefined;
+  });
+  assert.deepEqual(kept, [undefined, 2, 3, 4]);
 });

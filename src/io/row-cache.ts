@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './atomic.js';
@@ -21,6 +21,8 @@ import { writeFileAtomic } from './atomic.js';
 const ROW_CACHE_VERSION = 1;
 /** Least recently used files are dropped past this, so the file stays small to load. */
 const MAX_FILES = 50_000;
+/** Single-file reports kept (one file each); the least recently written go first. */
+const MAX_REPORTS = 500;
 /** Bytes hashed at each end of a file. */
 const EDGE_BYTES = 4096;
 
@@ -186,10 +188,12 @@ export class ReportCache<Report> {
   private constructor(
     private readonly dir: string | undefined,
     private readonly schema: string,
+    private readonly maxReports: number,
   ) {}
 
-  static open<Report>(dir: string | undefined, schema: string | undefined): ReportCache<Report> {
-    return dir && schema !== undefined ? new ReportCache<Report>(join(dir, 'reports'), schema) : new ReportCache<Report>(undefined, '');
+  static open<Report>(dir: string | undefined, schema: string | undefined, options: { maxReports?: number } = {}): ReportCache<Report> {
+    const max = options.maxReports ?? MAX_REPORTS;
+    return dir && schema !== undefined ? new ReportCache<Report>(join(dir, 'reports'), schema, max) : new ReportCache<Report>(undefined, '', max);
   }
 
   get enabled(): boolean {
@@ -218,8 +222,18 @@ export class ReportCache<Report> {
       mkdirSync(this.dir, { recursive: true });
       const id: StoredIdentity = [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges];
       writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, path, id, report })));
+      this.#trim();
     } catch {
       // Read-only home, full disk…: the next run analyses again.
     }
+  }
+
+  /** Keeps the `maxReports` most recently written reports (a written report is a new or changed file). */
+  #trim(): void {
+    const dir = this.dir ?? '';
+    const names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+    if (names.length <= this.maxReports) return;
+    const byAge = names.map((name) => ({ name, at: statSync(join(dir, name)).mtimeMs })).sort((a, b) => a.at - b.at);
+    for (const { name } of byAge.slice(0, names.length - this.maxReports)) rmSync(join(dir, name), { force: true });
   }
 }
