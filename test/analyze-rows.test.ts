@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
+import { writeBatch } from './helpers/batch-sessions.js';
 import { runCli } from './helpers/cli.js';
 import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 
@@ -181,4 +182,16 @@ test('report cache: only the most recently written reports are kept', () => {
     return identity ? cache.get(path, identity)?.n : undefined;
   });
   assert.deepEqual(kept, [undefined, 2, 3, 4]);
+});
+
+test('a first batch run (empty token cache) asks the main thread for nothing, yet fills the token cache for the next run', () => {
+  const { dir } = writeBatch({ sessions: 40, projects: ['a', 'b'], seed: 0xf1a7, start: Date.UTC(2026, 0, 1), stepMs: 3_600_000, dir: freshDir('batch') });
+  const cache = freshDir('cache');
+  const cold = run(['.', '--ndjson', '--jobs', '2'], undefined, dir).stdout;
+  assert.equal(run(['.', '--ndjson', '--jobs', '2'], cache, dir).stdout, cold);
+  const counts = JSON.parse(readFileSync(join(cache, 'token-counts-o200k_base.json'), 'utf8')) as { counts: Record<string, number> };
+  assert.ok(Object.keys(counts.counts).length > 40, 'the workers returned their counts');
+  // Without the rows, the files are read again and counted from the token cache: the same rows.
+  rmSync(join(cache, 'analyze-rows.json'));
+  assert.equal(run(['.', '--ndjson', '--jobs', '2'], cache, dir).stdout, cold);
 });

@@ -28,6 +28,11 @@ export class BatchCounts {
     return Boolean(this.cacheDir);
   }
 
+  /** True when the cache has no count at all (a first run): then there is nothing to look up. */
+  get empty(): boolean {
+    return this.cache.size === 0;
+  }
+
   /** Counts for these keys, -1 where unknown (a hit is a use: it keeps the entry from eviction). */
   lookup(keys: readonly string[]): number[] {
     return keys.map((key) => this.cache.get(key) ?? -1);
@@ -60,17 +65,29 @@ export class BatchCounts {
 
 /**
  * A worker's side: counts one transcript's entries, asking `lookup` (the main thread) for the counts
- * the cache has, in one round trip per file. Returns the tokens and the counts it had to make.
+ * the cache has, in one round trip per file. Returns the tokens and the counts it had to make (with
+ * `remember`: for the cache; without a lookup, every count is new).
  */
 export async function countWithLookup(
   entries: readonly TranscriptEntry[],
   encoding: EncodingName,
   lookup: ((keys: string[]) => Promise<readonly number[]>) | undefined,
+  remember = lookup !== undefined,
 ): Promise<{ tokens: EntryTokens[]; newCounts: [string, number][] }> {
   const newCounts: [string, number][] = [];
   if (lookup === undefined) {
     const counter = loadCounter(encoding);
-    return { tokens: countEntries(entries, { count: (text) => (text.length === 0 ? 0 : counter.count(text)) }), newCounts };
+    const seen = new Set<string>();
+    const count = (text: string): number => {
+      if (text.length === 0) return 0;
+      const n = counter.count(text);
+      if (remember && !seen.has(text)) {
+        seen.add(text);
+        newCounts.push([TokenCountCache.key(text), n]);
+      }
+      return n;
+    };
+    return { tokens: countEntries(entries, { count }), newCounts };
   }
   // First pass: which texts the file has (countEntries asks for exactly these).
   const keys = new Map<string, string>();

@@ -91,7 +91,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     if (next.value.cached.kind !== 'hit' && ++toRead > SMALL_BATCH) break;
   }
   const jobs = toRead > SMALL_BATCH ? options.jobs : 1;
-  const pool = jobs > 1 ? new AnalyzePool({ size: jobs, init: { run: options.run, encoding: options.encoding, cache: counts.enabled }, counts }) : undefined;
+  const pool = jobs > 1 ? new AnalyzePool({ size: jobs, init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty }, counts }) : undefined;
   const progress = startBatchProgress(ctx);
   const spill = options.sort !== undefined && options.output === 'json' ? new Spill() : undefined;
   let stdoutBlocked = false;
