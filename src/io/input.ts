@@ -1,5 +1,5 @@
-import { createReadStream, readdirSync, statSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { createReadStream, readdirSync, readFileSync, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { readDocument } from './jsonl.js';
@@ -94,12 +94,28 @@ export function inputError(path: string, error: unknown): InputError {
   }
 }
 
-/** Reads one transcript (a path or `-` for `stdin`), streaming, into records. */
+/**
+ * Files up to this size are read in one call: a stream's open, reads and close, each a trip through
+ * the thread pool, cost more than the reading for the small files a batch of sessions is made of.
+ */
+const READ_WHOLE_BYTES = 1 << 20;
+
+function fileSource(absolute: string): Readable {
+  try {
+    const stat = statSync(absolute);
+    if (stat.isFile() && stat.size <= READ_WHOLE_BYTES) return Readable.from([readFileSync(absolute)]);
+  } catch {
+    // The stream below meets the same error and reports it as it always did.
+  }
+  return createReadStream(absolute);
+}
+
+/** Reads one transcript (a path or `-` for `stdin`), streaming (a small file in one read), into records. */
 export async function readInput(
   path: string,
   options: { keepRaw?: boolean; stdin: Readable; cwd: string },
 ): Promise<ParsedDocument> {
-  const stream = path === STDIN ? options.stdin : createReadStream(resolve(options.cwd, path));
+  const stream = path === STDIN ? options.stdin : fileSource(resolve(options.cwd, path));
   try {
     return await readDocument(stream, { path, keepRaw: options.keepRaw ?? false });
   } catch (error) {
