@@ -16,11 +16,11 @@ import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
-import type { ArchiveStore } from '../../archive/store.js';
+import type { Archive } from '../../archive/archive.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
+import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
@@ -56,7 +56,7 @@ const PruneOptionsSchema = z.object({
 export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
   const json = rawOptions['json'] === true;
   let lock: FileLock | undefined;
-  let store: ArchiveStore | undefined;
+  let store: Archive | undefined;
   let vectors: Awaited<ReturnType<typeof lazyEmbeddingCache>> | undefined;
   let trap: InterruptTrap | undefined;
   try {
@@ -142,7 +142,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
         embedder: providers.embedder,
         summarizer: providers.summarizer,
         eventId,
-        ...(archivePath ? { archiveLocation: archivePath } : {}),
+        ...(archivePath ? { archiveLocation: archiveDisplay(archivePath) } : {}),
         now: new Date().toISOString(),
         newId: randomUUID,
         ...(trap ? { signal: trap.signal } : {}),
@@ -195,9 +195,10 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     let archive: { path: string; eventId: string } | undefined;
     if (archivePath) {
-      store = vectors?.opened() ?? (await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' }));
+      const cached = vectors?.opened();
+      store = cached ? new (await import('../../archive/sqlite-archive.js')).SqliteArchive(cached) : await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
       {
-        store.recordPrune({
+        await store.recordPrune({
           id: eventId,
           createdAt: new Date().toISOString(),
           sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
@@ -233,7 +234,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
             }),
         });
       }
-      archive = { path: archivePath, eventId };
+      archive = { path: archiveDisplay(archivePath), eventId };
     }
 
     if (options.inPlace) {
@@ -247,7 +248,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     return reportError(ctx, error, json);
   } finally {
     trap?.release();
-    (store ?? vectors?.opened())?.close();
+    if (store) await store.close().catch(() => {});
+    else vectors?.opened()?.close();
     lock?.release();
   }
 }
