@@ -34,9 +34,19 @@ export function ftsQueries(query: string): { readonly allTerms: string; readonly
  * trailing `*` makes its last word a prefix. Only letters and digits reach the tsquery, so no
  * input can be tsquery syntax. The indexed text is split the same way (see postgres.ts).
  */
+/** A word as the PostgreSQL index holds it: lower-case, accents (combining marks) taken off. */
+function fold(word: string): string {
+  return word.normalize('NFD').replace(/[\u0300-\u036f]+/gu, '').toLowerCase();
+}
+
+/** The letter-and-digit words of a term, folded (see fold). */
+function termWords(text: string): string[] {
+  return (fold(text).match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w !== '');
+}
+
 export function tsQueries(query: string): { readonly allTerms: string; readonly anyTerm: string } | undefined {
   const terms = queryTerms(query).map(({ text, prefix }) => {
-    const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+    const words = termWords(text);
     return words.map((word, i) => `'${word}'${prefix && i === words.length - 1 ? ':*' : ''}`).join(' <-> ');
   });
   if (terms.length === 0) return undefined;
@@ -49,7 +59,7 @@ export function queryWords(query: string): { readonly exact: ReadonlySet<string>
   const exact = new Set<string>();
   const prefixes: string[] = [];
   for (const { text, prefix } of queryTerms(query)) {
-    const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+    const words = termWords(text);
     words.forEach((word, i) => (prefix && i === words.length - 1 ? prefixes.push(word) : exact.add(word)));
   }
   return { exact, prefixes };
@@ -63,7 +73,7 @@ export function queryWords(query: string): { readonly exact: ReadonlySet<string>
 export function snippetOf(text: string, query: string, open: string, close: string, size = 16, maxChars = 20_000): string {
   const { exact, prefixes } = queryWords(query);
   const head = text.slice(0, maxChars);
-  const words = [...head.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, word: m[0].toLowerCase() }));
+  const words = [...head.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, word: fold(m[0]) }));
   const hit = (word: string): boolean => exact.has(word) || prefixes.some((p) => word.startsWith(p));
   if (words.length === 0) return '';
   const first = Math.max(0, words.findIndex((w) => hit(w.word)));

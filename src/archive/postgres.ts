@@ -23,7 +23,9 @@ import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, Recal
  * Full-text search: a stored tsvector over the turn id (weight A), the content (B) and the type
  * (D), with a GIN index. The text is split into runs of letters and digits before to_tsvector
  * (`simple`, no stemming), the way SQLite's unicode61 tokenizer and tsQueries split it, so a path
- * like src/archive/store.ts is found by "store". Only the first 300,000 characters of a turn are
+ * like src/archive/store.ts is found by "store"; accents are taken off (NFD, combining marks
+ * U+0300–U+036F removed) the way unicode61's remove_diacritics does, so "cafe" finds "café".
+ * normalize() needs a UTF8 database. Only the first 300,000 characters of a turn are
  * indexed (a tsvector is at most 1 MB); the whole text is kept.
  */
 export const PG_MIGRATIONS: readonly string[] = [
@@ -74,9 +76,9 @@ export const PG_MIGRATIONS: readonly string[] = [
     timestamp text,
     records text NOT NULL,
     search tsvector GENERATED ALWAYS AS (
-      setweight(to_tsvector('simple'::regconfig, regexp_replace(turn_id, '[^[:alnum:]]+', ' ', 'g')), 'A')
-      || setweight(to_tsvector('simple'::regconfig, regexp_replace(left(content, 300000), '[^[:alnum:]]+', ' ', 'g')), 'B')
-      || setweight(to_tsvector('simple'::regconfig, regexp_replace(type, '[^[:alnum:]]+', ' ', 'g')), 'D')
+      setweight(to_tsvector('simple'::regconfig, regexp_replace(regexp_replace(normalize(turn_id, NFD), '[\u0300-\u036f]+', '', 'g'), '[^[:alnum:]]+', ' ', 'g')), 'A')
+      || setweight(to_tsvector('simple'::regconfig, regexp_replace(regexp_replace(normalize(left(content, 300000), NFD), '[\u0300-\u036f]+', '', 'g'), '[^[:alnum:]]+', ' ', 'g')), 'B')
+      || setweight(to_tsvector('simple'::regconfig, regexp_replace(regexp_replace(normalize(type, NFD), '[\u0300-\u036f]+', '', 'g'), '[^[:alnum:]]+', ' ', 'g')), 'D')
     ) STORED,
     UNIQUE (event_id, entry_index)
   );
@@ -123,6 +125,14 @@ function scrub(error: unknown, url: string): string {
     // not a URL: nothing to take out
   }
   return message.replaceAll(url, redactUrl(url)).split('\n')[0] ?? message;
+}
+
+/**
+ * Text as a PostgreSQL text column can hold it: U+0000 (which JSON allows in a string) becomes
+ * U+FFFD. Only searchable text is affected; the archived bytes restore uses are bytea, exact.
+ */
+function pgText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
 interface TurnRow {
@@ -275,8 +285,8 @@ export class PostgresArchive implements Archive {
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
       ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}`,
       [
-        e.id, e.createdAt, e.sourcePath, e.format, e.strategy, e.targetTokens, e.urgency, e.goal, e.tokensBefore, e.tokensAfter,
-        e.removedTurnCount, e.maskedTurnCount, e.tokensSaved, e.summaryText, e.originalSha256, e.originalBytes,
+        e.id, e.createdAt, e.sourcePath, e.format, e.strategy, e.targetTokens, e.urgency, e.goal === null ? null : pgText(e.goal), e.tokensBefore, e.tokensAfter,
+        e.removedTurnCount, e.maskedTurnCount, e.tokensSaved, e.summaryText === null ? null : pgText(e.summaryText), e.originalSha256, e.originalBytes,
         e.outputSha256, e.outputBytes, e.bom ? 1 : 0, e.layout,
       ],
     );
@@ -304,7 +314,7 @@ export class PostgresArchive implements Archive {
           turns.map((t) => t.type),
           turns.map((t) => t.action),
           turns.map((t) => t.tokens),
-          turns.map((t) => t.content),
+          turns.map((t) => pgText(t.content)),
           turns.map((t) => t.timestamp),
           turns.map((t) => t.records),
         ],
