@@ -105,9 +105,10 @@ async function writeLoadMs(location: string, writers: number, events: number): P
   const url = (p: string): string => pathToFileURL(join(projectDir, p)).href;
   const start = performance.now();
   const exits = Array.from({ length: writers }, (_, w) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', WRITER], {
+    // The built modules (npm run bench builds first), so a writer's start-up is node's, not tsx's.
+    const child = spawn(process.execPath, ['--input-type=module', '-e', WRITER], {
       cwd: projectDir,
-      env: { ...process.env, OPEN_URL: url('src/archive/open.ts'), JSONL_URL: url('src/io/jsonl.ts'), WRITE_URL: url('src/formats/write.ts'), ARCHIVE: location, WORKER: `w${w}`, EVENTS: String(events), TURNS: String(TURNS_PER_WRITE) },
+      env: { ...process.env, OPEN_URL: url('dist/archive/open.js'), JSONL_URL: url('dist/io/jsonl.js'), WRITE_URL: url('dist/formats/write.js'), ARCHIVE: location, WORKER: `w${w}`, EVENTS: String(events), TURNS: String(TURNS_PER_WRITE) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

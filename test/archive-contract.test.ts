@@ -13,11 +13,11 @@ import { openArchiveAt } from '../src/archive/open.js';
 import { PG_SCHEMA_VERSION, PostgresArchive } from '../src/archive/postgres.js';
 import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/store.js';
 import { readTranscript } from '../src/formats/index.js';
-import type { OutputRecord } from '../src/formats/types.js';
 import { renderOutput, writeTranscript } from '../src/formats/write.js';
 import { writerFor } from '../src/formats/writers.js';
 import { serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
+import { archivedTurn as turn, pruneEvent as event } from './helpers/archive-events.js';
 import { dropMiddleEdit } from './helpers/edits.js';
 import { startPostgres } from './helpers/postgres.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
@@ -44,31 +44,6 @@ const stores: Record<string, (t: T) => Promise<Archive>> = {
     return archive;
   },
 };
-
-function event(id: string, input: ParsedDocument, records: readonly OutputRecord[], overrides: Partial<PruneEventInput> = {}): PruneEventInput {
-  return {
-    id,
-    createdAt: '2026-11-23T12:00:00.000Z',
-    sourcePath: '/tmp/session.jsonl',
-    format: 'devs',
-    strategy: 'budget',
-    targetTokens: 1000,
-    urgency: 'soft',
-    tokensBefore: 5000,
-    tokensAfter: 900,
-    removedTurnCount: 0,
-    maskedTurnCount: 0,
-    tokensSaved: 4100,
-    input,
-    output: { records, bytes: renderOutput(input, records) },
-    turns: [],
-    ...overrides,
-  };
-}
-
-function turn(entryIndex: number, content: string, extra: Partial<ArchivedTurnInput> = {}): ArchivedTurnInput {
-  return { entryIndex, turnId: `turn-${entryIndex}`, role: 'assistant', type: 'message', action: 'dropped', tokens: 10, content, records: [entryIndex], ...extra };
-}
 
 /** A real prune of a fixture with its format's writer: the event and the bytes it wrote. */
 function realPrune(id: string, doc: ParsedDocument): { event: PruneEventInput; output: Buffer } {

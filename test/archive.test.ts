@@ -20,6 +20,7 @@ import { renderOutput, writeTranscript } from '../src/formats/write.js';
 import { writerFor } from '../src/formats/writers.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
+import { archivedTurn as turn, pruneEvent as event } from './helpers/archive-events.js';
 import { dropMiddleEdit } from './helpers/edits.js';
 import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
@@ -49,31 +50,6 @@ function rawCount(path: string, sql: string, ...params: unknown[]): number {
   } finally {
     db.close();
   }
-}
-
-function event(id: string, input: ParsedDocument, records: readonly OutputRecord[], overrides: Partial<PruneEventInput> = {}): PruneEventInput {
-  return {
-    id,
-    createdAt: '2026-11-23T12:00:00.000Z',
-    sourcePath: '/tmp/session.jsonl',
-    format: 'devs',
-    strategy: 'budget',
-    targetTokens: 1000,
-    urgency: 'soft',
-    tokensBefore: 5000,
-    tokensAfter: 900,
-    removedTurnCount: 0,
-    maskedTurnCount: 0,
-    tokensSaved: 4100,
-    input,
-    output: { records, bytes: renderOutput(input, records) },
-    turns: [],
-    ...overrides,
-  };
-}
-
-function turn(entryIndex: number, content: string, extra: Partial<ArchivedTurnInput> = {}): ArchivedTurnInput {
-  return { entryIndex, turnId: `turn-${entryIndex}`, role: 'assistant', type: 'message', action: 'dropped', tokens: 10, content, records: [entryIndex], ...extra };
 }
 
 /** The archived turns of an edit, as a prune would archive them. */

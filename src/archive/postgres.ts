@@ -239,30 +239,9 @@ export class PostgresArchive implements Archive {
 
   async recordPrune(event: PruneEventInput): Promise<void> {
     try {
-      const { originalPrint, outputPrint, layout, archivedRecords } = planRecord(event);
+      const { row, archivedRecords } = planRecord(event);
       await this.transaction(async (client) => {
-        await this.insertEvent(client, {
-          id: event.id,
-          createdAt: event.createdAt,
-          sourcePath: event.sourcePath,
-          format: event.format,
-          strategy: event.strategy,
-          targetTokens: event.targetTokens,
-          urgency: event.urgency,
-          goal: event.goal ?? null,
-          tokensBefore: event.tokensBefore,
-          tokensAfter: event.tokensAfter,
-          removedTurnCount: event.removedTurnCount,
-          maskedTurnCount: event.maskedTurnCount,
-          tokensSaved: event.tokensSaved,
-          summaryText: event.summaryText ?? null,
-          originalSha256: originalPrint.sha256,
-          originalBytes: originalPrint.length,
-          outputSha256: outputPrint.sha256,
-          outputBytes: outputPrint.length,
-          bom: event.input.bom,
-          layout: JSON.stringify(layout),
-        });
+        await this.insertEvent(client, row);
         await this.insertRows(
           client,
           event.id,

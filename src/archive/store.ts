@@ -282,7 +282,7 @@ export class ArchiveStore {
    */
   recordPrune(event: PruneEventInput): void {
     try {
-      const { originalPrint, outputPrint, layout, archivedRecords } = planRecord(event);
+      const { row, archivedRecords } = planRecord(event);
 
       const insertEvent = this.db.prepare(`INSERT INTO prune_events (
           id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
@@ -297,28 +297,7 @@ export class ArchiveStore {
         VALUES (@eventId, @entryIndex, @turnId, @role, @type, @action, @tokens, @content, @timestamp, @records)`);
 
       const write = this.db.transaction(() => {
-        insertEvent.run({
-          id: event.id,
-          createdAt: event.createdAt,
-          sourcePath: event.sourcePath,
-          format: event.format,
-          strategy: event.strategy,
-          targetTokens: event.targetTokens,
-          urgency: event.urgency,
-          goal: event.goal ?? null,
-          tokensBefore: event.tokensBefore,
-          tokensAfter: event.tokensAfter,
-          removedTurnCount: event.removedTurnCount,
-          maskedTurnCount: event.maskedTurnCount,
-          tokensSaved: event.tokensSaved,
-          summaryText: event.summaryText ?? null,
-          originalSha256: originalPrint.sha256,
-          originalBytes: originalPrint.length,
-          outputSha256: outputPrint.sha256,
-          outputBytes: outputPrint.length,
-          bom: event.input.bom ? 1 : 0,
-          layout: JSON.stringify(layout),
-        });
+        insertEvent.run({ ...row, bom: row.bom ? 1 : 0 });
         for (const [index, bytes] of archivedRecords) insertRecord.run(event.id, index, bytes);
         for (const turn of event.turns) {
           insertTurn.run({
@@ -623,11 +602,33 @@ export function rawEventFromRow(row: Record<string, unknown>): RawPruneEvent['ev
  * Checks first that those bytes rebuild the input exactly, so no prune is ever archived in a form
  * restore could not undo. Every store calls it before its transaction.
  */
-export function planRecord(event: PruneEventInput): { originalPrint: Fingerprint; outputPrint: Fingerprint } & PlannedLayout {
+export function planRecord(event: PruneEventInput): { readonly row: RawPruneEvent['event']; readonly archivedRecords: PlannedLayout['archivedRecords'] } {
   const original = serializeDocument(event.input);
   const originalPrint: Fingerprint = { sha256: sha256(original), length: original.length };
   const outputPrint: Fingerprint = { sha256: sha256(event.output.bytes), length: event.output.bytes.length };
   const { layout, archivedRecords } = computeLayout(event.input, event.output);
   restoreBytes({ eventId: event.id, layout, archived: archivedRecords, current: event.output.bytes, output: outputPrint, original: originalPrint });
-  return { originalPrint, outputPrint, layout, archivedRecords };
+  const row: RawPruneEvent['event'] = {
+    id: event.id,
+    createdAt: event.createdAt,
+    sourcePath: event.sourcePath,
+    format: event.format,
+    strategy: event.strategy,
+    targetTokens: event.targetTokens,
+    urgency: event.urgency,
+    goal: event.goal ?? null,
+    tokensBefore: event.tokensBefore,
+    tokensAfter: event.tokensAfter,
+    removedTurnCount: event.removedTurnCount,
+    maskedTurnCount: event.maskedTurnCount,
+    tokensSaved: event.tokensSaved,
+    summaryText: event.summaryText ?? null,
+    originalSha256: originalPrint.sha256,
+    originalBytes: originalPrint.length,
+    outputSha256: outputPrint.sha256,
+    outputBytes: outputPrint.length,
+    bom: event.input.bom,
+    layout: JSON.stringify(layout),
+  };
+  return { row, archivedRecords };
 }
