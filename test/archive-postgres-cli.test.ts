@@ -1,11 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCliAsync } from './helpers/cli.js';
+import { runCliAsync, runInProcess } from './helpers/cli.js';
 import type { CliResult } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
 import { startPostgres } from './helpers/postgres.js';
@@ -207,5 +207,18 @@ describe('devs-ctx with a PostgreSQL archive', () => {
 
     const bad = await runCliAsync(['recall', 'x'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: `/not/a/url:${password}` } });
     assert.equal(bad.exitCode, 2, bad.stderr);
+  });
+
+  test('init takes a postgres:// URL for the config, but never one holding a password', async (t) => {
+    const m = machine(t, 'init');
+    const refused = await runInProcess(['init', '--yes', '--archive', 'postgres://devs_ctx:pw-Zq7-never-print-me@db.internal/team'], { cwd: m.dir });
+    assert.equal(refused.exitCode, 2, refused.stderr);
+    assert.doesNotMatch(refused.stdout + refused.stderr, /pw-Zq7/);
+    assert.match(refused.stderr, /would hold the database password/);
+    assert.equal(existsSync(join(m.dir, 'devs-ctx.config.json')), false);
+    const written = await runInProcess(['init', '--yes', '--archive', 'postgres://devs_ctx@db.internal/team?sslmode=verify-full'], { cwd: m.dir });
+    assert.equal(written.exitCode, 0, written.stderr);
+    const config = JSON.parse(readFileSync(join(m.dir, 'devs-ctx.config.json'), 'utf8')) as { archive: string };
+    assert.equal(config.archive, 'postgres://devs_ctx@db.internal/team?sslmode=verify-full');
   });
 });

@@ -372,7 +372,7 @@ without --force), 3 not a git repository (or git missing).`;
     .option('--pinned-types <types>', 'comma-separated turn types never pruned, or none (default system,prd,tas,requirements,spec,plan)')
     .addOption(new Option('--strategy <name>', 'which turns a prune removes first (default relevance)').choices(['relevance', 'recency']))
     .addOption(new Option('--summarizer <name>', 'extractive: offline, nothing leaves the machine; gemini: Gemini summaries and embeddings (default: gemini when a key is set)').choices(['extractive', 'gemini']))
-    .option('--archive <path>', 'where prunes archive removed turns, relative to the config file (default: $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--archive <path|url>', 'where prunes archive removed turns: a path relative to the config file, or a postgres:// URL without its password (default: $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
     .option('--config <path>', 'the file to write (default ./devs-ctx.config.json)')
     .option('-y, --yes', 'ask nothing: the defaults for every question no flag answers')
     .option('--force', 'replace an existing config file without asking')
