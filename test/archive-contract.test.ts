@@ -262,6 +262,44 @@ describe('PostgreSQL store', () => {
     });
   });
 
+  test("the README's least privileges are enough: a writer prunes, restores and recalls, a reader restores and recalls but cannot write", async (t) => {
+    const { url } = await startPostgres(t);
+    const owner = await PostgresArchive.open(url); // the first run, as the schema's owner, migrates
+    await owner.close();
+    const pg = (await import('pg')).default;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    t.after(() => admin.end());
+    // The grants README.md documents, word for word in effect.
+    await admin.query(`CREATE ROLE devs_ctx_writer; CREATE ROLE devs_ctx_reader;
+      GRANT USAGE ON SCHEMA public TO devs_ctx_writer, devs_ctx_reader;
+      GRANT SELECT, INSERT ON prune_events, archived_records, archived_turns TO devs_ctx_writer;
+      GRANT SELECT ON devs_ctx_schema_migrations TO devs_ctx_writer, devs_ctx_reader;
+      GRANT USAGE ON SEQUENCE prune_events_seq_seq, archived_turns_id_seq TO devs_ctx_writer;
+      GRANT SELECT ON prune_events, archived_records, archived_turns TO devs_ctx_reader;`);
+    // PGlite is one backend that every connection shares: SET ROLE here is the role the archive's queries run as.
+    const as = async (role: string): Promise<void> => {
+      await admin.query(`SET ROLE ${role}`);
+    };
+    const doc = fixtureDoc('devs', 'basic-session.jsonl');
+    const { event: e, output } = realPrune('least', doc);
+
+    await as('devs_ctx_writer');
+    assert.equal((await admin.query('SELECT current_user AS u')).rows[0].u, 'devs_ctx_writer');
+    const writer = await PostgresArchive.open(url);
+    await writer.recordPrune(e);
+    assert.ok((await writer.restore('least', output)).equals(serializeDocument(doc)));
+    assert.ok((await writer.recall(e.turns[0]!.content.split(/\s+/u).slice(0, 2).join(' '))).length > 0);
+    await writer.close();
+
+    await as('devs_ctx_reader');
+    const reader = await PostgresArchive.open(url);
+    t.after(() => reader.close());
+    assert.ok((await reader.restore('least', output)).equals(serializeDocument(doc)));
+    assert.equal((await reader.findRestorable(output))?.id, 'least');
+    await assert.rejects(reader.recordPrune({ ...e, id: 'not-allowed' }), (error: unknown) => error instanceof ArchiveWriteError && /permission denied/.test(error.message));
+  });
+
   test('an archive that must exist is not created in an empty database', async (t) => {
     const { url } = await startPostgres(t);
     await assert.rejects(PostgresArchive.open(url, { mustExist: true }), /no devs-ctx archive in this database/);
