@@ -39,9 +39,11 @@ export async function pruneDocument(
   const entries = pins && pins.size > 0 ? transcript.entries.map((e, i) => (pins.has(i) ? { ...e, turn: { ...e.turn, pinned: true } } : e)) : transcript.entries;
   const prepared = await preparePrune({ ...request, entries });
   if (prepared.plan.outcome !== 'prune' || !prepared.edit) return { prepared };
+  await request.pacer?.tick();
   const written = writeTranscript(doc, transcript, prepared.edit, writerFor(transcript.format));
   const problems = verifyReadBack(transcript.entries, prepared.edit, written.readBack.entries, prepared.plan.pinned);
   if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
+  await request.pacer?.tick();
   const tokens = countEntries(written.readBack.entries, request.counter).reduce((sum, t) => sum + t.total, 0);
   return { prepared, written, after: { turns: written.readBack.entries.length, tokens } };
 }
