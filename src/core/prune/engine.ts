@@ -78,11 +78,12 @@ export async function rankRelevance(
   embedder: Embedder,
   policy: PrunerConfig,
   signal?: AbortSignal,
+  pacer?: Pacer,
 ): Promise<number[]> {
   const relevance = new Array<number>(entries.length).fill(0);
   if (!goal) return relevance;
   const indexes = entries.flatMap((e, i) => (!isPinnedTurn(e.turn, i, policy) && e.notSent === undefined ? [i] : []));
-  const scores = await scoreRelevance(goal, indexes.map((i) => entries[i]?.turn.content ?? ''), embedder, signal ? { signal } : {});
+  const scores = await scoreRelevance(goal, indexes.map((i) => entries[i]?.turn.content ?? ''), embedder, { ...(signal ? { signal } : {}), ...(pacer ? { pacer } : {}) });
   indexes.forEach((i, k) => (relevance[i] = scores[k] ?? 0));
   return relevance;
 }
@@ -115,7 +116,7 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
   let planEntries = baseEntries;
   if (policy.strategy === 'relevance' && probe.outcome === 'prune') {
     request.onProgress?.('relevance');
-    const relevance = await rankRelevance(entries, goal, request.embedder, policy, request.signal);
+    const relevance = await rankRelevance(entries, goal, request.embedder, policy, request.signal, pacer);
     planEntries = baseEntries.map((e, i) => ({ ...e, relevance: relevance[i] ?? 0 }));
     await pacer?.tick();
   }
