@@ -1,5 +1,6 @@
 import type { TextTokenCounter } from '../core/accounting.js';
 import { countEntries } from '../core/accounting.js';
+import { pacedMap } from '../core/pace.js';
 import { preparePrune } from '../core/prune/engine.js';
 import type { PreparedPrune, PruneRequest } from '../core/prune/engine.js';
 import { verifyReadBack } from '../core/prune/verify.js';
@@ -44,6 +45,7 @@ export async function pruneDocument(
   const problems = verifyReadBack(transcript.entries, prepared.edit, written.readBack.entries, prepared.plan.pinned);
   if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
   await request.pacer?.tick();
-  const tokens = countEntries(written.readBack.entries, request.counter).reduce((sum, t) => sum + t.total, 0);
+  const counts = await pacedMap(written.readBack.entries, (entry) => countEntries([entry], request.counter)[0]?.total ?? 0, request.pacer);
+  const tokens = counts.reduce((sum, t) => sum + t, 0);
   return { prepared, written, after: { turns: written.readBack.entries.length, tokens } };
 }

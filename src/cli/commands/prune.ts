@@ -113,6 +113,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       ...(cache ? { cache } : {}),
       offlineSummary: options.dryRun === true,
       onProgress: (message) => progress.update(message),
+      pacer,
     });
     let pinned: ReadonlySet<number> = new Set();
     if (review && setup) {
