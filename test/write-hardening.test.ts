@@ -121,6 +121,32 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
     assert.equal(prune.exitCode, 0, prune.stderr);
     assert.ok(lstatSync(fifo).isFIFO(), 'still a FIFO');
     assert.match(read.text(), /\[Context Summary\]/);
+
+    // Through a symlink (as /dev/stdout is one to /proc/self/fd/1): the pipe is written, the link kept.
+    symlinkSync(fifo, join(dir, 'to-pipe'));
+    const reader2 = spawn('cat', [fifo]);
+    const read2 = waitFor(reader2.stdout, '\u0000never');
+    const closed2 = new Promise((resolve) => reader2.on('close', resolve));
+    const viaLink = runCli(['prune', 's.jsonl', '-o', 'to-pipe', ...WINDOW], { cwd: dir, env });
+    await closed2;
+    assert.equal(viaLink.exitCode, 0, viaLink.stderr);
+    assert.ok(lstatSync(join(dir, 'to-pipe')).isSymbolicLink() && lstatSync(fifo).isFIFO());
+    assert.match(read2.text(), /\[Context Summary\]/);
+  });
+
+  test('a link to a pipe that has no path of its own (/dev/stdout → /proc/self/fd/1 → pipe:[…]) is written through', { skip: process.platform !== 'linux' && '/proc is Linux' }, () => {
+    const { dir, env } = workspace('stdoutlink');
+    copyIn(dir);
+    symlinkSync('/proc/self/fd/1', join(dir, 'my-stdout'));
+    // A shell pipeline, so stdout is a pipe (spawnSync's own stdout is a socket).
+    const result = spawnSync('sh', ['-c', '"$@" | cat', 'sh', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '-o', 'my-stdout', ...WINDOW], {
+      cwd: dir,
+      env: { PATH: process.env['PATH'] ?? '', DEVS_CTX_CACHE_DIR: cacheDir, ...env },
+      encoding: 'utf8',
+    });
+    assert.equal(result.stderr, '');
+    assert.match(result.stdout, /\[Context Summary\]/);
+    assert.ok(lstatSync(join(dir, 'my-stdout')).isSymbolicLink());
   });
 
   test('a symlink is followed: its target is replaced atomically and the link stays a link; a dangling one is exit 3', () => {

@@ -70,8 +70,10 @@ function outputTarget(path: string): { target: string; stat: Stats | undefined }
   let target = path;
   if (stat.isSymbolicLink()) {
     try {
-      target = realpathSync(path);
-      stat = statSync(target);
+      stat = statSync(path);
+      // A regular file is replaced where it really is; a pipe or device behind a link
+      // (`/dev/stdout` → `/proc/self/fd/1` → `pipe:[…]`, which has no real path) is opened through it.
+      if (stat.isFile()) target = realpathSync(path);
     } catch {
       throw new InputError(`${path}: cannot write: it is a symbolic link to a file that does not exist; nothing was changed`, 'point -o at the file itself');
     }
