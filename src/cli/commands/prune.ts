@@ -101,6 +101,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const format = options.format as FormatName | undefined;
     const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
     const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
+    await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
     const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
 
     const eventId = randomUUID();
