@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,9 @@ import { loadCounter } from '../src/core/tokens/encodings.js';
 import { readTranscript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import { LocalEmbedder } from '../src/providers/local-embedder.js';
-import { cacheDir, runCli } from './helpers/cli.js';
+import { spawnChild } from './helpers/child.js';
+import type { ChildExit, Spawned } from './helpers/child.js';
+import { cliEnv, runCli } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
 
 /** Issue 13, the write path: what `-o` and `--in-place` must never do to the user's files. */
@@ -59,30 +60,16 @@ function device(dir: string, name: 'null' | 'full'): string {
   return path;
 }
 
-/** Resolves when the child has written `marker` on the stream (the listener is attached at spawn). */
-function waitFor(stream: NodeJS.ReadableStream, marker: string): { seen: Promise<void>; text: () => string } {
-  let text = '';
-  const seen = new Promise<void>((resolve) => {
-    stream.on('data', (d: Buffer) => {
-      text += d.toString();
-      if (text.includes(marker)) resolve();
-    });
-  });
-  return { seen, text: () => text };
+/** A process holding `path` open (`>>`: with O_APPEND, as an agent does; `<`: reading), until its stdin closes. */
+async function holdOpen(path: string, how: '>>' | '<' = '>>'): Promise<Spawned> {
+  const held = spawnChild('sh', ['-c', `exec 3${how}"$1"; echo ready; read line`, 'sh', path]);
+  await held.printed(/ready/);
+  return held;
 }
 
-/** A process holding `path` open with O_APPEND (as an agent does), until its stdin closes. */
-async function holdOpenForAppend(path: string): Promise<ChildProcess> {
-  const child = spawn('sh', ['-c', 'exec 3>>"$1"; echo ready; read line', 'sh', path], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const { seen } = waitFor(child.stdout as NodeJS.ReadableStream, 'ready');
-  await seen;
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  const closed = new Promise((resolve) => child.on('close', resolve));
-  child.stdin?.end();
-  await closed;
+async function stop(held: Spawned): Promise<void> {
+  held.child.stdin?.end();
+  await held.exited;
 }
 
 describe('-o never replaces what is not a regular file (item 1)', () => {
@@ -113,25 +100,21 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
     copyIn(dir);
     const fifo = join(dir, 'pipe');
     assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
-    const reader = spawn('cat', [fifo]);
-    const read = waitFor(reader.stdout, '\u0000never');
-    const closed = new Promise((resolve) => reader.on('close', resolve));
+    const reader = spawnChild('cat', [fifo]);
     const prune = runCli(['prune', 's.jsonl', '-o', fifo, ...WINDOW], { cwd: dir, env });
-    await closed;
+    const read = await reader.exited;
     assert.equal(prune.exitCode, 0, prune.stderr);
     assert.ok(lstatSync(fifo).isFIFO(), 'still a FIFO');
-    assert.match(read.text(), /\[Context Summary\]/);
+    assert.match(read.stdout, /\[Context Summary\]/);
 
     // Through a symlink (as /dev/stdout is one to /proc/self/fd/1): the pipe is written, the link kept.
     symlinkSync(fifo, join(dir, 'to-pipe'));
-    const reader2 = spawn('cat', [fifo]);
-    const read2 = waitFor(reader2.stdout, '\u0000never');
-    const closed2 = new Promise((resolve) => reader2.on('close', resolve));
+    const reader2 = spawnChild('cat', [fifo]);
     const viaLink = runCli(['prune', 's.jsonl', '-o', 'to-pipe', ...WINDOW], { cwd: dir, env });
-    await closed2;
+    const read2 = await reader2.exited;
     assert.equal(viaLink.exitCode, 0, viaLink.stderr);
     assert.ok(lstatSync(join(dir, 'to-pipe')).isSymbolicLink() && lstatSync(fifo).isFIFO());
-    assert.match(read2.text(), /\[Context Summary\]/);
+    assert.match(read2.stdout, /\[Context Summary\]/);
   });
 
   test('a link to a pipe that has no path of its own (/dev/stdout → /proc/self/fd/1 → pipe:[…]) is written through', { skip: process.platform !== 'linux' && '/proc is Linux' }, () => {
@@ -141,7 +124,7 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
     // A shell pipeline, so stdout is a pipe (spawnSync's own stdout is a socket).
     const result = spawnSync('sh', ['-c', '"$@" | cat', 'sh', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '-o', 'my-stdout', ...WINDOW], {
       cwd: dir,
-      env: { PATH: process.env['PATH'] ?? '', DEVS_CTX_CACHE_DIR: cacheDir, ...env },
+      env: cliEnv(env),
       encoding: 'utf8',
     });
     assert.equal(result.stderr, '');
@@ -219,10 +202,10 @@ describe('--in-place with an agent holding the file open for writing (item 5)', 
     const pruned = copyIn(dir, OVER_SOFT, 'p.jsonl');
     assert.equal(runCli(['prune', 'p.jsonl', '--in-place', ...WINDOW], { cwd: dir, env }).exitCode, 0);
     const events = pruneEvents(archive);
-    const agent = await holdOpenForAppend(path);
-    const agent2 = await holdOpenForAppend(pruned);
+    const agent = await holdOpen(path);
+    const agent2 = await holdOpen(pruned);
     try {
-      assert.deepEqual(openWriters(path).map((w) => w.pid), [agent.pid]);
+      assert.deepEqual(openWriters(path).map((w) => w.pid), [agent.child.pid]);
       const original = readFileSync(path);
       const prunedBytes = readFileSync(pruned);
       for (const [args, file, before] of [
@@ -232,7 +215,7 @@ describe('--in-place with an agent holding the file open for writing (item 5)', 
       ] as const) {
         const result = runCli(args, { cwd: dir, env });
         assert.equal(result.exitCode, ExitCode.locked, `${args[0]}: ${result.stderr}`);
-        const pid = file === path ? agent.pid : agent2.pid;
+        const pid = file === path ? agent.child.pid : agent2.child.pid;
         assert.match(result.stderr, new RegExp(`in use by PID ${pid} \\(sh\\)`));
         assert.match(result.stderr, /run again when it stops/);
         assert.ok(readFileSync(file).equals(before), `${args[0]}: nothing written`);
@@ -250,8 +233,7 @@ describe('--in-place with an agent holding the file open for writing (item 5)', 
   test('a reader does not block a prune', async () => {
     const { dir, env } = workspace('reader');
     const path = copyIn(dir);
-    const reader = spawn('sh', ['-c', 'exec 3<"$1"; echo ready; read line', 'sh', path], { stdio: ['pipe', 'pipe', 'inherit'] });
-    await waitFor(reader.stdout, 'ready').seen;
+    const reader = await holdOpen(path, '<');
     try {
       assert.deepEqual(openWriters(path), []);
       const result = runCli(['prune', 's.jsonl', '--in-place', ...WINDOW], { cwd: dir, env });
@@ -327,18 +309,11 @@ describe('the lock (item 7)', () => {
 
 describe('signals mid-prune (item 8)', () => {
   /** Spawns `prune` paused (test hook) at `phase`; sends `signal` when it says it is there. */
-  async function interruptAt(phase: string, signal: NodeJS.Signals, args: readonly string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), ...args], {
-      cwd,
-      env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', DEVS_CTX_CACHE_DIR: cacheDir, DEVS_CTX_TEST_PAUSE: phase, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const paused = waitFor(child.stderr, `test pause at ${phase}`);
-    child.stdout.resume();
-    await Promise.race([paused.seen, exited]);
-    child.kill(signal);
-    return { code: await exited, stderr: paused.text() };
+  async function interruptAt(phase: string, signal: NodeJS.Signals, args: readonly string[], cwd: string, env: Record<string, string>): Promise<ChildExit> {
+    const run = spawnChild(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), ...args], { cwd, env: cliEnv({ DEVS_CTX_TEST_PAUSE: phase, ...env }) });
+    await run.printed(new RegExp(`test pause at ${phase}`));
+    run.child.kill(signal);
+    return run.exited;
   }
 
   test('before the commit point: exit 130, nothing written, no lock, nothing archived', async () => {
