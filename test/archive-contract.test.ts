@@ -143,6 +143,12 @@ for (const [kind, open] of Object.entries(stores)) {
       await assert.rejects(archive.recordPrune(good), ArchiveWriteError, 'the same event recorded again is refused');
       assert.deepEqual(await archive.counts(), { events: 1, records: 2, turns: 1 });
       assert.equal((await archive.recall('only copy')).length, 1);
+
+      // A prune whose transcript could not be written is forgotten whole.
+      assert.equal(await archive.forgetPrune('once'), true);
+      assert.equal(await archive.forgetPrune('once'), false);
+      assert.deepEqual(await archive.counts(), { events: 0, records: 0, turns: 0 });
+      assert.deepEqual(await archive.recall('only copy'), []);
     });
 
     test('recall: ranking, snippets, filters, a limit, prefixes, diacritics, turn ids', async (t) => {
@@ -273,7 +279,7 @@ describe('PostgreSQL store', () => {
     // The grants README.md documents, word for word in effect.
     await admin.query(`CREATE ROLE devs_ctx_writer; CREATE ROLE devs_ctx_reader;
       GRANT USAGE ON SCHEMA public TO devs_ctx_writer, devs_ctx_reader;
-      GRANT SELECT, INSERT ON prune_events, archived_records, archived_turns TO devs_ctx_writer;
+      GRANT SELECT, INSERT, DELETE ON prune_events, archived_records, archived_turns TO devs_ctx_writer;
       GRANT SELECT ON devs_ctx_schema_migrations TO devs_ctx_writer, devs_ctx_reader;
       GRANT USAGE ON SEQUENCE prune_events_seq_seq, archived_turns_id_seq TO devs_ctx_writer;
       GRANT SELECT ON prune_events, archived_records, archived_turns TO devs_ctx_reader;`);
@@ -290,6 +296,8 @@ describe('PostgreSQL store', () => {
     await writer.recordPrune(e);
     assert.ok((await writer.restore('least', output)).equals(serializeDocument(doc)));
     assert.ok((await writer.recall(e.turns[0]!.content.split(/\s+/u).slice(0, 2).join(' '))).length > 0);
+    await writer.recordPrune({ ...e, id: 'not-written' });
+    assert.equal(await writer.forgetPrune('not-written'), true, 'a prune whose transcript was not written is removed');
     await writer.close();
 
     await as('devs_ctx_reader');

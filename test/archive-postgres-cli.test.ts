@@ -5,7 +5,8 @@ import { createServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCliAsync, runInProcess } from './helpers/cli.js';
+import { cliEnv, runCliAsync, runInProcess } from './helpers/cli.js';
+import { spawnChild } from './helpers/child.js';
 import type { CliResult } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
 import { startPostgres } from './helpers/postgres.js';
@@ -220,5 +221,27 @@ describe('devs-ctx with a PostgreSQL archive', () => {
     assert.equal(written.exitCode, 0, written.stderr);
     const config = JSON.parse(readFileSync(join(m.dir, 'devs-ctx.config.json'), 'utf8')) as { archive: string };
     assert.equal(config.archive, 'postgres://devs_ctx@db.internal/team?sslmode=verify-full');
+  });
+
+  test('a prune interrupted after archiving (exit 130, nothing written) leaves no event in the database', async (t) => {
+    const { url } = await startPostgres(t);
+    const m = machine(t, 'interrupted');
+    const path = session(m.dir);
+    const run = spawnChild(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '--in-place', ...WINDOW], {
+      cwd: m.dir,
+      env: cliEnv({ ...m.env, DEVS_CTX_ARCHIVE_URL: url, DEVS_CTX_TEST_PAUSE: 'archived' }),
+    });
+    await run.printed(/test pause at archived/);
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    t.after(() => client.end());
+    assert.equal(Number((await client.query('SELECT count(*) AS n FROM prune_events')).rows[0].n), 1, 'archived before the write');
+    run.child.kill('SIGINT');
+    const { code, stderr } = await run.exited;
+    assert.equal(code, 130, stderr);
+    assert.ok(readFileSync(path).equals(fixtureBytes), 'nothing written');
+    const left = await client.query('SELECT (SELECT count(*) FROM prune_events) AS e, (SELECT count(*) FROM archived_records) AS r, (SELECT count(*) FROM archived_turns) AS t');
+    assert.deepEqual(left.rows[0], { e: '0', r: '0', t: '0' }, 'the event and its rows are gone');
   });
 });

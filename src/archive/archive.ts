@@ -60,6 +60,11 @@ export interface Archive {
    * of the event is stored. An event id already archived is refused (ArchiveWriteError).
    */
   recordPrune(event: PruneEventInput): Promise<void>;
+  /**
+   * Removes a prune event and everything archived with it, in one transaction, for a prune whose
+   * transcript could not be written after it was archived. Returns whether the event was there.
+   */
+  forgetPrune(eventId: string): Promise<boolean>;
   getEvent(eventId: string): Promise<PruneEventSummary | undefined>;
   /** Prune events, newest first. */
   listEvents(options?: { readonly sourcePath?: string; readonly limit?: number }): Promise<PruneEventSummary[]>;

@@ -301,6 +301,14 @@ export class PostgresArchive implements Archive {
     }
   }
 
+  async forgetPrune(eventId: string): Promise<boolean> {
+    return this.transaction(async (client) => {
+      await client.query('DELETE FROM archived_turns WHERE event_id = $1', [eventId]);
+      await client.query('DELETE FROM archived_records WHERE event_id = $1', [eventId]);
+      return ((await client.query('DELETE FROM prune_events WHERE id = $1', [eventId])).rowCount ?? 0) > 0;
+    });
+  }
+
   async getEvent(eventId: string): Promise<PruneEventSummary | undefined> {
     const { rows } = await this.pool.query(`SELECT ${EVENT_COLUMNS} FROM prune_events WHERE id = $1`, [eventId]);
     return rows[0] === undefined ? undefined : PruneEventRowSchema.parse(rows[0]);

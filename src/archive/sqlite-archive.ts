@@ -18,6 +18,9 @@ export class SqliteArchive implements Archive {
   async recordPrune(event: PruneEventInput): Promise<void> {
     this.store.recordPrune(event);
   }
+  async forgetPrune(eventId: string): Promise<boolean> {
+    return this.store.forgetPrune(eventId);
+  }
   async getEvent(eventId: string): Promise<PruneEventSummary | undefined> {
     return this.store.getEvent(eventId);
   }
