@@ -17,7 +17,7 @@ import { renderOutput, writeTranscript } from '../src/formats/write.js';
 import { writerFor } from '../src/formats/writers.js';
 import { serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { archivedTurn as turn, pruneEvent as event } from './helpers/archive-events.js';
+import { archivedTurn as turn, pruneEvent as event, recallEvents } from './helpers/archive-events.js';
 import { dropMiddleEdit } from './helpers/edits.js';
 import { startPostgres } from './helpers/postgres.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
@@ -62,20 +62,7 @@ function realPrune(id: string, doc: ParsedDocument): { event: PruneEventInput; o
 
 async function recallArchive(t: T, open: (t: T) => Promise<Archive>): Promise<Archive> {
   const archive = await open(t);
-  const input = inlineDoc({ a: 1 }, { b: 2 });
-  await archive.recordPrune(
-    event('r1', input, [{ from: 0 }], {
-      sourcePath: '/p/one.jsonl',
-      turns: [
-        turn(0, 'The database migration failed with a lock timeout after the deploy.'),
-        turn(1, 'database lock, database lock, database lock'),
-        turn(2, 'Cats sleep most of the day.', { type: 'tool_result', role: 'tool', action: 'masked' }),
-        turn(3, 'A naïve café in München serves Grüße and 日本語 text.'),
-        turn(4, 'Quote "NEAR" AND OR NOT col:value (paren) * star - minus ^caret in src/archive/store.ts'),
-      ],
-    }),
-  );
-  await archive.recordPrune(event('r2', input, [{ from: 1 }], { sourcePath: '/p/two.jsonl', turns: [turn(0, 'another database story from a second session')] }));
+  for (const e of recallEvents()) await archive.recordPrune(e);
   return archive;
 }
 
