@@ -481,6 +481,11 @@ async function main(): Promise<number> {
     `${claudeName}: ${CLAUDE_PROJECTS.projects} projects, generated Claude Code lines; ccusage@${CCUSAGE_VERSION} \`session --json --offline\` (installed by the bench into a temp folder) ` +
       'vs devs-ctx `analyze <config>/projects --ndjson`; first run = empty caches, re-run = nothing changed since',
   );
+  if (!benchOnly || benchOnly.test('archive')) {
+    const { archiveBench } = await import('./archive.js');
+    console.log('');
+    for (const line of await archiveBench((m) => process.stderr.write(`${m}\n`))) console.log(line);
+  }
   if (benchOnly) return 0;
   console.log('');
   for (const line of retention()) console.log(line);
