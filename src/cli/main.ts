@@ -81,6 +81,16 @@ shows where prunes and refreshes would fire. Writes nothing.
 
 Exit codes: 0, 2 usage error, 3 input unreadable, 4 invalid transcript.`;
 
+const MCP_EXAMPLES = `
+Tools: context_status, recall (archived and compacted turns), get_turn (paged), pinned_context.
+Every answer is capped in tokens (maxTokens, default 2000) and says how to get more.
+
+Examples:
+  $ claude mcp add devs-ctx -- devs-ctx mcp          # or: devs-ctx hook install --agent claude-code
+  $ devs-ctx mcp --session 70d782f7-b303-4e48-9512-6bec16c37abd
+
+Exit codes: 0 when the client closes the connection, 2 usage error.`;
+
 /** commander's Command with `addOptions`, so shared option sets can sit in a command's chain. */
 class DevsCommand extends Command {
   override createCommand(name?: string): DevsCommand {
@@ -276,6 +286,18 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .action(async (file: string, options: Record<string, unknown>) => {
       const { runReplay } = await import('./commands/replay.js');
       exitCode = await runReplay(file, options, ctx);
+    });
+
+  program
+    .command('mcp')
+    .description("serve the agent over MCP (stdio): its context status, recall of pruned and compacted turns, any turn read back, the pinned documents")
+    .option('--session <id|path>', 'the session to answer for (default: each call\'s session argument, else the newest session of this directory)')
+    .addOption(new Option('--agent <name>', 'only look at this agent\'s sessions').choices(['claude-code', 'codex', 'gemini']))
+    .option('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .addHelpText('after', MCP_EXAMPLES)
+    .action(async (options: Record<string, unknown>) => {
+      const { runMcp } = await import('./commands/mcp.js');
+      exitCode = await runMcp(options, ctx);
     });
 
   const HOOK_EXAMPLES = `
