@@ -91,6 +91,10 @@ Examples:
 
 Exit codes: 0 when the client closes the connection, 2 usage error.`;
 
+function agentOption(description: string): Option {
+  return new Option('--agent <name>', description).choices(['claude-code', 'codex', 'gemini']);
+}
+
 /** commander's Command with `addOptions`, so shared option sets can sit in a command's chain. */
 class DevsCommand extends Command {
   override createCommand(name?: string): DevsCommand {
@@ -311,8 +315,16 @@ it prunes in place the transcripts at the soft or hard limit, refreshes those du
 line. It blocks only with --block-on: exit 1 when a transcript had reached that limit before its
 prune. uninstall puts the previous hook back, byte for byte.
 
+With --agent claude-code|codex|gemini it installs into the agent instead: before each compaction
+its window is archived and indexed, right after it the agent gets its pinned documents and lookup
+hints back, and the devs-ctx MCP server is registered. Project settings by default, --user for yours:
+  $ devs-ctx hook install --agent claude-code        # .claude/settings.json and .mcp.json
+  $ devs-ctx hook install --agent codex --user       # ~/.codex/hooks.json and ~/.codex/config.toml
+  $ devs-ctx hook status --agent gemini              # .gemini/settings.json
+  $ devs-ctx hook uninstall --agent codex --user     # the files as they were, byte for byte
+
 Exit codes: 0, 2 usage error (unknown hook, no transcripts configured, a hook edited by hand
-without --force), 3 not a git repository (or git missing).`;
+without --force, an agent settings file that is not valid JSON), 3 not a git repository (or git missing).`;
   const hook = program
     .command('hook')
     .description('install, remove or inspect a git hook that prunes and refreshes the agent transcripts on every commit')
@@ -328,8 +340,15 @@ without --force), 3 not a git repository (or git missing).`;
     .option('--force', 'replace a devs-ctx hook that was edited by hand')
     .option('--stdout', 'print the hook script (running npx --no-install devs-ctx) instead of installing it, for husky or lefthook')
     .option('--json', 'print one JSON report on stdout')
+    .addOption(agentOption('install this agent\'s compaction hooks and the devs-ctx MCP server into its own settings instead of a git hook'))
+    .option('--user', 'with --agent: the user\'s settings (~/.claude, ~/.codex, ~/.gemini) instead of the project\'s')
     .addHelpText('after', HOOK_EXAMPLES)
     .action(async (options: Record<string, unknown>) => {
+      if (options['agent'] !== undefined) {
+        const [{ runAgentInstall }, { packageInfo }] = await Promise.all([import('./commands/agent-install.js'), import('./commands/hook.js')]);
+        exitCode = await runAgentInstall(options, packageInfo().bin, ctx);
+        return;
+      }
       const { runHookInstall } = await import('./commands/hook.js');
       exitCode = await runHookInstall(options, ctx);
     });
@@ -339,8 +358,15 @@ without --force), 3 not a git repository (or git missing).`;
     .option('--hook <name>', 'only this git hook (default: every hook devs-ctx installed here)')
     .option('--force', 'remove a devs-ctx hook even if it was edited by hand')
     .option('--json', 'print one JSON report on stdout')
+    .addOption(agentOption('remove devs-ctx\'s hooks and MCP server from this agent\'s settings (files devs-ctx changed come back byte for byte)'))
+    .option('--user', 'with --agent: the user\'s settings instead of the project\'s')
     .addHelpText('after', HOOK_EXAMPLES)
     .action(async (options: Record<string, unknown>) => {
+      if (options['agent'] !== undefined) {
+        const [{ runAgentUninstall }, { packageInfo }] = await Promise.all([import('./commands/agent-install.js'), import('./commands/hook.js')]);
+        exitCode = await runAgentUninstall(options, packageInfo().bin, ctx);
+        return;
+      }
       const { runHookUninstall } = await import('./commands/hook.js');
       exitCode = await runHookUninstall(options, ctx);
     });
@@ -352,10 +378,27 @@ without --force), 3 not a git repository (or git missing).`;
     .option('--print-transcripts', 'print only the transcript files covered, one absolute path a line (what the hook reads)')
     .option('--hook-file <path>', 'with --print-transcripts: read the settings from this hook script (the hook passes "$0")')
     .option('--json', 'print one JSON document on stdout')
+    .addOption(agentOption('show which of devs-ctx\'s hooks and MCP server this agent\'s settings hold'))
+    .option('--user', 'with --agent: the user\'s settings instead of the project\'s')
     .addHelpText('after', HOOK_EXAMPLES)
     .action(async (options: Record<string, unknown>) => {
+      if (options['agent'] !== undefined) {
+        const { runAgentStatus } = await import('./commands/agent-install.js');
+        exitCode = await runAgentStatus(options, ctx);
+        return;
+      }
       const { runHookStatus } = await import('./commands/hook.js');
       exitCode = await runHookStatus(options, ctx);
+    });
+
+  program
+    .command('agent-hook')
+    .description('what the agents\' compaction hooks run (installed by hook install --agent): reads the hook\'s JSON on stdin; never blocks the agent')
+    .argument('<hook>', 'pre-compact (archive and index the window) or post-compact (print the re-grounding)')
+    .addOption(agentOption('the agent that runs the hook').makeOptionMandatory())
+    .action(async (event: string, options: Record<string, unknown>) => {
+      const { runAgentHook } = await import('./commands/agent-hook.js');
+      exitCode = await runAgentHook(event, options, ctx);
     });
 
   program

@@ -335,7 +335,7 @@ function hookManager(repo: GitRepository, hook: string): string | undefined {
 }
 
 /** This copy of devs-ctx: its version, and its bin (the absolute path the hook will run). */
-function packageInfo(): { version: string; bin: string | null } {
+export function packageInfo(): { version: string; bin: string | null } {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');
