@@ -81,6 +81,18 @@ shows where prunes and refreshes would fire. Writes nothing.
 
 Exit codes: 0, 2 usage error, 3 input unreadable, 4 invalid transcript.`;
 
+const AUDIT_EXAMPLES = `
+Identifiers are file paths, error messages, commands, the user's instructions and code names of
+the compacted turns; one counts as kept when the summary names it (errors and instructions: most of
+their words).
+
+Examples:
+  $ devs-ctx audit ~/.claude/projects/-home-me-app/70d782f7-….jsonl
+  $ devs-ctx audit rollout.jsonl --json | jq '.totals.keptShare'
+
+Exit codes: 0 (also when the session has no compaction), 2 usage error, 3 input unreadable,
+4 invalid transcript.`;
+
 const MCP_EXAMPLES = `
 Tools: context_status, recall (archived and compacted turns), get_turn (paged), pinned_context.
 Every answer is capped in tokens (maxTokens, default 2000) and says how to get more.
@@ -290,6 +302,21 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .action(async (file: string, options: Record<string, unknown>) => {
       const { runReplay } = await import('./commands/replay.js');
       exitCode = await runReplay(file, options, ctx);
+    });
+
+  program
+    .command('audit')
+    .description("what each of the agent's own compactions kept and lost: tokens before and after, identifiers of the compacted turns its summary kept or dropped, and the recall query for each lost one")
+    .argument('[file]', 'a Claude Code or Codex session file; - reads standard input')
+    .option('--json', 'print one JSON document (with schemaVersion) on stdout: every compaction, every kept and lost identifier')
+    .option('--lost <n>', 'lost identifiers listed per compaction in the text report (default 15)')
+    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
+    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
+    .option('--no-cache', 'do not read or write the token-count cache')
+    .addHelpText('after', AUDIT_EXAMPLES)
+    .action(async (file: string | undefined, options: Record<string, unknown>) => {
+      const { runAudit } = await import('./commands/audit.js');
+      exitCode = await runAudit(file, options, ctx);
     });
 
   program
