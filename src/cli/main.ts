@@ -418,6 +418,15 @@ without --force, an agent settings file that is not valid JSON), 3 not a git rep
       exitCode = await runHookStatus(options, ctx);
     });
 
+  hook
+    .command('run')
+    .description('what the git hook runs: prune and refresh the transcripts it covers that changed since its last run (one process)')
+    .requiredOption('--hook-file <path>', 'the hook script whose settings to use (the hook passes "$0")')
+    .action(async (options: Record<string, unknown>) => {
+      const { runHookRun } = await import('./commands/hook-run.js');
+      exitCode = await runHookRun(options, ctx);
+    });
+
   program
     .command('agent-hook')
     .description('what the agents\' compaction hooks run (installed by hook install --agent): reads the hook\'s JSON on stdin; never blocks the agent')

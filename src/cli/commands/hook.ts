@@ -291,7 +291,7 @@ function printTranscripts(options: z.output<typeof StatusOptionsSchema>, ctx: Cl
 }
 
 /** The hook's --transcript list (relative to the work tree's top), else the config's (relative to the config file). */
-function coveredBy(meta: Pick<HookMeta, 'transcripts' | 'config'> | null, top: string, ctx: CliContext, explicitConfig?: string): CoveredTranscripts {
+export function coveredBy(meta: Pick<HookMeta, 'transcripts' | 'config'> | null, top: string, ctx: CliContext, explicitConfig?: string): CoveredTranscripts {
   const home = ctx.env['HOME'];
   const configPath = explicitConfig !== undefined ? resolve(ctx.cwd, explicitConfig) : meta?.config != null ? resolve(top, meta.config) : undefined;
   if (meta?.transcripts) {
