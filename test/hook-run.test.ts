@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { tempRepo } from './helpers/git-repo.js';
@@ -71,5 +71,9 @@ describe('hook run', () => {
     utimesSync(target, new Date(), new Date(then.getTime() + 5000));
     const third = repo.git(['commit', '-q', '--allow-empty', '-m', 'third']);
     assert.match(devsCtxLines(third.stderr).join('\n'), /sessions\/s03\.jsonl: not analysed/);
+    // Uninstall takes the record with the hook.
+    assert.ok(existsSync(join(repo.dir, '.git', 'hooks', '.devs-ctx-state', 'pre-commit.json')));
+    assert.equal(repo.devsCtx(['hook', 'uninstall']).exitCode, 0);
+    assert.equal(existsSync(join(repo.dir, '.git', 'hooks', '.devs-ctx-state')), false);
   });
 });
