@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 
 /**
@@ -97,8 +97,33 @@ export function findSession(request: { readonly session?: string; readonly agent
     }
     return undefined;
   }
-  const all = agents.flatMap((agent) => (agent === 'codex' ? [] : sessionsOf(agent, cwd, env)));
+  const all = agents.flatMap((agent) => (agent === 'codex' ? codexSessionsFor(cwd, env) : sessionsOf(agent, cwd, env)));
   return all.sort((a, b) => b.mtimeMs - a.mtimeMs)[0];
+}
+
+/** How many of the newest Codex rollouts are opened to find this directory's (they are filed by date, not project). */
+const CODEX_LOOKBACK = 50;
+
+/** Codex rollouts whose `session_meta` (their first line) names this working directory. */
+function codexSessionsFor(cwd: string, env: Env): FoundSession[] {
+  return sessionsOf('codex', cwd, env)
+    .slice(0, CODEX_LOOKBACK)
+    .filter((s) => {
+      try {
+        const fd = openSync(s.path, 'r');
+        try {
+          const head = Buffer.alloc(64 * 1024);
+          const n = readSync(fd, head, 0, head.length, 0);
+          const first = head.subarray(0, n).toString('utf8').split('\n')[0] ?? '';
+          const meta = JSON.parse(first) as { type?: unknown; payload?: { cwd?: unknown } };
+          return meta.type === 'session_meta' && meta.payload?.cwd === cwd;
+        } finally {
+          closeSync(fd);
+        }
+      } catch {
+        return false; // a first line over 64 KB or not JSON: not a rollout of this directory we can tell
+      }
+    });
 }
 
 function guessAgent(path: string): AgentName {
