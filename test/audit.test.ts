@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { readAgentHistory } from '../src/core/agent-history.js';
 import { extractIdentifiers } from '../src/core/identifiers.js';
 import { runCli } from './helpers/cli.js';
-import { realdataDir, realdataSkip } from './helpers/realdata.js';
+import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 const sample01 = join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact', '70d782f7-b303-4e48-9512-6bec16c37abd.jsonl');
 
@@ -95,6 +95,15 @@ describe('devs-ctx audit', () => {
     assert.ok(c?.kept.some((k) => k.key === 'loader.rs'), 'the replacement history still names lib/loader.rs');
     assert.ok(c?.kept.some((k) => k.key === 'parseconfig'));
     assert.ok(c?.lost.some((l) => l.kind === 'command' && l.recallQuery === 'cargo test'));
+  });
+
+  it('reads Gemini CLI compressions: a $set.messages checkpoint with a <state_snapshot> after the turns it replaced', () => {
+    const report = JSON.parse(runCli(['audit', join(repoRoot, 'fixtures', 'gemini', 'set-messages-checkpoint.jsonl'), '--json']).stdout) as AuditJson;
+    assert.equal(report.format, 'gemini');
+    assert.equal(report.compactions.length, 1);
+    assert.equal(report.compactions[0]?.line, 5);
+    assert.equal(report.compactions[0]?.compactedTurns, 3, 'u1, g1 and the /compress request');
+    assert.ok((report.compactions[0]?.tokensAfter ?? 0) > 0);
   });
 
   it('a session without compactions: says so, exit 0; a missing file: exit 3', () => {

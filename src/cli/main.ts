@@ -307,7 +307,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
   program
     .command('audit')
     .description("what each of the agent's own compactions kept and lost: tokens before and after, identifiers of the compacted turns its summary kept or dropped, and the recall query for each lost one")
-    .argument('[file]', 'a Claude Code or Codex session file; - reads standard input')
+    .argument('[file]', 'a Claude Code, Codex or Gemini CLI session file; - reads standard input')
     .option('--json', 'print one JSON document (with schemaVersion) on stdout: every compaction, every kept and lost identifier')
     .option('--lost <n>', 'lost identifiers listed per compaction in the text report (default 15)')
     .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))

@@ -216,6 +216,54 @@ function codexHistory(records: readonly HistoryRecord[]): AgentHistory {
   return close(turns, compactions);
 }
 
+function geminiTurn(message: Json, line: number): HistoryTurn | undefined {
+  const id = str(message['id']) ?? `line-${line}`;
+  const timestamp = str(message['timestamp']);
+  const at = { line, ...(timestamp !== undefined ? { timestamp } : {}) };
+  const text = contentText(message['content']);
+  if (message['type'] === 'user') return { id, ...at, role: 'user', kind: text.trim().startsWith('/') ? 'message' : 'prompt', text };
+  if (message['type'] !== 'gemini') return undefined;
+  const calls = Array.isArray(message['toolCalls']) ? message['toolCalls'].filter(isRecord) : [];
+  const parts = [text, ...calls.map((c) => `${str(c['name']) ?? 'tool'} ${JSON.stringify(c['args'] ?? {})}\n${contentText(Array.isArray(c['result']) ? c['result'].map((r) => (isRecord(r) && isRecord(r['functionResponse']) ? JSON.stringify(r['functionResponse']['response'] ?? '') : '')) : [])}`)];
+  const command = calls.map((c) => (isRecord(c['args']) ? str(c['args']['command']) : undefined)).find((c) => c !== undefined);
+  return { id, ...at, role: 'assistant', kind: calls.length > 0 ? 'tool_call' : 'message', ...(command !== undefined ? { command } : {}), text: parts.filter((p) => p.trim()).join('\n') };
+}
+
+/**
+ * Reads a Gemini CLI JSONL session's whole history: message records in file order (a re-appended
+ * id is its latest version); a `{"$set":{"messages":[…]}}` checkpoint whose first user message holds
+ * a `<state_snapshot>` is a compression, and the checkpoint's text is what it kept (FORMATS §3.3).
+ */
+function geminiHistory(records: readonly HistoryRecord[]): AgentHistory {
+  const turns: HistoryTurn[] = [];
+  const byId = new Map<string, number>();
+  const compactions: { index: number; line: number; timestamp?: string; summary: string; from: number }[] = [];
+  for (const record of records) {
+    for (const value of record.values) {
+      if (!isRecord(value)) continue;
+      const set = value['$set'];
+      if (isRecord(set) && Array.isArray(set['messages'])) {
+        const kept = set['messages'].filter(isRecord);
+        const first = kept[0] ? contentText(kept[0]['content']) : '';
+        if (!first.includes('<state_snapshot>')) continue;
+        const timestamp = kept[0] ? str(kept[0]['timestamp']) : undefined;
+        compactions.push({ index: compactions.length, line: record.line, ...(timestamp !== undefined ? { timestamp } : {}), summary: kept.map((m) => geminiTurn(m, record.line)?.text ?? '').join('\n'), from: 0 });
+        continue;
+      }
+      if (typeof value['id'] !== 'string' || (value['type'] !== 'user' && value['type'] !== 'gemini')) continue;
+      const turn = geminiTurn(value, record.line);
+      if (!turn || !turn.text.trim()) continue;
+      const at = byId.get(turn.id);
+      if (at !== undefined && (turns[at]?.line ?? 0) > (compactions[compactions.length - 1]?.line ?? 0)) turns[at] = { ...turn, line: turns[at]?.line ?? turn.line };
+      else {
+        byId.set(turn.id, turns.length);
+        turns.push(turn);
+      }
+    }
+  }
+  return close(turns, compactions);
+}
+
 /** Marks each turn with the compaction that came after it and sets each compaction's span. */
 function close(
   turns: HistoryTurn[],
@@ -233,9 +281,10 @@ function close(
   return { turns, compactions: out };
 }
 
-/** The history of a Claude Code or Codex session file; other formats have no compaction record to read. */
+/** The history of a Claude Code, Codex or Gemini CLI (JSONL) session file; other formats have no compaction record to read. */
 export function readAgentHistory(records: readonly HistoryRecord[], format: string): AgentHistory {
   if (format === 'claude-code') return claudeCodeHistory(records);
   if (format === 'codex') return codexHistory(records);
+  if (format === 'gemini') return geminiHistory(records);
   return { turns: [], compactions: [] };
 }

@@ -33,7 +33,7 @@ function share(kept: number, total: number): string {
 
 /**
  * `devs-ctx audit SESSION`: per compaction the agent made (Claude Code `compact_boundary` + summary,
- * Codex `compacted`), tokens before and after, and which identifiers of the compacted turns its
+ * Codex `compacted`, Gemini CLI `$set.messages` checkpoint with a `<state_snapshot>`), tokens before and after, and which identifiers of the compacted turns its
  * summary kept and which it lost, each lost one with the recall query that finds it again [issue 17].
  */
 export async function runAudit(file: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
@@ -70,7 +70,7 @@ export async function runAudit(file: string | undefined, rawOptions: Record<stri
     }
     if (audits.length === 0) {
       ctx.stdout.write(
-        `${display}: no compaction by the agent in this ${transcript.format} session${transcript.format === 'claude-code' || transcript.format === 'codex' ? '' : ' (audit reads Claude Code compact boundaries and Codex compacted records)'}\n`,
+        `${display}: no compaction by the agent in this ${transcript.format} session${['claude-code', 'codex', 'gemini'].includes(transcript.format) ? '' : ' (audit reads Claude Code compact boundaries, Codex compacted records and Gemini CLI checkpoints)'}\n`,
       );
       return ExitCode.ok;
     }
