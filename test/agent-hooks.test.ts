@@ -11,13 +11,13 @@ import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
 /**
  * The agents' compaction hooks [issue 17]: install/uninstall round trips on settings that already
  * hold other hooks and servers (a commented TOML too), and each hook command fed the stdin JSON its
- * agent documents (fixtures/agent-hooks, sources in SOURCES.md), its stdout read as that agent reads it.
+ * agent documents (test/agent-hook-inputs, sources in its SOURCES.md; not under fixtures/, which holds transcripts), its stdout read as that agent reads it.
  */
 
 const sample01 = join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact', '70d782f7-b303-4e48-9512-6bec16c37abd.jsonl');
 
 function fixture(name: string, replace: Record<string, string>): string {
-  const value = JSON.parse(readFileSync(join(repoRoot, 'fixtures', 'agent-hooks', name), 'utf8')) as Record<string, unknown>;
+  const value = JSON.parse(readFileSync(join(repoRoot, 'test', 'agent-hook-inputs', name), 'utf8')) as Record<string, unknown>;
   return JSON.stringify({ ...value, ...replace });
 }
 
