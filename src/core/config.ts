@@ -32,6 +32,8 @@ export const ConfigFileSchema = z.strictObject({
   strategy: z.enum(['relevance', 'recency']).optional(),
   /** prune: the window size to bring a transcript down to (default half the soft limit). */
   target: tokens.optional(),
+  /** prune: the summary's share of the removed tokens, in % (default 3; kept between 1,000 and 8,000 tokens). */
+  summaryShare: z.number().positive().max(50).optional(),
   /** prune: the SQLite archive (relative to the config file's folder). */
   archive: z.string().min(1).optional(),
   /** refresh, replay: turns in an orchestrator node between refreshes (default 5). */
@@ -179,6 +181,7 @@ function describeExpected(key: string | undefined): string {
   if (key.startsWith('pinnedTypes')) return `an array of ${TurnTypeSchema.options.join('|')}`;
   if (key === 'encoding') return ENCODING_NAMES.join(' or ');
   if (key === 'pinnedPrefixTurns' || key === 'protectedTailTurns') return 'a whole number ≥ 0';
+  if (key === 'summaryShare') return 'a percentage of the removed tokens, more than 0 and at most 50 (e.g. 3)';
   if (key.startsWith('transcripts')) return 'an array of paths or globs, relative to the config file';
   return 'a positive whole number of tokens';
 }
