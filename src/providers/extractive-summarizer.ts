@@ -46,13 +46,12 @@ export class ExtractiveSummarizer implements Summarizer {
       { title: 'User requests (in order)', items: requestItems(structure), inOrder: true },
       { title: 'Current state and next step', items: planItems(structure), inOrder: true },
       { title: 'Errors and what fixed them', items: errorItems(structure, facts) },
-      { title: 'Files touched', items: fileItems(structure, facts.files) },
+      { title: 'Files touched', items: fileItems(structure, prosePaths(structure)) },
       { title: 'Commands run', items: commandItems(structure), inOrder: true },
       { title: 'Decisions and constraints', items: decisionItems(structure) },
       { title: 'Open TODOs', items: todoItems(structure) },
       { title: 'Identifiers', items: identifierItems(structure) },
       { title: 'Done', items: doneItems(structure) },
-      { title: 'Tool output on the goal', items: linesAboutGoal(turns.filter((t) => t.type === 'tool_result'), request.activeTask).slice(0, 5) },
     ];
 
     const cost = (text: string): number => this.counter.count(text);
@@ -104,6 +103,10 @@ interface Item {
 }
 
 const REQUEST_CAP = 300;
+/** Source code quoted by a tool (format strings, escaped tabs, comments, diff lines), not a message. */
+const CODE_LIKE = /%[vwsdq]\b|\\t|^\s*(?:\/\/|#|[+-]\s|\*\s)|\w\(["'`].*\)\s*$/;
+/** A heading that introduces a list ("The remaining issues are:") says nothing alone. */
+const LEAD_IN = /:\s*$/;
 /** The latest request is kept whole, up to this (a pasted log is not a request). */
 const LATEST_REQUEST_CAP = 4000;
 const PLAN_LINES = 12;
@@ -121,10 +124,12 @@ function requestItems(structure: SessionStructure): Item[] {
 
 /** The assistant's last words: its current state and next step, line by line. */
 function planItems(structure: SessionStructure): Item[] {
-  const plan = structure.lastPlan;
-  if (!plan) return [];
-  const lines = plan.text.split('\n').map((l) => l.trim()).filter((l) => l.length > 1 && !CODE_LINE.test(l));
-  return lines.slice(0, PLAN_LINES).map((line, i) => ({ text: clip(line, 300), order: i }));
+  const lines = (structure.lastPlan?.text ?? '').split('\n').map((l) => l.trim()).filter((l) => l.length > 1 && !CODE_LINE.test(l));
+  const items = lines.slice(0, PLAN_LINES).map((line, i) => ({ text: clip(line, 300), order: i }));
+  // What it was doing when the span ends, after that message: kept first, shown last.
+  const words = structure.lastWords?.text.split('\n').map((l) => l.trim()).filter((l) => l.length > 1 && !CODE_LINE.test(l)) ?? [];
+  const last = words.length > 0 ? [{ text: `then, last: ${clip(words.join(' '), 300)}`, order: PLAN_LINES }] : [];
+  return [...last, ...items];
 }
 
 /** Files by what was done to them: changed files first, then by how often they were touched. */
@@ -175,7 +180,11 @@ function errorItems(structure: SessionStructure, facts: ExtractedFacts): string[
     out.push(`${failure.what} — ${failure.errorLine} (turn ${failure.resultTurnId})${fixOf(structure, failure)}`);
   }
   const quoted = new Set(structure.failures.map((f) => f.errorLine));
-  for (const error of facts.errors) if (![...quoted].some((line) => error.startsWith(clip(line, 200)))) out.push(error);
+  for (const error of facts.errors) {
+    const turnId = /\(turn ([^)\s]+)\)/.exec(error)?.[1] ?? '';
+    if (structure.fileOutputTurnIds.has(turnId) || CODE_LIKE.test(error)) continue;
+    if (![...quoted].some((line) => error.startsWith(clip(line, 200)))) out.push(error);
+  }
   return out.slice(0, 30);
 }
 
@@ -199,6 +208,7 @@ function decisionItems(structure: SessionStructure): string[] {
   const out = new Ordered();
   for (const p of structure.prose) {
     if (p.line.length > MAX_FACT_LINE || CODE_LINE.test(p.line)) continue;
+    if (LEAD_IN.test(p.line)) continue;
     if (p.role === 'assistant' && DECISION_LINE.test(p.line)) out.add(clip(p.line, 240));
     else if (p.role === 'user' && CONSTRAINT_LINE.test(p.line) && p.line.length > REQUEST_CAP) out.add(clip(p.line, 240));
   }
@@ -209,15 +219,22 @@ function decisionItems(structure: SessionStructure): string[] {
 function todoItems(structure: SessionStructure): string[] {
   const out = new Ordered();
   for (const todo of structure.todos) if (todo.status !== 'completed') out.add(`${clip(oneLine(todo.text), 200)}${todo.status === 'pending' ? '' : ` (${todo.status})`}`);
-  for (const p of structure.prose) if (p.role === 'assistant' && TODO_LINE.test(p.line) && !CODE_LINE.test(p.line)) out.add(clip(p.line, 200));
+  for (const p of structure.prose) if (p.role === 'assistant' && TODO_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line)) out.add(clip(p.line, 200));
   return out.first(20);
 }
 
 function doneItems(structure: SessionStructure): string[] {
   const out = new Ordered();
   for (const todo of structure.todos) if (todo.status === 'completed') out.add(clip(oneLine(todo.text), 200));
-  for (const p of structure.prose) if (p.role === 'assistant' && DONE_LINE.test(p.line) && !CODE_LINE.test(p.line) && p.line.length <= 200) out.add(p.line);
+  for (const p of structure.prose) if (p.role === 'assistant' && DONE_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line) && p.line.length <= 200) out.add(p.line);
   return out.first(20);
+}
+
+/** Paths the user and assistant named, most named first. */
+function prosePaths(structure: SessionStructure): string[] {
+  const counts = new Counter();
+  for (const p of structure.prose) for (const m of new Set([...p.line.matchAll(FILE_PATH)].map((x) => x[0]))) counts.add(m);
+  return counts.top(60);
 }
 
 const IDENTIFIERS_PER_ITEM = 10;

@@ -11,7 +11,7 @@ export interface SessionStructure {
   readonly requests: readonly { readonly turnId: string; readonly text: string }[];
   readonly files: readonly FileTouch[];
   readonly commands: readonly CommandRun[];
-  /** The assistant's last words in the span (its current state and next step), cleaned. */
+  /** The assistant's last message in the span (its current state and next step), cleaned. */
   readonly lastPlan?: { readonly turnId: string; readonly text: string };
   /** The latest todo list the agent wrote (TodoWrite, update_plan, write_todos). */
   readonly todos: readonly { readonly text: string; readonly status: string }[];
@@ -19,6 +19,10 @@ export interface SessionStructure {
   readonly prose: readonly { readonly turnId: string; readonly role: 'user' | 'assistant'; readonly line: string }[];
   /** Tool calls whose results carry an error (commands included), in order. */
   readonly failures: readonly ToolFailure[];
+  /** Results of tools that show files or search them: their text is code, not messages. */
+  readonly fileOutputTurnIds: ReadonlySet<string>;
+  /** The assistant's text after its last message (what it was doing when the span ends). */
+  readonly lastWords?: { readonly turnId: string; readonly text: string };
 }
 
 export type FileAction = 'read' | 'edited' | 'created' | 'deleted';
@@ -79,6 +83,7 @@ const EDIT_TOOLS = new Set(['edit', 'multiedit', 'notebookedit', 'replace', 'edi
 const WRITE_TOOLS = new Set(['write', 'write_file', 'create_file']);
 const EDITOR_TOOLS = new Set(['str_replace_editor', 'str_replace_based_edit_tool', 'edit_tool', 'text_editor']);
 const TODO_TOOLS = new Set(['todowrite', 'update_plan', 'write_todos', 'todo_write']);
+const SEARCH_TOOLS = new Set(['grep', 'glob', 'search_file_content', 'glob_files', 'find_files', 'list_directory', 'ls', 'webfetch', 'web_fetch', 'websearch', 'google_web_search']);
 const PATH_KEYS = ['file_path', 'absolute_path', 'notebook_path', 'path', 'filename', 'file', 'target_file'] as const;
 
 /** A line fit to quote: reader line-number prefixes stripped; undefined for injected or meta text. */
@@ -133,6 +138,8 @@ export function readStructure(turns: readonly ConversationTurn[]): SessionStruct
   const failures: ToolFailure[] = [];
   let todos: { text: string; status: string }[] = [];
   let lastPlan: { turnId: string; text: string } | undefined;
+  let lastWords: { turnId: string; text: string } | undefined;
+  const fileOutputTurnIds = new Set<string>();
   const pending: ToolCall[] = [];
   let index = 0;
 
@@ -169,7 +176,7 @@ export function readStructure(turns: readonly ConversationTurn[]): SessionStruct
       if (said) {
         addProse(turn.id, 'assistant', said);
         const cleaned = cleanText(said).trim();
-        if (cleaned) lastPlan = { turnId: turn.id, text: cleaned };
+        if (cleaned) lastWords = { turnId: turn.id, text: cleaned };
       }
       for (const call of calls) {
         const toolCall: ToolCall = { ...call, turnId: turn.id, index: index++ };
@@ -208,6 +215,7 @@ export function readStructure(turns: readonly ConversationTurn[]): SessionStruct
       const call = pending.shift();
       if (!call) continue;
       const name = call.name.toLowerCase();
+      if (READ_TOOLS.has(name) || SEARCH_TOOLS.has(name) || (EDITOR_TOOLS.has(name) && call.input['command'] === 'view')) fileOutputTurnIds.add(turn.id);
       const outcome = outcomeOf(turn.content);
       const path = pathOf(call.input);
       if (WRITE_TOOLS.has(name) && path !== undefined && outcome.failed === false) {
@@ -236,7 +244,10 @@ export function readStructure(turns: readonly ConversationTurn[]): SessionStruct
     if (turn.role === 'assistant' && (turn.type === 'message' || turn.type === 'plan')) {
       addProse(turn.id, 'assistant', turn.content);
       const cleaned = cleanText(turn.content).trim();
-      if (cleaned) lastPlan = { turnId: turn.id, text: cleaned };
+      if (cleaned) {
+        lastPlan = { turnId: turn.id, text: cleaned };
+        lastWords = undefined;
+      }
     }
   }
 
@@ -245,6 +256,8 @@ export function readStructure(turns: readonly ConversationTurn[]): SessionStruct
     files: [...files].map(([path, v]) => ({ path, counts: v.counts, first: v.first })),
     commands,
     ...(lastPlan ? { lastPlan } : {}),
+    ...(lastWords ? { lastWords } : {}),
+    fileOutputTurnIds,
     todos,
     prose,
     failures,
