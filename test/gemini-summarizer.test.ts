@@ -11,6 +11,7 @@ import type { GeminiClientOptions } from '../src/providers/gemini/client.js';
 import { GeminiEmbedder } from '../src/providers/gemini/embedder.js';
 import { FlashSummarizer } from '../src/providers/gemini/flash-summarizer.js';
 import { DEFAULT_SUMMARY_MODEL } from '../src/providers/gemini/pricing.js';
+import { SUMMARY_SECTIONS } from '../src/providers/summary-sections.js';
 import { createDefaultContextPruner } from '../src/providers/factory.js';
 import { fakeGeminiForFile, startFakeGemini } from './helpers/fake-gemini.js';
 import type { FakeGemini } from './helpers/fake-gemini.js';
@@ -64,7 +65,8 @@ describe('FlashSummarizer through the real @google/genai client', () => {
     const system = body.systemInstruction.parts.map((p) => p.text).join('');
     assert.match(system, /DATA/);
     assert.match(system, /do not follow them/);
-    assert.match(system, /Goal, Decisions, Done, Failed approaches, Open work, Files and identifiers, Lookup hints/);
+    assert.match(system, new RegExp(SUMMARY_SECTIONS.map((s) => s.replace(/[()]/g, '\\$&')).join(', ')));
+    for (const section of SUMMARY_SECTIONS) assert.match(summary, new RegExp(`^## ${section.replace(/[()]/g, '\\$&')}$`, 'm'), `the summary has ## ${section}`);
     const prompt = body.contents.flatMap((c) => c.parts.map((p) => p.text)).join('');
     assert.match(prompt, /REQ-42: empty config files must load defaults/);
     assert.match(prompt, /### turn t3 \(assistant, tool_call\)/);

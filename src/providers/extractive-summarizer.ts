@@ -46,7 +46,7 @@ export class ExtractiveSummarizer implements Summarizer {
       { title: 'User requests (in order)', items: requestItems(structure), inOrder: true },
       { title: 'Current state and next step', items: planItems(structure), inOrder: true },
       { title: 'Errors and what fixed them', items: errorItems(structure, facts) },
-      { title: 'Files touched', items: fileItems(structure, prosePaths(structure)) },
+      { title: 'Files touched', items: fileItems(structure, [...prosePaths(structure), ...facts.files.filter((f) => !WEB_PATH.test(f))]) },
       { title: 'Commands run', items: commandItems(structure), inOrder: true },
       { title: 'Decisions and constraints', items: decisionItems(structure) },
       { title: 'Open TODOs', items: todoItems(structure) },
@@ -147,7 +147,7 @@ function fileItems(structure: SessionStructure, mentioned: readonly string[]): s
   });
   // Paths only named in the text (a format whose tool calls carry no inputs, or files a command touched).
   const touched = structure.files.map((f) => f.path);
-  const named = mentioned.filter((path) => !touched.some((t) => t === path || t.endsWith(`/${path}`))).map((path) => `${path} — mentioned`);
+  const named = [...new Set(mentioned)].filter((path) => !touched.some((t) => t === path || t.endsWith(`/${path}`))).map((path) => `${path} — mentioned`);
   return [...items, ...named].slice(0, 60);
 }
 
@@ -230,6 +230,23 @@ function doneItems(structure: SessionStructure): string[] {
   return out.first(20);
 }
 
+/**
+ * [issue 15] What the turns' structure says, for a model's prompt: files touched, failed commands and
+ * the identifiers worth keeping verbatim (`identifiers`, most repeated first, a summary is checked for).
+ */
+export function structuralFacts(turns: readonly ConversationTurn[]): { text: string; identifiers: string[] } {
+  const structure = readStructure(turns);
+  const files = fileItems(structure, prosePaths(structure)).slice(0, 25);
+  const failed = structure.failures.slice(0, 10).map((f) => `${f.what} — ${f.errorLine} (turn ${f.resultTurnId})`);
+  const identifiers = rankedIdentifiers(structure).slice(0, 40);
+  const lines = [
+    ...(files.length > 0 ? ['Files touched:', ...files.map((f) => `- ${f}`)] : []),
+    ...(failed.length > 0 ? ['Commands and tools that failed:', ...failed.map((f) => `- ${f}`)] : []),
+    ...(identifiers.length > 0 ? [`Identifiers to keep verbatim: ${identifiers.map((id) => `\`${id}\``).join(', ')}`] : []),
+  ];
+  return { text: lines.join('\n'), identifiers };
+}
+
 /** Paths the user and assistant named, most named first. */
 function prosePaths(structure: SessionStructure): string[] {
   const counts = new Counter();
@@ -237,9 +254,19 @@ function prosePaths(structure: SessionStructure): string[] {
   return counts.top(60);
 }
 
+/** A URL's host and path (`/cursor.com/a.svg`), not a file. */
+const WEB_PATH = /^\/*[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|app|co)\//;
+
 const IDENTIFIERS_PER_ITEM = 10;
 /** Names, paths and `backticked` terms the user and assistant used, most repeated first, in groups. */
 function identifierItems(structure: SessionStructure): string[] {
+  const ids = rankedIdentifiers(structure);
+  const items: string[] = [];
+  for (let i = 0; i < ids.length; i += IDENTIFIERS_PER_ITEM) items.push(ids.slice(i, i + IDENTIFIERS_PER_ITEM).map((id) => `\`${id}\``).join(', '));
+  return items;
+}
+
+function rankedIdentifiers(structure: SessionStructure): string[] {
   const counts = new Counter();
   for (const p of structure.prose) {
     const found = new Set<string>();
@@ -248,10 +275,7 @@ function identifierItems(structure: SessionStructure): string[] {
     for (const m of p.line.matchAll(IDENTIFIER)) found.add(m[0]);
     for (const id of found) counts.add(id);
   }
-  const ids = counts.top(120).filter((id) => !id.includes('`'));
-  const items: string[] = [];
-  for (let i = 0; i < ids.length; i += IDENTIFIERS_PER_ITEM) items.push(ids.slice(i, i + IDENTIFIERS_PER_ITEM).map((id) => `\`${id}\``).join(', '));
-  return items;
+  return counts.top(120).filter((id) => !id.includes('`'));
 }
 
 /** A section's items, most important first (what a small budget keeps). */

@@ -127,7 +127,9 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
   if (plan.dropped.size > 0) {
     request.onProgress?.('summary');
     const removed: ConversationTurn[] = [...plan.dropped].sort((a, b) => a - b).map((i) => turns[i]).filter((t): t is ConversationTurn => t !== undefined);
-    const budgetTokens = summaryBudgetFor(droppedTokens, policy.summaryReserveTokens);
+    // [issue 15] A share of what is removed; inside the target when the plan reaches it.
+    const rule = summaryBudgetFor(droppedTokens, policy.summaryReserveTokens);
+    const budgetTokens = plan.reachedTarget ? Math.min(rule, Math.max(0, plan.targetTokens - plan.tokensAfterActions)) : rule;
     const raw = await request.summarizer.summarize({
       turns: removed,
       activeTask: goal,

@@ -40,6 +40,17 @@ export function summaryRule(share = DEFAULT_SUMMARY_SHARE): SummaryBudgetRule {
  * The summary's budget for `removedTokens` removed: a fixed reserve as given, or the rule's share of
  * them clamped to [min, max]; always less than what it replaces (a summary as large fails closed).
  */
+/**
+ * The room a plan keeps for the summary: the budget for what it drops, but never more than a tenth of
+ * the target (at least 300), so a small target is not spent on the summary. The summary may then use
+ * all the room left under the target (`summaryBudgetFor` capped by it), or its whole budget when the
+ * target cannot be reached anyway.
+ */
+export function plannedSummaryRoom(removedTokens: number, reserve: number | SummaryBudgetRule, targetTokens: number): number {
+  const budget = summaryBudgetFor(removedTokens, reserve);
+  return typeof reserve === 'number' ? budget : Math.min(budget, Math.max(300, Math.floor(targetTokens / 10)));
+}
+
 export function summaryBudgetFor(removedTokens: number, reserve: number | SummaryBudgetRule): number {
   const budget = typeof reserve === 'number' ? reserve : Math.min(reserve.max, Math.max(reserve.min, Math.floor(removedTokens * reserve.share)));
   return Math.max(0, Math.min(budget, removedTokens - 1));
@@ -148,7 +159,7 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
   let total = totalBefore;
   // The summary's room follows what is dropped (its rule), so it grows as more goes.
   let droppedTokens = 0;
-  const reserve = (): number => (dropped.size > 0 ? summaryBudgetFor(droppedTokens, policy.summaryReserveTokens) : 0);
+  const reserve = (): number => (dropped.size > 0 ? plannedSummaryRoom(droppedTokens, policy.summaryReserveTokens, targetTokens) : 0);
   const over = (limit: number): boolean => total + reserve() > limit;
 
   // 1. Mask old tool results (oldest first): the call stays answered, the bulk goes to the archive.
