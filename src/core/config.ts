@@ -170,7 +170,7 @@ export function parseConfigFile(path: string, value: unknown): ConfigFile {
     what = `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}; allowed keys: ${Object.keys(ConfigFileSchema.shape).join(', ')}`;
   } else if (issue?.code === 'invalid_value' && 'values' in issue) {
     what = `must be one of ${issue.values.map(String).join(', ')}`;
-  } else if (issue?.code === 'too_small' || issue?.code === 'invalid_type') {
+  } else if (issue?.code === 'too_small' || issue?.code === 'too_big' || issue?.code === 'invalid_type') {
     what = `${issue.message} (expected ${describeExpected(key)})`;
   }
   throw new UsageError(`${path}: ${key ? `key "${key}" ` : ''}${what}`, `fix ${path} or pass --config to use another file`);

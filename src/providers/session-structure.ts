@@ -72,7 +72,10 @@ const META_LINE =
   /<\/?(?:system-reminder|command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat|persisted-output|user-prompt-submit-hook)>|^Caveat: The messages below|^\[Request interrupted by user|^Base directory for this skill:|^This session is being continued from a previous conversation|^\[devs-ctx:|^\[Context Summary\]|^\[CONTEXT REFRESH\]/;
 /** A user turn that is not the user typing: skill bodies, caveats, hook output, interruptions. */
 const META_TURN =
-  /^\s*(?:<system-reminder>|Caveat: The messages below|<local-command-|<command-message>|\[Request interrupted by user|Base directory for this skill:|This session is being continued from a previous conversation|<user-prompt-submit-hook>|\[devs-ctx:|\[Context Summary\]|\[CONTEXT REFRESH\])/;
+  /^\s*(?:<system-reminder>|Caveat: The messages below|<local-command-|<command-message>|\[Request interrupted by user|Base directory for this skill:|This session is being continued from a previous conversation|<user-prompt-submit-hook>|<bash-stdout>|<bash-stderr>|<environment_context>|<user_instructions>|Added workspace context\b|\[devs-ctx:|\[Context Summary\]|\[CONTEXT REFRESH\])/;
+/** Codex wraps the request in IDE context; the request is what follows this heading. */
+const IDE_REQUEST = /^## My request for Codex:\s*$/m;
+const BASH_INPUT = /^\s*<bash-input>([\s\S]*?)<\/bash-input>\s*$/;
 const SLASH_COMMAND = /<command-name>([^<]*)<\/command-name>[\s\S]*?(?:<command-args>([^<]*)<\/command-args>)?/;
 
 const ERROR_LINE = /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status):? [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory|not found|<tool_use_error>/;
@@ -164,7 +167,14 @@ export function readStructure(turns: readonly ConversationTurn[]): SessionStruct
         continue;
       }
       if (META_TURN.test(turn.content)) continue;
-      const text = cleanText(turn.content).trim();
+      const bash = BASH_INPUT.exec(turn.content);
+      if (bash?.[1]) {
+        requests.push({ turnId: turn.id, text: `! ${bash[1].trim()}` });
+        continue;
+      }
+      const ide = IDE_REQUEST.exec(turn.content);
+      const typed = ide ? turn.content.slice((ide.index ?? 0) + ide[0].length) : turn.content;
+      const text = cleanText(typed).trim();
       if (!text) continue;
       requests.push({ turnId: turn.id, text });
       addProse(turn.id, 'user', text);
