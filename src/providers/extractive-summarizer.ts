@@ -270,12 +270,15 @@ function rankedIdentifiers(structure: SessionStructure): string[] {
   const counts = new Counter();
   for (const p of structure.prose) {
     const found = new Set<string>();
-    for (const m of p.line.matchAll(BACKTICKED)) if (m[1]?.trim()) found.add(m[1].trim());
+    // A span with space at an edge is the prose between two code spans (an odd backtick shifted the pairs).
+    for (const m of p.line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[(\[]$/.test(m[1])) found.add(m[1]);
     for (const m of p.line.matchAll(FILE_PATH)) found.add(m[0]);
     for (const m of p.line.matchAll(IDENTIFIER)) found.add(m[0]);
     for (const id of found) counts.add(id);
   }
-  return counts.top(120).filter((id) => !id.includes('`'));
+  const ranked = counts.top(150).filter((id) => !id.includes('`'));
+  // One that an earlier (more repeated) one contains adds nothing verbatim: `TeamSheet.tsx` after `src/TeamSheet.tsx`.
+  return ranked.filter((id, i) => !ranked.slice(0, i).some((earlier) => earlier.includes(id))).slice(0, 120);
 }
 
 /** A section's items, most important first (what a small budget keeps). */
