@@ -98,10 +98,22 @@ describe('the offline summary reads the structure of real transcripts', () => {
     assert.equal(structure.failures.length, 1);
     assert.equal(structure.failures[0]?.errorLine, 'Error: expected 2, got 3');
     return new ExtractiveSummarizer(counter).summarize({ turns, activeTask: 'fix sum', budgetTokens: 1000 }).then((summary) => {
-      assert.match(summary, /## Errors and what fixed them\n- Bash: npm test — Error: expected 2, got 3 \(turn r1\) → fixed: `npm test -- --run` passed \(turn c3\) after changing src\/sum\.ts/);
+      assert.match(summary, /## Errors and what fixed them\n- Bash: npm test — Error: expected 2, got 3 \(turn r1\) → fixed: `npm test -- --run` passed after changing src\/sum\.ts/);
       assert.match(summary, /## Files touched\n- src\/sum\.ts — edited/);
       assert.match(summary, /## Commands run\n- `npm test` → exit 1: Error: expected 2, got 3\n- `npm test -- --run` → ok/);
     });
+  });
+
+  test('files touched under one project are shown relative to it, as people write them', async () => {
+    const turns: ConversationTurn[] = [
+      { id: 'c1', role: 'assistant', type: 'tool_call', content: 'Read {"file_path":"/home/ana/proj/src/a.ts"}' },
+      { id: 'r1', role: 'tool', type: 'tool_result', content: '     1→export const a = 1;' },
+      { id: 'c2', role: 'assistant', type: 'tool_call', content: 'Edit {"file_path":"/home/ana/proj/cmd/tool/main.go","old_string":"x","new_string":"y"}' },
+      { id: 'r2', role: 'tool', type: 'tool_result', content: 'The file /home/ana/proj/cmd/tool/main.go has been updated.' },
+    ];
+    const summary = await new ExtractiveSummarizer(counter).summarize({ turns, activeTask: '', budgetTokens: 1000 });
+    assert.match(summary, /## Files touched\n- \(paths below are relative to \/home\/ana\/proj\/\)\n- cmd\/tool\/main\.go — edited\n- src\/a\.ts — read/);
+    assertNothingInjected(summary, 'files');
   });
 
   test('outcomes in each agent\'s shape', () => {
@@ -124,7 +136,8 @@ describe('the offline summary reads the structure of real transcripts', () => {
       assert.match(summary, /## Current state and next step\n- Retries are in\.\n- Next I will document RETRY_LIMIT in README\.md\./);
       assert.match(summary, /## Open TODOs\n- Document RETRY_LIMIT \(in_progress\)\n- Release 2\.1/);
       assert.match(summary, /## Done\n- Add retry to fetchUser/);
-      assert.match(summary, /## User requests \(in order\)\n- add retries \(turn u\)/);
+      assert.match(summary, /## User requests \(in order\)\n- add retries\n/);
+      assert.match(summary, /latest request: turn u/);
     });
   });
 

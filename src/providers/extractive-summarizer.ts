@@ -116,7 +116,8 @@ const CONSTRAINT_LINE = /\b(must|must not|never|always|don't|do not|only|without
 function requestItems(structure: SessionStructure): Item[] {
   const { requests } = structure;
   const items = requests.map((r, i) => ({
-    text: `${i === requests.length - 1 ? clip(oneLine(r.text), LATEST_REQUEST_CAP) : clip(oneLine(r.text), REQUEST_CAP)} (turn ${r.turnId})`,
+    // No turn id each (the lookup hints name the latest's): ids cost more tokens than short requests.
+    text: i === requests.length - 1 ? clip(oneLine(r.text), LATEST_REQUEST_CAP) : clip(oneLine(r.text), REQUEST_CAP),
     order: i,
   }));
   return items.reverse();
@@ -138,17 +139,39 @@ function fileItems(structure: SessionStructure, mentioned: readonly string[]): s
   const changes = (f: FileTouch): number => f.counts.edited + f.counts.created + f.counts.deleted;
   const total = (f: FileTouch): number => changes(f) + f.counts.read;
   files.sort((a, b) => Math.sign(changes(b)) - Math.sign(changes(a)) || total(b) - total(a) || a.first - b.first);
+  const root = projectRoot(files.map((f) => f.path));
   const items = files.slice(0, 60).map((f) => {
     const what = (['created', 'edited', 'deleted', 'read'] as const)
       .filter((k) => f.counts[k] > 0)
       .map((k) => (f.counts[k] > 1 ? `${k} ${f.counts[k]}×` : k))
       .join(', ');
-    return `${f.path} — ${what}`;
+    return `${root && f.path.startsWith(root) ? f.path.slice(root.length) : f.path} — ${what}`;
   });
+  if (root) items.unshift(`(paths below are relative to ${root})`);
   // Paths only named in the text (a format whose tool calls carry no inputs, or files a command touched).
   const touched = structure.files.map((f) => f.path);
   const named = [...new Set(mentioned)].filter((path) => !touched.some((t) => t === path || t.endsWith(`/${path}`))).map((path) => `${path} — mentioned`);
   return [...items, ...named].slice(0, 60);
+}
+
+/** A project's usual top-level folders: what comes before one is the project's root. */
+const TOP_DIR = /\/(?:src|cmd|apps|packages|lib|libs|test|tests|docs|internal|pkg|app|scripts|bench|crates|server|client|web|\.github|\.claude)\//;
+
+/**
+ * The project folder most absolute paths share, when it saves repeating it: the folder before their
+ * first usual top-level folder (`src/`, `cmd/`, `apps/`…), so what is left is the repository-relative
+ * path people write; it must hold at least 60 % of them, and two or more.
+ */
+function projectRoot(paths: readonly string[]): string | undefined {
+  const absolute = paths.filter((p) => p.startsWith('/'));
+  if (absolute.length < 2) return undefined;
+  const roots = new Map<string, number>();
+  for (const path of absolute) {
+    const top = TOP_DIR.exec(path);
+    if (top) roots.set(path.slice(0, top.index + 1), (roots.get(path.slice(0, top.index + 1)) ?? 0) + 1);
+  }
+  const [root, n] = [...roots].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
+  return n >= 2 && n >= absolute.length * 0.6 && root.length > 1 ? root : undefined;
 }
 
 /** Each distinct command once, with how many runs and how the last one ended; failures kept first. */
@@ -191,7 +214,7 @@ function errorItems(structure: SessionStructure, facts: ExtractedFacts): string[
 function fixOf(structure: SessionStructure, failure: ToolFailure): string {
   const later = structure.commands.find((c) => c.index > failure.index && commandKey(c.command) === failure.key && c.outcome === 'ok');
   const edited = structure.files.filter((f) => f.first > failure.index && f.first < (later?.index ?? Infinity) && f.counts.edited + f.counts.created > 0).map((f) => f.path);
-  if (later) return ` → fixed: \`${clip(oneLine(later.command), 120)}\` passed (turn ${later.turnId})${edited.length > 0 ? ` after changing ${edited.slice(0, 4).join(', ')}` : ''}`;
+  if (later) return ` → fixed: \`${clip(oneLine(later.command), 120)}\` passed${edited.length > 0 ? ` after changing ${edited.slice(0, 4).join(', ')}` : ''}`;
   const next = structure.prose.find((p) => p.role === 'assistant' && p.turnId !== failure.callTurnId && structure.commands.every((c) => c.turnId !== p.turnId || c.index > failure.index) && turnAfter(structure, p.turnId, failure));
   return next ? ` → then: ${clip(next.line, 160)}` : '';
 }
