@@ -32,7 +32,7 @@ export const ConfigFileSchema = z.strictObject({
   strategy: z.enum(['relevance', 'recency']).optional(),
   /** prune: the window size to bring a transcript down to (default half the soft limit). */
   target: tokens.optional(),
-  /** prune: the summary's share of the removed tokens, in % (default 2.5; kept between 1,000 and 8,000 tokens). */
+  /** prune: the summary's share of the removed tokens, in % (default 2; kept between 1,000 and 8,000 tokens). */
   summaryShare: z.number().positive().max(50).optional(),
   /** prune: the SQLite archive (relative to the config file's folder). */
   archive: z.string().min(1).optional(),

@@ -33,7 +33,7 @@ export interface ContextPrunerOptions extends Partial<PrunerConfig> {
   readonly model?: string;
   readonly targetTokens?: number;
   readonly strategy?: PruneStrategy;
-  /** The summary's share of the removed tokens (default 0.025; kept between 1,000 and 8,000 tokens). */
+  /** The summary's share of the removed tokens (default 0.02; kept between 1,000 and 8,000 tokens). */
   readonly summaryShare?: number;
   /** Needed for `relevance`; without one, `recency` is used. */
   readonly embedder?: Embedder;

@@ -49,7 +49,7 @@ export interface PreparedPrune {
 }
 
 /**
- * The summary's room: a share of what the prune removes (2.5 % by default, `summaryShare` /
+ * The summary's room: a share of what the prune removes (2 % by default, `summaryShare` /
  * `--summary-share`), between 1,000 and 8,000 tokens, never as many as it replaces. The plan keeps
  * that room inside the target (it used to be 5 % of the target, so the more a prune removed, the
  * less its summary could say).

@@ -27,8 +27,8 @@ export interface SummaryBudgetRule {
   readonly max: number;
 }
 
-/** [issue 15] 2.5 % of what a prune removes, between 1,000 and 8,000 tokens. */
-export const DEFAULT_SUMMARY_SHARE = 0.025;
+/** [issue 15] 2 % of what a prune removes, between 1,000 and 8,000 tokens. */
+export const DEFAULT_SUMMARY_SHARE = 0.02;
 export const SUMMARY_MIN_TOKENS = 1000;
 export const SUMMARY_MAX_TOKENS = 8000;
 
