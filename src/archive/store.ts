@@ -440,6 +440,20 @@ export class ArchiveStore {
   }
 
   /**
+   * Removes a prune event and everything archived with it, in one transaction: for a prune whose
+   * transcript could not be written after it was archived, so `recall` never shows turns "dropped
+   * by" a prune that did not happen. Returns whether the event was there.
+   */
+  forgetPrune(eventId: string): boolean {
+    const remove = this.db.transaction((): boolean => {
+      this.db.prepare('DELETE FROM archived_turns WHERE event_id = ?').run(eventId);
+      this.db.prepare('DELETE FROM archived_records WHERE event_id = ?').run(eventId);
+      return this.db.prepare('DELETE FROM prune_events WHERE id = ?').run(eventId).changes > 0;
+    });
+    return remove.immediate();
+  }
+
+  /**
    * Adds archived turns not yet in the full-text index (prunes leave that to the first search, see
    * schema.ts). One write transaction, so concurrent searches index each turn once.
    */

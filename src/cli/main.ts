@@ -36,8 +36,8 @@ never printed; $DEVS_CTX_GEMINI_BASE_URL points requests at a proxy or gateway.
 Exit codes: 0 pruned, or nothing to do (the output is then the input, byte for byte),
 2 usage error, 3 input unreadable or output not writable, 4 invalid transcript,
 5 summarizer or embedder failed (nothing written), 6 pinned and protected turns alone exceed
-the limit (nothing written), 7 the file is locked by another devs-ctx, 130 interrupted
-(nothing written).`;
+the limit (nothing written), 7 the file is locked by another devs-ctx or open for writing
+in another process (Linux), 130 interrupted before the write (nothing written).`;
 
 const RESTORE_EXAMPLES = `
 Examples:
@@ -46,7 +46,8 @@ Examples:
 
 Turns appended after the prune stay at the end. Exit codes: 0 restored, 2 usage error,
 3 file or archive unreadable, 4 no prune in the archive produced this file (or it changed
-other than by appending).`;
+other than by appending), 7 --in-place: the file is locked or open for writing in another
+process (Linux).`;
 
 const RECALL_EXAMPLES = `
 Examples:
@@ -69,7 +70,8 @@ a new node starts the count again) since the last refresh. Running it twice neve
 Exit codes: 0 refreshed, or nothing due (the output is then the input, byte for byte),
 12 --check: a refresh is due, 2 usage error (also: no TAS or PRD to refresh with),
 3 input unreadable or output not writable, 4 invalid transcript, 5 Gemini failed to condense the
-TAS/PRD (nothing written), 7 the file is locked, 130 interrupted (nothing written).`;
+TAS/PRD (nothing written), 7 the file is locked or open for writing in another process (Linux),
+130 interrupted (nothing written).`;
 
 const REPLAY_EXAMPLES = `
 Examples:
@@ -172,7 +174,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .command('prune')
     .description('prune a transcript: keep pinned turns, mask old tool output, drop the least relevant turns, add one summary, archive what was removed')
     .argument('[file]', 'transcript file; - (or nothing, when piped) reads standard input')
-    .option('-o, --output <file>', 'write the pruned transcript to this file (atomically) instead of stdout')
+    .option('-o, --output <file>', 'write the pruned transcript to this file (atomically; a FIFO or device is written through) instead of stdout')
     .option('--in-place', 'replace the transcript itself (locks it; the original stays until the new file is complete)')
     .option('--dry-run', 'print the plan (what is masked or dropped, why, tokens saved) and write nothing')
     .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs -o, --in-place or --dry-run')
@@ -203,7 +205,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .command('restore')
     .description('rebuild a transcript as it was before a prune, byte for byte, from the archive')
     .argument('<file>', 'the pruned transcript')
-    .option('-o, --output <file>', 'write the restored transcript to this file instead of stdout')
+    .option('-o, --output <file>', 'write the restored transcript to this file (atomically; a FIFO or device is written through) instead of stdout')
     .option('--in-place', 'replace the transcript with the restored one')
     .option('--event <id>', 'undo this prune (default: the latest prune that produced this file)')
     .option('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
@@ -235,7 +237,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .description('append a [CONTEXT REFRESH] turn (TAS and PRD summaries) when one is due in the current orchestrator node')
     .argument('[file]', 'transcript file; - (or nothing, when piped) reads standard input')
     .option('--check', 'write nothing; exit 12 when a refresh is due, 0 when not')
-    .option('-o, --output <file>', 'write the transcript to this file (atomically) instead of stdout')
+    .option('-o, --output <file>', 'write the transcript to this file (atomically; a FIFO or device is written through) instead of stdout')
     .option('--in-place', 'replace the transcript itself (locks it; the original stays until the new file is complete)')
     .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs --check, -o or --in-place')
     .option('--threshold <turns>', 'turns in a node between refreshes (default 5)')

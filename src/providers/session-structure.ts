@@ -134,6 +134,15 @@ export function splitToolCallTurn(content: string): { prose: string[]; calls: { 
 }
 
 export function readStructure(turns: readonly ConversationTurn[]): SessionStructure {
+  const steps = structureSteps(turns);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** readStructure, one turn per step (the summarizer runs it paced, so a signal is seen within a slice). */
+export function* structureSteps(turns: readonly ConversationTurn[]): Generator<void, SessionStructure> {
   const requests: { turnId: string; text: string }[] = [];
   const prose: { turnId: string; role: 'user' | 'assistant'; line: string }[] = [];
   const files = new Map<string, { counts: Record<FileAction, number>; first: number }>();
@@ -158,6 +167,7 @@ export function readStructure(turns: readonly ConversationTurn[]): SessionStruct
   };
 
   for (const turn of turns) {
+    yield;
     if (turn.type === 'summary' || turn.type === 'refresh') continue;
     if (turn.role === 'user' && turn.type !== 'tool_result') {
       const slash = SLASH_COMMAND.exec(turn.content);

@@ -8,6 +8,7 @@ import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/at
 import type { FileLock } from '../../io/atomic.js';
 import { inputError, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
+import { outputIsInput } from '../transcript-output.js';
 import { openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
@@ -37,11 +38,14 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
     const options = parsed.data;
     if (file === STDIN) throw new UsageError('restore needs the pruned file itself, not standard input');
     if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
-    if (json && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
+    if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
+    // -o naming the pruned file itself (by any name) is --in-place: locked, and appended lines kept.
+    const inPlace = options.inPlace === true || outputIsInput(file, options.output, ctx.cwd);
+    if (json && !inPlace && (options.output === undefined || options.output === STDIN)) {
       throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
     }
     let path = resolve(ctx.cwd, file);
-    if (options.inPlace) {
+    if (inPlace) {
       try {
         path = realpathSync(path); // restore the real file, not a symlink to it
       } catch {
@@ -73,10 +77,10 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
       store.close();
     }
     const appended = current.length - event.output.length;
-    if (options.inPlace) replaceKeepingAppends(path, current, restored);
+    if (inPlace) replaceKeepingAppends(path, current, restored);
     else if (options.output !== undefined && options.output !== STDIN) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
     else ctx.stdout.write(restored);
-    const target = options.inPlace ? file : (options.output ?? STDIN);
+    const target = inPlace ? file : (options.output ?? STDIN);
     if (json) {
       ctx.stdout.write(
         `${JSON.stringify({ schemaVersion: RESTORE_SCHEMA_VERSION, file, eventId: event.id, prunedAt: event.createdAt, bytes: restored.length, appendedBytesKept: appended, output: target, archive: archivePath }, null, 2)}\n`,

@@ -191,7 +191,6 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
       dropped.add(i);
       droppedTokens += tokensOf(i);
     }
-    actions = actions.filter((a) => a.kind !== 'mask' || !unit.entries.includes(a.entries[0] ?? -1));
     total -= stillCounted;
     actions.push({ kind: 'drop', entries: unit.entries, tokensSaved: size, reason });
   };
@@ -211,6 +210,8 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
     }
   }
 
+  // Masks of dropped entries go (once, here: filtering at every drop made large plans quadratic).
+  actions = actions.filter((a) => a.kind !== 'mask' || !dropped.has(a.entries[0] ?? -1));
   const totalAfter = total + reserve();
   const plan: PrunePlan = {
     ...base,
