@@ -190,6 +190,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs -o, --in-place or --dry-run')
     .option('--force', 'prune even when the urgency is none')
     .option('--target <tokens>', 'bring the window down to this many tokens (default: half the soft limit)')
+    .option('--summary-share <percent>', "the summary's budget as a share of the removed tokens (default 2 %, kept between 1,000 and 8,000 tokens)")
     .addOption(new Option('--strategy <name>', 'which turns go first: relevance to the goal, or recency (oldest first)').choices(['relevance', 'recency']))
     .option('--goal <text>', 'what the agent is working on, to rank turns by (default: the latest user request or task turn)')
     .option('--archive <path|url>', 'where to keep removed turns: a SQLite file or a postgres:// URL (default: $DEVS_CTX_ARCHIVE_URL, else $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
