@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ArchiveStore } from '../src/archive/store.js';
+import { openArchiveAt } from '../src/archive/open.js';
 import { archiveWindow, loadAgentSession } from '../src/cli/agent-session.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { claudeProjectDir } from '../src/io/agent-sessions.js';
@@ -53,11 +53,11 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
     copyFileSync(compactedSession, sessionPath);
     // A real archive: the window archived the way the pre-compaction hook does it.
     archive = join(home, 'archive.sqlite');
-    const store = ArchiveStore.open(archive);
+    const store = await openArchiveAt(archive);
     try {
-      archiveWindow(store, loadAgentSession(sessionPath), { trigger: 'auto', counter: loadCounter('o200k_base') });
+      await archiveWindow(store, loadAgentSession(sessionPath), { trigger: 'auto', counter: loadCounter('o200k_base') });
     } finally {
-      store.close();
+      await store.close();
     }
     env = { HOME: home, DEVS_CTX_ARCHIVE: archive };
     client = await connect(project, env);

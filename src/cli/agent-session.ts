@@ -9,7 +9,7 @@ import type { Identifier } from '../core/identifiers.js';
 import { formatRefresh } from '../core/refresh/context-refresher.js';
 import type { Transcript } from '../core/transcript.js';
 import { readTranscript } from '../formats/index.js';
-import type { ArchiveStore } from '../archive/store.js';
+import type { Archive } from '../archive/archive.js';
 import { parseDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { AgentName } from '../io/agent-sessions.js';
@@ -40,19 +40,19 @@ export const COMPACTION_STRATEGY = 'compaction';
  * event holding every turn of the active context, indexed for search. The file is not changed, so
  * the event's output is the input itself. An unchanged file already archived is not archived twice.
  */
-export function archiveWindow(
-  store: ArchiveStore,
+export async function archiveWindow(
+  store: Archive,
   session: AgentSession,
   options: { readonly trigger: string; readonly counter: TextTokenCounter; readonly now?: Date },
-): { eventId: string; turns: number; tokens: number; alreadyArchived: boolean } {
+): Promise<{ eventId: string; turns: number; tokens: number; alreadyArchived: boolean }> {
   const { doc, transcript } = session;
   const sha = createHash('sha256').update(session.bytes).digest('hex');
-  const previous = store.listEvents({ sourcePath: session.path, limit: 20 }).find((e) => e.strategy === COMPACTION_STRATEGY && e.original.sha256 === sha);
+  const previous = (await store.listEvents({ sourcePath: session.path, limit: 20 })).find((e) => e.strategy === COMPACTION_STRATEGY && e.original.sha256 === sha);
   const tokens = countEntries(transcript.entries, options.counter);
   const total = tokens.reduce((sum, t) => sum + t.total, 0);
   if (previous) return { eventId: previous.id, turns: previous.removedTurnCount, tokens: previous.tokensBefore, alreadyArchived: true };
   const eventId = randomUUID();
-  store.recordPrune({
+  await store.recordPrune({
     id: eventId,
     createdAt: (options.now ?? new Date()).toISOString(),
     sourcePath: session.path,
@@ -79,7 +79,8 @@ export function archiveWindow(
       records: entry.source.records,
     })),
   });
-  store.indexPending();
+  // The SQLite store indexes new turns at the next search, PostgreSQL as it writes them: either way a
+  // recall right after this finds them.
   return { eventId, turns: transcript.entries.length, tokens: total, alreadyArchived: false };
 }
 

@@ -84,13 +84,13 @@ export async function runAgentHook(event: string, rawOptions: Record<string, unk
       const counter = new CachedCounter(settings.encoding, defaultCacheDir(ctx.env));
       const store = await openArchive(archivePath, { mustExist: false, named: false });
       try {
-        const result = archiveWindow(store, session, { trigger: input.trigger ?? 'auto', counter });
+        const result = await archiveWindow(store, session, { trigger: input.trigger ?? 'auto', counter });
         counter.save();
         ctx.stderr.write(
           `devs-ctx: ${result.alreadyArchived ? 'already archived' : 'archived'} ${result.turns} turn(s), ${result.tokens} tokens of ${path} before compaction (event ${result.eventId.slice(0, 8)}); recall brings any of it back\n`,
         );
       } finally {
-        store.close();
+        await store.close();
       }
       if (agent === 'gemini') {
         const marker = pendingMarker(archivePath, input.session_id ?? path);

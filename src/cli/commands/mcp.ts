@@ -10,7 +10,9 @@ import { AGENT_NAMES, findSession } from '../../io/agent-sessions.js';
 import type { AgentName } from '../../io/agent-sessions.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { findPinnedDocuments } from '../../io/project-docs.js';
-import type { ArchiveStore } from '../../archive/store.js';
+import { existsSync } from 'node:fs';
+import type { Archive } from '../../archive/archive.js';
+import { isPostgresUrl } from '../../archive/archive.js';
 import { resolveArchivePath } from '../archive.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
@@ -128,10 +130,10 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
   } catch (error) {
     return reportError(ctx, error, false);
   }
-  const [{ McpServer }, { StdioServerTransport }, { ArchiveStore: Store }] = await Promise.all([
+  const [{ McpServer }, { StdioServerTransport }, { openArchiveAt }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/mcp.js'),
     import('@modelcontextprotocol/sdk/server/stdio.js'),
-    import('../../archive/store.js'),
+    import('../../archive/open.js'),
   ]);
   const archivePath = (await resolveArchivePath(options.archive, ctx)) as string;
   const { settings } = settingsFor({}, ctx);
@@ -149,12 +151,20 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
     args.session ?? options.session
       ? `no session "${args.session ?? options.session}" found for ${ctx.cwd}; give a transcript path or an id of a Claude Code, Codex or Gemini CLI session`
       : `no agent session found for ${ctx.cwd}; pass session (an id or a transcript path)`;
-  const withArchive = <T>(use: (store: ArchiveStore | undefined) => T): T => {
-    const store = Store.openReadOnly(archivePath);
+  /** The archive (SQLite file or PostgreSQL), or undefined when there is none yet: never created here. */
+  const withArchive = async <T>(use: (store: Archive | undefined) => Promise<T>): Promise<T> => {
+    let store: Archive | undefined;
+    if (isPostgresUrl(archivePath) || existsSync(archivePath)) {
+      try {
+        store = await openArchiveAt(archivePath, { mustExist: true });
+      } catch {
+        store = undefined;
+      }
+    }
     try {
-      return use(store);
+      return await use(store);
     } finally {
-      store?.close();
+      await store?.close();
     }
   };
   const text = (body: string) => ({ content: [{ type: 'text' as const, text: body }] });
@@ -214,17 +224,17 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
         maxTokens: maxTokensArg,
       },
     },
-    (args) => {
+    async (args) => {
       const limit = args.limit ?? 10;
       const current = session(args);
       const notes: string[] = [];
-      const archived = withArchive((store): Hit[] => {
+      const archived = await withArchive(async (store): Promise<Hit[]> => {
         if (!store) {
           notes.push(`no archive at ${archivePath} yet: nothing was pruned or archived before a compaction (devs-ctx hook install --agent … archives each window before the agent compacts)`);
           return [];
         }
-        let hits = store.recall(args.query, { limit, highlight: ['', ''], ...(current ? { sourcePath: current.path } : {}) });
-        if (hits.length === 0 && current) hits = store.recall(args.query, { limit, highlight: ['', ''] });
+        let hits = await store.recall(args.query, { limit, highlight: ['', ''], ...(current ? { sourcePath: current.path } : {}) });
+        if (hits.length === 0 && current) hits = await store.recall(args.query, { limit, highlight: ['', ''] });
         return hits.map((h) => ({
           source: 'archive' as const,
           turnId: h.turnId,
@@ -280,10 +290,10 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
         maxTokens: maxTokensArg,
       },
     },
-    (args) => {
+    async (args) => {
       const maxTokens = args.maxTokens ?? DEFAULT_MAX_TOKENS;
       const page = args.page ?? 1;
-      const archived = withArchive((store) => store?.findTurn(args.turnId));
+      const archived = await withArchive(async (store) => store?.findTurn(args.turnId));
       let body: string | undefined;
       let meta: Record<string, unknown> = {};
       if (archived) {

@@ -16,12 +16,12 @@ import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
-import type { ArchiveStore } from '../../archive/store.js';
+import type { Archive } from '../../archive/archive.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
+import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
@@ -31,6 +31,13 @@ import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, t
 const PruneOptionsSchema = z.object({
   ...readingOptionsShape,
   target: tokenOption('--target'),
+  summaryShare: z
+    .string()
+    .trim()
+    .regex(/^\d+(?:\.\d+)?%?$/, '--summary-share takes a percentage of the removed tokens, e.g. 3 or 3%')
+    .transform((v) => Number(v.replace('%', '')))
+    .refine((v) => v > 0 && v <= 50, '--summary-share must be more than 0 and at most 50 (%)')
+    .optional(),
   output: z.string().optional(),
   inPlace: z.boolean().optional(),
   dryRun: z.boolean().optional(),
@@ -57,7 +64,7 @@ const PruneOptionsSchema = z.object({
 export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
   const json = rawOptions['json'] === true;
   let lock: FileLock | undefined;
-  let store: ArchiveStore | undefined;
+  let store: Archive | undefined;
   let vectors: Awaited<ReturnType<typeof lazyEmbeddingCache>> | undefined;
   let trap: InterruptTrap | undefined;
   try {
@@ -85,6 +92,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
     }
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
+    const summaryPercent = options.summaryShare ?? file?.config.summaryShare;
+    const summaryShare = summaryPercent === undefined ? undefined : summaryPercent / 100;
     const choice = await chooseProviders(options, ctx, file?.config);
     const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
     const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
@@ -129,6 +138,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
         counter,
         policy: { ...settings, strategy, force: options.force === true },
         targetTokens,
+        ...(summaryShare !== undefined ? { summaryShare } : {}),
         ...(options.goal !== undefined ? { goal: options.goal } : {}),
         embedder: providers.embedder,
       }));
@@ -143,12 +153,12 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       const request = {
         tokens,
         counter,
-        policy: { ...settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(targetTokens) },
+        policy: { ...settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(summaryShare) },
         ...(options.goal !== undefined ? { goal: options.goal } : {}),
         embedder: providers.embedder,
         summarizer: providers.summarizer,
         eventId,
-        ...(archivePath ? { archiveLocation: archivePath } : {}),
+        ...(archivePath ? { archiveLocation: archiveDisplay(archivePath) } : {}),
         now: new Date().toISOString(),
         newId: randomUUID,
         ...(trap ? { signal: trap.signal } : {}),
@@ -206,9 +216,10 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     let archive: { path: string; eventId: string } | undefined;
     if (archivePath) {
-      store = vectors?.opened() ?? (await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' }));
+      const cached = vectors?.opened();
+      store = cached ? new (await import('../../archive/sqlite-archive.js')).SqliteArchive(cached) : await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
       {
-        store.recordPrune({
+        await store.recordPrune({
           id: eventId,
           createdAt: new Date().toISOString(),
           sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
@@ -244,7 +255,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
             }),
         });
       }
-      archive = { path: archivePath, eventId };
+      archive = { path: archiveDisplay(archivePath), eventId };
     }
 
     try {
@@ -255,7 +266,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       else writeOutput(outputName, written.bytes, ctx);
     } catch (error) {
       // The transcript was not written: the archive must not list a prune that did not happen.
-      if (archive && store) forgetPrune(store, eventId, ctx, json);
+      if (archive && store) await forgetPrune(store, eventId, ctx, json);
       throw error;
     }
     await testPause(ctx, trap?.signal, 'written');
@@ -268,7 +279,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     return reportError(ctx, error, json);
   } finally {
     trap?.release();
-    (store ?? vectors?.opened())?.close();
+    if (store) await store.close().catch(() => {});
+    else vectors?.opened()?.close();
     lock?.release();
   }
 }
@@ -276,9 +288,9 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
 
 /** Removes the archived event of a prune whose transcript was not written; says so if even that fails. */
-function forgetPrune(store: ArchiveStore, eventId: string, ctx: CliContext, json: boolean): void {
+async function forgetPrune(store: Archive, eventId: string, ctx: CliContext, json: boolean): Promise<void> {
   try {
-    store.forgetPrune(eventId);
+    await store.forgetPrune(eventId);
   } catch (error) {
     if (!json) ctx.stderr.write(`devs-ctx: the archive still lists prune ${eventId}, which was not written (${(error as Error).message}); ignore it in recall\n`);
   }

@@ -1,6 +1,6 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { ArchiveStore } from '../../archive/store.js';
+import type { Archive } from '../../archive/archive.js';
 import { z } from 'zod';
 import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
@@ -9,7 +9,7 @@ import type { FileLock } from '../../io/atomic.js';
 import { inputError, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { outputIsInput } from '../transcript-output.js';
-import { openArchive, resolveArchivePath } from '../archive.js';
+import { archiveDisplay, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
 export const RESTORE_SCHEMA_VERSION = 1;
@@ -23,9 +23,10 @@ const RestoreOptionsSchema = z.object({
 });
 
 /** Resolves and opens the archive a restore or recall reads (it must exist). */
-export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: ArchiveStore }> {
+export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: Archive }> {
   const path = (await resolveArchivePath(archive, ctx)) as string;
-  return { path, store: await openArchive(path, { mustExist: true, named: archive !== undefined }) };
+  // `path` is what reports print: a URL without its password.
+  return { path: archiveDisplay(path), store: await openArchive(path, { mustExist: true, named: archive !== undefined }) };
 }
 
 /** `devs-ctx restore FILE`: the transcript as it was before its latest prune, byte for byte. */
@@ -63,7 +64,7 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
     let restored: Buffer;
     let event;
     try {
-      event = store.findRestorable(current, options.event !== undefined ? { eventId: options.event } : {});
+      event = await store.findRestorable(current, options.event !== undefined ? { eventId: options.event } : {});
       if (!event) {
         throw new InvalidTranscriptError(
           options.event !== undefined
@@ -72,9 +73,9 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
           'restore undoes the latest prune of a file; pass --archive if it was pruned with another archive',
         );
       }
-      restored = store.restore(event.id, current);
+      restored = await store.restore(event.id, current);
     } finally {
-      store.close();
+      await store.close();
     }
     const appended = current.length - event.output.length;
     if (inPlace) replaceKeepingAppends(path, current, restored);
