@@ -220,6 +220,19 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     assert.deepEqual(JSON.parse(second.stdout), {});
   });
 
+  it('restore undoes the prune, never an archived window (a compaction event changed no file)', () => {
+    const { project, env } = sandbox();
+    const transcript = join(project, 'session.jsonl');
+    const original = readFileSync(join(repoRoot, 'fixtures', 'devs', 'over-soft-limit.jsonl'));
+    writeFileSync(transcript, original);
+    assert.equal(runCli(['prune', transcript, '--in-place', '--force', '--window', '4000'], { cwd: project, env }).exitCode, 0);
+    const pre = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input: fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }) });
+    assert.match(pre.stderr, /archived/);
+    const restored = runCli(['restore', transcript, '--in-place'], { cwd: project, env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.ok(readFileSync(transcript).equals(original), 'the bytes from before the prune');
+  });
+
   it('never blocks: a missing transcript or input that is not JSON is a reason on stderr and exit 0', () => {
     const { project, env } = sandbox();
     const missing = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input: fixture('claude-code-pre-compact.json', { transcript_path: join(project, 'gone.jsonl'), cwd: project }) });
