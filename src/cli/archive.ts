@@ -31,7 +31,7 @@ export async function resolveArchivePath(
  * Opens the archive (loading better-sqlite3 only now). Any failure to open it (a folder in the
  * way, a file that is not SQLite, no permission) is exit 3 naming the path, not a crash.
  */
-export async function openArchive(path: string, options: { mustExist: boolean; named: boolean }): Promise<ArchiveStore> {
+export async function openArchive(path: string, options: { mustExist: boolean; named: boolean; readOnly?: boolean }): Promise<ArchiveStore> {
   if (options.mustExist && !existsSync(path)) {
     throw new InputError(
       `no archive at ${path}`,
@@ -40,12 +40,32 @@ export async function openArchive(path: string, options: { mustExist: boolean; n
   }
   const { ArchiveStore: Store } = await import('../archive/store.js');
   try {
-    return Store.open(path);
+    return options.readOnly ? Store.openForReading(path) : Store.open(path);
   } catch (error) {
     if (error instanceof DevsCtxError) throw error;
+    const damaged = damagedArchiveError(path, error);
+    if (damaged) throw damaged;
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new InputError(`cannot open the archive at ${path}: ${reason}`, 'check the path (it must be a SQLite file or not exist yet), or pass --no-archive to prune without it');
   }
+}
+
+/**
+ * SQLite found the archive's pages damaged (or not a database at all): exit 3 naming the file and
+ * how to check it, rather than "this is a bug". Undefined for any other error.
+ */
+export function damagedArchiveError(path: string, error: unknown): InputError | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (typeof code !== 'string' || !(code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')) return undefined;
+  const reason = error instanceof Error ? error.message.split('\n')[0] : code;
+  return new InputError(
+    `the archive at ${path} is damaged (${reason})`,
+    `check it with \`sqlite3 ${shellWord(path)} "PRAGMA integrity_check"\`; restore from a backup of the archive if it reports errors`,
+  );
+}
+
+function shellWord(path: string): string {
+  return /^[\w./@%+=:,-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

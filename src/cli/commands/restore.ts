@@ -8,7 +8,7 @@ import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/at
 import type { FileLock } from '../../io/atomic.js';
 import { inputError, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
-import { openArchive, resolveArchivePath } from '../archive.js';
+import { damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
 export const RESTORE_SCHEMA_VERSION = 1;
@@ -24,7 +24,8 @@ const RestoreOptionsSchema = z.object({
 /** Resolves and opens the archive a restore or recall reads (it must exist). */
 export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: ArchiveStore }> {
   const path = (await resolveArchivePath(archive, ctx)) as string;
-  return { path, store: await openArchive(path, { mustExist: true, named: archive !== undefined }) };
+  // Both only read: read-only, so an archive the user cannot write still works.
+  return { path, store: await openArchive(path, { mustExist: true, named: archive !== undefined, readOnly: true }) };
 }
 
 /** `devs-ctx restore FILE`: the transcript as it was before its latest prune, byte for byte. */
@@ -69,6 +70,8 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
         );
       }
       restored = store.restore(event.id, current);
+    } catch (error) {
+      throw damagedArchiveError(archivePath, error) ?? error;
     } finally {
       store.close();
     }
