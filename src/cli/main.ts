@@ -31,7 +31,9 @@ Examples:
   $ GEMINI_API_KEY=… devs-ctx prune session.jsonl --in-place --summarizer gemini --fallback extractive
 
 Gemini: the key comes from $GEMINI_API_KEY, $GOOGLE_API_KEY or the config file's geminiApiKey and is
-never printed; $DEVS_CTX_GEMINI_BASE_URL points requests at a proxy or gateway.
+never printed; $DEVS_CTX_GEMINI_BASE_URL points requests at a proxy or gateway (https, or http to
+this machine). A project's devs-ctx.config.json geminiBaseUrl is ignored unless it is https and
+~/.config/devs-ctx/config.json says "allowProjectGeminiBaseUrl": true.
 
 Exit codes: 0 pruned, or nothing to do (the output is then the input, byte for byte),
 2 usage error, 3 input unreadable or output not writable, 4 invalid transcript,

@@ -83,7 +83,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
     }
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
-    const choice = await chooseProviders(options, ctx, file?.config);
+    const choice = await chooseProviders(options, ctx, file);
     const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
     const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
     // A dry run writes nothing, the archive included; it only reads Gemini vectors cached there.

@@ -130,7 +130,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const documents = readDocuments(options, turns, ctx);
     const cache = cacheDir ? new FileSummaryCache(cacheDir) : new MemorySummaryCache();
     const budgetTokens = options.refreshTokens ?? file?.config.refreshTokens ?? DEFAULT_REFRESH_TOKENS;
-    const condensing = await refreshCondenser(options, ctx, file?.config, counter, trap?.signal);
+    const condensing = await refreshCondenser(options, ctx, file, counter, trap?.signal);
     const provider = new CondensingSummaryProvider(new StaticSummaryProvider(documents.texts, display), {
       budgetTokens,
       counter,
