@@ -60,6 +60,9 @@ export function previousHookName(hook: string): string {
   return `${PREVIOUS_HOOKS_DIR}/${hook}`;
 }
 
+/** The first argument of the hook when it runs itself again over its transcripts (never one git passes). */
+const EACH_MARK = '--devs-ctx-transcripts';
+
 /** The command the hook falls back to when the devs-ctx it was written by is gone. */
 export const NPX_FALLBACK = 'npx --no-install devs-ctx';
 
@@ -128,12 +131,17 @@ export function renderHookScript(settings: HookSettings): string {
     '# before this hook pruned it (the prune still runs, so the next attempt goes through).',
     '',
   );
+  add(
+    '# Run by git, or run again by itself through xargs with the transcripts as its arguments (below).',
+    `if [ "\${1-}" = ${EACH_MARK} ]; then shift; each=yes; else each=no; fi`,
+    '',
+  );
   if (settings.previous !== null) {
     add(
       '# The hook that was here before devs-ctx runs first, with the same arguments and input, when it is',
       "# executable (as git would run it). If it fails, that is this hook's answer and devs-ctx does nothing.",
       `previous="$(dirname -- "$0")"/${shellQuote(settings.previous)}`,
-      'if [ -x "$previous" ]; then',
+      'if [ "$each" = no ] && [ -x "$previous" ]; then',
       '  "$previous" "$@" || exit $?',
       'fi',
       '',
@@ -164,23 +172,32 @@ export function renderHookScript(settings: HookSettings): string {
     '  if [ -n "$config" ]; then run "$@" --config "$config"; else run "$@"; fi',
     '}',
     '',
-    '# The files this hook covers, one absolute path a line: its --transcript globs, else the config',
-    "# file's \"transcripts\", expanded now so new sessions are picked up.",
-    'files=$(run hook status --print-transcripts --hook-file "$0") || {',
-    '  say "could not list the transcripts; $hook hook skipped (devs-ctx hook status says why)"',
-    '  exit 0',
-    '}',
-    'if [ -z "$files" ]; then',
-    '  say "no transcript found; nothing to do (devs-ctx hook status shows the patterns)"',
-    '  exit 0',
+    '# The files this hook covers, as absolute paths each ended by a NUL byte (a file name may hold a',
+    '# newline, never a NUL): its --transcript globs, else the config file\'s "transcripts", expanded now',
+    '# so new sessions are picked up. The shell cannot hold a NUL, so `xargs -0` runs this script again',
+    '# with them as its arguments (for a very long list, more than once: one line each).',
+    'if [ "$each" = no ]; then',
+    '  list=$(mktemp "${TMPDIR:-/tmp}/devs-ctx-hook.XXXXXX") || { say "could not create a temporary file; $hook hook skipped"; exit 0; }',
+    '  trap \'rm -f "$list"\' EXIT',
+    '  trap \'exit 130\' INT TERM',
+    '  if ! run hook status --print-transcripts --null --hook-file "$0" >"$list"; then',
+    '    say "could not list the transcripts; $hook hook skipped (devs-ctx hook status says why)"',
+    '    exit 0',
+    '  fi',
+    '  if [ ! -s "$list" ]; then',
+    '    say "no transcript found; nothing to do (devs-ctx hook status shows the patterns)"',
+    '    exit 0',
+    '  fi',
+    `  xargs -0 sh "$0" ${EACH_MARK} <"$list"`,
+    '  code=$?',
+    '  case $code in',
+    '    0) exit 0 ;;',
+    '    123) exit 1 ;;',
+    '    *) say "could not check the transcripts (xargs exit $code); $hook hook skipped"; exit 0 ;;',
+    '  esac',
     'fi',
     "nl='",
     "'",
-    'set -f',
-    'IFS=$nl',
-    'set -- $files',
-    'unset IFS',
-    'set +f',
     'count=$#',
     '',
     '# One analyze over all of them: exit 0 means none is at the soft limit (the quick path).',
