@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UsageError } from './errors.js';
+import { parseTokenAmount } from './units.js';
 import {
   DEFAULT_HARD_LIMIT_TOKENS,
   DEFAULT_PINNED_PREFIX_TURNS,
@@ -181,9 +182,10 @@ export function limitsFromWindow(window: number): { soft: number; hard: number }
 function envTokens(env: SettingSources['env'], name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return undefined;
-  const value = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new UsageError(`${name}=${raw} is not a positive whole number of tokens`, `for example ${name}=500000`);
+  // The same forms as the flags (--soft-limit 500k): 500000, 500_000, 500k, 1M, 1.5m; not 0x10 or 1e6.
+  const value = parseTokenAmount(raw);
+  if (value === undefined) {
+    throw new UsageError(`${name}=${raw} is not a positive number of tokens such as 500000, 500k or 1M`, `for example ${name}=500k`);
   }
   return value;
 }
@@ -270,5 +272,13 @@ function describeExpected(key: string | undefined): string {
   if (key === 'encoding') return ENCODING_NAMES.join(' or ');
   if (key === 'pinnedPrefixTurns' || key === 'protectedTailTurns') return 'a whole number ≥ 0';
   if (key.startsWith('transcripts')) return 'an array of paths or globs, relative to the config file';
+  if (key === 'archive') return 'a path to the SQLite archive, relative to the config file';
+  if (key === 'timeout') return 'a number of seconds above 0';
+  if (key === 'geminiApiKey') return 'the Gemini API key, a non-empty string';
+  if (key === 'geminiBaseUrl') return 'an https URL';
+  if (key === 'model' || key === 'embeddingModel') return 'a Gemini model id such as gemini-3.5-flash';
+  if (key === 'redact') return 'true or false';
+  if (key === '$schema') return 'a string';
+  if (key === 'refreshThreshold') return 'a whole number of turns above 0';
   return 'a positive whole number of tokens';
 }

@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ArchiveStore } from '../../archive/store.js';
 import { z } from 'zod';
@@ -6,7 +6,7 @@ import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.
 import type { ExitCodeValue } from '../../core/errors.js';
 import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
-import { inputError, STDIN } from '../../io/input.js';
+import { readInputFile, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
@@ -50,12 +50,7 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
       }
       lock = acquireLock(path);
     }
-    let current: Buffer;
-    try {
-      current = readFileSync(path);
-    } catch (error) {
-      throw inputError(file, error);
-    }
+    const current = readInputFile(path, file);
     const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);
     let restored: Buffer;
     let event;
