@@ -76,13 +76,15 @@ describe('prune safety', () => {
       '-e',
       `const fs=require('fs');let i=0;const t=setInterval(()=>{fs.appendFileSync(${JSON.stringify(path)},JSON.stringify({id:'ap'+i,role:'user',type:'message',content:'appended '+i})+'\\n');if(++i>=400)clearInterval(t)},2);`,
     ]);
+    // Listened for now: the appender may end while the prune is awaited.
+    const appenderClosed = new Promise((r) => appender.on('close', r));
     const prune = spawn(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', path, '--in-place', '--window', '40000', '--force'], {
       env: { PATH: process.env['PATH'] ?? '', DEVS_CTX_CACHE_DIR: cacheDir, ...env },
     });
     let stderr = '';
     prune.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((r) => prune.on('close', r));
-    await new Promise((r) => appender.on('close', r));
+    await appenderClosed;
     assert.ok(code === 0 || code === 7, stderr);
     const text = readFileSync(path, 'utf8');
     const appended = text.split('\n').filter((l) => l.includes('"content":"appended '));
