@@ -57,7 +57,7 @@ Examples:
   $ devs-ctx recall --turn toolu_01ABC
 
 Exit codes: 0 (also when nothing matches, or no turn has the --turn id), 2 usage error, 3 archive
-unreadable or damaged. The archive is opened read-only.
+unreadable or damaged. The archive is opened read-only.`;
 
 const REFRESH_EXAMPLES = `
 Examples:
