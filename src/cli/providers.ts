@@ -69,14 +69,19 @@ export async function chooseProviders(flags: ProviderFlags, ctx: CliContext, fil
     throw new UsageError(`${which} needs a Gemini API key, and none is set`, KEY_HINT);
   }
   const timeout = flags.timeout ?? config?.timeout;
-  // A project's config arrives with a clone: it may not send the key elsewhere unless the user says so.
-  const user = loadUserConfig(ctx.env);
-  const { baseUrl, ignored } = resolveGeminiBaseUrl({
-    ...(ctx.env['DEVS_CTX_GEMINI_BASE_URL'] !== undefined ? { env: ctx.env['DEVS_CTX_GEMINI_BASE_URL'] } : {}),
-    ...(user ? { user } : {}),
-    ...(file ? { project: file } : {}),
-  });
-  if (ignored && (summarizer === 'gemini' || embedder === 'gemini')) ctx.stderr.write(`devs-ctx: warning: ${ignored}\n`);
+  // A project's config arrives with a clone: it may not send the key elsewhere unless the user says
+  // so. Only decided when a request will be made, so an offline run never reads the user's config.
+  let baseUrl: string | undefined;
+  if (summarizer === 'gemini' || embedder === 'gemini') {
+    const user = loadUserConfig(ctx.env);
+    const resolved = resolveGeminiBaseUrl({
+      ...(ctx.env['DEVS_CTX_GEMINI_BASE_URL'] !== undefined ? { env: ctx.env['DEVS_CTX_GEMINI_BASE_URL'] } : {}),
+      ...(user ? { user } : {}),
+      ...(file ? { project: file } : {}),
+    });
+    if (resolved.ignored) ctx.stderr.write(`devs-ctx: warning: ${resolved.ignored}\n`);
+    baseUrl = resolved.baseUrl;
+  }
   return {
     summarizer,
     embedder,
