@@ -11,6 +11,10 @@
  * After the timings, a retention check (not timed): a generated session with facts planted across its
  * middle is pruned to the same budgets by `relevance`, by `recency` and by a plain keep-the-last-turns
  * trim, and the share of facts each keeps is compared (see bench/retention.ts).
+ *
+ * Last, the summary case (not timed; bench/summary.ts, alone: `npm run bench:summary` or
+ * `DEVS_CTX_BENCH_ONLY=summary`): devs-ctx's offline summary of each real Claude Code session's span
+ * before its first compaction, beside the agent's own compaction summary of it.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { BATCH, ensureBatchData, ensureBenchData } from './generate.js';
 import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTranscript } from './retention.js';
 import type { PlantedFact, Survival } from './retention.js';
+import { summaryBench } from './summary.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const projectDir = dirname(benchDir);
@@ -207,6 +212,10 @@ interface BenchCase {
 }
 
 async function main(): Promise<number> {
+  if (benchOnly?.test('summary')) {
+    for (const line of summaryBench(join(projectDir, '..', 'shared', 'realdata'))) console.log(line);
+    return 0;
+  }
   mkdirSync(dataDir, { recursive: true });
   const data = await ensureBenchData(dataDir, (m) => process.stderr.write(m + '\n'));
   const batchDir = await ensureBatchData(dataDir, (m) => process.stderr.write(m + '\n'));
@@ -378,9 +387,16 @@ async function main(): Promise<number> {
     `${batchName}: ${BATCH.projects} project folders, generated; analyze DIR --ndjson with ${availableParallelism()} worker thread(s); ` +
       'cold = empty token-count cache; floor = find, read and JSON.parse every file on one thread',
   );
+  if (!benchOnly || benchOnly.test('archive')) {
+    const { archiveBench } = await import('./archive.js');
+    console.log('');
+    for (const line of await archiveBench((m) => process.stderr.write(`${m}\n`))) console.log(line);
+  }
   if (benchOnly) return 0;
   console.log('');
   for (const line of retention()) console.log(line);
+  console.log('');
+  for (const line of summaryBench(join(projectDir, '..', 'shared', 'realdata'))) console.log(line);
   return 0;
 }
 

@@ -20,6 +20,7 @@ import { renderOutput, writeTranscript } from '../src/formats/write.js';
 import { writerFor } from '../src/formats/writers.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
+import { archivedTurn as turn, pruneEvent as event, recallEvents } from './helpers/archive-events.js';
 import { spawnChild } from './helpers/child.js';
 import { dropMiddleEdit } from './helpers/edits.js';
 import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
@@ -50,31 +51,6 @@ function rawCount(path: string, sql: string, ...params: unknown[]): number {
   } finally {
     db.close();
   }
-}
-
-function event(id: string, input: ParsedDocument, records: readonly OutputRecord[], overrides: Partial<PruneEventInput> = {}): PruneEventInput {
-  return {
-    id,
-    createdAt: '2026-11-23T12:00:00.000Z',
-    sourcePath: '/tmp/session.jsonl',
-    format: 'devs',
-    strategy: 'budget',
-    targetTokens: 1000,
-    urgency: 'soft',
-    tokensBefore: 5000,
-    tokensAfter: 900,
-    removedTurnCount: 0,
-    maskedTurnCount: 0,
-    tokensSaved: 4100,
-    input,
-    output: { records, bytes: renderOutput(input, records) },
-    turns: [],
-    ...overrides,
-  };
-}
-
-function turn(entryIndex: number, content: string, extra: Partial<ArchivedTurnInput> = {}): ArchivedTurnInput {
-  return { entryIndex, turnId: `turn-${entryIndex}`, role: 'assistant', type: 'message', action: 'dropped', tokens: 10, content, records: [entryIndex], ...extra };
 }
 
 /** The archived turns of an edit, as a prune would archive them. */
@@ -468,20 +444,7 @@ for (const path of realdataFiles()) {
 
 function recallStore(t: { after(fn: () => void): void }): ArchiveStore {
   const store = openTemp(t);
-  const input = inlineDoc({ a: 1 }, { b: 2 });
-  store.recordPrune(
-    event('r1', input, [{ from: 0 }], {
-      sourcePath: '/p/one.jsonl',
-      turns: [
-        turn(0, 'The database migration failed with a lock timeout after the deploy.'),
-        turn(1, 'database lock, database lock, database lock'),
-        turn(2, 'Cats sleep most of the day.', { type: 'tool_result', role: 'tool', action: 'masked' }),
-        turn(3, 'A naïve café in München serves Grüße and 日本語 text.'),
-        turn(4, 'Quote "NEAR" AND OR NOT col:value (paren) * star - minus ^caret'),
-      ],
-    }),
-  );
-  store.recordPrune(event('r2', input, [{ from: 1 }], { sourcePath: '/p/two.jsonl', turns: [turn(0, 'another database story from a second session')] }));
+  for (const e of recallEvents()) store.recordPrune(e);
   return store;
 }
 

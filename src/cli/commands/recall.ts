@@ -35,7 +35,7 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
     const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);
     try {
       if (options.turn !== undefined) {
-        const turn = store.findTurn(options.turn, options.event !== undefined ? { eventId: options.event } : {});
+        const turn = await store.findTurn(options.turn, options.event !== undefined ? { eventId: options.event } : {});
         if (!turn) {
           // Like a search that finds nothing: not an input error, exit 0 with nothing printed on stdout.
           if (json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: RECALL_SCHEMA_VERSION, archive: archivePath, turn: null }, null, 2)}\n`);
@@ -46,7 +46,7 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
         else ctx.stdout.write(turn.content.endsWith('\n') ? turn.content : `${turn.content}\n`);
         return ExitCode.ok;
       }
-      const hits = store.recall(query, {
+      const hits = await store.recall(query, {
         limit: options.limit ?? 10,
         ...(options.event !== undefined ? { eventId: options.event } : {}),
         ...(options.file !== undefined ? { sourcePath: resolve(ctx.cwd, options.file) } : {}),
@@ -67,7 +67,7 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
     } catch (error) {
       throw damagedArchiveError(archivePath, error) ?? error;
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
     return reportError(ctx, error, json);
