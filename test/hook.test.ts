@@ -437,7 +437,7 @@ describe('the hook script and its globs (pure)', () => {
 });
 
 describe('the hook reaches only the files it covers', () => {
-  test('a file name holding newlines cannot smuggle another path in: the list is NUL-separated', () => {
+  test('a file name holding newlines cannot smuggle another path in (and --print-transcripts --null lists it NUL-separated)', () => {
     const repo = projectRepo('smuggle', { window: 4000, fixture: QUIET });
     const decoy = repo.copyFixture(OVER_SOFT, 'root.jsonl');
     repo.write('.gitignore', 'sessions/\nroot.jsonl\n');
