@@ -1,4 +1,5 @@
-import { createReadStream, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { Readable } from 'node:stream';
 import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
@@ -100,14 +101,33 @@ export function inputError(path: string, error: unknown): InputError {
  */
 const READ_WHOLE_BYTES = 1 << 20;
 
-function fileSource(absolute: string): Readable {
+/**
+ * Refuses what is neither a regular file nor a FIFO (a pipe ends; `/dev/zero` or `/dev/urandom`
+ * never do, and would be read until memory runs out): exit 3, before reading a byte.
+ */
+export function assertReadableKind(shown: string, stat: Stats): void {
+  if (stat.isFile() || stat.isFIFO()) return;
+  const kind = stat.isDirectory() ? 'a directory' : stat.isCharacterDevice() ? 'a character device' : stat.isBlockDevice() ? 'a block device' : stat.isSocket() ? 'a socket' : 'not a regular file';
+  throw new InputError(`${shown}: is ${kind}, not a file devs-ctx reads`, 'give a transcript file, or pipe it in with - (standard input)');
+}
+
+/** Reads a whole file given by path (a regular file or a FIFO; see assertReadableKind). */
+export function readInputFile(path: string, shown: string): Buffer {
+  let fd: number;
   try {
-    const stat = statSync(absolute);
-    if (stat.isFile() && stat.size <= READ_WHOLE_BYTES) return Readable.from([readFileSync(absolute)]);
-  } catch {
-    // The stream below meets the same error and reports it as it always did.
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw inputError(shown, error);
   }
-  return createReadStream(absolute);
+  try {
+    assertReadableKind(shown, fstatSync(fd));
+    return readFileSync(fd);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw inputError(shown, error);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Reads one transcript (a path or `-` for `stdin`), streaming (a small file in one read), into records. */
@@ -115,7 +135,46 @@ export async function readInput(
   path: string,
   options: { keepRaw?: boolean; stdin: Readable; cwd: string },
 ): Promise<ParsedDocument> {
-  const stream = path === STDIN ? options.stdin : fileSource(resolve(options.cwd, path));
+  let stream: Readable;
+  if (path === STDIN) {
+    stream = options.stdin;
+  } else {
+    const absolute = resolve(options.cwd, path);
+    let stat: Stats;
+    try {
+      stat = statSync(absolute);
+    } catch (error) {
+      throw inputError(path, error);
+    }
+    assertReadableKind(path, stat);
+    if (stat.isFIFO()) {
+      stream = createReadStream(absolute);
+    } else {
+      // The kind is checked again on the open file: the path may have been replaced in between.
+      let fd: number;
+      try {
+        fd = openSync(absolute, 'r');
+      } catch (error) {
+        throw inputError(path, error);
+      }
+      let whole: Buffer | undefined;
+      try {
+        const opened = fstatSync(fd);
+        assertReadableKind(path, opened);
+        if (opened.isFile() && opened.size <= READ_WHOLE_BYTES) whole = readFileSync(fd);
+      } catch (error) {
+        closeSync(fd);
+        if (error instanceof InputError) throw error;
+        throw inputError(path, error);
+      }
+      if (whole) {
+        closeSync(fd);
+        stream = Readable.from([whole]);
+      } else {
+        stream = createReadStream('', { fd });
+      }
+    }
+  }
   try {
     return await readDocument(stream, { path, keepRaw: options.keepRaw ?? false });
   } catch (error) {
