@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './atomic.js';
@@ -38,11 +38,17 @@ export interface FileIdentity {
   readonly mtimeMs: number;
 }
 
-/** The identity of the file at `path` now, or undefined when it cannot be read (then nothing is cached). */
+/**
+ * The identity of the file at `path` now, or undefined when it is not a regular file or cannot be
+ * read (then nothing is cached). A FIFO is never opened here: opening it would wait for a writer,
+ * and closing it again would cut that writer off before the real read.
+ */
 export function fileIdentity(path: string): FileIdentity | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'r');
+    if (!statSync(path).isFile()) return undefined;
+    // Non-blocking, in case the path became a FIFO since the stat; a regular file ignores the flag.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const stat = fstatSync(fd, { bigint: true });
     if (!stat.isFile()) return undefined;
     const size = Number(stat.size);
