@@ -15,10 +15,15 @@ Examples:
   $ devs-ctx analyze session.jsonl
   $ devs-ctx analyze ~/.claude/projects --since 7d --sort urgency
   $ devs-ctx analyze '~/.codex/sessions/**/*.jsonl' --ndjson | jq -c 'select(.urgency != "none")'
-  $ devs-ctx analyze session.jsonl --json | jq '.urgency, .totalTokens'
+  $ devs-ctx analyze session.jsonl --json | jq '.urgency, .context'
   $ cat rollout.jsonl | devs-ctx analyze - --format codex
 
-Exit codes: 0 below the soft limit, 10 soft limit reached, 11 hard limit reached,
+The size is the one the model sees: for a transcript that records its API usage (Claude Code,
+Codex, Gemini CLI) the estimate is calibrated on those records (system prompt, tools, the model's
+tokenizer); --basis estimate uses the plain estimate. Without --window or limits, the limits are
+soft 50 % / hard 80 % of the window of the session's model (else 500k / 800k).
+
+Exit codes (by that size): 0 below the soft limit, 10 soft limit reached, 11 hard limit reached,
 2 usage error, 3 input unreadable, 4 invalid transcript.`;
 
 const PRUNE_EXAMPLES = `
@@ -100,9 +105,9 @@ function readingOptions(which: { readonly limits: boolean; readonly caches: stri
     new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES),
     ...(which.limits
       ? [
-          new Option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)"),
-          new Option('--soft-limit <tokens>', 'soft limit: prune recommended from here (default 500k)'),
-          new Option('--hard-limit <tokens>', 'hard limit: prune required from here (default 800k)'),
+          new Option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k; default: the session's model's window)"),
+          new Option('--soft-limit <tokens>', "soft limit: prune recommended from here (default 50% of the model's window, else 500k)"),
+          new Option('--hard-limit <tokens>', "hard limit: prune required from here (default 80% of the model's window, else 800k)"),
         ]
       : []),
     new Option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json'),
@@ -161,6 +166,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--since <when>', "many sessions: only sessions with a turn at or after this (2026-05-01, 2026-05-01T09:30Z, or an age: 12h, 7d, 2w)")
     .option('--until <when>', 'many sessions: only sessions with a turn before this (a date includes that whole day)')
     .option('--jobs <n>', 'many sessions: worker threads (default: one per core; 1 = no workers)')
+    .addOption(new Option('--basis <kind>', 'the context size: auto (calibrated on the recorded API calls) or estimate (the turns in the file only)').choices(['auto', 'estimate']))
     .addOptions(readingOptions({ limits: true, caches: 'the token-count cache' }))
     .addHelpText('after', ANALYZE_EXAMPLES)
     .action(async (paths: string[], options: Record<string, unknown>) => {

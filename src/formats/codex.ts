@@ -177,7 +177,7 @@ export const codexAdapter: FormatAdapter = {
               return;
             }
             epoch++;
-            lifetime.push({ preTokens: usage ? usage.input + usage.output : 0, trigger: 'auto', ...(timestamp !== undefined ? { timestamp } : {}) });
+            lifetime.push({ preTokens: usage && usage.epoch === epoch - 1 ? usage.input + usage.output : 0, trigger: 'auto', ...(timestamp !== undefined ? { timestamp } : {}) });
             marks = [];
             compactions.push({ line: record.line, replaced: Array.isArray(payload['replacement_history']) });
             history = historyAfterCompaction(history, payload, { ...base, lineId, prefix }, issues);

@@ -56,6 +56,8 @@ export interface SessionRun {
   readonly cwd: string;
   /** Epoch ms: the time of an undated standard input. */
   readonly now: number;
+  /** `estimate`: size and urgency from the plain estimate (`analyze --basis estimate`). */
+  readonly basis?: 'auto' | 'estimate';
 }
 
 /**
@@ -92,7 +94,7 @@ export async function analyzeSession(
       if (at === undefined || !spanInRange(at, run.range)) return { kind: 'outOfRange', file: display, project };
     }
     const tokens = await io.countTokens(transcript.entries);
-    const report = buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
+    const report = buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.basis ?? 'auto' });
     const firstTimestamp = span ? new Date(span.first).toISOString() : null;
     const lastTimestamp = span ? new Date(span.last).toISOString() : null;
     const summary: SessionSummary = {

@@ -23,6 +23,7 @@ const AnalyzeOptionsSchema = z.object({
   ...readingOptionsShape,
   ndjson: z.boolean().optional(),
   sort: z.enum(['tokens', 'urgency']).optional(),
+  basis: z.enum(['auto', 'estimate']).optional(),
   since: z.string().optional(),
   until: z.string().optional(),
   jobs: z
@@ -82,7 +83,7 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
         sort: options.sort,
         range,
         jobs: options.jobs ?? availableParallelism(),
-        run: { settings, format, strict: options.strict === true, range, full: output === 'json', cwd: ctx.cwd, now: Date.now() },
+        run: { settings, format, strict: options.strict === true, range, full: output === 'json', cwd: ctx.cwd, now: Date.now(), basis: options.basis ?? 'auto' },
         encoding: settings.encoding,
         cacheDir: options.cache === false ? undefined : defaultCacheDir(ctx.env),
       },
@@ -119,5 +120,5 @@ async function analyzeOne(
 ): Promise<AnalyzeReport> {
   const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.options.strict === true, ctx: run.ctx });
   const tokens = countEntries(transcript.entries, run.counter);
-  return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
+  return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.options.basis ?? 'auto' });
 }
