@@ -111,7 +111,7 @@ export async function analyzeSession(
       issueLines: report.issues.filter((i) => i.line > 0).slice(0, 11).map((i) => i.line),
     };
     if (!run.full) return { kind: 'session', summary };
-    // The single-file report, with the batch's fields added after it (additive to schema 1).
+    // The single-file report, with the batch's fields added after it (additive to the single report's schema).
     return { kind: 'session', summary, reportJson: JSON.stringify({ ...report, project, firstTimestamp, lastTimestamp }, null, 2) };
   } catch (error) {
     if (!(error instanceof DevsCtxError)) throw error;

@@ -110,11 +110,11 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
   if (cx.model !== null || cx.window !== null) {
     out.push(`Model     ${cx.model ?? 'unknown'}${cx.window !== null ? ` · window ${n(cx.window)}` : ''}`);
   }
-  out.push(...wrap(`Limits    soft ${n(report.limits.soft)} │  hard ${n(report.limits.hard)} ┃  ${c.dim(`(${report.limits.source}: ${report.limits.from})`)}`, width, '          '));
+  out.push(...wrap(`Limits    soft ${n(report.limits.soft)} │  hard ${n(report.limits.hard)} ┃  ${c.dim(`(${report.limits.source === report.limits.from ? report.limits.source : `${report.limits.source}: ${report.limits.from}`})`)}`, width, '          '));
   out.push(`Urgency   ${urgencyText(c, report)}`);
   if (report.agentCompaction) {
     const a = report.agentCompaction;
-    const left = a.turnsLeft === null ? 'the context is not growing' : a.turnsLeft === 0 ? 'due at the next call' : `about ${n(a.turnsLeft)} call${a.turnsLeft === 1 ? '' : 's'} away at the recent growth`;
+    const left = a.turnsLeft === null ? 'no recent growth recorded to say when' : a.turnsLeft === 0 ? 'due at the next call' : `about ${n(a.turnsLeft)} call${a.turnsLeft === 1 ? '' : 's'} away at the recent growth`;
     out.push(`Agent     compacts by itself at about ${n(a.at)} tokens: ${left}`);
   }
   const life = report.lifetime;
