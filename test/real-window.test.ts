@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calibrate, contextSize, fitUsage, toEstimateTokens, toModelTokens } from '../src/core/context-size.js';
 import { catalogWindow, modelWindow } from '../src/core/models.js';
@@ -72,14 +73,37 @@ test('calibrate: a fit with enough calls, else the last record plus the estimate
   assert.deepEqual([asked.basis, asked.tokens], ['estimate', 20_000]);
 });
 
-test('calibrate leaves out calls recorded after a masked tool result (a prune changed that request since)', () => {
+test('calls recorded before a prune masked a tool result are read with the result at its archived size', () => {
   const e = entries(20);
   e[5] = { ...e[5]!, turn: turn(5, 'tool', '[devs-ctx: 9,000 tokens of tool output archived; full text: devs-ctx recall --turn t5]', 'tool_result') };
-  const perEntry = e.map(() => 1_000);
-  const usage: UsagePoint[] = [2, 4, 8, 12, 16].map((k) => ({ entriesBefore: k, contextTokens: 50_000 + k * 10_000 }));
+  const perEntry = e.map((_, i) => (i === 5 ? 30 : 1_000));
+  // What the calls saw: entry 5 whole (9,000 tokens).
+  const seen = (k: number): number => k * 1_000 + (k > 5 ? 8_000 : 0);
+  const usage: UsagePoint[] = [2, 4, 8, 12, 16].map((k) => ({ entriesBefore: k, contextTokens: 50_000 + 1.2 * seen(k) }));
   const cal = calibrate({ entries: e, usage }, perEntry);
-  assert.equal(cal.basis, 'recorded', 'only the calls before the masked result (2) are used');
-  assert.equal(toModelTokens(cal, 20_000), 50_000 + 4 * 10_000 + 16_000);
+  assert.equal(cal.basis, 'calibrated');
+  assert.equal(cal.scale, 1.2);
+  const now = perEntry.reduce((a, b) => a + b, 0);
+  assert.equal(toModelTokens(cal, now), 50_000 + 1.2 * now, 'the masked session is sized by what it holds now');
+});
+
+test('realdata: a session pruned to a target is at or under it afterwards, and old usage records never call it hard', { skip: realdataSkip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-real-window-'));
+  for (const [name, target] of [['masked', 100_000], ['dropped', 80_000]] as const) {
+    const out = join(dir, `${name}.jsonl`);
+    const prune = runCli(['prune', real(CLAUDE_01), '--target', String(target), '--summarizer', 'extractive', '--embedder', 'local', '--no-archive', '-o', out, '--json']);
+    assert.equal(prune.exitCode, 0, prune.stdout + prune.stderr);
+    const report = JSON.parse(prune.stdout);
+    assert.equal(report.limits.target, target, 'the target is in the model tokens');
+    assert.equal(report.context.basis, 'calibrated');
+    assert.ok(report.after.tokens <= target, `${name}: planned ${report.after.tokens} ≤ ${target}`);
+    const after = runCli(['analyze', out, '--json']);
+    const analysis = JSON.parse(after.stdout);
+    assert.ok(analysis.context.tokens <= target, `${name}: analyze says ${analysis.context.tokens} (${analysis.context.basis}) ≤ ${target}`);
+    assert.notEqual(analysis.urgency, 'hard');
+    assert.notEqual(analysis.recorded?.urgency, 'hard', 'a stale record is not reported as the size');
+    assert.notEqual(after.exitCode, 11);
+  }
 });
 
 // ---------------------------------------------------------------------------------------------

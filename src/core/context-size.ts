@@ -45,8 +45,6 @@ export const MIN_FIT_POINTS = 4;
 export const MAX_FIT_POINTS = 60;
 /** A fitted scale outside this range is not a tokenizer ratio: something else moved the records. */
 const SCALE_RANGE = [0.5, 4] as const;
-/** The placeholder a prune leaves for a masked tool result (core/prune/engine.ts maskPlaceholder). */
-const MASK_MARK = '[devs-ctx: ';
 
 export const IDENTITY: Calibration = { basis: 'estimate', overhead: 0, scale: 1, fit: null };
 
@@ -89,29 +87,39 @@ export function prefixSums(perEntry: readonly number[]): number[] {
   return prefix;
 }
 
+/** The original size a masked tool result's placeholder records (core/prune/engine.ts maskPlaceholder). */
+const MASKED_TOKENS = /^\[devs-ctx: ([\d,]+) tokens of tool output archived/;
+
 /**
  * Pure: the calibration of one transcript from its recorded calls, given each entry's estimated
- * tokens. A call recorded after a masked tool result measured a request that no longer exists
- * (a prune changed it since), so it is left out.
+ * tokens. The calls before a prune masked tool results measured the results whole: their estimate
+ * is taken with each masked result at the size its placeholder records, so the calibration after a
+ * masking prune is the one before it (and a pruned session is sized by what it holds now).
  */
 export function calibrate(transcript: Pick<Transcript, 'entries' | 'usage'>, perEntry: readonly number[]): Calibration {
-  const firstMasked = transcript.entries.findIndex((e) => e.turn.content.includes(MASK_MARK));
-  const prefix = prefixSums(perEntry);
+  // The estimate of entries[0, k) as the recorded calls saw them.
+  const seen = [0];
+  let total = 0;
+  perEntry.forEach((tokens, i) => {
+    const masked = MASKED_TOKENS.exec(transcript.entries[i]?.turn.content ?? '');
+    total += masked ? Number((masked[1] ?? '0').replace(/,/g, '')) : tokens;
+    seen.push(total);
+  });
   const byEntry = new Map<number, UsagePoint>();
   for (const point of transcript.usage ?? []) {
-    if (firstMasked !== -1 && point.entriesBefore > firstMasked) continue;
     if (point.entriesBefore > perEntry.length || point.contextTokens <= 0) continue;
     byEntry.set(point.entriesBefore, point); // a record written twice counts once (the later copy)
   }
   const fresh = [...byEntry.values()].sort((a, b) => a.entriesBefore - b.entriesBefore);
   const last = fresh[fresh.length - 1];
   if (!last) return IDENTITY;
-  const points = fresh.slice(-MAX_FIT_POINTS).map((p) => ({ estimate: prefix[p.entriesBefore] ?? 0, recorded: p.contextTokens }));
+  const lastSeen = seen[last.entriesBefore] ?? 0;
+  const points = fresh.slice(-MAX_FIT_POINTS).map((p) => ({ estimate: seen[p.entriesBefore] ?? 0, recorded: p.contextTokens }));
   const fit = fitUsage(points);
-  // The line gives the scale; it is anchored at the last fresh call, which measured everything
-  // before it exactly (on the real sessions this halves the error of the line alone).
-  if (fit) return { basis: 'calibrated', overhead: Math.round(last.contextTokens - fit.scale * (prefix[last.entriesBefore] ?? 0)), scale: fit.scale, fit };
-  return { basis: 'recorded', overhead: last.contextTokens - (prefix[last.entriesBefore] ?? 0), scale: 1, fit: null };
+  // The line gives the scale; it is anchored at the last call, which measured everything before it
+  // exactly (on the real sessions this halves the error of the line alone).
+  if (fit) return { basis: 'calibrated', overhead: Math.round(last.contextTokens - fit.scale * lastSeen), scale: fit.scale, fit };
+  return { basis: 'recorded', overhead: last.contextTokens - lastSeen, scale: 1, fit: null };
 }
 
 /** Estimated tokens → the model's tokens. */

@@ -34,8 +34,6 @@ export const LEAF_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'at
 /** Claude Code's window for Claude models (the 1M window is an opt-in mode, seen in records above this). */
 const CLAUDE_CODE_WINDOW = 200_000;
 const CLAUDE_1M_WINDOW = 1_000_000;
-/** The start of devs-ctx's placeholder for a masked tool result (core/prune/engine.ts maskPlaceholder). */
-const MASK_MARK = '[devs-ctx: ';
 
 /** The model of assistant placeholder lines (errors, "No response requested."): not context. */
 export const SYNTHETIC_MODEL = '<synthetic>';
@@ -628,18 +626,17 @@ function read(doc: ParsedDocument): Transcript {
     return cleared ? { ...entry, notSent: 'tool result cleared from the request by Claude Code microcompaction' } : entry;
   });
 
-  // Recorded usage: every real API call on the active chain that still describes it. A call is
-  // stale when the request it measured has since changed: made before the last compact boundary
-  // (the lines a prune keeps after its boundary carry their old usage), or after a masked result.
+  // Recorded usage: every real API call on the active chain that still describes it. A call made
+  // before the last compact boundary is stale: the lines a prune keeps after its boundary carry
+  // the usage of requests that held the turns it dropped.
   const boundaryTime = boundary ? str(boundary.value['timestamp']) : undefined;
-  const firstMasked = entries.findIndex((e) => e.turn.content.includes(MASK_MARK));
   const usage: UsagePoint[] = [];
   let staleCalls = 0;
   let recorded: RecordedUsage | undefined;
   builders.forEach((b, i) => {
     const call = b.usageKey === undefined ? undefined : usageByKey.get(b.usageKey);
     if (!call) return;
-    const stale = (boundaryTime !== undefined && b.timestamp !== undefined && b.timestamp < boundaryTime) || (firstMasked !== -1 && i > firstMasked);
+    const stale = boundaryTime !== undefined && b.timestamp !== undefined && b.timestamp < boundaryTime;
     if (stale) {
       staleCalls++;
       return;
