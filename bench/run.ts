@@ -11,6 +11,10 @@
  * After the timings, a retention check (not timed): a generated session with facts planted across its
  * middle is pruned to the same budgets by `relevance`, by `recency` and by a plain keep-the-last-turns
  * trim, and the share of facts each keeps is compared (see bench/retention.ts).
+ *
+ * Last, the calibration check (not timed; alone: `node --import tsx bench/calibration.ts`): over the
+ * real Claude Code and Codex sessions in ../shared/realdata, the calibrated context size against the
+ * next recorded API call (see bench/calibration.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { BATCH, ensureBatchData, ensureBenchData } from './generate.js';
 import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTranscript } from './retention.js';
 import type { PlantedFact, Survival } from './retention.js';
+import { formatCalibration, runCalibration } from './calibration.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const projectDir = dirname(benchDir);
@@ -381,6 +386,10 @@ async function main(): Promise<number> {
   if (benchOnly) return 0;
   console.log('');
   for (const line of retention()) console.log(line);
+  console.log('');
+  const realdata = join(projectDir, '..', 'shared', 'realdata');
+  if (existsSync(realdata)) console.log(formatCalibration(await runCalibration(realdata)));
+  else console.log(`calibration: skipped (${realdata} not found)`);
   return 0;
 }
 
