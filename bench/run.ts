@@ -33,6 +33,8 @@ const dataDir = join(benchDir, '.data');
 const cli = join(projectDir, 'bin', 'devs-ctx.js');
 /** `DEVS_CTX_BENCH_ONLY=REGEX` runs only the cases whose names match (with their baselines), and no retention check. */
 const benchOnly = process.env['DEVS_CTX_BENCH_ONLY'] ? new RegExp(process.env['DEVS_CTX_BENCH_ONLY']) : undefined;
+/** `DEVS_CTX_BENCH_CHECKS=only` runs only the untimed checks (retention, calibration), without generating the timed cases' data. */
+const checksOnly = process.env['DEVS_CTX_BENCH_CHECKS'] === 'only';
 const floorScript = join(benchDir, 'floor.mjs');
 const floorBatchScript = join(benchDir, 'floor-batch.mjs');
 /** analyze exits 0, 10 or 11 by urgency: all three are a successful analysis. */
@@ -213,6 +215,12 @@ interface BenchCase {
 
 async function main(): Promise<number> {
   mkdirSync(dataDir, { recursive: true });
+  if (checksOnly) {
+    for (const line of retention()) console.log(line);
+    console.log('');
+    console.log(await calibration());
+    return 0;
+  }
   const data = await ensureBenchData(dataDir, (m) => process.stderr.write(m + '\n'));
   const batchDir = await ensureBatchData(dataDir, (m) => process.stderr.write(m + '\n'));
   const batchName = `${BATCH.sessions.toLocaleString('en-US')} sessions`;
@@ -387,10 +395,14 @@ async function main(): Promise<number> {
   console.log('');
   for (const line of retention()) console.log(line);
   console.log('');
-  const realdata = join(projectDir, '..', 'shared', 'realdata');
-  if (existsSync(realdata)) console.log(formatCalibration(await runCalibration(realdata)));
-  else console.log(`calibration: skipped (${realdata} not found)`);
+  console.log(await calibration());
   return 0;
+}
+
+/** The calibration check over ../shared/realdata, as one line. */
+async function calibration(): Promise<string> {
+  const realdata = join(projectDir, '..', 'shared', 'realdata');
+  return existsSync(realdata) ? formatCalibration(await runCalibration(realdata)) : `calibration: skipped (${realdata} not found)`;
 }
 
 /** Columns padded to their widest cell, a rule under the header row. */
