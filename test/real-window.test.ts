@@ -268,3 +268,10 @@ test('a Claude Code subagent transcript (only sidechain lines) reads its own cha
   assert.deepEqual(t.usage, [{ entriesBefore: 1, contextTokens: 12_510 }]);
   assert.ok(t.notes.some((n) => n.includes('subagent')));
 });
+
+test('--window 200 (no unit, too small for any model) is a usage error naming 200k', () => {
+  const result = runCli(['analyze', 'fixtures/devs/basic-session.jsonl', '--window', '200']);
+  assert.equal(result.exitCode, 2);
+  assert.match(result.stderr, /--window 200: .*did you mean 200k\?/);
+  assert.equal(runCli(['analyze', 'fixtures/devs/basic-session.jsonl', '--window', '200k']).exitCode, 0);
+});
