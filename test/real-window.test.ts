@@ -275,3 +275,16 @@ test('--window 200 (no unit, too small for any model) is a usage error naming 20
   assert.match(result.stderr, /--window 200: .*did you mean 200k\?/);
   assert.equal(runCli(['analyze', 'fixtures/devs/basic-session.jsonl', '--window', '200k']).exitCode, 0);
 });
+
+test('realdata: batch --ndjson rows carry the model, the context size and the whole life', { skip: realdataSkip }, () => {
+  const result = runCli(['analyze', join(realdataDir, 'claude-code'), '--ndjson', '--jobs', '1']);
+  const rows = result.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.type === 'session' && !r.error);
+  const session = rows.find((r) => String(r.file).includes('70d782f7'));
+  assert.ok(session);
+  assert.equal(session.model, 'claude-opus-4-5-20251101');
+  assert.equal(session.window, 200_000);
+  assert.equal(session.contextBasis, 'calibrated');
+  assert.ok(session.contextTokens > session.totalTokens);
+  assert.deepEqual([session.peakTokens, session.compactions], [176_700, 2]);
+  assert.equal(session.urgency, 'soft');
+});

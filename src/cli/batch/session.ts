@@ -28,7 +28,16 @@ export interface SessionSummary {
   readonly project: string;
   readonly format: FormatName;
   readonly turns: number;
+  /** The estimate: our tokenizer over the turns in the file. */
   readonly totalTokens: number;
+  /** The size the model sees (`context.tokens` of the report; urgency follows it), and its basis. */
+  readonly contextTokens: number;
+  readonly contextBasis: string;
+  readonly model: string | null;
+  readonly window: number | null;
+  /** The session's whole life: its peak size and the agent's compactions. */
+  readonly peakTokens: number;
+  readonly compactions: number;
   readonly urgency: PruneUrgency;
   /** The context size the file itself records (Claude Code, Codex, Gemini, OpenHands), if any. */
   readonly recordedTokens: number | null;
@@ -103,6 +112,12 @@ export async function analyzeSession(
       format: report.format,
       turns: report.turns,
       totalTokens: report.totalTokens,
+      contextTokens: report.context.tokens,
+      contextBasis: report.context.basis,
+      model: report.context.model,
+      window: report.context.window,
+      peakTokens: report.lifetime.peak,
+      compactions: report.lifetime.compactions,
       urgency: report.urgency,
       recordedTokens: report.recorded?.contextTokens ?? null,
       firstTimestamp,
