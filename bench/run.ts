@@ -391,6 +391,11 @@ async function main(): Promise<number> {
     `${batchName}: ${BATCH.projects} project folders, generated; analyze DIR --ndjson with ${availableParallelism()} worker thread(s); ` +
       'cold = empty token-count cache; floor = find, read and JSON.parse every file on one thread',
   );
+  if (!benchOnly || benchOnly.test('archive')) {
+    const { archiveBench } = await import('./archive.js');
+    console.log('');
+    for (const line of await archiveBench((m) => process.stderr.write(`${m}\n`))) console.log(line);
+  }
   if (benchOnly) return 0;
   console.log('');
   for (const line of retention()) console.log(line);

@@ -183,3 +183,11 @@ export type { RedactionResult } from './core/redact.js';
 export { ArchiveStore, defaultArchivePath } from './archive/store.js';
 export type { PruneEventInput, PruneEventSummary, ArchivedTurn, RecallHit } from './archive/store.js';
 export { TieredMemoryManager, MemoryRefresher } from './archive/tiered-memory.js';
+// One archive interface, two stores: a SQLite file or PostgreSQL (pg is loaded only for a postgres:// URL)
+export type { Archive, RawPruneEvent } from './archive/archive.js';
+export { isPostgresUrl, redactUrl } from './archive/archive.js';
+export { openArchiveAt } from './archive/open.js';
+export { SqliteArchive } from './archive/sqlite-archive.js';
+export { PostgresArchive } from './archive/postgres.js';
+export { copyArchive } from './archive/copy.js';
+export type { CopyResult } from './archive/copy.js';

@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { after, test } from 'node:test';
+import { after, mock, test } from 'node:test';
 import { parseTimeBound, parseTimeRange, spanInRange } from '../src/cli/batch/range.js';
 import { projectOf } from '../src/cli/batch/session.js';
 import { progressLine, startBatchProgress } from '../src/cli/render/analyze-batch-progress.js';
@@ -314,24 +314,31 @@ test('batch time range: parsing and overlap', () => {
 
 test('batch progress: a bar on a TTY stderr only, cleared at the end', async () => {
   assert.equal(progressLine({ done: 6, found: 12, discovering: true, tokens: 1_234_567 }), `analyzing [${'█'.repeat(12)}${'░'.repeat(12)}] 6/12+ sessions · 1.2M tokens`);
-  let out = '';
-  const stderr = Object.assign(new PassThrough(), { isTTY: true });
-  stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const ctx = { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, cwd: '/' };
-  const progress = startBatchProgress(ctx);
-  progress.update({ done: 1, found: 2, discovering: false, tokens: 10 });
-  await new Promise((r) => setTimeout(r, 450));
-  progress.stop();
-  await new Promise((r) => setImmediate(r));
-  assert.match(out, /analyzing \[.*\] 1\/2 sessions · 10 tokens/);
-  assert.ok(out.endsWith('\r\x1b[2K'));
-  let quiet = '';
-  const pipe = Object.assign(new PassThrough(), { isTTY: false });
-  pipe.on('data', (d: Buffer) => (quiet += d.toString()));
-  const silent = startBatchProgress({ ...ctx, stderr: pipe });
-  await new Promise((r) => setTimeout(r, 400));
-  silent.stop();
-  assert.equal(quiet, '');
+  // The bar's own clock, mocked: the test moves time on instead of sleeping.
+  mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
+  try {
+    let out = '';
+    const stderr = Object.assign(new PassThrough(), { isTTY: true });
+    stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const ctx = { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, cwd: '/' };
+    const progress = startBatchProgress(ctx);
+    progress.update({ done: 1, found: 2, discovering: false, tokens: 10 });
+    mock.timers.tick(450);
+    progress.stop();
+    await new Promise((r) => setImmediate(r));
+    assert.match(out, /analyzing \[.*\] 1\/2 sessions · 10 tokens/);
+    assert.ok(out.endsWith('\r\x1b[2K'));
+    let quiet = '';
+    const pipe = Object.assign(new PassThrough(), { isTTY: false });
+    pipe.on('data', (d: Buffer) => (quiet += d.toString()));
+    const silent = startBatchProgress({ ...ctx, stderr: pipe });
+    mock.timers.tick(400);
+    silent.stop();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(quiet, '');
+  } finally {
+    mock.timers.reset();
+  }
 });
 
 test('a quoted glob starting with ~ is expanded from HOME, as the help example does', () => {

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +19,8 @@ import { renderOutput, writeTranscript } from '../src/formats/write.js';
 import { writerFor } from '../src/formats/writers.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
+import { archivedTurn as turn, pruneEvent as event, recallEvents } from './helpers/archive-events.js';
+import { spawnChild } from './helpers/child.js';
 import { dropMiddleEdit } from './helpers/edits.js';
 import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
@@ -49,31 +50,6 @@ function rawCount(path: string, sql: string, ...params: unknown[]): number {
   } finally {
     db.close();
   }
-}
-
-function event(id: string, input: ParsedDocument, records: readonly OutputRecord[], overrides: Partial<PruneEventInput> = {}): PruneEventInput {
-  return {
-    id,
-    createdAt: '2026-11-23T12:00:00.000Z',
-    sourcePath: '/tmp/session.jsonl',
-    format: 'devs',
-    strategy: 'budget',
-    targetTokens: 1000,
-    urgency: 'soft',
-    tokensBefore: 5000,
-    tokensAfter: 900,
-    removedTurnCount: 0,
-    maskedTurnCount: 0,
-    tokensSaved: 4100,
-    input,
-    output: { records, bytes: renderOutput(input, records) },
-    turns: [],
-    ...overrides,
-  };
-}
-
-function turn(entryIndex: number, content: string, extra: Partial<ArchivedTurnInput> = {}): ArchivedTurnInput {
-  return { entryIndex, turnId: `turn-${entryIndex}`, role: 'assistant', type: 'message', action: 'dropped', tokens: 10, content, records: [entryIndex], ...extra };
 }
 
 /** The archived turns of an edit, as a prune would archive them. */
@@ -467,20 +443,7 @@ for (const path of realdataFiles()) {
 
 function recallStore(t: { after(fn: () => void): void }): ArchiveStore {
   const store = openTemp(t);
-  const input = inlineDoc({ a: 1 }, { b: 2 });
-  store.recordPrune(
-    event('r1', input, [{ from: 0 }], {
-      sourcePath: '/p/one.jsonl',
-      turns: [
-        turn(0, 'The database migration failed with a lock timeout after the deploy.'),
-        turn(1, 'database lock, database lock, database lock'),
-        turn(2, 'Cats sleep most of the day.', { type: 'tool_result', role: 'tool', action: 'masked' }),
-        turn(3, 'A naïve café in München serves Grüße and 日本語 text.'),
-        turn(4, 'Quote "NEAR" AND OR NOT col:value (paren) * star - minus ^caret'),
-      ],
-    }),
-  );
-  store.recordPrune(event('r2', input, [{ from: 1 }], { sourcePath: '/p/two.jsonl', turns: [turn(0, 'another database story from a second session')] }));
+  for (const e of recallEvents()) store.recordPrune(e);
   return store;
 }
 
@@ -584,7 +547,6 @@ test('recall takes any text as search terms, never as FTS syntax', (t) => {
 // Concurrency
 
 const WRITER = `
-import { existsSync } from 'node:fs';
 const { ArchiveStore } = await import(process.env.STORE_URL);
 const { parseDocument } = await import(process.env.JSONL_URL);
 const { renderOutput } = await import(process.env.WRITE_URL);
@@ -592,7 +554,7 @@ const worker = process.env.WORKER;
 const count = Number(process.env.EVENTS);
 const store = ArchiveStore.open(process.env.ARCHIVE);
 process.stdout.write('ready\\n');
-while (!existsSync(process.env.GO)) await new Promise((r) => setTimeout(r, 2));
+await new Promise((r) => process.stdin.once('data', r));
 for (let i = 0; i < count; i++) {
   const lines = Array.from({ length: 60 }, (_, j) => JSON.stringify({ id: worker + '-' + i + '-' + j, content: 'x'.repeat(300) + ' ' + worker + ' word' + j }));
   const input = parseDocument(Buffer.from(lines.join('\\n') + '\\n'), { path: worker, keepRaw: true });
@@ -614,11 +576,10 @@ process.stdout.write('done\\n');
 test('two processes recording prunes into one archive at once both succeed', async (t) => {
   const dir = tempDir(t);
   const archive = join(dir, 'shared', 'archive.sqlite');
-  const go = join(dir, 'go');
   const events = 40;
   const url = (p: string): string => pathToFileURL(join(repoRoot, p)).href;
   const workers = ['alpha', 'beta'].map((worker) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', WRITER], {
+    const run = spawnChild(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', WRITER], {
       cwd: repoRoot,
       env: {
         ...process.env,
@@ -628,26 +589,13 @@ test('two processes recording prunes into one archive at once both succeed', asy
         WORKER: worker,
         EVENTS: String(events),
         ARCHIVE: archive,
-        GO: go,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const ready = new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', () => stdout.includes('ready') && resolve());
-      child.on('exit', () => reject(new Error(`${worker} exited before it was ready: ${stderr}`)));
-    });
-    const exit = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      child.on('exit', (code) => resolve({ code, stdout, stderr })),
-    );
-    return { worker, ready, exit };
+    return { worker, run, ready: run.printed(/ready/), exit: run.exited };
   });
   // Both have opened (and raced to create and migrate) the archive; now write at the same moment.
   await Promise.all(workers.map((w) => w.ready));
-  writeFileSync(go, '');
+  for (const w of workers) w.run.child.stdin?.end('go\n');
   for (const w of workers) {
     const result = await w.exit;
     assert.equal(result.code, 0, `${w.worker} failed: ${result.stderr}`);

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter, retryDelayFromBody, sleep } from '../src/providers/gemini/retry.js';
 
@@ -43,10 +43,19 @@ test('RetryInfo in the Gemini error body gives the wait', () => {
 });
 
 test('sleep rejects at once when its signal aborts', async () => {
-  const controller = new AbortController();
-  const started = Date.now();
-  const pending = sleep(10_000, controller.signal);
-  setTimeout(() => controller.abort(new Error('stop')), 20);
-  await assert.rejects(pending, /stop/);
-  assert.ok(Date.now() - started < 5000);
+  // With the clock mocked, the 10 s timer can never fire: only the abort can settle the sleep, and
+  // it must do so before anything queued after it (setImmediate is not mocked).
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const controller = new AbortController();
+    const pending = sleep(10_000, controller.signal).then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    controller.abort(new Error('stop'));
+    const outcome = await Promise.race([pending, new Promise((r) => setImmediate(() => r('still sleeping')))]);
+    assert.ok(outcome instanceof Error && /stop/.test(outcome.message), String(outcome));
+  } finally {
+    mock.timers.reset();
+  }
 });

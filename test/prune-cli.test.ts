@@ -1,10 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertGolden, cacheDir, runCli } from './helpers/cli.js';
+import { spawnChild } from './helpers/child.js';
+import { assertGolden, cliEnv, runCli } from './helpers/cli.js';
 import type { CliResult } from './helpers/cli.js';
 import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
 
@@ -568,7 +569,7 @@ describe('piping', () => {
       const result = spawnSync('bash', ['-c', `cat s.jsonl | "${process.execPath}" "${bin}" prune ${dash} --force --target 900 > out.jsonl`], {
         cwd: dir,
         encoding: 'utf8',
-        env: { PATH: process.env['PATH'] ?? '', HOME: tmpdir(), NO_COLOR: '1', TZ: 'UTC', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir, ...env },
+        env: cliEnv(env),
       });
       assert.equal(result.status, 0, result.stderr);
       assert.match(result.stderr, /^\(stdin\) \(devs\): pruned 2,211 → [\d,]+ tokens/m);
@@ -657,32 +658,28 @@ describe('fault: SIGKILL during prune --in-place', () => {
   type KillPoint = { readonly label: string } & ({ readonly afterMs: number } | { readonly when: () => boolean } | { readonly never: true });
 
   function pruneKilledAt(point: KillPoint, cwd: string, env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, 'prune', 'big.jsonl', '--in-place', '--window', '400k', '--no-cache'], {
-        cwd,
-        stdio: 'ignore',
-        env: { PATH: process.env['PATH'] ?? '', HOME: tmpdir(), NO_COLOR: '1', TZ: 'UTC', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir, ...env },
-      });
-      child.on('error', reject);
-      const kill = (): void => {
-        child.kill('SIGKILL');
-      };
-      let timer: NodeJS.Timeout | undefined;
-      if ('afterMs' in point) {
-        if (point.afterMs === 0) kill();
-        else timer = setTimeout(kill, point.afterMs);
-      } else if ('when' in point) {
-        const { when } = point;
-        timer = setInterval(() => {
-          if (when()) kill();
-        }, 1);
-      }
-      child.on('exit', (code, signal) => {
-        clearTimeout(timer);
-        clearInterval(timer);
-        resolve({ code, signal });
-      });
+    const run = spawnChild(process.execPath, [bin, 'prune', 'big.jsonl', '--in-place', '--window', '400k', '--no-cache'], {
+      cwd,
+      stdio: 'ignore',
+      env: cliEnv(env),
     });
+    const kill = (): void => {
+      run.child.kill('SIGKILL');
+    };
+    let timer: NodeJS.Timeout | undefined;
+    if ('afterMs' in point) {
+      if (point.afterMs === 0) kill();
+      else timer = setTimeout(kill, point.afterMs);
+    } else if ('when' in point) {
+      const { when } = point;
+      timer = setInterval(() => {
+        if (when()) kill();
+      }, 1);
+    }
+    return run.exited.finally(() => {
+      clearTimeout(timer);
+      clearInterval(timer);
+    }).then(({ code, signal }) => ({ code, signal }));
   }
 
   /** A condition that turns true once `path` is created or changes after this call. */

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { appendFileSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { assertUnchangedOrAppended, replaceKeepingAppends } from '../src/io/atomic.js';
-import { cacheDir, runCli } from './helpers/cli.js';
+import { spawnChild } from './helpers/child.js';
+import { cliEnv, runCli } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
 
 /** What a prune must never do to the user's files, found by a review of the first version. */
@@ -72,20 +72,16 @@ describe('prune safety', () => {
     writeFileSync(path, `${[...head, ...body, ...tail].join('\n')}\n`);
     const original = readFileSync(path);
 
-    const appender = spawn(process.execPath, [
+    // Both exits are promised at spawn time: whichever child ends first, neither end is missed.
+    const appender = spawnChild(process.execPath, [
       '-e',
       `const fs=require('fs');let i=0;const t=setInterval(()=>{fs.appendFileSync(${JSON.stringify(path)},JSON.stringify({id:'ap'+i,role:'user',type:'message',content:'appended '+i})+'\\n');if(++i>=400)clearInterval(t)},2);`,
     ]);
-    const appenderClosed = new Promise((r) => appender.on('close', r));
-    const prune = spawn(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', path, '--in-place', '--window', '40000', '--force', '--json'], {
-      env: { PATH: process.env['PATH'] ?? '', DEVS_CTX_CACHE_DIR: cacheDir, ...env },
+    const prune = spawnChild(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', path, '--in-place', '--window', '40000', '--force', '--json'], {
+      env: cliEnv(env),
     });
-    let stderr = '';
-    let stdout = '';
-    prune.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    prune.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const code = await new Promise<number | null>((r) => prune.on('close', r));
-    await appenderClosed;
+    const [{ code, stderr, stdout }, appenderExit] = await Promise.all([prune.exited, appender.exited]);
+    assert.equal(appenderExit.code, 0, appenderExit.stderr);
     assert.ok(code === 0 || code === 7, stderr);
     const text = readFileSync(path, 'utf8');
     const appended = text.split('\n').filter((l) => l.includes('"content":"appended '));

@@ -66,3 +66,18 @@ export class ArchiveCorruptError extends DevsCtxError {
     super(`the archive cannot rebuild the transcript of prune ${eventId}: ${detail}`, ExitCode.input, 'archive_corrupt', 'the archive may be damaged; check it with `sqlite3 ARCHIVE "PRAGMA integrity_check"`');
   }
 }
+
+/**
+ * The PostgreSQL archive could not be reached or opened (refused, timed out, TLS refused, bad
+ * credentials): exit 3, naming the server without its password.
+ */
+export class ArchiveConnectError extends DevsCtxError {
+  constructor(location: string, reason: string) {
+    super(
+      `cannot open the PostgreSQL archive at ${location}: ${reason}`,
+      ExitCode.input,
+      'archive_connect',
+      `check that the server is up and reachable, the user, password and database, and sslmode; connect_timeout=SECONDS in the URL sets how long to wait (default 10); or ${NO_ARCHIVE_HINT}`,
+    );
+  }
+}

@@ -6,10 +6,11 @@ import type { ContextEntry } from '../core/prune/context-entry.js';
 import type { OutputRecord } from '../formats/types.js';
 import { serializeDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
+import type { RawPruneEvent } from './archive.js';
 import { ArchiveCorruptError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { ftsQueries } from './fts-query.js';
 import { assertStartsWithOutput, computeLayout, restoreBytes, RestoreLayoutSchema, sha256, startsWithOutput } from './layout.js';
-import type { Fingerprint } from './layout.js';
+import type { Fingerprint, PlannedLayout } from './layout.js';
 import { prepareDatabase, SCHEMA_VERSION, schemaVersion } from './schema.js';
 import { loadSqlite } from './sqlite.js';
 import type { SqliteDatabase } from './sqlite.js';
@@ -57,7 +58,7 @@ export interface PruneEventInput {
   readonly turns: readonly ArchivedTurnInput[];
 }
 
-const PruneEventRowSchema = z
+export const PruneEventRowSchema = z
   .object({
     id: z.string(),
     created_at: z.string(),
@@ -99,7 +100,7 @@ const PruneEventRowSchema = z
 /** A prune event as the archive lists it (without the bytes it archived). */
 export type PruneEventSummary = z.output<typeof PruneEventRowSchema>;
 
-const EVENT_COLUMNS = `id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
+export const EVENT_COLUMNS = `id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
   removed_turn_count, masked_turn_count, tokens_saved, summary_text, original_sha256, original_bytes, output_sha256, output_bytes`;
 
 /** Columns of an archived turn that every query returning turns reads. */
@@ -114,7 +115,7 @@ const turnColumns = {
   timestamp: z.string().nullable(),
 };
 
-const ArchivedTurnRowSchema = z
+export const ArchivedTurnRowSchema = z
   .object({
     ...turnColumns,
     content: z.string(),
@@ -135,7 +136,7 @@ const ArchivedTurnRowSchema = z
 /** An archived turn, with its full text. */
 export type ArchivedTurn = z.output<typeof ArchivedTurnRowSchema>;
 
-const RecallRowSchema = z
+export const RecallRowSchema = z
   .object({
     ...turnColumns,
     created_at: z.string(),
@@ -170,7 +171,7 @@ export interface RecallOptions {
   readonly highlight?: readonly [open: string, close: string];
 }
 
-const MemoryRowSchema = z
+export const MemoryRowSchema = z
   .object({
     entry_id: z.string(),
     type: z.string(),
@@ -281,11 +282,7 @@ export class ArchiveStore {
    */
   recordPrune(event: PruneEventInput): void {
     try {
-      const original = serializeDocument(event.input);
-      const originalPrint: Fingerprint = { sha256: sha256(original), length: original.length };
-      const outputPrint: Fingerprint = { sha256: sha256(event.output.bytes), length: event.output.bytes.length };
-      const { layout, archivedRecords } = computeLayout(event.input, event.output);
-      restoreBytes({ eventId: event.id, layout, archived: archivedRecords, current: event.output.bytes, output: outputPrint, original: originalPrint });
+      const { row, archivedRecords } = planRecord(event);
 
       const insertEvent = this.db.prepare(`INSERT INTO prune_events (
           id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
@@ -300,28 +297,7 @@ export class ArchiveStore {
         VALUES (@eventId, @entryIndex, @turnId, @role, @type, @action, @tokens, @content, @timestamp, @records)`);
 
       const write = this.db.transaction(() => {
-        insertEvent.run({
-          id: event.id,
-          createdAt: event.createdAt,
-          sourcePath: event.sourcePath,
-          format: event.format,
-          strategy: event.strategy,
-          targetTokens: event.targetTokens,
-          urgency: event.urgency,
-          goal: event.goal ?? null,
-          tokensBefore: event.tokensBefore,
-          tokensAfter: event.tokensAfter,
-          removedTurnCount: event.removedTurnCount,
-          maskedTurnCount: event.maskedTurnCount,
-          tokensSaved: event.tokensSaved,
-          summaryText: event.summaryText ?? null,
-          originalSha256: originalPrint.sha256,
-          originalBytes: originalPrint.length,
-          outputSha256: outputPrint.sha256,
-          outputBytes: outputPrint.length,
-          bom: event.input.bom ? 1 : 0,
-          layout: JSON.stringify(layout),
-        });
+        insertEvent.run({ ...row, bom: row.bom ? 1 : 0 });
         for (const [index, bytes] of archivedRecords) insertRecord.run(event.id, index, bytes);
         for (const turn of event.turns) {
           insertTurn.run({
@@ -440,6 +416,20 @@ export class ArchiveStore {
   }
 
   /**
+   * Removes a prune event and everything archived with it, in one transaction: for a prune whose
+   * transcript could not be written after it was archived, so `recall` never shows turns "dropped
+   * by" a prune that did not happen. Returns whether the event was there.
+   */
+  forgetPrune(eventId: string): boolean {
+    const remove = this.db.transaction((): boolean => {
+      this.db.prepare('DELETE FROM archived_turns WHERE event_id = ?').run(eventId);
+      this.db.prepare('DELETE FROM archived_records WHERE event_id = ?').run(eventId);
+      return this.db.prepare('DELETE FROM prune_events WHERE id = ?').run(eventId).changes > 0;
+    });
+    return remove.immediate();
+  }
+
+  /**
    * Adds archived turns not yet in the full-text index (prunes leave that to the first search, see
    * schema.ts). One write transaction, so concurrent searches index each turn once.
    */
@@ -540,4 +530,119 @@ export class ArchiveStore {
     }
     return entries;
   }
+
+  /** Every prune event id, oldest first (`archive copy`). */
+  eventIds(): string[] {
+    return this.db.prepare('SELECT id FROM prune_events ORDER BY seq').pluck().all() as string[];
+  }
+
+  /** One event's stored rows, or undefined (`archive copy`). */
+  exportEvent(eventId: string): RawPruneEvent | undefined {
+    const row = this.db.prepare(`SELECT ${EVENT_COLUMNS}, bom, layout FROM prune_events WHERE id = ?`).get(eventId) as
+      | (Record<string, string | number | null> & { bom: number; layout: string })
+      | undefined;
+    if (!row) return undefined;
+    const records = this.db.prepare('SELECT record_index, bytes FROM archived_records WHERE event_id = ? ORDER BY record_index').all(eventId) as Array<{ record_index: number; bytes: Buffer }>;
+    const turns = this.db
+      .prepare('SELECT entry_index, turn_id, role, type, action, tokens, content, timestamp, records FROM archived_turns WHERE event_id = ? ORDER BY entry_index')
+      .all(eventId) as Array<{ entry_index: number; turn_id: string; role: string; type: string; action: 'dropped' | 'masked'; tokens: number; content: string; timestamp: string | null; records: string }>;
+    return {
+      event: rawEventFromRow(row),
+      records: records.map((r) => ({ index: r.record_index, bytes: r.bytes })),
+      turns: turns.map((t) => ({ entryIndex: t.entry_index, turnId: t.turn_id, role: t.role, type: t.type, action: t.action, tokens: t.tokens, content: t.content, timestamp: t.timestamp, records: t.records })),
+    };
+  }
+
+  /** Stores an exported event in one transaction; false when its id is already archived (nothing written). */
+  importEvent(raw: RawPruneEvent): boolean {
+    const e = raw.event;
+    return this.db.transaction((): boolean => {
+      const inserted = this.db
+        .prepare(`INSERT INTO prune_events (
+            id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
+            removed_turn_count, masked_turn_count, tokens_saved, summary_text, original_sha256, original_bytes,
+            output_sha256, output_bytes, bom, layout)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+        .run(e.id, e.createdAt, e.sourcePath, e.format, e.strategy, e.targetTokens, e.urgency, e.goal, e.tokensBefore, e.tokensAfter,
+          e.removedTurnCount, e.maskedTurnCount, e.tokensSaved, e.summaryText, e.originalSha256, e.originalBytes, e.outputSha256, e.outputBytes, e.bom ? 1 : 0, e.layout).changes;
+      if (inserted === 0) return false;
+      const insertRecord = this.db.prepare('INSERT INTO archived_records (event_id, record_index, bytes) VALUES (?, ?, ?)');
+      for (const record of raw.records) insertRecord.run(e.id, record.index, record.bytes);
+      const insertTurn = this.db.prepare(`INSERT INTO archived_turns (event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      for (const t of raw.turns) insertTurn.run(e.id, t.entryIndex, t.turnId, t.role, t.type, t.action, t.tokens, t.content, t.timestamp, t.records);
+      return true;
+    }).immediate();
+  }
+
+  /** How many events, archived lines and archived turns are stored. */
+  counts(): { events: number; records: number; turns: number } {
+    const count = (table: string): number => this.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+    return { events: count('prune_events'), records: count('archived_records'), turns: count('archived_turns') };
+  }
+}
+
+/** An event row (snake_case columns, as both stores name them) as the RawPruneEvent every store exports. */
+export function rawEventFromRow(row: Record<string, unknown>): RawPruneEvent['event'] {
+  const text = (key: string): string => z.string().parse(row[key]);
+  const maybe = (key: string): string | null => z.string().nullable().parse(row[key]);
+  const int = (key: string): number => z.coerce.number().int().parse(row[key]);
+  return {
+    id: text('id'),
+    createdAt: text('created_at'),
+    sourcePath: text('source_path'),
+    format: text('format'),
+    strategy: text('strategy'),
+    targetTokens: int('target_tokens'),
+    urgency: text('urgency'),
+    goal: maybe('goal'),
+    tokensBefore: int('tokens_before'),
+    tokensAfter: int('tokens_after'),
+    removedTurnCount: int('removed_turn_count'),
+    maskedTurnCount: int('masked_turn_count'),
+    tokensSaved: int('tokens_saved'),
+    summaryText: maybe('summary_text'),
+    originalSha256: text('original_sha256'),
+    originalBytes: int('original_bytes'),
+    outputSha256: text('output_sha256'),
+    outputBytes: int('output_bytes'),
+    bom: int('bom') === 1,
+    layout: text('layout'),
+  };
+}
+
+/**
+ * What a store writes for a prune: fingerprints, the restore layout and the input lines to keep.
+ * Checks first that those bytes rebuild the input exactly, so no prune is ever archived in a form
+ * restore could not undo. Every store calls it before its transaction.
+ */
+export function planRecord(event: PruneEventInput): { readonly row: RawPruneEvent['event']; readonly archivedRecords: PlannedLayout['archivedRecords'] } {
+  const original = serializeDocument(event.input);
+  const originalPrint: Fingerprint = { sha256: sha256(original), length: original.length };
+  const outputPrint: Fingerprint = { sha256: sha256(event.output.bytes), length: event.output.bytes.length };
+  const { layout, archivedRecords } = computeLayout(event.input, event.output);
+  restoreBytes({ eventId: event.id, layout, archived: archivedRecords, current: event.output.bytes, output: outputPrint, original: originalPrint });
+  const row: RawPruneEvent['event'] = {
+    id: event.id,
+    createdAt: event.createdAt,
+    sourcePath: event.sourcePath,
+    format: event.format,
+    strategy: event.strategy,
+    targetTokens: event.targetTokens,
+    urgency: event.urgency,
+    goal: event.goal ?? null,
+    tokensBefore: event.tokensBefore,
+    tokensAfter: event.tokensAfter,
+    removedTurnCount: event.removedTurnCount,
+    maskedTurnCount: event.maskedTurnCount,
+    tokensSaved: event.tokensSaved,
+    summaryText: event.summaryText ?? null,
+    originalSha256: originalPrint.sha256,
+    originalBytes: originalPrint.length,
+    outputSha256: outputPrint.sha256,
+    outputBytes: outputPrint.length,
+    bom: event.input.bom,
+    layout: JSON.stringify(layout),
+  };
+  return { row, archivedRecords };
 }

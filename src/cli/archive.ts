@@ -1,16 +1,19 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import type { Archive } from '../archive/archive.js';
+import { isPostgresUrl, redactUrl } from '../archive/archive.js';
 import type { ArchiveStore } from '../archive/store.js';
 import type { EmbeddingCache } from '../providers/gemini/embedder.js';
-import { DevsCtxError, InputError } from '../core/errors.js';
+import { DevsCtxError, InputError, UsageError } from '../core/errors.js';
 import { loadConfig } from '../io/config.js';
 import type { CliContext } from './context.js';
 
 /**
- * Where the archive lives, the same for prune, restore and recall: `--archive PATH`, else
- * `$DEVS_CTX_ARCHIVE`, else `archive` in the config file (relative to the file), else the XDG data
- * dir. `--no-archive` (false) means none.
+ * Where the archive lives, the same for prune, restore and recall: `--archive PATH|URL`, else
+ * `$DEVS_CTX_ARCHIVE_URL`, else `$DEVS_CTX_ARCHIVE`, else `archive` in the config file (a path
+ * relative to the file, or a URL), else the XDG data dir. A postgres:// URL is kept as given (it is
+ * the PostgreSQL archive); anything else is a SQLite file path. `--no-archive` (false) means none.
  */
 export async function resolveArchivePath(
   flag: string | boolean | undefined,
@@ -18,29 +21,45 @@ export async function resolveArchivePath(
   configFile?: ReturnType<typeof loadConfig>,
 ): Promise<string | undefined> {
   if (flag === false) return undefined;
-  if (typeof flag === 'string') return resolve(ctx.cwd, flag);
+  const at = (base: string, location: string): string => (isPostgresUrl(location) ? location.trim() : resolve(base, location));
+  if (typeof flag === 'string') return at(ctx.cwd, flag);
+  const url = ctx.env['DEVS_CTX_ARCHIVE_URL']?.trim();
+  if (url) {
+    if (!isPostgresUrl(url)) throw new UsageError(`DEVS_CTX_ARCHIVE_URL must be a postgres:// or postgresql:// URL, not "${redactUrl(url)}"`, 'for a SQLite file, set DEVS_CTX_ARCHIVE=PATH instead');
+    return url;
+  }
   if (!ctx.env['DEVS_CTX_ARCHIVE']?.trim()) {
     const file = configFile ?? loadConfig({ cwd: ctx.cwd });
-    if (file?.config.archive) return resolve(dirname(file.path), file.config.archive);
+    if (file?.config.archive) return at(dirname(file.path), file.config.archive);
   }
   const { defaultArchivePath } = await import('../archive/paths.js');
-  return resolve(ctx.cwd, defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
+  return at(ctx.cwd, defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
+}
+
+/** The archive's location as printed: a path, or a URL without its password. */
+export function archiveDisplay(location: string): string {
+  return isPostgresUrl(location) ? redactUrl(location) : location;
 }
 
 /**
- * Opens the archive (loading better-sqlite3 only now). Any failure to open it (a folder in the
- * way, a file that is not SQLite, no permission) is exit 3 naming the path, not a crash.
+ * Opens the archive (loading better-sqlite3 or pg only now). Any failure to open it (a folder in
+ * the way, a file that is not SQLite, no permission, a server that cannot be reached) is exit 3
+ * naming where, never the password, not a crash.
  */
-export async function openArchive(path: string, options: { mustExist: boolean; named: boolean }): Promise<ArchiveStore> {
+export async function openArchive(path: string, options: { mustExist: boolean; named: boolean }): Promise<Archive> {
+  if (isPostgresUrl(path)) {
+    const { openArchiveAt } = await import('../archive/open.js');
+    return openArchiveAt(path, { mustExist: options.mustExist });
+  }
   if (options.mustExist && !existsSync(path)) {
     throw new InputError(
       `no archive at ${path}`,
       options.named ? 'check the --archive path' : 'prune something first, or pass --archive PATH (or set DEVS_CTX_ARCHIVE)',
     );
   }
-  const { ArchiveStore: Store } = await import('../archive/store.js');
+  const { SqliteArchive } = await import('../archive/sqlite-archive.js');
   try {
-    return Store.open(path);
+    return SqliteArchive.open(path);
   } catch (error) {
     if (error instanceof DevsCtxError) throw error;
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
@@ -56,6 +75,8 @@ export async function lazyEmbeddingCache(
   path: string,
   options: { readonly readOnly: boolean; readonly named: boolean },
 ): Promise<{ readonly cache: EmbeddingCache; opened(): ArchiveStore | undefined }> {
+  // Vectors are cached in a SQLite archive only: the PostgreSQL one does not keep them (yet).
+  if (isPostgresUrl(path)) return { cache: { getEmbeddings: () => new Map(), putEmbeddings: () => {} }, opened: () => undefined };
   const { ArchiveStore: Store } = await import('../archive/store.js');
   let store: ArchiveStore | undefined;
   let tried = false;

@@ -74,3 +74,18 @@ export function terminalWidth(ctx: CliContext): number {
   if (Number.isInteger(fromEnv) && fromEnv >= 40) return fromEnv;
   return ctx.stdout.columns && ctx.stdout.columns >= 40 ? ctx.stdout.columns : 100;
 }
+
+/**
+ * Test hook, for tests that must send a signal at an exact point of a run without timing:
+ * with DEVS_CTX_TEST_PAUSE=<phase>, the run says `devs-ctx: test pause at <phase>` on stderr when it
+ * reaches that phase and waits there until it is interrupted (SIGINT/SIGTERM). Unset, it does nothing.
+ */
+export async function testPause(ctx: CliContext, signal: AbortSignal | undefined, phase: string): Promise<void> {
+  if (ctx.env['DEVS_CTX_TEST_PAUSE'] !== phase || !signal) return;
+  ctx.stderr.write(`devs-ctx: test pause at ${phase}\n`);
+  if (signal.aborted) return;
+  // A pending listener does not keep the process alive: a timer does, until the signal comes.
+  const alive = setInterval(() => undefined, 60_000);
+  await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  clearInterval(alive);
+}

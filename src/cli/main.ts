@@ -41,8 +41,8 @@ never printed; $DEVS_CTX_GEMINI_BASE_URL points requests at a proxy or gateway.
 Exit codes: 0 pruned, or nothing to do (the output is then the input, byte for byte),
 2 usage error, 3 input unreadable or output not writable, 4 invalid transcript,
 5 summarizer or embedder failed (nothing written), 6 pinned and protected turns alone exceed
-the limit (nothing written), 7 the file is locked by another devs-ctx, 130 interrupted
-(nothing written).`;
+the limit (nothing written), 7 the file is locked by another devs-ctx or open for writing
+in another process (Linux), 130 interrupted before the write (nothing written).`;
 
 const RESTORE_EXAMPLES = `
 Examples:
@@ -51,7 +51,8 @@ Examples:
 
 Turns appended after the prune stay at the end. Exit codes: 0 restored, 2 usage error,
 3 file or archive unreadable, 4 no prune in the archive produced this file (or it changed
-other than by appending).`;
+other than by appending), 7 --in-place: the file is locked or open for writing in another
+process (Linux).`;
 
 const RECALL_EXAMPLES = `
 Examples:
@@ -60,6 +61,16 @@ Examples:
   $ devs-ctx recall --turn toolu_01ABC
 
 Exit codes: 0 (also when nothing matches), 2 usage error, 3 archive unreadable.`;
+
+const ARCHIVE_EXAMPLES = `
+Examples:
+  $ devs-ctx archive copy --from ~/.local/share/devs-ctx/archive.sqlite --to postgres://devs_ctx@db.internal/team
+  $ devs-ctx archive copy --from "$DEVS_CTX_ARCHIVE_URL" --to backup.sqlite --json
+
+The password in a URL is never printed (use PGPASSWORD or ~/.pgpass to keep it out of the command
+line); sslmode and connect_timeout (seconds, default 10) in the URL are honoured.
+Exit codes: 0 copied and verified, 2 usage error, 3 an archive unreadable or unreachable, or an event
+with the same id but other content in the destination (nothing is overwritten).`;
 
 const REFRESH_EXAMPLES = `
 Examples:
@@ -74,7 +85,8 @@ a new node starts the count again) since the last refresh. Running it twice neve
 Exit codes: 0 refreshed, or nothing due (the output is then the input, byte for byte),
 12 --check: a refresh is due, 2 usage error (also: no TAS or PRD to refresh with),
 3 input unreadable or output not writable, 4 invalid transcript, 5 Gemini failed to condense the
-TAS/PRD (nothing written), 7 the file is locked, 130 interrupted (nothing written).`;
+TAS/PRD (nothing written), 7 the file is locked or open for writing in another process (Linux),
+130 interrupted (nothing written).`;
 
 const REPLAY_EXAMPLES = `
 Examples:
@@ -178,7 +190,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .command('prune')
     .description('prune a transcript: keep pinned turns, mask old tool output, drop the least relevant turns, add one summary, archive what was removed')
     .argument('[file]', 'transcript file; - (or nothing, when piped) reads standard input')
-    .option('-o, --output <file>', 'write the pruned transcript to this file (atomically) instead of stdout')
+    .option('-o, --output <file>', 'write the pruned transcript to this file (atomically; a FIFO or device is written through) instead of stdout')
     .option('--in-place', 'replace the transcript itself (locks it; the original stays until the new file is complete)')
     .option('--dry-run', 'print the plan (what is masked or dropped, why, tokens saved) and write nothing')
     .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs -o, --in-place or --dry-run')
@@ -186,7 +198,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--target <tokens>', 'bring the window down to this many tokens (default: half the soft limit)')
     .addOption(new Option('--strategy <name>', 'which turns go first: relevance to the goal, or recency (oldest first)').choices(['relevance', 'recency']))
     .option('--goal <text>', 'what the agent is working on, to rank turns by (default: the latest user request or task turn)')
-    .option('--archive <path>', 'SQLite archive to keep removed turns in (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--archive <path|url>', 'where to keep removed turns: a SQLite file or a postgres:// URL (default: $DEVS_CTX_ARCHIVE_URL, else $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
     .option('--no-archive', 'do not archive the removed turns (they then exist only in the original file)')
     .addOption(new Option('--summarizer <name>', 'who writes the summary: extractive (offline) or gemini (default: gemini when a Gemini API key is set, else extractive)').choices(['extractive', 'gemini']))
     .addOption(new Option('--embedder <name>', 'how turns are ranked for --strategy relevance: local (offline) or gemini (default: gemini when a Gemini API key is set, else local)').choices(['local', 'gemini']))
@@ -208,10 +220,10 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .command('restore')
     .description('rebuild a transcript as it was before a prune, byte for byte, from the archive')
     .argument('<file>', 'the pruned transcript')
-    .option('-o, --output <file>', 'write the restored transcript to this file instead of stdout')
+    .option('-o, --output <file>', 'write the restored transcript to this file (atomically; a FIFO or device is written through) instead of stdout')
     .option('--in-place', 'replace the transcript with the restored one')
     .option('--event <id>', 'undo this prune (default: the latest prune that produced this file)')
-    .option('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--archive <path|url>', 'the archive: a SQLite file or a postgres:// URL (default: $DEVS_CTX_ARCHIVE_URL, else $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
     .option('--json', 'print one JSON report on stdout; needs -o or --in-place')
     .addHelpText('after', RESTORE_EXAMPLES)
     .action(async (file: string, options: Record<string, unknown>) => {
@@ -227,7 +239,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--event <id>', 'only this prune')
     .option('--file <path>', 'only prunes of this transcript')
     .option('--limit <n>', 'at most this many matches (default 10)')
-    .option('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--archive <path|url>', 'the archive: a SQLite file or a postgres:// URL (default: $DEVS_CTX_ARCHIVE_URL, else $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
     .option('--json', 'print one JSON document on stdout')
     .addHelpText('after', RECALL_EXAMPLES)
     .action(async (query: string[], options: Record<string, unknown>) => {
@@ -235,12 +247,28 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
       exitCode = await runRecall(query, options, ctx);
     });
 
+  const archive = program
+    .command('archive')
+    .description('manage the archive itself: copy it between SQLite and PostgreSQL')
+    .addHelpText('after', ARCHIVE_EXAMPLES);
+  archive
+    .command('copy')
+    .description('copy every prune event the destination lacks (a SQLite file or a PostgreSQL database, either way), then verify counts and content hashes; safe to run again')
+    .option('--from <path|url>', 'the archive to copy from: a SQLite file, or postgres://user@host/db')
+    .option('--to <path|url>', 'the archive to copy into (created or migrated if needed)')
+    .option('--json', 'print one JSON report on stdout')
+    .addHelpText('after', ARCHIVE_EXAMPLES)
+    .action(async (options: Record<string, unknown>) => {
+      const { runArchiveCopy } = await import('./commands/archive-copy.js');
+      exitCode = await runArchiveCopy(options, ctx);
+    });
+
   program
     .command('refresh')
     .description('append a [CONTEXT REFRESH] turn (TAS and PRD summaries) when one is due in the current orchestrator node')
     .argument('[file]', 'transcript file; - (or nothing, when piped) reads standard input')
     .option('--check', 'write nothing; exit 12 when a refresh is due, 0 when not')
-    .option('-o, --output <file>', 'write the transcript to this file (atomically) instead of stdout')
+    .option('-o, --output <file>', 'write the transcript to this file (atomically; a FIFO or device is written through) instead of stdout')
     .option('--in-place', 'replace the transcript itself (locks it; the original stays until the new file is complete)')
     .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs --check, -o or --in-place')
     .option('--threshold <turns>', 'turns in a node between refreshes (default 5)')
@@ -352,7 +380,7 @@ without --force), 3 not a git repository (or git missing).`;
     .option('--pinned-types <types>', 'comma-separated turn types never pruned, or none (default system,prd,tas,requirements,spec,plan)')
     .addOption(new Option('--strategy <name>', 'which turns a prune removes first (default relevance)').choices(['relevance', 'recency']))
     .addOption(new Option('--summarizer <name>', 'extractive: offline, nothing leaves the machine; gemini: Gemini summaries and embeddings (default: gemini when a key is set)').choices(['extractive', 'gemini']))
-    .option('--archive <path>', 'where prunes archive removed turns, relative to the config file (default: $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .option('--archive <path|url>', 'where prunes archive removed turns: a path relative to the config file, or a postgres:// URL without its password (default: $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
     .option('--config <path>', 'the file to write (default ./devs-ctx.config.json)')
     .option('-y, --yes', 'ask nothing: the defaults for every question no flag answers')
     .option('--force', 'replace an existing config file without asking')

@@ -1,3 +1,4 @@
+import type { Pacer } from '../core/pace.js';
 import type { TextTokenCounter } from '../core/accounting.js';
 import type { ConfigFile } from '../core/config.js';
 import { UsageError } from '../core/errors.js';
@@ -102,11 +103,13 @@ export async function buildProviders(
     /** Summaries are estimated offline (a dry run does not pay for a summary it will not write). */
     readonly offlineSummary?: boolean;
     readonly onProgress: (message: string) => void;
+    /** Fits the local embedder a slice at a time, so a signal is seen meanwhile. */
+    readonly pacer?: Pacer;
   },
 ): Promise<ProviderSet> {
   const fallbacks: FallbackEvent[] = [];
   const extractive = new ExtractiveSummarizer(options.counter);
-  const local = new LocalEmbedder(options.corpus);
+  const local = options.pacer ? await LocalEmbedder.fit(options.corpus, options.pacer) : new LocalEmbedder(options.corpus);
   if (choice.summarizer === 'extractive' && choice.embedder === 'local') {
     return { summarizer: extractive, embedder: local, localEmbedder: local, fallbacks, usage: emptyUsage };
   }

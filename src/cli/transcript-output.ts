@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { acquireLock, writeFileAtomic } from '../io/atomic.js';
+import { acquireLock, sameFile, writeFileAtomic } from '../io/atomic.js';
 import type { FileLock } from '../io/atomic.js';
 import { STDIN } from '../io/input.js';
 import type { CliContext, InterruptTrap } from './context.js';
@@ -16,7 +16,9 @@ export function checkTranscriptDestination(
   options: { readonly inPlace?: boolean | undefined; readonly output?: string | undefined },
   json: boolean,
   readOnly: { readonly flag: '--dry-run' | '--check'; readonly given: boolean },
-): void {
+  cwd = '.',
+): { readonly inPlace: boolean } {
+  if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
   if (options.inPlace && input === STDIN) throw new UsageError('--in-place needs a file, not standard input', 'pass the transcript path, or use -o FILE');
   if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
   if (readOnly.given && (options.inPlace || options.output !== undefined)) {
@@ -28,6 +30,14 @@ export function checkTranscriptDestination(
   if (options.output !== undefined && options.output !== STDIN && input !== STDIN && resolve(options.output) === resolve(input)) {
     throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and keeps the original until the new one is complete)');
   }
+  // -o reaching the input by another name (a symlinked folder, a hard link): exactly --in-place,
+  // lock included, rather than an unlocked overwrite of the transcript.
+  return { inPlace: options.inPlace === true || outputIsInput(input, options.output, cwd) };
+}
+
+/** Whether `-o output` is the input file itself under another name. */
+export function outputIsInput(input: string, output: string | undefined, cwd: string): boolean {
+  return output !== undefined && output !== STDIN && input !== STDIN && sameFile(resolve(cwd, input), resolve(cwd, output));
 }
 
 /** The file `--in-place` works on: the real one behind a symlink (replacing the link would leave the agent's file as it was). */

@@ -32,7 +32,7 @@ export const ConfigFileSchema = z.strictObject({
   strategy: z.enum(['relevance', 'recency']).optional(),
   /** prune: the window size to bring a transcript down to (default half the soft limit). */
   target: tokens.optional(),
-  /** prune: the SQLite archive (relative to the config file's folder). */
+  /** prune: the archive, a SQLite file (relative to the config file's folder) or a postgres:// URL. */
   archive: z.string().min(1).optional(),
   /** refresh, replay: turns in an orchestrator node between refreshes (default 5). */
   refreshThreshold: z.number().int().positive().optional(),

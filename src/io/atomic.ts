@@ -1,4 +1,5 @@
-import { closeSync, constants, fsyncSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError, LockedError } from '../core/errors.js';
 
@@ -18,24 +19,99 @@ function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}.tmp`);
 }
 
+/**
+ * Writes `bytes` to `path` [SPEC §8]. A regular file (or a missing one) is replaced atomically; a
+ * symlink is followed and its target written the same way (the link stays a link); a FIFO or a
+ * character device (`/dev/null`, `/dev/stdout`, a terminal) is written through, never replaced.
+ * Anything else (a folder, a socket, a block device, a dangling symlink) is exit 3.
+ */
 export function writeFileAtomic(path: string, bytes: Buffer, options: { mode?: number } = {}): void {
-  const tmp = tempPathFor(path);
-  let mode = options.mode;
-  if (mode === undefined) {
+  const { target, stat } = outputTarget(path);
+  if (stat && (stat.isFIFO() || stat.isCharacterDevice())) {
+    writeThrough(path, target, bytes);
+    return;
+  }
+  replaceRegular(path, target, bytes, stat, options.mode);
+}
+
+/**
+ * Checks before any work (or archiving) that `writeFileAtomic(path)` can succeed as far as can be
+ * told: not a folder or another kind of file it refuses, and a writable folder for a file it replaces.
+ */
+export function checkOutputPath(path: string): void {
+  const { target, stat } = outputTarget(path);
+  if (stat && !stat.isFile()) return; // a pipe or a device: written through
+  try {
+    accessSync(dirname(target), constants.W_OK);
+  } catch (error) {
+    throw writeError(path, error);
+  }
+}
+
+/** Whether `a` and `b` name the same existing file (through symlinks, hard links or `..`). */
+export function sameFile(a: string, b: string): boolean {
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** Where a write to `path` lands: the path itself, or the real file behind a symlink; and what is there now. */
+function outputTarget(path: string): { target: string; stat: Stats | undefined } {
+  let stat: Stats;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return { target: path, stat: undefined }; // missing: created (a missing folder is reported by the write)
+  }
+  let target = path;
+  if (stat.isSymbolicLink()) {
     try {
-      mode = statSync(path).mode & 0o7777;
+      stat = statSync(path);
+      // A regular file is replaced where it really is; a pipe or device behind a link
+      // (`/dev/stdout` → `/proc/self/fd/1` → `pipe:[…]`, which has no real path) is opened through it.
+      if (stat.isFile()) target = realpathSync(path);
     } catch {
-      mode = 0o644;
+      throw new InputError(`${path}: cannot write: it is a symbolic link to a file that does not exist; nothing was changed`, 'point -o at the file itself');
     }
   }
+  if (stat.isDirectory()) throw new InputError(`${path}: cannot write: it is a folder; nothing was changed`, 'name a file for -o');
+  if (!stat.isFile() && !stat.isFIFO() && !stat.isCharacterDevice()) {
+    throw new InputError(`${path}: cannot write: it is not a regular file, a pipe or a character device; nothing was changed`, 'name a regular file for -o');
+  }
+  return { target, stat };
+}
+
+/** A pipe or a device: opened for writing as it is (no create, no truncate), never renamed over. */
+function writeThrough(path: string, target: string, bytes: Buffer): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(target, constants.O_WRONLY | constants.O_NOCTTY);
+    writeAll(fd, bytes, bytes.length);
+  } catch (error) {
+    throw writeError(path, error);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function replaceRegular(path: string, target: string, bytes: Buffer, existing: Stats | undefined, explicitMode: number | undefined): void {
+  const tmp = tempPathFor(target);
+  const mode = explicitMode ?? (existing ? existing.mode & 0o7777 : 0o644);
   let fd: number | undefined;
   try {
     fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    // A file replaced keeps its owner and group when we may give them (root, or our own group).
+    if (existing) keepOwner(fd, existing, false);
+    fchmodSync(fd, mode); // exactly this mode, whatever the umask
     writeAll(fd, bytes, bytes.length);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
-    renameSync(tmp, path);
+    renameSync(tmp, target);
   } catch (error) {
     if (fd !== undefined) closeSync(fd);
     try {
@@ -43,7 +119,27 @@ export function writeFileAtomic(path: string, bytes: Buffer, options: { mode?: n
     } catch {
       // the temporary file was never made, or is already gone
     }
+    if (error instanceof InputError) throw error;
     throw writeError(path, error);
+  }
+}
+
+/**
+ * Gives the new file (open as `fd`) the owner and group of `existing`. `required`: a file that
+ * cannot keep them is not replaced (exit 3) — an agent running as that owner could no longer
+ * append to it.
+ */
+function keepOwner(fd: number, existing: Stats, required: boolean, path = ''): void {
+  const made = fstatSync(fd);
+  if (made.uid === existing.uid && made.gid === existing.gid) return;
+  try {
+    fchownSync(fd, existing.uid, existing.gid);
+  } catch (error) {
+    if (!required) return;
+    throw new InputError(
+      `${path}: cannot keep its owner (uid ${existing.uid}, gid ${existing.gid}) in a new file: ${(error as NodeJS.ErrnoException).code ?? String(error)}; nothing was changed`,
+      'run as the file\'s owner (or as root), or write the result elsewhere with -o',
+    );
   }
 }
 
@@ -79,55 +175,111 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/**
- * Takes `<file>.devs-ctx.lock` (created exclusively, holding our pid). A lock whose process is gone
- * (a killed run) is taken over; a live one is exit 7.
- */
-export function acquireLock(target: string): FileLock {
-  const path = `${target}.devs-ctx.lock`;
-  for (let attempt = 0; attempt < 2; attempt++) {
+/** How long an empty or unreadable lock may exist before it is taken for a run that died making it. */
+export const STALE_EMPTY_LOCK_MS = 5_000;
+
+/** The one write `acquireLock` makes, injectable so a test can fill the disk. */
+export interface LockIo {
+  /** Creates `path` (exclusively) holding `content`, flushed. */
+  createFile(path: string, content: string): void;
+}
+
+const diskLockIo: LockIo = {
+  createFile(path, content) {
+    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
     try {
-      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
-      writeSync(fd, `${process.pid}\n`);
+      const bytes = Buffer.from(content);
+      writeAll(fd, bytes, bytes.length);
+      fsyncSync(fd);
+    } finally {
       closeSync(fd);
-      let released = false;
-      return {
-        path,
-        release() {
-          if (released) return;
-          released = true;
-          try {
-            // Only our own lock: if it was taken over (we were thought dead), it is not ours to remove.
-            if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
-          } catch {
-            // already removed
-          }
-        },
-      };
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST') throw writeError(path, error);
-      let holder = Number.NaN;
+    }
+  },
+};
+
+/**
+ * Takes `<file>.devs-ctx.lock`. The lock appears with its content in one step: our pid is written
+ * to a temporary file that is then hard-linked into place (link fails if the lock exists), so a
+ * full disk never leaves an empty lock behind. A lock whose process is gone (a killed run), or one
+ * that is empty or unreadable and older than STALE_EMPTY_LOCK_MS (left by an older version), is
+ * taken over; a live one is exit 7.
+ */
+export function acquireLock(target: string, io: LockIo = diskLockIo): FileLock {
+  const path = `${target}.devs-ctx.lock`;
+  const content = `${process.pid}\n`;
+  const tmp = tempPathFor(path);
+  try {
+    io.createFile(tmp, content);
+  } catch (error) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never made
+    }
+    throw writeError(path, error);
+  }
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        holder = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-      } catch {
-        // vanished between the two calls: try again
+        linkSync(tmp, path);
+        return heldLock(path);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') throw writeError(path, error);
+        takeOverIfDead(target, path);
       }
-      if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) {
-        throw new LockedError(
-          `${target} is locked by another devs-ctx (pid ${holder})`,
-          `wait for it to finish; if no devs-ctx is running, remove ${path}`,
-        );
-      }
-      // Take over a dead process's lock, unless another run took it over meanwhile (the pid changed).
-      try {
-        if (readFileSync(path, 'utf8').trim() === String(holder)) unlinkSync(path);
-      } catch {
-        // someone else took it over first; the next attempt tells
-      }
+    }
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
     }
   }
   throw new LockedError(`${target} is locked by another devs-ctx`, `remove ${path} if no devs-ctx is running`);
+}
+
+function heldLock(path: string): FileLock {
+  let released = false;
+  return {
+    path,
+    release() {
+      if (released) return;
+      released = true;
+      try {
+        // Only our own lock: if it was taken over (we were thought dead), it is not ours to remove.
+        if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
+      } catch {
+        // already removed
+      }
+    },
+  };
+}
+
+/** Exit 7 if the lock at `path` is held; otherwise removes it (unless another run took it over meanwhile). */
+function takeOverIfDead(target: string, path: string): void {
+  let text: string | undefined;
+  let age = 0;
+  try {
+    age = Date.now() - statSync(path).mtimeMs;
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // vanished between the two calls: try again
+  }
+  const holder = text === undefined ? Number.NaN : Number.parseInt(text.trim(), 10);
+  const valid = Number.isInteger(holder) && holder > 0 && String(holder) === text?.trim();
+  if (valid && processAlive(holder)) {
+    throw new LockedError(`${target} is locked by another devs-ctx (pid ${holder})`, `wait for it to finish; if no devs-ctx is running, remove ${path}`);
+  }
+  if (!valid && age < STALE_EMPTY_LOCK_MS) {
+    // Perhaps another run is writing it right now (an older devs-ctx created it before writing its pid).
+    throw new LockedError(`${target} is locked by another devs-ctx (its lock file is being written)`, `run it again in a few seconds; if no devs-ctx is running, remove ${path}`);
+  }
+  try {
+    if (readFileSync(path, 'utf8') === text) unlinkSync(path);
+  } catch {
+    // someone else took it over first; the next attempt tells
+  }
 }
 
 /** Throws (exit 7) unless the file still holds `original`, possibly followed by appended lines. */
@@ -149,7 +301,10 @@ export function assertUnchangedOrAppended(path: string, original: Buffer): void 
  */
 export function replaceKeepingAppends(path: string, original: Buffer, replacement: Buffer): void {
   assertUnchangedOrAppended(path, original);
-  const mode = statSync(path).mode & 0o7777;
+  const existing = statSync(path);
+  if (!existing.isFile()) throw new InputError(`${path}: cannot replace: it is not a regular file; nothing was changed`, 'write the result elsewhere with -o');
+  assertNoOtherWriters(path);
+  const mode = existing.mode & 0o7777;
   const tmp = tempPathFor(path);
   const source = openSync(path, 'r');
   let out: number | undefined;
@@ -166,6 +321,9 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   };
   try {
     out = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    // The agent writing the transcript may run as another user: the new file keeps owner, group and mode.
+    keepOwner(out, existing, true, path);
+    fchmodSync(out, mode);
     writeAll(out, replacement, replacement.length);
     copyTail(out);
     fsyncSync(out);
@@ -181,6 +339,7 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
     } catch {
       // never made
     }
+    if (error instanceof InputError) throw error;
     throw writeError(path, error);
   }
   // Lines written to the old file in the instant before the rename: add them to the new one.
@@ -195,4 +354,69 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   } finally {
     closeSync(source);
   }
+}
+
+/** A process that has a file open for writing. */
+export interface OpenWriter {
+  readonly pid: number;
+  readonly command: string;
+}
+
+/**
+ * The other processes that hold `path` open for writing (an agent keeping an `O_APPEND` descriptor
+ * on its transcript), found through `/proc/<pid>/fd` by device and inode. Linux only: elsewhere,
+ * and for processes whose descriptors we may not read (another user's, unless we are root), none
+ * can be seen and the list is empty.
+ */
+export function openWriters(path: string): OpenWriter[] {
+  if (process.platform !== 'linux') return [];
+  let file: Stats;
+  let pids: string[];
+  try {
+    file = statSync(path);
+    pids = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const writers: OpenWriter[] = [];
+  for (const name of pids) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${name}/fd`);
+    } catch {
+      continue; // gone, or not ours to look at
+    }
+    for (const fd of fds) {
+      try {
+        const open = statSync(`/proc/${name}/fd/${fd}`);
+        if (open.ino !== file.ino || open.dev !== file.dev) continue;
+        const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/${name}/fdinfo/${fd}`, 'utf8'))?.[1];
+        const access = flags === undefined ? constants.O_RDWR : Number.parseInt(flags, 8) & 3;
+        if (access === constants.O_RDONLY) continue;
+      } catch {
+        continue; // closed meanwhile
+      }
+      let command = '';
+      try {
+        command = readFileSync(`/proc/${name}/comm`, 'utf8').trim();
+      } catch {
+        // gone
+      }
+      writers.push({ pid: Number(name), command });
+      break;
+    }
+  }
+  return writers;
+}
+
+/**
+ * Exit 7 when another process holds `path` open for writing: replacing the file would send what it
+ * writes next to the old, unlinked inode, and those lines would be lost.
+ */
+export function assertNoOtherWriters(path: string): void {
+  const writers = openWriters(path);
+  if (writers.length === 0) return;
+  const who = writers.map((w) => `PID ${w.pid}${w.command ? ` (${w.command})` : ''}`).join(', ');
+  throw new LockedError(`${path} is in use by ${who}, which has it open for writing; nothing was written`, 'run again when it stops (replacing the file now would lose what it writes next)');
 }

@@ -1,5 +1,6 @@
 import type { TextTokenCounter } from '../core/accounting.js';
 import { countEntries } from '../core/accounting.js';
+import { pacedMap } from '../core/pace.js';
 import { preparePrune } from '../core/prune/engine.js';
 import type { PreparedPrune, PruneRequest } from '../core/prune/engine.js';
 import { verifyReadBack } from '../core/prune/verify.js';
@@ -39,9 +40,12 @@ export async function pruneDocument(
   const entries = pins && pins.size > 0 ? transcript.entries.map((e, i) => (pins.has(i) ? { ...e, turn: { ...e.turn, pinned: true } } : e)) : transcript.entries;
   const prepared = await preparePrune({ ...request, entries });
   if (prepared.plan.outcome !== 'prune' || !prepared.edit) return { prepared };
+  await request.pacer?.tick();
   const written = writeTranscript(doc, transcript, prepared.edit, writerFor(transcript.format));
   const problems = verifyReadBack(transcript.entries, prepared.edit, written.readBack.entries, prepared.plan.pinned);
   if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
-  const tokens = countEntries(written.readBack.entries, request.counter).reduce((sum, t) => sum + t.total, 0);
+  await request.pacer?.tick();
+  const counts = await pacedMap(written.readBack.entries, (entry) => countEntries([entry], request.counter)[0]?.total ?? 0, request.pacer);
+  const tokens = counts.reduce((sum, t) => sum + t, 0);
   return { prepared, written, after: { turns: written.readBack.entries.length, tokens } };
 }

@@ -1,7 +1,8 @@
 import type { TextTokenCounter } from '../core/accounting.js';
 import { SUMMARY_PREFIX } from '../core/prune/edit.js';
 import type { Summarizer, SummaryRequest } from '../core/providers.js';
-import { ProviderError } from '../core/errors.js';
+import { InterruptedError, ProviderError } from '../core/errors.js';
+import { Pacer } from '../core/pace.js';
 import type { ConversationTurn } from '../core/turn.js';
 import { terms } from './local-embedder.js';
 
@@ -16,17 +17,20 @@ export class ExtractiveSummarizer implements Summarizer {
 
   constructor(private readonly counter: TextTokenCounter) {}
 
-  summarize(request: SummaryRequest): Promise<string> {
+  async summarize(request: SummaryRequest): Promise<string> {
     try {
-      return Promise.resolve(this.build(request));
+      return await this.build(request);
     } catch (error) {
-      return Promise.reject(error instanceof ProviderError ? error : new ProviderError(String(error), this.name));
+      throw error instanceof ProviderError || error instanceof InterruptedError ? error : new ProviderError(String(error), this.name);
     }
   }
 
-  private build(request: SummaryRequest): string {
+  /** Reads the removed turns a slice at a time, giving the event loop its turns (a signal stops it: exit 130). */
+  private async build(request: SummaryRequest): Promise<string> {
     const { turns, budgetTokens } = request;
-    const facts = extractFacts(turns);
+    const pacer = new Pacer(request.signal);
+    const facts = await runPaced(factsSteps(turns), pacer);
+    const aboutGoal = await runPaced(goalLineSteps(turns, request.activeTask), pacer);
     const first = turns[0]?.id ?? '';
     const last = turns[turns.length - 1]?.id ?? '';
     // No prune id in the text: it is random, and a dry run must count the same summary every time.
@@ -38,7 +42,7 @@ export class ExtractiveSummarizer implements Summarizer {
     const goal = clip(request.activeTask.replace(/\s+/g, ' ').trim(), 400);
     const sections: Section[] = [
       { title: 'Goal', items: goal ? [goal] : [] },
-      { title: 'On the goal', items: linesAboutGoal(turns, request.activeTask) },
+      { title: 'On the goal', items: aboutGoal },
       { title: 'Errors and what followed', items: facts.errors },
       { title: 'Decisions', items: facts.decisions },
       { title: 'Commands run', items: facts.commands },
@@ -116,6 +120,11 @@ const COMMAND_FIELD = /"(?:command|cmd)"\s*:\s*(?:\[\s*)?"((?:[^"\\]|\\.){1,300}
 
 /** What the removed turns mention that later turns may need, most frequent (or first) first. */
 export function extractFacts(turns: readonly ConversationTurn[]): ExtractedFacts {
+  return runSync(factsSteps(turns));
+}
+
+/** extractFacts, one removed turn per step. */
+function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, ExtractedFacts> {
   const files = new Counter();
   const identifiers = new Counter();
   const commands = new Ordered();
@@ -123,7 +132,8 @@ export function extractFacts(turns: readonly ConversationTurn[]): ExtractedFacts
   const decisions = new Ordered();
   const todos = new Ordered();
   const done = new Ordered();
-  turns.forEach((turn, t) => {
+  for (let t = 0; t < turns.length; t++) {
+    const turn = turns[t] as ConversationTurn;
     const text = headAndTail(turn.content).replace(ANSI, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
     for (const match of text.matchAll(FILE_PATH)) files.add(match[0]);
     for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
@@ -152,7 +162,8 @@ export function extractFacts(turns: readonly ConversationTurn[]): ExtractedFacts
       else if (TODO_LINE.test(line)) todos.add(clip(line.trim(), 200));
       else if (turn.role === 'assistant' && DONE_LINE.test(line)) done.add(clip(line.trim(), 200));
     }
-  });
+    yield;
+  }
   return {
     files: files.top(60),
     identifiers: identifiers.top(60).filter((id) => !files.has(id)),
@@ -217,6 +228,11 @@ const MAX_GOAL_LINES = 30;
  * beats one that only says "fix". The best lines are returned best first.
  */
 export function linesAboutGoal(turns: readonly ConversationTurn[], goal: string): string[] {
+  return runSync(goalLineSteps(turns, goal));
+}
+
+/** linesAboutGoal, one removed turn per step. */
+function* goalLineSteps(turns: readonly ConversationTurn[], goal: string): Generator<void, string[]> {
   const goalTerms = new Set(terms(goal));
   if (goalTerms.size === 0) return [];
   // A cheap first pass: only lines containing one of the goal's words somewhere are split into terms.
@@ -233,6 +249,7 @@ export function linesAboutGoal(turns: readonly ConversationTurn[], goal: string)
       for (const w of words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
       candidates.push({ line, words, order: order++ });
     }
+    yield;
   }
   const scored = candidates.map((c) => ({ ...c, score: [...c.words].reduce((sum, w) => sum + 1 / Math.sqrt(frequency.get(w) ?? 1), 0) }));
   scored.sort((a, b) => b.score - a.score || a.order - b.order);
@@ -299,5 +316,22 @@ class Ordered {
   }
   first(n: number): string[] {
     return this.items.slice(0, n);
+  }
+}
+
+/** Runs a stepwise computation to its end at once. */
+function runSync<R>(steps: Generator<void, R>): R {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Runs a stepwise computation, giving the event loop a turn every slice of work (see Pacer). */
+async function runPaced<R>(steps: Generator<void, R>, pacer: Pacer): Promise<R> {
+  for (let n = 1; ; n++) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if ((n & 15) === 0) await pacer.tick();
   }
 }

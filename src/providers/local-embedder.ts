@@ -1,4 +1,33 @@
+import type { Pacer } from '../core/pace.js';
 import type { Embedder, Embedding } from '../core/providers.js';
+
+/** What fitting BM25 weights to a corpus collects: document frequencies and each text's term counts. */
+interface CorpusStats {
+  readonly df: Map<string, number>;
+  readonly known: Map<string, Map<string, number>>;
+  totalLength: number;
+}
+
+function emptyStats(): CorpusStats {
+  return { df: new Map(), known: new Map(), totalLength: 0 };
+}
+
+function addToStats(stats: CorpusStats, text: string): void {
+  const tf = termCounts(text);
+  let length = 0;
+  for (const [word, count] of tf) {
+    length += count;
+    stats.df.set(word, (stats.df.get(word) ?? 0) + 1);
+  }
+  stats.totalLength += length;
+  stats.known.set(text, tf);
+}
+
+function fitCorpusSync(corpus: readonly string[]): CorpusStats {
+  const stats = emptyStats();
+  for (const text of corpus) addToStats(stats, text);
+  return stats;
+}
 
 /**
  * The offline default embedder: BM25-weighted bag of words, hashed into a fixed-size vector. It
@@ -90,25 +119,25 @@ export class LocalEmbedder implements Embedder {
   private readonly documents: number;
   private readonly averageLength: number;
   /** Term counts of the corpus texts, so embedding them does not split them again. */
-  private readonly known = new Map<string, Map<string, number>>();
+  private readonly known: Map<string, Map<string, number>>;
 
   /** `corpus`: the texts the vectors are weighted against (IDF); without one every term weighs the same. */
-  constructor(corpus: readonly string[] = []) {
-    const df = new Map<string, number>();
-    let totalLength = 0;
-    for (const text of corpus) {
-      const tf = termCounts(text);
-      let length = 0;
-      for (const [word, count] of tf) {
-        length += count;
-        df.set(word, (df.get(word) ?? 0) + 1);
-      }
-      totalLength += length;
-      this.known.set(text, tf);
-    }
-    this.documentFrequency = df;
+  constructor(corpus: readonly string[] = [], stats?: CorpusStats) {
+    const fitted = stats ?? fitCorpusSync(corpus);
+    this.documentFrequency = fitted.df;
+    this.known = fitted.known;
     this.documents = corpus.length;
-    this.averageLength = corpus.length > 0 ? Math.max(1, totalLength / corpus.length) : 1;
+    this.averageLength = corpus.length > 0 ? Math.max(1, fitted.totalLength / corpus.length) : 1;
+  }
+
+  /** The same embedder, fitted to a large corpus a slice at a time (`pacer` gives the event loop its turns, so a signal is seen). */
+  static async fit(corpus: readonly string[], pacer: Pacer): Promise<LocalEmbedder> {
+    const stats = emptyStats();
+    for (let i = 0; i < corpus.length; i++) {
+      addToStats(stats, corpus[i] ?? '');
+      if ((i & 63) === 63) await pacer.tick();
+    }
+    return new LocalEmbedder(corpus, stats);
   }
 
   embedOne(text: string): Float32Array {

@@ -1,10 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import assert from 'node:assert/strict';
 import { main } from '../../src/cli/main.js';
+import { spawnChild } from './child.js';
 import { repoRoot } from './realdata.js';
 
 export interface CliResult {
@@ -18,11 +19,17 @@ const bin = join(repoRoot, 'bin', 'devs-ctx.js');
 /** A fresh token-count cache per test run, so results never depend on an earlier run. */
 export const cacheDir = mkdtempSync(join(tmpdir(), 'devs-ctx-cache-'));
 
-/** A stable environment for the binary: no inherited keys or limits, UTC, no colour, a private cache. */
+/**
+ * A fresh HOME per test file: the default archive (~/.local/share/devs-ctx), the user's config and
+ * `~/.claude` are this folder's, never the developer's own and never another test file's.
+ */
+export const homeDir = mkdtempSync(join(tmpdir(), 'devs-ctx-home-'));
+
+/** A stable environment for the binary: no inherited keys or limits, UTC, no colour, a private cache and HOME. */
 export function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env['PATH'] ?? '',
-    HOME: process.env['HOME'] ?? tmpdir(),
+    HOME: homeDir,
     NO_COLOR: '1',
     TZ: 'UTC',
     COLUMNS: '100',
@@ -61,7 +68,7 @@ export async function runInProcess(args: readonly string[], options: { input?: B
     stdout,
     stderr,
     stdin,
-    env: { NO_COLOR: '1', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir },
+    env: { NO_COLOR: '1', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir, HOME: homeDir },
     cwd: options.cwd ?? repoRoot,
   });
   return { exitCode, stdout: out, stderr: err };
@@ -83,40 +90,23 @@ export function assertGolden(name: string, result: CliResult): void {
 /**
  * Spawns the built binary without blocking this process, so a server in this process (the fake
  * Gemini API) can answer it. SIGINT (a user pressing Ctrl-C) is sent once `interruptWhen` holds
- * (stderr matches it, or the function returns true) or after `interruptAfterMs`.
+ * (its output matches it, or the promise settles, e.g. the fake server's `received(1)`): on an
+ * event, never after a fixed delay.
  */
 export function runCliAsync(
   args: readonly string[],
-  options: { input?: string | Buffer; cwd?: string; env?: Record<string, string>; interruptWhen?: RegExp | (() => boolean); interruptAfterMs?: number } = {},
+  options: { input?: string | Buffer; cwd?: string; env?: Record<string, string>; interruptWhen?: RegExp | Promise<unknown> } = {},
 ): Promise<CliResult & { signal: NodeJS.Signals | null }> {
   assert.ok(existsSync(join(repoRoot, 'dist', 'cli', 'main.js')), 'run `npm run build` first (npm test does)');
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: options.cwd ?? repoRoot,
-      env: cliEnv(options.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let interrupted = false;
-    const interrupt = (): void => {
-      if (interrupted) return;
-      interrupted = true;
-      child.kill('SIGINT');
-    };
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      if (options.interruptWhen instanceof RegExp && options.interruptWhen.test(stderr)) interrupt();
-    });
-    if (options.interruptAfterMs !== undefined) setTimeout(interrupt, options.interruptAfterMs).unref();
-    const when = options.interruptWhen;
-    const poll = typeof when === 'function' ? setInterval(() => when() && interrupt(), 20) : undefined;
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (poll) clearInterval(poll);
-      resolvePromise({ exitCode: code ?? -1, stdout, stderr, signal });
-    });
-    child.stdin.end(options.input ?? '');
-  });
+  const run = spawnChild(process.execPath, [bin, ...args], { cwd: options.cwd ?? repoRoot, env: cliEnv(options.env), input: options.input ?? '' });
+  let interrupted = false;
+  const interrupt = (): void => {
+    if (interrupted) return;
+    interrupted = true;
+    run.child.kill('SIGINT');
+  };
+  const when = options.interruptWhen;
+  const trigger = when instanceof RegExp ? run.printed(when) : when;
+  void trigger?.then(interrupt, () => undefined);
+  return run.exited.then(({ code, signal, stdout, stderr }) => ({ exitCode: code ?? -1, stdout, stderr, signal }));
 }

@@ -129,6 +129,8 @@ export interface FakeGemini {
   clearFaults(): void;
   /** Clears recorded requests and faults. */
   reset(): void;
+  /** Resolves once `count` requests have arrived (since the last reset): an event, not a poll. */
+  received(count: number): Promise<void>;
   /** Stops listening and destroys every open socket, including hung ones. */
   close(): Promise<void>;
 }
@@ -425,6 +427,7 @@ const JSON_TYPE = 'application/json; charset=UTF-8';
 export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<FakeGemini> {
   const defaultDimensions = options.dimensions ?? 16;
   const requests: RecordedRequest[] = [];
+  const arrivals = new Set<() => void>();
   let queued: Rule[] = [];
   let always: Rule[] = [];
   const sockets = new Set<Socket>();
@@ -736,6 +739,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
         receivedAt: Date.now(),
       };
       requests.push(recorded);
+      for (const wake of [...arrivals]) wake();
 
       if (!match || req.method !== 'POST' || !knownActions.has(recorded.action)) {
         sendJson(res, 404, googleError(404, 'NOT_FOUND', `Requested entity was not found. (${req.method} ${url.pathname})`));
@@ -782,6 +786,17 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
       queued = [];
       always = [];
     },
+    received(count) {
+      return new Promise<void>((resolve) => {
+        const wake = (): void => {
+          if (requests.length < count) return;
+          arrivals.delete(wake);
+          resolve();
+        };
+        arrivals.add(wake);
+        wake();
+      });
+    },
     close() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
@@ -822,6 +837,7 @@ export function fakeGeminiForFile(options: FakeGeminiOptions = {}): FakeGemini {
     failAlways: (fault, opts) => get().failAlways(fault, opts),
     clearFaults: () => get().clearFaults(),
     reset: () => get().reset(),
+    received: (count) => get().received(count),
     close: () => get().close(),
   };
 }

@@ -1,12 +1,12 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { stripVTControlCharacters } from 'node:util';
 import assert from 'node:assert/strict';
 import { main } from '../../src/cli/main.js';
-import { cacheDir } from './cli.js';
+import { spawnChild } from './child.js';
+import { cacheDir, homeDir } from './cli.js';
 import { repoRoot } from './realdata.js';
 
 /**
@@ -46,6 +46,7 @@ export interface TerminalRun {
 class Screen implements Terminal {
   private text = '';
   private cursor = 0;
+  private ended = false;
   private waiters: (() => void)[] = [];
 
   constructor(private readonly write: (data: string) => void) {}
@@ -55,21 +56,28 @@ class Screen implements Terminal {
     for (const wake of this.waiters.splice(0)) wake();
   }
 
+  /** The program has exited: nothing more will show, so a wait still pending fails at once. */
+  end(): void {
+    this.ended = true;
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
   screen(): string {
     return this.text;
   }
 
-  async waitFor(pattern: string | RegExp, timeoutMs = 10_000): Promise<void> {
+  async waitFor(pattern: string | RegExp, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const rest = this.text.slice(this.cursor);
       const found = typeof pattern === 'string' ? ((i) => (i < 0 ? undefined : { index: i, length: pattern.length }))(rest.indexOf(pattern)) : ((m) => (m ? { index: m.index, length: m[0].length } : undefined))(pattern.exec(rest));
       if (found) {
+        // @clack/core attaches its keypress listener before it draws the prompt, so once the
+        // question is on the screen, keys pressed now reach it: no settling delay is needed.
         this.cursor += found.index + found.length;
-        // Let the prompt finish drawing and start listening before keys arrive.
-        await new Promise((r) => setTimeout(r, 30));
         return;
       }
+      if (this.ended) assert.fail(`the program exited before showing ${String(pattern)}; the screen ends with:\n${this.text.slice(-1500)}`);
       const left = deadline - Date.now();
       if (left <= 0) assert.fail(`timed out waiting for ${String(pattern)}; the screen ends with:\n${this.text.slice(-1500)}`);
       await new Promise<void>((resolve) => {
@@ -89,7 +97,7 @@ class Screen implements Terminal {
 
 /** A stable environment: no colour, a fixed width, a fresh count cache, and no Gemini key unless given. */
 function baseEnv(extra: Record<string, string | undefined>): Record<string, string | undefined> {
-  return { NO_COLOR: '1', TZ: 'UTC', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir, HOME: tmpdir(), ...extra };
+  return { NO_COLOR: '1', TZ: 'UTC', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir, HOME: homeDir, ...extra };
 }
 
 /**
@@ -121,7 +129,7 @@ export async function runInTerminal(
     driveError = error;
     stdin.write(keys.ctrlC); // unblock a prompt still waiting, so main() returns
   });
-  const exitCode = await run;
+  const exitCode = await run.finally(() => terminal.end());
   await driving;
   if (driveError) throw driveError;
   return { exitCode, screen: terminal.screen(), stdout: stripVTControlCharacters(out), stderr: stripVTControlCharacters(err) };
@@ -136,7 +144,7 @@ export function hasScript(): boolean {
  * Runs the built binary in a real pseudo-terminal (`script -qfec`), 100×40, answering its prompts
  * through `drive`: raw mode, Ctrl-C as a key, and the exit code as the shell sees it.
  */
-export function runInPty(
+export async function runInPty(
   args: readonly string[],
   options: { cwd: string; env?: Record<string, string> },
   drive: (terminal: Terminal) => Promise<void>,
@@ -146,31 +154,27 @@ export function runInPty(
   const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
   const command = `stty cols 100 rows 40; exec ${quote(process.execPath)} ${quote(bin)} ${args.map(quote).join(' ')}`;
   const env = baseEnv(options.env ?? {});
-  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+  const run = spawnChild('script', ['-qfec', command, '/dev/null'], {
     cwd: options.cwd,
     env: { PATH: process.env['PATH'] ?? '', TERM: 'xterm-256color', ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)) },
-    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const terminal = new Screen((data) => child.stdin.write(data));
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-    terminal.append(d.toString());
+  const { child } = run;
+  const terminal = new Screen((data) => child.stdin?.write(data));
+  child.stdout?.on('data', (d: Buffer) => terminal.append(d.toString()));
+  child.stderr?.on('data', (d: Buffer) => terminal.append(d.toString()));
+  // A guard against a prompt that never returns: the test fails with the screen, it does not hang.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  let driveError: unknown;
+  const driving = drive(terminal).catch((error: unknown) => {
+    driveError = error;
+    child.kill('SIGKILL');
   });
-  child.stderr.on('data', (d: Buffer) => terminal.append(d.toString()));
-  return new Promise((resolvePromise, reject) => {
-    let driveError: unknown;
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    drive(terminal).catch((error: unknown) => {
-      driveError = error;
-      child.kill('SIGKILL');
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      child.stdin.destroy();
-      if (driveError) reject(driveError);
-      else resolvePromise({ exitCode: code ?? -1, screen: terminal.screen(), stdout: stripVTControlCharacters(out), stderr: '' });
-    });
+  const { code, stdout } = await run.exited.finally(() => {
+    clearTimeout(timer);
+    terminal.end();
   });
+  child.stdin?.destroy();
+  await driving;
+  if (driveError) throw driveError;
+  return { exitCode: code ?? -1, screen: terminal.screen(), stdout: stripVTControlCharacters(stdout), stderr: '' };
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
+import { isPostgresUrl, redactUrl } from '../../archive/archive.js';
 import { defaultArchivePath } from '../../archive/paths.js';
 import { CONFIG_FILE_NAME, ConfigFileSchema, limitsFromWindow, resolveSettings } from '../../core/config.js';
 import type { ConfigFile } from '../../core/config.js';
@@ -134,10 +135,16 @@ export async function runInit(rawOptions: Record<string, unknown>, ctx: CliConte
       );
     }
     const archive = options.archive !== undefined ? expandHome(options.archive, home) : clack ? await askArchive(clack, io, ctx, home) : undefined;
+    if (archive !== undefined && isPostgresUrl(archive) && /^[^:]+:\/\/[^/@]*:[^/@]*@/u.test(archive)) {
+      throw new UsageError(
+        `--archive ${redactUrl(archive)}: the config file would hold the database password`,
+        'leave the password out of the URL and give it with PGPASSWORD or ~/.pgpass (or set DEVS_CTX_ARCHIVE_URL in the environment instead)',
+      );
+    }
     if (archive !== undefined && (ctx.env['DEVS_CTX_ARCHIVE'] ?? '').trim() !== '') {
       note('DEVS_CTX_ARCHIVE is set in this environment and wins over the archive in the config file', 'warn');
     }
-    if (archive !== undefined && !isAbsolute(archive) && !archive.startsWith('..')) {
+    if (archive !== undefined && !isPostgresUrl(archive) && !isAbsolute(archive) && !archive.startsWith('..')) {
       note(`The archive holds transcript text: keep ${archive.split('/')[0]} out of version control (.gitignore).`);
     }
 

@@ -1,28 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
-import { BudgetImpossibleError, ExitCode, InputError, InterruptedError, UsageError } from '../../core/errors.js';
+import { BudgetImpossibleError, ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { summaryReserveFor } from '../../core/prune/engine.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import { analyzeContext, withSessionLimits } from '../../core/session-context.js';
 import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
 import { buildPruneReport } from '../../core/prune/report.js';
+import { pacedMap, Pacer } from '../../core/pace.js';
 import type { PruneReport } from '../../core/prune/report.js';
 import type { FormatName } from '../../formats/index.js';
-import { assertUnchangedOrAppended, replaceKeepingAppends, writeError } from '../../io/atomic.js';
+import { assertNoOtherWriters, assertUnchangedOrAppended, checkOutputPath, replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
-import type { ArchiveStore } from '../../archive/store.js';
+import type { Archive } from '../../archive/archive.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
+import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
+import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
@@ -58,7 +59,7 @@ const PruneOptionsSchema = z.object({
 export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
   const json = rawOptions['json'] === true;
   let lock: FileLock | undefined;
-  let store: ArchiveStore | undefined;
+  let store: Archive | undefined;
   let vectors: Awaited<ReturnType<typeof lazyEmbeddingCache>> | undefined;
   let trap: InterruptTrap | undefined;
   try {
@@ -67,11 +68,12 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const options = parsed.data;
     const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
-    checkTranscriptDestination(input, options, json, { flag: '--dry-run', given: options.dryRun === true });
+    // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
+    const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--dry-run', given: options.dryRun === true }, ctx.cwd);
     // --interactive needs a terminal: checked before anything is read. The review itself runs
     // between ranking and summarizing, below.
     const review = options.interactive ? await import('../interactive/prune-review.js') : undefined;
-    const transcriptOnStdout = !options.inPlace && (options.output === undefined || options.output === STDIN);
+    const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIN);
     const setup = review?.interactiveSetup(ctx, {
       fromStdin: input === STDIN,
       dryRun: options.dryRun === true,
@@ -91,15 +93,17 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const cachePath = options.dryRun && rankRemotely && options.archive !== false ? await resolveArchivePath(options.archive, ctx, file) : archivePath;
 
     // --in-place works on the real file: replacing a symlink would leave the agent's file unpruned.
-    const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
+    const target = inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
     // Ctrl-C from here on stops at the next safe point with exit 130 and nothing written; a
     // second one ends the process at once, removing the lock first.
     trap = ctx.trapInterrupt?.();
-    if (options.inPlace) lock = lockInPlace(target, trap);
+    const pacer = new Pacer(trap?.signal);
+    if (inPlace) lock = lockInPlace(target, trap);
     const format = options.format as FormatName | undefined;
     const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
     const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
-    const tokens = countEntries(transcript.entries, counter).map((t) => t.total);
+    await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
+    const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
     // --target and the limits are in the model's tokens (the window of the session's model, its
     // calibrated size); the planner counts the turns in the file: convert through the calibration.
     const session = analyzeContext({ transcript, tokens, settings: givenSettings });
@@ -125,6 +129,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       ...(cache ? { cache } : {}),
       offlineSummary: options.dryRun === true,
       onProgress: (message) => progress.update(message),
+      pacer,
     });
     let pinned: ReadonlySet<number> = new Set();
     if (review && setup) {
@@ -133,7 +138,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
         ctx,
         setup,
         file: display,
-        destination: options.inPlace ? display : transcriptOnStdout ? 'standard output' : (options.output ?? STDIN),
+        destination: inPlace ? display : transcriptOnStdout ? 'standard output' : (options.output ?? STDIN),
         entries: transcript.entries,
         tokens,
         counter,
@@ -146,7 +151,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     }
     // The user's pins (--interactive) are planned and checked as pinned turns.
     const prune = (r: Parameters<typeof pruneDocument>[2]) => pruneDocument(doc, transcript, { ...r, pins: pinned });
-    if (trap?.signal.aborted) throw new InterruptedError();
+    await testPause(ctx, trap?.signal, 'pipeline');
+    pacer.check();
     let result;
     try {
       const request = {
@@ -157,10 +163,11 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
         embedder: providers.embedder,
         summarizer: providers.summarizer,
         eventId,
-        ...(archivePath ? { archiveLocation: archivePath } : {}),
+        ...(archivePath ? { archiveLocation: archiveDisplay(archivePath) } : {}),
         now: new Date().toISOString(),
         newId: randomUUID,
         ...(trap ? { signal: trap.signal } : {}),
+        pacer,
         onProgress: (step: 'relevance' | 'plan' | 'summary') =>
           progress.update(step === 'relevance' ? `ranking turns by relevance (${providers.embedder.name})` : step === 'summary' ? `summarizing (${providers.summarizer.name})` : 'planning'),
       };
@@ -202,27 +209,32 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       return finish(report, ctx, json, true);
     }
 
-    const outputName = options.inPlace ? display : options.output && options.output !== STDIN ? options.output : STDIN;
+    const outputName = inPlace ? display : options.output && options.output !== STDIN ? options.output : STDIN;
     const { written, after } = result;
     if (!written || !after) {
       // Nothing to do: the output is the input's exact bytes [SPEC §6].
-      if (!options.inPlace) writeOutput(outputName, serializeDocument(doc), ctx);
+      if (!inPlace) writeOutput(outputName, serializeDocument(doc), ctx);
       counter.save();
-      return finish(buildPruneReport({ ...base, dryRun: false, output: options.inPlace ? null : outputName }), ctx, json, false);
+      return finish(buildPruneReport({ ...base, dryRun: false, output: inPlace ? null : outputName }), ctx, json, false);
     }
 
     const afterTokens = after.tokens;
     counter.save();
     const originalBytes = serializeDocument(doc);
     // Archive only a prune that can be written: a file changed meanwhile is found before archiving.
-    if (options.inPlace) assertUnchangedOrAppended(target, originalBytes);
-    if (!options.inPlace && outputName !== STDIN) checkWritableFolder(resolve(ctx.cwd, outputName));
+    if (inPlace) {
+      assertUnchangedOrAppended(target, originalBytes);
+      assertNoOtherWriters(target);
+    }
+    if (!inPlace && outputName !== STDIN) checkOutputPath(resolve(ctx.cwd, outputName));
+    await pacer.settle();
 
     let archive: { path: string; eventId: string } | undefined;
     if (archivePath) {
-      store = vectors?.opened() ?? (await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' }));
+      const cached = vectors?.opened();
+      store = cached ? new (await import('../../archive/sqlite-archive.js')).SqliteArchive(cached) : await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
       {
-        store.recordPrune({
+        await store.recordPrune({
           id: eventId,
           createdAt: new Date().toISOString(),
           sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
@@ -258,13 +270,23 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
             }),
         });
       }
-      archive = { path: archivePath, eventId };
+      archive = { path: archiveDisplay(archivePath), eventId };
     }
 
-    if (options.inPlace) {
-      replaceKeepingAppends(target, originalBytes, written.bytes);
-    } else {
-      writeOutput(outputName, written.bytes, ctx);
+    try {
+      await testPause(ctx, trap?.signal, 'archived');
+      // The commit point: a signal that arrived before it is seen here (exit 130, nothing written).
+      await pacer.settle();
+      if (inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
+      else writeOutput(outputName, written.bytes, ctx);
+    } catch (error) {
+      // The transcript was not written: the archive must not list a prune that did not happen.
+      if (archive && store) await forgetPrune(store, eventId, ctx, json);
+      throw error;
+    }
+    await testPause(ctx, trap?.signal, 'written');
+    if (trap?.signal.aborted && !json) {
+      ctx.stderr.write('devs-ctx: interrupted after the pruned transcript was written; the prune is complete (undo it with devs-ctx restore)\n');
     }
     const report = buildPruneReport({ ...base, dryRun: false, after, ...(archive ? { archive } : {}), output: outputName });
     return finish(report, ctx, json, false);
@@ -272,7 +294,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     return reportError(ctx, error, json);
   } finally {
     trap?.release();
-    (store ?? vectors?.opened())?.close();
+    if (store) await store.close().catch(() => {});
+    else vectors?.opened()?.close();
     lock?.release();
   }
 }
@@ -285,18 +308,12 @@ function checkTarget(target: number, hard: number): void {
   }
 }
 
-function checkWritableFolder(path: string): void {
-  let isDirectory = false;
+/** Removes the archived event of a prune whose transcript was not written; says so if even that fails. */
+async function forgetPrune(store: Archive, eventId: string, ctx: CliContext, json: boolean): Promise<void> {
   try {
-    isDirectory = statSync(path).isDirectory();
-  } catch {
-    // does not exist yet: fine
-  }
-  if (isDirectory) throw new InputError(`${path}: cannot write: it is a folder; nothing was changed`, 'name a file for -o');
-  try {
-    accessSync(dirname(path), constants.W_OK);
+    await store.forgetPrune(eventId);
   } catch (error) {
-    throw writeError(path, error);
+    if (!json) ctx.stderr.write(`devs-ctx: the archive still lists prune ${eventId}, which was not written (${(error as Error).message}); ignore it in recall\n`);
   }
 }
 

@@ -34,13 +34,13 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
     const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);
     try {
       if (options.turn !== undefined) {
-        const turn = store.findTurn(options.turn, options.event !== undefined ? { eventId: options.event } : {});
+        const turn = await store.findTurn(options.turn, options.event !== undefined ? { eventId: options.event } : {});
         if (!turn) throw new InputError(`no archived turn ${options.turn} in ${archivePath}`, 'search with devs-ctx recall WORDS to find turn ids');
         if (json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: RECALL_SCHEMA_VERSION, archive: archivePath, turn }, null, 2)}\n`);
         else ctx.stdout.write(turn.content.endsWith('\n') ? turn.content : `${turn.content}\n`);
         return ExitCode.ok;
       }
-      const hits = store.recall(query, {
+      const hits = await store.recall(query, {
         limit: options.limit ?? 10,
         ...(options.event !== undefined ? { eventId: options.event } : {}),
         ...(options.file !== undefined ? { sourcePath: resolve(ctx.cwd, options.file) } : {}),
@@ -59,7 +59,7 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
       }
       return ExitCode.ok;
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
     return reportError(ctx, error, json);

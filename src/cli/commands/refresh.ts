@@ -84,13 +84,14 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const options = parsed.data;
     const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
-    checkTranscriptDestination(input, options, json, { flag: '--check', given: options.check === true });
+    // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
+    const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--check', given: options.check === true }, ctx.cwd);
     if (options.check && options.force) throw new UsageError('--check asks whether a refresh is due; --force would make the answer always yes');
     const { settings, file } = settingsFor(options, ctx);
 
-    const target = options.inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
+    const target = inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
     trap = ctx.trapInterrupt?.();
-    if (options.inPlace) lock = lockInPlace(target, trap);
+    if (inPlace) lock = lockInPlace(target, trap);
     const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx, keepRaw: true });
     const turns = transcript.entries.map((e) => e.turn);
     let decision = planRefresh(turns, {
@@ -111,13 +112,13 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
       if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
     }
     const lastRefreshId = decision.lastRefreshIndex !== undefined ? turns[decision.lastRefreshIndex]?.id : undefined;
-    const outputName = options.check ? null : options.inPlace ? display : (options.output ?? STDIN);
+    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDIN);
     const base = { file: display, format: transcript.format, decision, lastRefreshId };
 
     if (options.check || !decision.due) {
       // Nothing to write: the output is the input's exact bytes (like a prune with nothing to do).
-      if (!options.check && !options.inPlace && outputName !== null) writeOutput(outputName, serializeDocument(doc), ctx);
-      const report = buildRefreshReport({ ...base, output: options.inPlace ? null : outputName });
+      if (!options.check && !inPlace && outputName !== null) writeOutput(outputName, serializeDocument(doc), ctx);
+      const report = buildRefreshReport({ ...base, output: inPlace ? null : outputName });
       finish(report, ctx, json);
       return options.check && decision.due ? ExitCode.refreshDue : ExitCode.ok;
     }
@@ -161,7 +162,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     };
     counter.save();
     const originalBytes = serializeDocument(doc);
-    if (options.inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
+    if (inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
     else if (outputName !== null) writeOutput(outputName, written.bytes, ctx);
     finish(buildRefreshReport({ ...base, injected, output: outputName }), ctx, json);
     return ExitCode.ok;

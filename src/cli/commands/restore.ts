@@ -1,6 +1,6 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { ArchiveStore } from '../../archive/store.js';
+import type { Archive } from '../../archive/archive.js';
 import { z } from 'zod';
 import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
@@ -8,7 +8,8 @@ import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/at
 import type { FileLock } from '../../io/atomic.js';
 import { inputError, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
-import { openArchive, resolveArchivePath } from '../archive.js';
+import { outputIsInput } from '../transcript-output.js';
+import { archiveDisplay, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
 export const RESTORE_SCHEMA_VERSION = 1;
@@ -22,9 +23,10 @@ const RestoreOptionsSchema = z.object({
 });
 
 /** Resolves and opens the archive a restore or recall reads (it must exist). */
-export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: ArchiveStore }> {
+export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: Archive }> {
   const path = (await resolveArchivePath(archive, ctx)) as string;
-  return { path, store: await openArchive(path, { mustExist: true, named: archive !== undefined }) };
+  // `path` is what reports print: a URL without its password.
+  return { path: archiveDisplay(path), store: await openArchive(path, { mustExist: true, named: archive !== undefined }) };
 }
 
 /** `devs-ctx restore FILE`: the transcript as it was before its latest prune, byte for byte. */
@@ -37,11 +39,14 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
     const options = parsed.data;
     if (file === STDIN) throw new UsageError('restore needs the pruned file itself, not standard input');
     if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
-    if (json && !options.inPlace && (options.output === undefined || options.output === STDIN)) {
+    if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
+    // -o naming the pruned file itself (by any name) is --in-place: locked, and appended lines kept.
+    const inPlace = options.inPlace === true || outputIsInput(file, options.output, ctx.cwd);
+    if (json && !inPlace && (options.output === undefined || options.output === STDIN)) {
       throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
     }
     let path = resolve(ctx.cwd, file);
-    if (options.inPlace) {
+    if (inPlace) {
       try {
         path = realpathSync(path); // restore the real file, not a symlink to it
       } catch {
@@ -59,7 +64,7 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
     let restored: Buffer;
     let event;
     try {
-      event = store.findRestorable(current, options.event !== undefined ? { eventId: options.event } : {});
+      event = await store.findRestorable(current, options.event !== undefined ? { eventId: options.event } : {});
       if (!event) {
         throw new InvalidTranscriptError(
           options.event !== undefined
@@ -68,15 +73,15 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
           'restore undoes the latest prune of a file; pass --archive if it was pruned with another archive',
         );
       }
-      restored = store.restore(event.id, current);
+      restored = await store.restore(event.id, current);
     } finally {
-      store.close();
+      await store.close();
     }
     const appended = current.length - event.output.length;
-    if (options.inPlace) replaceKeepingAppends(path, current, restored);
+    if (inPlace) replaceKeepingAppends(path, current, restored);
     else if (options.output !== undefined && options.output !== STDIN) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
     else ctx.stdout.write(restored);
-    const target = options.inPlace ? file : (options.output ?? STDIN);
+    const target = inPlace ? file : (options.output ?? STDIN);
     if (json) {
       ctx.stdout.write(
         `${JSON.stringify({ schemaVersion: RESTORE_SCHEMA_VERSION, file, eventId: event.id, prunedAt: event.createdAt, bytes: restored.length, appendedBytesKept: appended, output: target, archive: archivePath }, null, 2)}\n`,

@@ -10,6 +10,8 @@ import { defaultTargetTokens, planPrune } from './plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy } from './plan.js';
 import { findActiveTask, scoreRelevance } from './relevance.js';
 import { isPinnedTurn } from '../policy.js';
+import { pacedMap } from '../pace.js';
+import type { Pacer } from '../pace.js';
 import type { PrunerConfig } from '../policy.js';
 
 /**
@@ -32,6 +34,8 @@ export interface PruneRequest {
   readonly now: string;
   readonly newId: () => string;
   readonly signal?: AbortSignal;
+  /** Gives the event loop a turn between steps (so a signal is seen) and stops once `signal` is aborted. */
+  readonly pacer?: Pacer;
   /** Called as the long steps start, for a progress display. */
   readonly onProgress?: (step: 'relevance' | 'plan' | 'summary') => void;
 }
@@ -74,11 +78,12 @@ export async function rankRelevance(
   embedder: Embedder,
   policy: PrunerConfig,
   signal?: AbortSignal,
+  pacer?: Pacer,
 ): Promise<number[]> {
   const relevance = new Array<number>(entries.length).fill(0);
   if (!goal) return relevance;
   const indexes = entries.flatMap((e, i) => (!isPinnedTurn(e.turn, i, policy) && e.notSent === undefined ? [i] : []));
-  const scores = await scoreRelevance(goal, indexes.map((i) => entries[i]?.turn.content ?? ''), embedder, signal ? { signal } : {});
+  const scores = await scoreRelevance(goal, indexes.map((i) => entries[i]?.turn.content ?? ''), embedder, { ...(signal ? { signal } : {}), ...(pacer ? { pacer } : {}) });
   indexes.forEach((i, k) => (relevance[i] = scores[k] ?? 0));
   return relevance;
 }
@@ -92,7 +97,8 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
 
   request.onProgress?.('plan');
   const placeholders = new Map<number, string>();
-  const baseEntries: PlanEntry[] = entries.map((entry, i) => {
+  const { pacer } = request;
+  const baseEntries: PlanEntry[] = await pacedMap(entries, (entry, i) => {
     const now = tokens[i] ?? 0;
     let maskedTokens: number | undefined;
     if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
@@ -101,18 +107,21 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
       maskedTokens = counter.count(placeholder);
     }
     return { entry, tokens: now, ...(maskedTokens !== undefined ? { maskedTokens } : {}) };
-  });
+  }, pacer);
   const targetTokens = policy.targetTokens ?? defaultTargetTokens(policy);
   // Whether anything is pruned does not depend on the ranking: decide that first, so a transcript
   // with nothing to do is never sent to an embedding provider.
   const probe = planPrune(baseEntries, { ...policy, targetTokens, strategy: 'recency' });
+  await pacer?.tick();
   let planEntries = baseEntries;
   if (policy.strategy === 'relevance' && probe.outcome === 'prune') {
     request.onProgress?.('relevance');
-    const relevance = await rankRelevance(entries, goal, request.embedder, policy, request.signal);
+    const relevance = await rankRelevance(entries, goal, request.embedder, policy, request.signal, pacer);
     planEntries = baseEntries.map((e, i) => ({ ...e, relevance: relevance[i] ?? 0 }));
+    await pacer?.tick();
   }
   const plan = policy.strategy === 'relevance' ? planPrune(planEntries, { ...policy, targetTokens }) : probe;
+  await pacer?.tick();
   if (plan.outcome !== 'prune') return { plan, goal, goalSource, summaryTokens: 0, droppedTokens: 0 };
 
   let summaryText: string | undefined;
@@ -130,6 +139,7 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
       archive: { eventId: request.eventId, ...(request.archiveLocation ? { location: request.archiveLocation } : {}) },
       ...(request.signal ? { signal: request.signal } : {}),
     });
+    await pacer?.tick();
     summaryText = checkSummary(raw, request.summarizer.name);
     summaryTokens = counter.count(summaryText);
     // [SPEC §6] A summary larger than what it replaces is never written: fail closed.

@@ -152,7 +152,6 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
       if (maskSaved !== undefined) masked.delete(i);
       dropped.add(i);
     }
-    actions = actions.filter((a) => a.kind !== 'mask' || !unit.entries.includes(a.entries[0] ?? -1));
     total -= stillCounted;
     actions.push({ kind: 'drop', entries: unit.entries, tokensSaved: size, reason });
   };
@@ -172,6 +171,8 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
     }
   }
 
+  // Masks of dropped entries go (once, here: filtering at every drop made large plans quadratic).
+  actions = actions.filter((a) => a.kind !== 'mask' || !dropped.has(a.entries[0] ?? -1));
   const totalAfter = total + reserve();
   const plan: PrunePlan = {
     ...base,

@@ -1,4 +1,5 @@
 import { inferGoal } from '../goal.js';
+import type { Pacer } from '../pace.js';
 import type { Embedder, Embedding } from '../providers.js';
 import type { ConversationTurn } from '../turn.js';
 
@@ -31,7 +32,7 @@ export async function scoreRelevance(
   goal: string,
   texts: readonly string[],
   embedder: Embedder,
-  options: { batchSize?: number; signal?: AbortSignal; concurrency?: number } = {},
+  options: { batchSize?: number; signal?: AbortSignal; concurrency?: number; pacer?: Pacer } = {},
 ): Promise<number[]> {
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_EMBED_BATCH);
   // One failed batch stops the others: their requests are aborted, not left running to the end.
@@ -48,6 +49,7 @@ export async function scoreRelevance(
       const start = starts[next++] ?? 0;
       const batch = texts.slice(start, start + batchSize);
       const vectors = await embedder.embed(batch, { signal });
+      await options.pacer?.tick(); // a local embedder never leaves the event loop a turn by itself
       batch.forEach((_, i) => {
         const vector = vectors[i];
         scores[start + i] = vector ? cosineSimilarity(goalVector, vector) : 0;

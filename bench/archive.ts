@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Archive } from '../src/archive/archive.js';
+import { openArchiveAt } from '../src/archive/open.js';
+import type { PruneEventInput } from '../src/archive/store.js';
+import { renderOutput } from '../src/formats/write.js';
+import { parseDocument } from '../src/io/jsonl.js';
+
+/**
+ * The archive on both stores: recall latency over 100,000 archived turns, and 8 writer processes
+ * against one archive compared with one process writing the same events. PostgreSQL is PGlite
+ * (WASM, one backend, transactions serialised) served over the wire in this process: it shows the
+ * cost of the protocol and of the tsvector/GIN search, not a tuned server's speed.
+ */
+
+const TURNS = 100_000;
+const TURNS_PER_EVENT = 1_000;
+const VOCABULARY = 5_000;
+const WRITERS = 8;
+const EVENTS_PER_WRITER = 12;
+const TURNS_PER_WRITE = 200;
+const projectDir = dirname(dirname(fileURLToPath(import.meta.url)));
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const word = (i: number): string => `w${i.toString(36)}x`;
+
+function syntheticEvent(id: string, turns: number, random: () => number): PruneEventInput {
+  const input = parseDocument(Buffer.from('{"id":"a","content":"kept"}\n{"id":"b","content":"dropped"}\n'), { path: id, keepRaw: true });
+  const records = [{ from: 0 }];
+  return {
+    id, createdAt: new Date().toISOString(), sourcePath: `/bench/${id}.jsonl`, format: 'devs', strategy: 'relevance', targetTokens: 1000, urgency: 'hard',
+    tokensBefore: turns * 60, tokensAfter: 1000, removedTurnCount: turns, maskedTurnCount: 0, tokensSaved: turns * 60 - 1000,
+    input, output: { records, bytes: renderOutput(input, records) },
+    turns: Array.from({ length: turns }, (_, i) => ({
+      entryIndex: i + 1, turnId: `${id}-t${i}`, role: 'assistant', type: 'message', action: 'dropped' as const, tokens: 60, records: [1],
+      // Zipf-like: a few common words, a long tail.
+      content: Array.from({ length: 40 }, () => word(Math.floor(VOCABULARY * random() ** 3))).join(' '),
+    })),
+  };
+}
+
+async function postgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const db = await PGlite.create();
+  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 64 });
+  await server.start();
+  return {
+    url: `postgres://bench:bench@${server.getServerConn()}/postgres?sslmode=disable`,
+    stop: async () => {
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
+const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+
+async function recallMedianMs(archive: Archive): Promise<number> {
+  const random = prng(7);
+  const queries = Array.from({ length: 30 }, (_, i) =>
+    i % 3 === 0 ? `${word(Math.floor(200 * random()))} ${word(Math.floor(2000 * random()))}` : i % 3 === 1 ? word(Math.floor(VOCABULARY * random())) : `${word(Math.floor(50 * random())).slice(0, 3)}*`,
+  );
+  await archive.recall(queries[0] ?? 'x'); // SQLite indexes pending turns on the first recall: not timed
+  const times: number[] = [];
+  for (const q of queries) {
+    const start = performance.now();
+    await archive.recall(q, { limit: 10 });
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+const WRITER = `
+const { openArchiveAt } = await import(process.env.OPEN_URL);
+const { parseDocument } = await import(process.env.JSONL_URL);
+const { renderOutput } = await import(process.env.WRITE_URL);
+const archive = await openArchiveAt(process.env.ARCHIVE);
+const input = parseDocument(Buffer.from('{"id":"a","content":"kept"}\\n{"id":"b","content":"dropped"}\\n'), { path: 'w', keepRaw: true });
+const records = [{ from: 0 }];
+for (let e = 0; e < Number(process.env.EVENTS); e++) {
+  const id = process.env.WORKER + '-' + e;
+  await archive.recordPrune({ id, createdAt: new Date().toISOString(), sourcePath: '/bench/' + process.env.WORKER, format: 'devs', strategy: 'budget',
+    targetTokens: 1, urgency: 'hard', tokensBefore: 1, tokensAfter: 1, removedTurnCount: 1, maskedTurnCount: 0, tokensSaved: 0,
+    input, output: { records, bytes: renderOutput(input, records) },
+    turns: Array.from({ length: Number(process.env.TURNS) }, (_, i) => ({ entryIndex: i + 1, turnId: id + '-' + i, role: 'user', type: 'message', action: 'dropped', tokens: 9, records: [1], content: 'turn ' + i + ' of ' + id + ' ' + 'lorem ipsum '.repeat(20) })) });
+}
+await archive.close();
+`;
+
+/** Wall time for `writers` processes writing `events` events each into `location`, all at once. */
+async function writeLoadMs(location: string, writers: number, events: number): Promise<number> {
+  const url = (p: string): string => pathToFileURL(join(projectDir, p)).href;
+  const start = performance.now();
+  const exits = Array.from({ length: writers }, (_, w) => {
+    // The built modules (npm run bench builds first), so a writer's start-up is node's, not tsx's.
+    const child = spawn(process.execPath, ['--input-type=module', '-e', WRITER], {
+      cwd: projectDir,
+      env: { ...process.env, OPEN_URL: url('dist/archive/open.js'), JSONL_URL: url('dist/io/jsonl.js'), WRITE_URL: url('dist/formats/write.js'), ARCHIVE: location, WORKER: `w${w}`, EVENTS: String(events), TURNS: String(TURNS_PER_WRITE) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    return new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${w} exited ${code}: ${stderr}`)))));
+  });
+  await Promise.all(exits);
+  return performance.now() - start;
+}
+
+/** Runs both stores' measurements; returns the lines of the table to print. */
+export async function archiveBench(log: (message: string) => void): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-bench-archive-'));
+  const rows: string[][] = [['archive measurement', 'sqlite (ms)', 'postgres (ms)', 'postgres ÷ sqlite']];
+  try {
+    // Recall over 100,000 archived turns.
+    const pg = await postgres();
+    const recall: Record<string, number> = {};
+    try {
+      for (const [kind, location] of [['sqlite', join(dir, 'recall.sqlite')], ['postgres', pg.url]] as const) {
+        log(`archive bench: archiving ${TURNS.toLocaleString('en-US')} turns in ${kind}…`);
+        const archive = await openArchiveAt(location);
+        const random = prng(42);
+        for (let e = 0; e < TURNS / TURNS_PER_EVENT; e++) await archive.recordPrune(syntheticEvent(`e${e}`, TURNS_PER_EVENT, random));
+        recall[kind] = await recallMedianMs(archive);
+        await archive.close();
+      }
+    } finally {
+      await pg.stop();
+    }
+    rows.push([`recall over ${TURNS.toLocaleString('en-US')} turns (median of 30)`, recall['sqlite']!.toFixed(1), recall['postgres']!.toFixed(1), `${(recall['postgres']! / recall['sqlite']!).toFixed(2)}×`]);
+
+    // 8 writers at once vs 1 writer, the same events.
+    const load: Record<string, { one: number; many: number }> = {};
+    for (const kind of ['sqlite', 'postgres'] as const) {
+      log(`archive bench: ${WRITERS} writers vs 1 in ${kind}…`);
+      const result = { one: 0, many: 0 };
+      for (const [key, writers, events] of [['one', 1, WRITERS * EVENTS_PER_WRITER], ['many', WRITERS, EVENTS_PER_WRITER]] as const) {
+        const server = kind === 'postgres' ? await postgres() : undefined;
+        try {
+          result[key] = await writeLoadMs(server?.url ?? join(dir, `load-${key}.sqlite`), writers, events);
+        } finally {
+          await server?.stop();
+        }
+      }
+      load[kind] = result;
+    }
+    const events = WRITERS * EVENTS_PER_WRITER;
+    rows.push([`1 writer, ${events} prunes × ${TURNS_PER_WRITE} turns`, load['sqlite']!.one.toFixed(0), load['postgres']!.one.toFixed(0), '']);
+    rows.push([`${WRITERS} writers at once, the same prunes`, load['sqlite']!.many.toFixed(0), load['postgres']!.many.toFixed(0), '']);
+    const ratio = (kind: string): string => (load[kind]!.many / load[kind]!.one).toFixed(2);
+    const pass = (kind: string): string => (load[kind]!.many / load[kind]!.one <= 2 ? 'PASS' : 'MISS');
+    rows.push([`${WRITERS} writers ÷ 1 writer (target ≤ 2×)`, `${ratio('sqlite')}× ${pass('sqlite')}`, `${ratio('postgres')}× ${pass('postgres')}`, '']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const lines = rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
+  return [
+    'archive: PostgreSQL = PGlite (WASM PostgreSQL, one backend) over the wire in this process; writers are separate processes, each opening the archive',
+    ...lines,
+  ];
+}

@@ -1,0 +1,119 @@
+import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './store.js';
+
+/**
+ * One prune event exactly as an archive stores it (the event row, the input lines it keeps and the
+ * turns it removed), the unit `archive copy` moves between stores. Rows, not objects: copying it
+ * never re-derives anything, so what arrives is what left.
+ */
+export interface RawPruneEvent {
+  readonly event: {
+    readonly id: string;
+    readonly createdAt: string;
+    readonly sourcePath: string;
+    readonly format: string;
+    readonly strategy: string;
+    readonly targetTokens: number;
+    readonly urgency: string;
+    readonly goal: string | null;
+    readonly tokensBefore: number;
+    readonly tokensAfter: number;
+    readonly removedTurnCount: number;
+    readonly maskedTurnCount: number;
+    readonly tokensSaved: number;
+    readonly summaryText: string | null;
+    readonly originalSha256: string;
+    readonly originalBytes: number;
+    readonly outputSha256: string;
+    readonly outputBytes: number;
+    readonly bom: boolean;
+    /** The restore layout, as the JSON text stored. */
+    readonly layout: string;
+  };
+  /** Archived input lines by record index, ascending. */
+  readonly records: readonly { readonly index: number; readonly bytes: Buffer }[];
+  /** Archived turns, by entry index ascending. */
+  readonly turns: readonly {
+    readonly entryIndex: number;
+    readonly turnId: string;
+    readonly role: string;
+    readonly type: string;
+    readonly action: 'dropped' | 'masked';
+    readonly tokens: number;
+    readonly content: string;
+    readonly timestamp: string | null;
+    /** JSON array of input record indexes, as stored. */
+    readonly records: string;
+  }[];
+}
+
+/**
+ * The archive as every command sees it [SPEC §8], whatever stores it: a SQLite file (the embedded
+ * default) or a PostgreSQL database shared by a team. Async because a server is; the SQLite store
+ * answers at once. No SQL crosses this interface.
+ */
+export interface Archive {
+  /** Where it is, safe to print: a file path, or a postgres:// URL without its password. */
+  readonly location: string;
+  readonly kind: 'sqlite' | 'postgres';
+  /**
+   * Archives a prune in one transaction, before the transcript is written; when it throws, nothing
+   * of the event is stored. An event id already archived is refused (ArchiveWriteError).
+   */
+  recordPrune(event: PruneEventInput): Promise<void>;
+  /**
+   * Removes a prune event and everything archived with it, in one transaction, for a prune whose
+   * transcript could not be written after it was archived. Returns whether the event was there.
+   */
+  forgetPrune(eventId: string): Promise<boolean>;
+  getEvent(eventId: string): Promise<PruneEventSummary | undefined>;
+  /** Prune events, newest first. */
+  listEvents(options?: { readonly sourcePath?: string; readonly limit?: number }): Promise<PruneEventSummary[]>;
+  /** The latest event whose output `currentBytes` still starts with (or the named one, if it does). */
+  findRestorable(currentBytes: Buffer, options?: { readonly eventId?: string }): Promise<PruneEventSummary | undefined>;
+  /** The transcript as it was before prune `eventId`, with what was appended since kept at the end. */
+  restore(eventId: string, currentBytes: Buffer): Promise<Buffer>;
+  /** Archived turns matching `query` (the same query rules in every store), best first. */
+  recall(query: string, options?: RecallOptions): Promise<RecallHit[]>;
+  getTurn(eventId: string, turnIdOrEntryIndex: string | number): Promise<ArchivedTurn | undefined>;
+  findTurn(turnId: string, options?: { readonly eventId?: string }): Promise<ArchivedTurn | undefined>;
+  listTurns(eventId: string): Promise<ArchivedTurn[]>;
+  /** Every event id, oldest first (for `archive copy`). */
+  eventIds(): Promise<string[]>;
+  /** One event's rows, or undefined (for `archive copy`). */
+  exportEvent(eventId: string): Promise<RawPruneEvent | undefined>;
+  /** Stores an exported event in one transaction; false (and nothing written) when its id is already there. */
+  importEvent(raw: RawPruneEvent): Promise<boolean>;
+  /** Counts of what is stored (for `archive copy`'s check). */
+  counts(): Promise<{ readonly events: number; readonly records: number; readonly turns: number }>;
+  close(): Promise<void>;
+}
+
+/** A postgres:// or postgresql:// connection string (anything else is a SQLite file path). */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(?:ql)?:\/\//iu.test(location.trim());
+}
+
+/** The URL with its password replaced by `***`, safe for messages, `--json` and logs. */
+export function redactUrl(location: string): string {
+  try {
+    const url = new URL(location);
+    if (url.password) url.password = '***';
+    for (const key of [...url.searchParams.keys()]) {
+      if (/^(password|sslpassword|sslkey)$/iu.test(key)) url.searchParams.set(key, '***');
+    }
+    return url.toString();
+  } catch {
+    // Not parseable: hide everything between "//" and "@", where a password would be.
+    return location.replace(/\/\/[^@/]*@/u, '//***@');
+  }
+}
+
+/** A content hash of an exported event, the same whichever store it came from (`archive copy` compares them). */
+export function rawEventHash(raw: RawPruneEvent, hash: (data: string | Buffer) => string): string {
+  // Keys sorted: the hash depends on the values only, not on the order a store built them in.
+  const canonical = (row: object): string => JSON.stringify(row, Object.keys(row).sort());
+  const parts: (string | Buffer)[] = [canonical(raw.event)];
+  for (const record of raw.records) parts.push(`\nrecord ${record.index} ${record.bytes.length}\n`, record.bytes);
+  for (const turn of raw.turns) parts.push(`\nturn ${canonical(turn)}`);
+  return hash(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))));
+}

@@ -1,0 +1,247 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cliEnv, runCliAsync, runInProcess } from './helpers/cli.js';
+import { spawnChild } from './helpers/child.js';
+import type { CliResult } from './helpers/cli.js';
+import { repoRoot } from './helpers/realdata.js';
+import { startPostgres } from './helpers/postgres.js';
+
+/**
+ * The CLI against a PostgreSQL archive, over the wire: the built binary with the production `pg`
+ * client, a real PostgreSQL engine (PGlite) on a loopback port. Every CLI run is async: the
+ * server lives in this process and must keep answering while the children run.
+ */
+
+const OVER_SOFT = 'fixtures/devs/over-soft-limit.jsonl';
+const WINDOW = ['--window', '4000'];
+const fixtureBytes = readFileSync(join(repoRoot, OVER_SOFT));
+
+type T = { after(fn: () => Promise<void> | void): void };
+
+/** A temp "machine": its own folder and HOME (so no SQLite archive is ever found by default). */
+function machine(t: T, name: string): { dir: string; env: Record<string, string> } {
+  const dir = mkdtempSync(join(tmpdir(), `devs-ctx-pg-${name}-`));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'home'));
+  return { dir, env: { HOME: join(dir, 'home') } };
+}
+
+function session(dir: string, name = 's.jsonl'): string {
+  const path = join(dir, name);
+  copyFileSync(join(repoRoot, OVER_SOFT), path);
+  return path;
+}
+
+function assertNoSecret(result: CliResult, password: string): void {
+  assert.ok(!result.stdout.includes(password) && !result.stderr.includes(password), `the password leaked: ${result.stdout}${result.stderr}`);
+}
+
+describe('devs-ctx with a PostgreSQL archive', () => {
+  test('DEVS_CTX_ARCHIVE_URL: prune --in-place on one machine, recall and restore on another, byte for byte, no password printed', async (t) => {
+    const { url, password } = await startPostgres(t);
+    const one = machine(t, 'one');
+    const path = session(one.dir);
+    const pruned = await runCliAsync(['prune', 's.jsonl', '--in-place', '--json', ...WINDOW], { cwd: one.dir, env: { ...one.env, DEVS_CTX_ARCHIVE_URL: url } });
+    assert.equal(pruned.exitCode, 0, pruned.stdout + pruned.stderr);
+    assertNoSecret(pruned, password);
+    const report = JSON.parse(pruned.stdout) as { archive: { path: string; eventId: string } };
+    assert.equal(report.archive.path, url.replace(password, '***'), 'the report names the archive without its password');
+    const prunedBytes = readFileSync(path);
+    assert.ok(!prunedBytes.equals(fixtureBytes), 'the transcript was pruned');
+    assert.ok(!prunedBytes.toString().includes(password), 'the summary turn does not carry the password');
+
+    // Another machine: the pruned file travels, the archive is the shared server.
+    const two = machine(t, 'two');
+    const moved = join(two.dir, 's.jsonl');
+    writeFileSync(moved, prunedBytes);
+    const env2 = { ...two.env, DEVS_CTX_ARCHIVE_URL: url };
+    const recall = await runCliAsync(['recall', 'reconcile', '--json'], { cwd: two.dir, env: env2 });
+    assert.equal(recall.exitCode, 0, recall.stderr);
+    assertNoSecret(recall, password);
+    const hits = (JSON.parse(recall.stdout) as { archive: string; hits: Array<{ eventId: string; turnId: string; snippet: string; score: number }> });
+    assert.ok(hits.hits.length > 0);
+    assert.ok(hits.hits.every((h) => h.eventId === report.archive.eventId));
+    assert.equal(hits.archive, report.archive.path);
+    const turn = await runCliAsync(['recall', '--turn', hits.hits[0]!.turnId], { cwd: two.dir, env: env2 });
+    assert.equal(turn.exitCode, 0, turn.stderr);
+    assert.ok(fixtureBytes.toString().includes(JSON.stringify(turn.stdout.trimEnd()).slice(1, 30)), 'the full archived text comes back');
+
+    const restored = await runCliAsync(['restore', 's.jsonl', '--in-place', '--json'], { cwd: two.dir, env: env2 });
+    assert.equal(restored.exitCode, 0, restored.stdout + restored.stderr);
+    assertNoSecret(restored, password);
+    assert.ok(readFileSync(moved).equals(fixtureBytes), 'restored byte for byte on the other machine');
+  });
+
+  test('--archive URL and a config file "archive" URL work the same', async (t) => {
+    const { url, password } = await startPostgres(t);
+    const m = machine(t, 'flag');
+    session(m.dir);
+    const pruned = await runCliAsync(['prune', 's.jsonl', '--in-place', '--archive', url, ...WINDOW], { cwd: m.dir, env: m.env });
+    assert.equal(pruned.exitCode, 0, pruned.stderr);
+    assertNoSecret(pruned, password);
+    writeFileSync(join(m.dir, 'devs-ctx.config.json'), JSON.stringify({ archive: url }));
+    const restored = await runCliAsync(['restore', 's.jsonl', '-o', 'back.jsonl'], { cwd: m.dir, env: m.env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.ok(readFileSync(join(m.dir, 'back.jsonl')).equals(fixtureBytes));
+  });
+
+  test('8 processes pruning 8 sessions into one database at once lose nothing; 2 on one session: one prunes, the other is refused (exit 7) or finds it pruned', async (t) => {
+    const { url, password } = await startPostgres(t);
+    const m = machine(t, 'many');
+    const env = { ...m.env, DEVS_CTX_ARCHIVE_URL: url };
+    const names = Array.from({ length: 8 }, (_, i) => `s${i}.jsonl`);
+    for (const name of names) session(m.dir, name);
+    // All spawned before any is awaited: they start, connect and migrate a fresh database together.
+    const runs = await Promise.all(names.map((name) => runCliAsync(['prune', name, '--in-place', '--json', ...WINDOW], { cwd: m.dir, env })));
+    const eventIds = new Set<string>();
+    for (const [i, run] of runs.entries()) {
+      assert.equal(run.exitCode, 0, `${names[i]}: ${run.stdout}${run.stderr}`);
+      assertNoSecret(run, password);
+      eventIds.add((JSON.parse(run.stdout) as { archive: { eventId: string } }).archive.eventId);
+    }
+    assert.equal(eventIds.size, 8);
+    const restores = await Promise.all(names.map((name) => runCliAsync(['restore', name, '-o', `${name}.orig`], { cwd: m.dir, env })));
+    for (const [i, run] of restores.entries()) {
+      assert.equal(run.exitCode, 0, `${names[i]}: ${run.stderr}`);
+      assert.ok(readFileSync(join(m.dir, `${names[i]}.orig`)).equals(fixtureBytes), `${names[i]} restores byte for byte`);
+    }
+
+    // Two on the same session at once.
+    const same = session(m.dir, 'same.jsonl');
+    const pair = await Promise.all([0, 1].map(() => runCliAsync(['prune', 'same.jsonl', '--in-place', '--json', ...WINDOW], { cwd: m.dir, env })));
+    const codes = pair.map((r) => r.exitCode).sort();
+    t.diagnostic(`same-session exit codes: ${codes.join(', ')}`);
+    assert.ok(codes.every((c) => c === 0 || c === 7), pair.map((r) => r.stdout + r.stderr).join('\n'));
+    assert.ok(codes.includes(0));
+    for (const r of pair.filter((p) => p.exitCode === 7)) assert.match(r.stdout, /locked/);
+    // However they interleaved, restoring undoes every prune back to the original.
+    for (let i = 0; i < 3 && !readFileSync(same).equals(fixtureBytes); i++) {
+      const back = await runCliAsync(['restore', 'same.jsonl', '--in-place'], { cwd: m.dir, env });
+      assert.equal(back.exitCode, 0, back.stderr);
+    }
+    assert.ok(readFileSync(same).equals(fixtureBytes), 'the same session restores to its original');
+  });
+
+  test('archive copy: SQLite up to PostgreSQL and back, idempotent, verified', async (t) => {
+    const { url, password } = await startPostgres(t);
+    const m = machine(t, 'copy');
+    const local = join(m.dir, 'local.sqlite');
+    session(m.dir);
+    const pruned = await runCliAsync(['prune', 's.jsonl', '--in-place', '--archive', local, ...WINDOW], { cwd: m.dir, env: m.env });
+    assert.equal(pruned.exitCode, 0, pruned.stderr);
+    const up = await runCliAsync(['archive', 'copy', '--from', local, '--to', url, '--json'], { cwd: m.dir, env: m.env });
+    assert.equal(up.exitCode, 0, up.stdout + up.stderr);
+    assertNoSecret(up, password);
+    const report = JSON.parse(up.stdout) as { copied: number; alreadyThere: number; verified: { events: number; turns: number }; to: string };
+    assert.equal(report.copied, 1);
+    assert.equal(report.verified.events, 1);
+    assert.ok(report.verified.turns > 0);
+    assert.match(report.to, /\*\*\*/);
+    const again = await runCliAsync(['archive', 'copy', '--from', local, '--to', url], { cwd: m.dir, env: m.env });
+    assert.equal(again.exitCode, 0, again.stderr);
+    assert.match(again.stdout, /copied 0 prune event\(s\).*\(1 already there\); verified 1 event/);
+
+    // The shared archive restores the file; and back down to a new SQLite file.
+    const restored = await runCliAsync(['restore', 's.jsonl', '-o', 'orig.jsonl', '--archive', url], { cwd: m.dir, env: m.env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.ok(readFileSync(join(m.dir, 'orig.jsonl')).equals(fixtureBytes));
+    const down = await runCliAsync(['archive', 'copy', '--from', url, '--to', 'down.sqlite', '--json'], { cwd: m.dir, env: m.env });
+    assert.equal(down.exitCode, 0, down.stderr);
+    assert.equal((JSON.parse(down.stdout) as { copied: number }).copied, 1);
+    const fromDown = await runCliAsync(['restore', 's.jsonl', '-o', 'orig2.jsonl', '--archive', 'down.sqlite'], { cwd: m.dir, env: m.env });
+    assert.equal(fromDown.exitCode, 0, fromDown.stderr);
+    assert.ok(readFileSync(join(m.dir, 'orig2.jsonl')).equals(fixtureBytes));
+
+    const missing = await runCliAsync(['archive', 'copy', '--to', url], { cwd: m.dir, env: m.env });
+    assert.equal(missing.exitCode, 2);
+    assert.match(missing.stderr, /--from is required/);
+  });
+
+  test('a server that never answers is exit 3 after connect_timeout, a refused one at once; sslmode is passed to the client; no password printed, the input untouched', async (t) => {
+    const password = 'pw-Zq7-never-print-me';
+    // Accepts connections and says nothing: a firewall black hole, as a client sees it.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    });
+    const { port } = silent.address() as { port: number };
+    const m = machine(t, 'down');
+    const path = session(m.dir);
+    const hung = await runCliAsync(['prune', 's.jsonl', '--in-place', '--json', ...WINDOW], {
+      cwd: m.dir,
+      env: { ...m.env, DEVS_CTX_ARCHIVE_URL: `postgres://devs_ctx:${password}@127.0.0.1:${port}/team?connect_timeout=1` },
+    });
+    assert.equal(hung.exitCode, 3, hung.stdout + hung.stderr);
+    assertNoSecret(hung, password);
+    const error = (JSON.parse(hung.stdout) as { error: { code: string; message: string } }).error;
+    assert.equal(error.code, 'archive_connect');
+    assert.match(error.message, /cannot open the PostgreSQL archive at postgres:\/\/devs_ctx:\*\*\*@127\.0\.0\.1:\d+\/team.*timeout/i);
+    assert.ok(readFileSync(path).equals(fixtureBytes), 'nothing archived, nothing written');
+
+    // A port nobody listens on (the silent server's, once closed, is free again).
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const refused = await runCliAsync(['recall', 'anything'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: `postgres://devs_ctx:${password}@127.0.0.1:${closedPort}/team` } });
+    assert.equal(refused.exitCode, 3, refused.stderr);
+    assertNoSecret(refused, password);
+    assert.match(refused.stderr, /cannot open the PostgreSQL archive at .*ECONNREFUSED/);
+
+    // sslmode=require reaches the client: this server has no TLS, so the connection is refused as such.
+    const { url } = await startPostgres(t);
+    const tls = await runCliAsync(['recall', 'anything'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: url.replace('sslmode=disable', 'sslmode=require') } });
+    assert.equal(tls.exitCode, 3, tls.stderr);
+    assertNoSecret(tls, password);
+    assert.match(tls.stderr, /SSL/i);
+
+    const bad = await runCliAsync(['recall', 'x'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: `/not/a/url:${password}` } });
+    assert.equal(bad.exitCode, 2, bad.stderr);
+  });
+
+  test('init takes a postgres:// URL for the config, but never one holding a password', async (t) => {
+    const m = machine(t, 'init');
+    const refused = await runInProcess(['init', '--yes', '--archive', 'postgres://devs_ctx:pw-Zq7-never-print-me@db.internal/team'], { cwd: m.dir });
+    assert.equal(refused.exitCode, 2, refused.stderr);
+    assert.doesNotMatch(refused.stdout + refused.stderr, /pw-Zq7/);
+    assert.match(refused.stderr, /would hold the database password/);
+    assert.equal(existsSync(join(m.dir, 'devs-ctx.config.json')), false);
+    const written = await runInProcess(['init', '--yes', '--archive', 'postgres://devs_ctx@db.internal/team?sslmode=verify-full'], { cwd: m.dir });
+    assert.equal(written.exitCode, 0, written.stderr);
+    const config = JSON.parse(readFileSync(join(m.dir, 'devs-ctx.config.json'), 'utf8')) as { archive: string };
+    assert.equal(config.archive, 'postgres://devs_ctx@db.internal/team?sslmode=verify-full');
+  });
+
+  test('a prune interrupted after archiving (exit 130, nothing written) leaves no event in the database', async (t) => {
+    const { url } = await startPostgres(t);
+    const m = machine(t, 'interrupted');
+    const path = session(m.dir);
+    const run = spawnChild(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '--in-place', ...WINDOW], {
+      cwd: m.dir,
+      env: cliEnv({ ...m.env, DEVS_CTX_ARCHIVE_URL: url, DEVS_CTX_TEST_PAUSE: 'archived' }),
+    });
+    await run.printed(/test pause at archived/);
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    t.after(() => client.end());
+    assert.equal(Number((await client.query('SELECT count(*) AS n FROM prune_events')).rows[0].n), 1, 'archived before the write');
+    run.child.kill('SIGINT');
+    const { code, stderr } = await run.exited;
+    assert.equal(code, 130, stderr);
+    assert.ok(readFileSync(path).equals(fixtureBytes), 'nothing written');
+    const left = await client.query('SELECT (SELECT count(*) FROM prune_events) AS e, (SELECT count(*) FROM archived_records) AS r, (SELECT count(*) FROM archived_turns) AS t');
+    assert.deepEqual(left.rows[0], { e: '0', r: '0', t: '0' }, 'the event and its rows are gone');
+  });
+});
