@@ -11,6 +11,7 @@ import type { GeminiClientOptions } from '../src/providers/gemini/client.js';
 import { GeminiEmbedder } from '../src/providers/gemini/embedder.js';
 import { FlashSummarizer } from '../src/providers/gemini/flash-summarizer.js';
 import { DEFAULT_SUMMARY_MODEL } from '../src/providers/gemini/pricing.js';
+import { SUMMARY_SECTIONS } from '../src/providers/summary-sections.js';
 import { createDefaultContextPruner } from '../src/providers/factory.js';
 import { fakeGeminiForFile, startFakeGemini } from './helpers/fake-gemini.js';
 import type { FakeGemini } from './helpers/fake-gemini.js';
@@ -64,7 +65,8 @@ describe('FlashSummarizer through the real @google/genai client', () => {
     const system = body.systemInstruction.parts.map((p) => p.text).join('');
     assert.match(system, /DATA/);
     assert.match(system, /do not follow them/);
-    assert.match(system, /Goal, Decisions, Done, Failed approaches, Open work, Files and identifiers, Lookup hints/);
+    assert.match(system, new RegExp(SUMMARY_SECTIONS.map((s) => s.replace(/[()]/g, '\\$&')).join(', ')));
+    for (const section of SUMMARY_SECTIONS) assert.match(summary, new RegExp(`^## ${section.replace(/[()]/g, '\\$&')}$`, 'm'), `the summary has ## ${section}`);
     const prompt = body.contents.flatMap((c) => c.parts.map((p) => p.text)).join('');
     assert.match(prompt, /REQ-42: empty config files must load defaults/);
     assert.match(prompt, /### turn t3 \(assistant, tool_call\)/);
@@ -144,6 +146,37 @@ describe('failures are rejected with a message that says which, never written as
       assert.equal(generateRequests().length, 1, 'not retried');
     });
   }
+});
+
+describe('the same sections as the offline summary, checked', () => {
+  // Names with spaces: the identifiers the structure gives; the older frequency check does not sample them.
+  const GIVEN = ['make build all', 'git push origin main', 'run fast mode', 'npm run bench one'];
+  const SPOKEN: ConversationTurn[] = [
+    turn('s1', `Please try \`${GIVEN[0]}\` then \`${GIVEN[1]}\`, and \`${GIVEN[2]}\` before \`${GIVEN[3]}\`.`, 'user'),
+    turn('s2', `I ran \`${GIVEN[0]}\` and \`${GIVEN[1]}\`; next \`${GIVEN[2]}\` and \`${GIVEN[3]}\`. ${'The build step reads the cache first. '.repeat(12)}`),
+  ];
+  const sections = (body: (section: string) => string) => SUMMARY_SECTIONS.map((s) => `## ${s}\n${body(s)}`).join('\n');
+
+  test('the prompt carries the facts read from the structure, the identifiers to keep among them', async () => {
+    server.fail({ kind: 'reply', text: sections((s) => (s === 'Identifiers' ? GIVEN.join(', ') : 'none')) }, { action: 'generateContent' });
+    await new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' }));
+    const prompt = JSON.stringify(generateRequests()[0]?.body);
+    assert.match(prompt, /Facts read from the transcript's structure/);
+    for (const id of GIVEN) assert.ok(prompt.includes(`\`${id}\``), `the prompt lists ${id}`);
+  });
+
+  test('an answer that drops the identifiers it was given is rejected', async () => {
+    server.fail({ kind: 'reply', text: sections(() => 'none') }, { action: 'generateContent' });
+    await assert.rejects(new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' })), (e: unknown) => e instanceof ProviderError && /dropped most identifiers it was given \(kept 0 of 4/.test(e.message));
+  });
+
+  test('an answer without one of the sections is rejected, naming it', async () => {
+    const text = sections((s) => (s === 'Identifiers' ? GIVEN.join(', ') : 'none')).replace('## Open TODOs\nnone\n', '');
+    server.fail({ kind: 'reply', text }, { action: 'generateContent' });
+    await assert.rejects(new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' })), (e: unknown) => e instanceof ProviderError && /lacks the section "Open TODOs"; nothing was written/.test(e.message));
+    server.fail({ kind: 'reply', text: sections((s) => (s === 'Identifiers' ? GIVEN.join(', ') : 'none')) }, { action: 'generateContent' });
+    assert.match(await new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' })), /## Lookup hints/);
+  });
 });
 
 describe('retries', () => {

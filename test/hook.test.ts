@@ -66,7 +66,7 @@ describe('hook install, then commit', () => {
     const first = commit(repo, 'first');
     assert.equal(first.exitCode, 0, first.stderr);
     assert.equal(commits(repo), 1);
-    assert.deepEqual(devsCtxLines(first.stderr), ['devs-ctx: sessions/agent.jsonl: pruned 2,211 → 855 tokens, refreshed']);
+    assert.deepEqual(devsCtxLines(first.stderr), ['devs-ctx: sessions/agent.jsonl: pruned 2,211 → 728 tokens, refreshed']);
     const pruned = readFileSync(repo.transcript, 'utf8');
     assert.ok(pruned.includes(SUMMARY), 'the transcript was pruned in place');
     assert.ok(pruned.includes('[CONTEXT REFRESH]'), 'and refreshed');

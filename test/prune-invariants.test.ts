@@ -108,7 +108,7 @@ async function pruneOnce(doc: ParsedDocument, transcript: Transcript, limits: { 
       targetTokens: limits.target,
       strategy: limits.strategy,
       force: limits.force === true,
-      summaryReserveTokens: summaryReserveFor(limits.target),
+      summaryReserveTokens: summaryReserveFor(),
     },
     embedder: new LocalEmbedder(transcript.entries.map((e) => e.turn.content)),
     summarizer: new ExtractiveSummarizer(counter),

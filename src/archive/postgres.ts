@@ -328,7 +328,8 @@ export class PostgresArchive implements Archive {
       return event && startsWithOutput(currentBytes, event.output) ? event : undefined;
     }
     const sizes = (
-      await this.pool.query('SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= $1 ORDER BY output_bytes', [currentBytes.length])
+      // A `compaction` event (an agent's window archived before it compacted) changed no file: nothing to undo.
+      await this.pool.query(`SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= $1 AND strategy <> 'compaction' ORDER BY output_bytes`, [currentBytes.length])
     ).rows.map((row: { size: number }) => row.size);
     if (sizes.length === 0) return undefined;
     // One pass over the file: hash it incrementally, a copy of the digest at each candidate size.
@@ -342,7 +343,7 @@ export class PostgresArchive implements Archive {
     }
     const { rows } = await this.pool.query(
       `SELECT e.id FROM prune_events e JOIN unnest($1::bigint[], $2::text[]) AS p (size, sha) ON e.output_bytes = p.size AND e.output_sha256 = p.sha
-       ORDER BY e.seq DESC LIMIT 1`,
+       WHERE e.strategy <> 'compaction' ORDER BY e.seq DESC LIMIT 1`,
       [sizes, digests],
     );
     const id = (rows[0] as { id: string } | undefined)?.id;

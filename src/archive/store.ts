@@ -347,10 +347,11 @@ export class ArchiveStore {
       return event && startsWithOutput(currentBytes, event.output) ? event : undefined;
     }
     const sizes = this.db
-      .prepare('SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= ? ORDER BY output_bytes')
+      .prepare(`SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= ? AND strategy <> 'compaction' ORDER BY output_bytes`)
       .pluck()
       .all(currentBytes.length) as number[];
-    const matching = this.db.prepare('SELECT seq, id FROM prune_events WHERE output_bytes = ? AND output_sha256 = ? ORDER BY seq DESC LIMIT 1');
+    // A `compaction` event (an agent's window archived before it compacted) changed no file: nothing to undo.
+    const matching = this.db.prepare(`SELECT seq, id FROM prune_events WHERE output_bytes = ? AND output_sha256 = ? AND strategy <> 'compaction' ORDER BY seq DESC LIMIT 1`);
     // One pass over the file whatever the number of candidate sizes: hash it incrementally and
     // take a copy of the digest at each size.
     const hash = createHash('sha256');

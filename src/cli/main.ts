@@ -98,6 +98,32 @@ shows where prunes and refreshes would fire. Writes nothing.
 
 Exit codes: 0, 2 usage error, 3 input unreadable, 4 invalid transcript.`;
 
+const AUDIT_EXAMPLES = `
+Identifiers are file paths, error messages, commands, the user's instructions and code names of
+the compacted turns; one counts as kept when the summary names it (errors and instructions: most of
+their words).
+
+Examples:
+  $ devs-ctx audit ~/.claude/projects/-home-me-app/70d782f7-….jsonl
+  $ devs-ctx audit rollout.jsonl --json | jq '.totals.keptShare'
+
+Exit codes: 0 (also when the session has no compaction), 2 usage error, 3 input unreadable,
+4 invalid transcript.`;
+
+const MCP_EXAMPLES = `
+Tools: context_status, recall (archived and compacted turns), get_turn (paged), pinned_context.
+Every answer is capped in tokens (maxTokens, default 2000) and says how to get more.
+
+Examples:
+  $ claude mcp add devs-ctx -- devs-ctx mcp          # or: devs-ctx hook install --agent claude-code
+  $ devs-ctx mcp --session 70d782f7-b303-4e48-9512-6bec16c37abd
+
+Exit codes: 0 when the client closes the connection, 2 usage error.`;
+
+function agentOption(description: string): Option {
+  return new Option('--agent <name>', description).choices(['claude-code', 'codex', 'gemini']);
+}
+
 /** commander's Command with `addOptions`, so shared option sets can sit in a command's chain. */
 class DevsCommand extends Command {
   override createCommand(name?: string): DevsCommand {
@@ -196,6 +222,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs -o, --in-place or --dry-run')
     .option('--force', 'prune even when the urgency is none')
     .option('--target <tokens>', "bring the window down to this many tokens, in the model's tokens (default: half the soft limit)")
+    .option('--summary-share <percent>', "the summary's budget as a share of the removed tokens (default 2 %, kept between 1,000 and 8,000 tokens)")
     .addOption(new Option('--strategy <name>', 'which turns go first: relevance to the goal, or recency (oldest first)').choices(['relevance', 'recency']))
     .option('--goal <text>', 'what the agent is working on, to rank turns by (default: the latest user request or task turn)')
     .option('--archive <path|url>', 'where to keep removed turns: a SQLite file or a postgres:// URL (default: $DEVS_CTX_ARCHIVE_URL, else $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
@@ -312,6 +339,33 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
       exitCode = await runReplay(file, options, ctx);
     });
 
+  program
+    .command('audit')
+    .description("what each of the agent's own compactions kept and lost: tokens before and after, identifiers of the compacted turns its summary kept or dropped, and the recall query for each lost one")
+    .argument('[file]', 'a Claude Code, Codex or Gemini CLI session file; - reads standard input')
+    .option('--json', 'print one JSON document (with schemaVersion) on stdout: every compaction, every kept and lost identifier')
+    .option('--lost <n>', 'lost identifiers listed per compaction in the text report (default 15)')
+    .addOption(new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES))
+    .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
+    .option('--no-cache', 'do not read or write the token-count cache')
+    .addHelpText('after', AUDIT_EXAMPLES)
+    .action(async (file: string | undefined, options: Record<string, unknown>) => {
+      const { runAudit } = await import('./commands/audit.js');
+      exitCode = await runAudit(file, options, ctx);
+    });
+
+  program
+    .command('mcp')
+    .description("serve the agent over MCP (stdio): its context status, recall of pruned and compacted turns, any turn read back, the pinned documents")
+    .option('--session <id|path>', 'the session to answer for (default: each call\'s session argument, else the newest session of this directory)')
+    .addOption(new Option('--agent <name>', 'only look at this agent\'s sessions').choices(['claude-code', 'codex', 'gemini']))
+    .option('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)')
+    .addHelpText('after', MCP_EXAMPLES)
+    .action(async (options: Record<string, unknown>) => {
+      const { runMcp } = await import('./commands/mcp.js');
+      exitCode = await runMcp(options, ctx);
+    });
+
   const HOOK_EXAMPLES = `
 Examples:
   $ devs-ctx hook install                                        # pre-commit; transcripts from devs-ctx.config.json
@@ -323,8 +377,16 @@ it prunes in place the transcripts at the soft or hard limit, refreshes those du
 line. It blocks only with --block-on: exit 1 when a transcript had reached that limit before its
 prune. uninstall puts the previous hook back, byte for byte.
 
+With --agent claude-code|codex|gemini it installs into the agent instead: before each compaction
+its window is archived and indexed, right after it the agent gets its pinned documents and lookup
+hints back, and the devs-ctx MCP server is registered. Project settings by default, --user for yours:
+  $ devs-ctx hook install --agent claude-code        # .claude/settings.json and .mcp.json
+  $ devs-ctx hook install --agent codex --user       # ~/.codex/hooks.json and ~/.codex/config.toml
+  $ devs-ctx hook status --agent gemini              # .gemini/settings.json
+  $ devs-ctx hook uninstall --agent codex --user     # the files as they were, byte for byte
+
 Exit codes: 0, 2 usage error (unknown hook, no transcripts configured, a hook edited by hand
-without --force), 3 not a git repository (or git missing).`;
+without --force, an agent settings file that is not valid JSON), 3 not a git repository (or git missing).`;
   const hook = program
     .command('hook')
     .description('install, remove or inspect a git hook that prunes and refreshes the agent transcripts on every commit')
@@ -340,8 +402,15 @@ without --force), 3 not a git repository (or git missing).`;
     .option('--force', 'replace a devs-ctx hook that was edited by hand')
     .option('--stdout', 'print the hook script (running npx --no-install devs-ctx) instead of installing it, for husky or lefthook')
     .option('--json', 'print one JSON report on stdout')
+    .addOption(agentOption('install this agent\'s compaction hooks and the devs-ctx MCP server into its own settings instead of a git hook'))
+    .option('--user', 'with --agent: the user\'s settings (~/.claude, ~/.codex, ~/.gemini) instead of the project\'s')
     .addHelpText('after', HOOK_EXAMPLES)
     .action(async (options: Record<string, unknown>) => {
+      if (options['agent'] !== undefined) {
+        const [{ runAgentInstall }, { packageInfo }] = await Promise.all([import('./commands/agent-install.js'), import('./commands/hook.js')]);
+        exitCode = await runAgentInstall(options, packageInfo().bin, ctx);
+        return;
+      }
       const { runHookInstall } = await import('./commands/hook.js');
       exitCode = await runHookInstall(options, ctx);
     });
@@ -351,8 +420,15 @@ without --force), 3 not a git repository (or git missing).`;
     .option('--hook <name>', 'only this git hook (default: every hook devs-ctx installed here)')
     .option('--force', 'remove a devs-ctx hook even if it was edited by hand')
     .option('--json', 'print one JSON report on stdout')
+    .addOption(agentOption('remove devs-ctx\'s hooks and MCP server from this agent\'s settings (files devs-ctx changed come back byte for byte)'))
+    .option('--user', 'with --agent: the user\'s settings instead of the project\'s')
     .addHelpText('after', HOOK_EXAMPLES)
     .action(async (options: Record<string, unknown>) => {
+      if (options['agent'] !== undefined) {
+        const [{ runAgentUninstall }, { packageInfo }] = await Promise.all([import('./commands/agent-install.js'), import('./commands/hook.js')]);
+        exitCode = await runAgentUninstall(options, packageInfo().bin, ctx);
+        return;
+      }
       const { runHookUninstall } = await import('./commands/hook.js');
       exitCode = await runHookUninstall(options, ctx);
     });
@@ -364,10 +440,36 @@ without --force), 3 not a git repository (or git missing).`;
     .option('--print-transcripts', 'print only the transcript files covered, one absolute path a line (what the hook reads)')
     .option('--hook-file <path>', 'with --print-transcripts: read the settings from this hook script (the hook passes "$0")')
     .option('--json', 'print one JSON document on stdout')
+    .addOption(agentOption('show which of devs-ctx\'s hooks and MCP server this agent\'s settings hold'))
+    .option('--user', 'with --agent: the user\'s settings instead of the project\'s')
     .addHelpText('after', HOOK_EXAMPLES)
     .action(async (options: Record<string, unknown>) => {
+      if (options['agent'] !== undefined) {
+        const { runAgentStatus } = await import('./commands/agent-install.js');
+        exitCode = await runAgentStatus(options, ctx);
+        return;
+      }
       const { runHookStatus } = await import('./commands/hook.js');
       exitCode = await runHookStatus(options, ctx);
+    });
+
+  hook
+    .command('run')
+    .description('what the git hook runs: prune and refresh the transcripts it covers that changed since its last run (one process)')
+    .requiredOption('--hook-file <path>', 'the hook script whose settings to use (the hook passes "$0")')
+    .action(async (options: Record<string, unknown>) => {
+      const { runHookRun } = await import('./commands/hook-run.js');
+      exitCode = await runHookRun(options, ctx);
+    });
+
+  program
+    .command('agent-hook')
+    .description('what the agents\' compaction hooks run (installed by hook install --agent): reads the hook\'s JSON on stdin; never blocks the agent')
+    .argument('<hook>', 'pre-compact (archive and index the window) or post-compact (print the re-grounding)')
+    .addOption(agentOption('the agent that runs the hook').makeOptionMandatory())
+    .action(async (event: string, options: Record<string, unknown>) => {
+      const { runAgentHook } = await import('./commands/agent-hook.js');
+      exitCode = await runAgentHook(event, options, ctx);
     });
 
   program

@@ -32,6 +32,8 @@ export const ConfigFileSchema = z.strictObject({
   strategy: z.enum(['relevance', 'recency']).optional(),
   /** prune: the window size to bring a transcript down to (default half the soft limit). */
   target: tokens.optional(),
+  /** prune: the summary's share of the removed tokens, in % (default 2; kept between 1,000 and 8,000 tokens). */
+  summaryShare: z.number().positive().max(50).optional(),
   /** prune: the archive, a SQLite file (relative to the config file's folder) or a postgres:// URL. */
   archive: z.string().min(1).optional(),
   /** refresh, replay: turns in an orchestrator node between refreshes (default 5). */
@@ -168,7 +170,7 @@ export function parseConfigFile(path: string, value: unknown): ConfigFile {
     what = `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}; allowed keys: ${Object.keys(ConfigFileSchema.shape).join(', ')}`;
   } else if (issue?.code === 'invalid_value' && 'values' in issue) {
     what = `must be one of ${issue.values.map(String).join(', ')}`;
-  } else if (issue?.code === 'too_small' || issue?.code === 'invalid_type') {
+  } else if (issue?.code === 'too_small' || issue?.code === 'too_big' || issue?.code === 'invalid_type') {
     what = `${issue.message} (expected ${describeExpected(key)})`;
   }
   throw new UsageError(`${path}: ${key ? `key "${key}" ` : ''}${what}`, `fix ${path} or pass --config to use another file`);
@@ -179,6 +181,7 @@ function describeExpected(key: string | undefined): string {
   if (key.startsWith('pinnedTypes')) return `an array of ${TurnTypeSchema.options.join('|')}`;
   if (key === 'encoding') return ENCODING_NAMES.join(' or ');
   if (key === 'pinnedPrefixTurns' || key === 'protectedTailTurns') return 'a whole number ≥ 0';
+  if (key === 'summaryShare') return 'a percentage of the removed tokens, more than 0 and at most 50 (e.g. 3)';
   if (key.startsWith('transcripts')) return 'an array of paths or globs, relative to the config file';
   return 'a positive whole number of tokens';
 }

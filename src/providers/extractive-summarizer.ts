@@ -5,6 +5,8 @@ import { InterruptedError, ProviderError } from '../core/errors.js';
 import { Pacer } from '../core/pace.js';
 import type { ConversationTurn } from '../core/turn.js';
 import { terms } from './local-embedder.js';
+import { cleanText, clip, commandKey, oneLine, quotable, readStructure, splitToolCallTurn, stripReminders, structureSteps } from './session-structure.js';
+import type { CommandRun, FileTouch, SessionStructure, ToolFailure } from './session-structure.js';
 
 /**
  * The offline default summarizer. It does not paraphrase: it keeps, verbatim, what later turns
@@ -30,26 +32,29 @@ export class ExtractiveSummarizer implements Summarizer {
     const { turns, budgetTokens } = request;
     const pacer = new Pacer(request.signal);
     const facts = await runPaced(factsSteps(turns), pacer);
-    const aboutGoal = await runPaced(goalLineSteps(turns, request.activeTask), pacer);
+    const structure = await runPaced(structureSteps(turns), pacer);
     const first = turns[0]?.id ?? '';
     const last = turns[turns.length - 1]?.id ?? '';
     // No prune id in the text: it is random, and a dry run must count the same summary every time.
     const header = `${SUMMARY_PREFIX}\n${turns.length} earlier turns were removed and archived by devs-ctx. What they held, verbatim where it matters:`;
+    const latest = structure.requests[structure.requests.length - 1];
     const hints = [
       turns.length > 1 ? `archived turns: ${first} … ${last}` : `archived turn: ${first}`,
+      ...(latest ? [`latest request: turn ${latest.turnId}${structure.lastPlan ? `; last plan: turn ${structure.lastPlan.turnId}` : ''}`] : []),
       'full text: devs-ctx recall "<words>" (or --turn ID); undo: devs-ctx restore FILE',
     ];
     const goal = clip(request.activeTask.replace(/\s+/g, ' ').trim(), 400);
     const sections: Section[] = [
       { title: 'Goal', items: goal ? [goal] : [] },
-      { title: 'On the goal', items: aboutGoal },
-      { title: 'Errors and what followed', items: facts.errors },
-      { title: 'Decisions', items: facts.decisions },
-      { title: 'Commands run', items: facts.commands },
-      { title: 'Files', items: facts.files },
-      { title: 'Identifiers', items: facts.identifiers },
-      { title: 'Open work', items: facts.todos },
-      { title: 'Done', items: facts.done },
+      { title: 'User requests (in order)', items: requestItems(structure), inOrder: true },
+      { title: 'Current state and next step', items: planItems(structure), inOrder: true },
+      { title: 'Errors and what fixed them', items: errorItems(structure, facts) },
+      { title: 'Files touched', items: fileItems(structure, [...prosePaths(structure), ...facts.files.filter((f) => !WEB_PATH.test(f))]) },
+      { title: 'Commands run', items: commandItems(structure), inOrder: true },
+      { title: 'Decisions and constraints', items: decisionItems(structure) },
+      { title: 'Open TODOs', items: todoItems(structure) },
+      { title: 'Identifiers', items: identifierItems(structure) },
+      { title: 'Done', items: doneItems(structure) },
     ];
 
     const cost = (text: string): number => this.counter.count(text);
@@ -63,7 +68,7 @@ export class ExtractiveSummarizer implements Summarizer {
       );
     }
     // Round-robin over sections so each gets its most important items before any gets many.
-    const chosen = sections.map(() => [] as string[]);
+    const chosen = sections.map(() => [] as Item[]);
     const cursor = sections.map(() => 0);
     let progress = true;
     while (progress) {
@@ -73,25 +78,241 @@ export class ExtractiveSummarizer implements Summarizer {
         const item = section.items[index];
         if (item === undefined) return;
         cursor[s] = index + 1;
+        const text = typeof item === 'string' ? item : item.text;
         const heading = (chosen[s]?.length ?? 0) === 0 ? `\n## ${section.title}\n` : '\n';
-        const piece = `${heading}- ${item}`;
-        const pieceCost = cost(piece);
-        if (used + pieceCost > budgetTokens) return;
-        chosen[s]?.push(item);
-        used += pieceCost;
+        const pieceCost = cost(`${heading}- ${text}`);
         progress = true;
+        if (used + pieceCost > budgetTokens) return;
+        chosen[s]?.push(typeof item === 'string' ? { text: item, order: index } : item);
+        used += pieceCost;
       });
     }
     const body = sections
-      .map((section, s) => ((chosen[s]?.length ?? 0) > 0 ? `\n## ${section.title}\n${chosen[s]?.map((i) => `- ${i}`).join('\n')}` : ''))
+      .map((section, s) => {
+        const items = [...(chosen[s] ?? [])];
+        if (items.length === 0) return '';
+        if (section.inOrder) items.sort((a, b) => a.order - b.order);
+        return `\n## ${section.title}\n${items.map((i) => `- ${i.text}`).join('\n')}`;
+      })
       .join('');
     return `${header}${body}${hintText}`;
   }
 }
 
+/** An item and its place when shown (sections shown in order list their items chronologically). */
+interface Item {
+  readonly text: string;
+  readonly order: number;
+}
+
+const REQUEST_CAP = 300;
+/** Source code quoted by a tool (format strings, escaped tabs, comments, diff lines), not a message. */
+const CODE_LIKE = /%[vwsdq]\b|\\t|^\s*(?:\/\/|#|[+-]\s|\*\s)|\w\(["'`].*\)\s*$/;
+/** A heading that introduces a list ("The remaining issues are:") says nothing alone. */
+const LEAD_IN = /:\s*$/;
+/** The latest request is kept whole, up to this (a pasted log is not a request). */
+const LATEST_REQUEST_CAP = 4000;
+const PLAN_LINES = 12;
+const CONSTRAINT_LINE = /\b(must|must not|never|always|don't|do not|only|without|keep|avoid|should(?:n't| not)?|instead of|skip)\b/i;
+
+/** The user's requests, latest first (kept first), shown in order; the latest whole. */
+function requestItems(structure: SessionStructure): Item[] {
+  const { requests } = structure;
+  const items = requests.map((r, i) => ({
+    // No turn id each (the lookup hints name the latest's): ids cost more tokens than short requests.
+    text: i === requests.length - 1 ? clip(oneLine(r.text), LATEST_REQUEST_CAP) : clip(oneLine(r.text), REQUEST_CAP),
+    order: i,
+  }));
+  return items.reverse();
+}
+
+/** The assistant's last words: its current state and next step, line by line. */
+function planItems(structure: SessionStructure): Item[] {
+  const lines = (structure.lastPlan?.text ?? '').split('\n').map((l) => l.trim()).filter((l) => l.length > 1 && !CODE_LINE.test(l));
+  const items = lines.slice(0, PLAN_LINES).map((line, i) => ({ text: clip(line, 300), order: i }));
+  // What it was doing when the span ends, after that message: kept first, shown last.
+  const words = structure.lastWords?.text.split('\n').map((l) => l.trim()).filter((l) => l.length > 1 && !CODE_LINE.test(l)) ?? [];
+  const last = words.length > 0 ? [{ text: `then, last: ${clip(words.join(' '), 300)}`, order: PLAN_LINES }] : [];
+  return [...last, ...items];
+}
+
+/** Files by what was done to them: changed files first, then by how often they were touched. */
+function fileItems(structure: SessionStructure, mentioned: readonly string[]): string[] {
+  const files = [...structure.files];
+  const changes = (f: FileTouch): number => f.counts.edited + f.counts.created + f.counts.deleted;
+  const total = (f: FileTouch): number => changes(f) + f.counts.read;
+  files.sort((a, b) => Math.sign(changes(b)) - Math.sign(changes(a)) || total(b) - total(a) || a.first - b.first);
+  const root = projectRoot(files.map((f) => f.path));
+  const items = files.slice(0, 60).map((f) => {
+    const what = (['created', 'edited', 'deleted', 'read'] as const)
+      .filter((k) => f.counts[k] > 0)
+      .map((k) => (f.counts[k] > 1 ? `${k} ${f.counts[k]}×` : k))
+      .join(', ');
+    return `${root && f.path.startsWith(root) ? f.path.slice(root.length) : f.path} — ${what}`;
+  });
+  if (root) items.unshift(`(paths below are relative to ${root})`);
+  // Paths only named in the text (a format whose tool calls carry no inputs, or files a command touched).
+  const touched = structure.files.map((f) => f.path);
+  const named = [...new Set(mentioned)].filter((path) => !touched.some((t) => t === path || t.endsWith(`/${path}`))).map((path) => `${path} — mentioned`);
+  return [...items, ...named].slice(0, 60);
+}
+
+/** A project's usual top-level folders: what comes before one is the project's root. */
+const TOP_DIR = /\/(?:src|cmd|apps|packages|lib|libs|test|tests|docs|internal|pkg|app|scripts|bench|crates|server|client|web|\.github|\.claude)\//;
+
+/**
+ * The project folder most absolute paths share, when it saves repeating it: the folder before their
+ * first usual top-level folder (`src/`, `cmd/`, `apps/`…), so what is left is the repository-relative
+ * path people write; it must hold at least 60 % of them, and two or more.
+ */
+function projectRoot(paths: readonly string[]): string | undefined {
+  const absolute = paths.filter((p) => p.startsWith('/'));
+  if (absolute.length < 2) return undefined;
+  const roots = new Map<string, number>();
+  for (const path of absolute) {
+    const top = TOP_DIR.exec(path);
+    if (top) roots.set(path.slice(0, top.index + 1), (roots.get(path.slice(0, top.index + 1)) ?? 0) + 1);
+  }
+  const [root, n] = [...roots].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
+  return n >= 2 && n >= absolute.length * 0.6 && root.length > 1 ? root : undefined;
+}
+
+/** Each distinct command once, with how many runs and how the last one ended; failures kept first. */
+function commandItems(structure: SessionStructure): Item[] {
+  const byCommand = new Map<string, { runs: number; last: CommandRun; order: number; failed: boolean }>();
+  structure.commands.forEach((run, i) => {
+    const key = run.command.trim();
+    const seen = byCommand.get(key);
+    const failed = run.outcome !== undefined && run.outcome !== 'ok';
+    byCommand.set(key, { runs: (seen?.runs ?? 0) + 1, last: run, order: seen?.order ?? i, failed: (seen?.failed ?? false) || failed });
+  });
+  const items = [...byCommand.values()].map((c) => {
+    const outcome = c.last.outcome === undefined ? '' : c.last.outcome === 'ok' ? ' → ok' : ` → ${c.last.outcome}${c.last.errorLine ? `: ${c.last.errorLine}` : ''}`;
+    const runs = c.runs > 1 ? ` (${c.runs} runs)` : '';
+    return { text: `\`${clip(oneLine(c.last.command), 240)}\`${outcome}${runs}`, order: c.order, failed: c.failed };
+  });
+  // Failed ones first, then the latest: a small budget keeps what went wrong and where things stand.
+  return [...items.filter((i) => i.failed).reverse(), ...items.filter((i) => !i.failed).reverse()];
+}
+
+/** Each failed tool call, its first error line, and what fixed it (a later success of the same command or file). */
+function errorItems(structure: SessionStructure, facts: ExtractedFacts): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const failure of structure.failures) {
+    const signature = `${failure.key} ${failure.errorLine}`;
+    if (seen.has(signature)) continue;
+    seen.add(signature);
+    out.push(`${failure.what} — ${failure.errorLine} (turn ${failure.resultTurnId})${fixOf(structure, failure)}`);
+  }
+  const quoted = new Set(structure.failures.map((f) => f.errorLine));
+  for (const error of facts.errors) {
+    const turnId = /\(turn ([^)\s]+)\)/.exec(error)?.[1] ?? '';
+    if (structure.fileOutputTurnIds.has(turnId) || CODE_LIKE.test(error)) continue;
+    if (![...quoted].some((line) => error.startsWith(clip(line, 200)))) out.push(error);
+  }
+  return out.slice(0, 30);
+}
+
+function fixOf(structure: SessionStructure, failure: ToolFailure): string {
+  const later = structure.commands.find((c) => c.index > failure.index && commandKey(c.command) === failure.key && c.outcome === 'ok');
+  const edited = structure.files.filter((f) => f.first > failure.index && f.first < (later?.index ?? Infinity) && f.counts.edited + f.counts.created > 0).map((f) => f.path);
+  if (later) return ` → fixed: \`${clip(oneLine(later.command), 120)}\` passed${edited.length > 0 ? ` after changing ${edited.slice(0, 4).join(', ')}` : ''}`;
+  const next = structure.prose.find((p) => p.role === 'assistant' && p.turnId !== failure.callTurnId && structure.commands.every((c) => c.turnId !== p.turnId || c.index > failure.index) && turnAfter(structure, p.turnId, failure));
+  return next ? ` → then: ${clip(next.line, 160)}` : '';
+}
+
+/** Whether a prose line's turn comes after a failure (its first tool call, if any, is later). */
+function turnAfter(structure: SessionStructure, turnId: string, failure: ToolFailure): boolean {
+  const index = structure.prose.findIndex((p) => p.turnId === turnId);
+  const failedAt = structure.prose.findIndex((p) => p.turnId === failure.resultTurnId || p.turnId === failure.callTurnId);
+  return index > failedAt && failedAt >= 0;
+}
+
+/** What the assistant decided and the user required, in their words. */
+function decisionItems(structure: SessionStructure): string[] {
+  const out = new Ordered();
+  for (const p of structure.prose) {
+    if (p.line.length > MAX_FACT_LINE || CODE_LINE.test(p.line)) continue;
+    if (LEAD_IN.test(p.line)) continue;
+    if (p.role === 'assistant' && DECISION_LINE.test(p.line)) out.add(clip(p.line, 240));
+    else if (p.role === 'user' && CONSTRAINT_LINE.test(p.line) && p.line.length > REQUEST_CAP) out.add(clip(p.line, 240));
+  }
+  return out.first(20);
+}
+
+/** The agent's open todo items (its latest list), then TODO lines it wrote. */
+function todoItems(structure: SessionStructure): string[] {
+  const out = new Ordered();
+  for (const todo of structure.todos) if (todo.status !== 'completed') out.add(`${clip(oneLine(todo.text), 200)}${todo.status === 'pending' ? '' : ` (${todo.status})`}`);
+  for (const p of structure.prose) if (p.role === 'assistant' && TODO_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line)) out.add(clip(p.line, 200));
+  return out.first(20);
+}
+
+function doneItems(structure: SessionStructure): string[] {
+  const out = new Ordered();
+  for (const todo of structure.todos) if (todo.status === 'completed') out.add(clip(oneLine(todo.text), 200));
+  for (const p of structure.prose) if (p.role === 'assistant' && DONE_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line) && p.line.length <= 200) out.add(p.line);
+  return out.first(20);
+}
+
+/**
+ * [issue 15] What the turns' structure says, for a model's prompt: files touched, failed commands and
+ * the identifiers worth keeping verbatim (`identifiers`, most repeated first, a summary is checked for).
+ */
+export function structuralFacts(turns: readonly ConversationTurn[]): { text: string; identifiers: string[] } {
+  const structure = readStructure(turns);
+  const files = fileItems(structure, prosePaths(structure)).slice(0, 25);
+  const failed = structure.failures.slice(0, 10).map((f) => `${f.what} — ${f.errorLine} (turn ${f.resultTurnId})`);
+  const identifiers = rankedIdentifiers(structure).slice(0, 40);
+  const lines = [
+    ...(files.length > 0 ? ['Files touched:', ...files.map((f) => `- ${f}`)] : []),
+    ...(failed.length > 0 ? ['Commands and tools that failed:', ...failed.map((f) => `- ${f}`)] : []),
+    ...(identifiers.length > 0 ? [`Identifiers to keep verbatim: ${identifiers.map((id) => `\`${id}\``).join(', ')}`] : []),
+  ];
+  return { text: lines.join('\n'), identifiers };
+}
+
+/** Paths the user and assistant named, most named first. */
+function prosePaths(structure: SessionStructure): string[] {
+  const counts = new Counter();
+  for (const p of structure.prose) for (const m of new Set([...p.line.matchAll(FILE_PATH)].map((x) => x[0]))) counts.add(m);
+  return counts.top(60);
+}
+
+/** A URL's host and path (`/cursor.com/a.svg`), not a file. */
+const WEB_PATH = /^\/*[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|app|co)\//;
+
+const IDENTIFIERS_PER_ITEM = 10;
+/** Names, paths and `backticked` terms the user and assistant used, most repeated first, in groups. */
+function identifierItems(structure: SessionStructure): string[] {
+  const ids = rankedIdentifiers(structure);
+  const items: string[] = [];
+  for (let i = 0; i < ids.length; i += IDENTIFIERS_PER_ITEM) items.push(ids.slice(i, i + IDENTIFIERS_PER_ITEM).map((id) => `\`${id}\``).join(', '));
+  return items;
+}
+
+function rankedIdentifiers(structure: SessionStructure): string[] {
+  const counts = new Counter();
+  for (const p of structure.prose) {
+    const found = new Set<string>();
+    // A span with space at an edge is the prose between two code spans (an odd backtick shifted the pairs).
+    for (const m of p.line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[(\[]$/.test(m[1])) found.add(m[1]);
+    for (const m of p.line.matchAll(FILE_PATH)) found.add(m[0]);
+    for (const m of p.line.matchAll(IDENTIFIER)) found.add(m[0]);
+    for (const id of found) counts.add(id);
+  }
+  const ranked = counts.top(150).filter((id) => !id.includes('`'));
+  // One that an earlier (more repeated) one contains adds nothing verbatim: `TeamSheet.tsx` after `src/TeamSheet.tsx`.
+  return ranked.filter((id, i) => !ranked.slice(0, i).some((earlier) => earlier.includes(id))).slice(0, 120);
+}
+
+/** A section's items, most important first (what a small budget keeps). */
 interface Section {
   readonly title: string;
-  readonly items: readonly string[];
+  readonly items: readonly (string | Item)[];
+  /** Show the kept items in their `order` rather than by importance. */
+  readonly inOrder?: boolean;
 }
 
 export interface ExtractedFacts {
@@ -134,7 +355,7 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
   const done = new Ordered();
   for (let t = 0; t < turns.length; t++) {
     const turn = turns[t] as ConversationTurn;
-    const text = headAndTail(turn.content).replace(ANSI, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
+    const text = stripReminders(headAndTail(turn.content)).replace(ANSI, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
     for (const match of text.matchAll(FILE_PATH)) files.add(match[0]);
     for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
     for (const match of text.matchAll(IDENTIFIER)) identifiers.add(match[0]);
@@ -153,13 +374,16 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
       }
     }
     const lines = readableText(text).split('\n');
-    for (const line of lines) {
-      if (line.length < 4 || line.length > MAX_FACT_LINE) continue;
+    const prose = turn.type !== 'tool_result';
+    for (const raw of lines) {
+      // Never a reader's line-number prefix, an injected reminder or a command caveat.
+      const line = quotable(raw);
+      if (line === undefined || line.length < 4 || line.length > MAX_FACT_LINE) continue;
       if (ERROR_LINE.test(line) && !CODE_LINE.test(line)) {
         const next = followUp(turns, t);
         errors.add(`${clip(line.trim(), 200)} (turn ${turn.id})${next ? ` → then: ${next}` : ''}`);
       } else if ((turn.type === 'message' || turn.type === 'reasoning') && DECISION_LINE.test(line)) decisions.add(clip(line.trim(), 240));
-      else if (TODO_LINE.test(line)) todos.add(clip(line.trim(), 200));
+      else if (prose && TODO_LINE.test(line) && !CODE_LINE.test(line)) todos.add(clip(line.trim(), 200));
       else if (turn.role === 'assistant' && DONE_LINE.test(line)) done.add(clip(line.trim(), 200));
     }
     yield;
@@ -241,8 +465,8 @@ function* goalLineSteps(turns: readonly ConversationTurn[], goal: string): Gener
   const frequency = new Map<string, number>();
   let order = 0;
   for (const turn of turns) {
-    for (const raw of readableText(headAndTail(turn.content)).split('\n')) {
-      const line = raw.trim();
+    for (const raw of readableText(stripReminders(headAndTail(turn.content))).split('\n')) {
+      const line = quotable(raw) ?? '';
       if (line.length < 12 || line.length > MAX_FACT_LINE || !mentionsGoal.test(line) || CODE_LINE.test(line)) continue;
       const words = new Set(terms(line).filter((w) => goalTerms.has(w)));
       if (words.size === 0) continue;
@@ -268,7 +492,9 @@ function* goalLineSteps(turns: readonly ConversationTurn[], goal: string): Gener
 function followUp(turns: readonly ConversationTurn[], t: number): string | undefined {
   for (let i = t + 1; i < Math.min(turns.length, t + 4); i++) {
     const next = turns[i];
-    if (next?.role === 'assistant' && next.type !== 'reasoning' && next.content.trim()) return firstLine(next.content, 160);
+    if (next?.role !== 'assistant' || next.type === 'reasoning') continue;
+    const text = cleanText(next.type === 'tool_call' ? splitToolCallTurn(next.content).prose.join('\n') : next.content);
+    if (text.trim()) return firstLine(text, 160);
   }
   return undefined;
 }
@@ -278,9 +504,6 @@ function firstLine(text: string, max: number): string {
   return clip(line.trim(), max);
 }
 
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
 
 function unescapeJson(text: string): string {
   try {

@@ -239,12 +239,26 @@ export function extractIdentifiers(text: string, limit = MAX_IDENTIFIERS): strin
 
 /**
  * The default generateContent answer: section headers a summary would have, and every identifier
- * of the request text repeated verbatim (up to 60).
+ * of the request text repeated verbatim (up to 60). When the system instruction asks for sections
+ * ("Answer with exactly these Markdown sections, …: A, B, C."), it answers with those, as a model
+ * that follows its instructions would: the goal under the first, the identifiers under the one named
+ * Identifiers (else the last), "none" under the others.
  */
-export function defaultSummary(text: string): string {
+export function defaultSummary(text: string, system = ''): string {
   const firstLine = text.split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
   const goal = firstLine.length > 160 ? `${firstLine.slice(0, 157)}...` : firstLine;
   const identifiers = extractIdentifiers(text);
+  const asked = /Answer with exactly these Markdown sections[^:]*: ([^\n]+)\./.exec(system)?.[1]?.split(', ').filter((s) => s.trim());
+  if (asked && asked.length > 0) {
+    const idsAt = asked.findIndex((s) => /identifiers/i.test(s));
+    const at = idsAt >= 0 ? idsAt : asked.length - 1;
+    return asked
+      .flatMap((section, i) => [
+        `## ${section}`,
+        ...(i === 0 ? [goal === '' ? '(no request text)' : goal] : i === at ? (identifiers.length === 0 ? ['none'] : identifiers.map((id) => `- ${id}`)) : ['none']),
+      ])
+      .join('\n');
+  }
   return [
     '## Goal',
     goal === '' ? '(no request text)' : goal,
@@ -476,7 +490,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     };
     switch (fault?.kind) {
       case undefined: {
-        const answer = options.respond ? options.respond({ model, body, text }) : defaultSummary(text);
+        const answer = options.respond ? options.respond({ model, body, text }) : defaultSummary(text, systemText(body));
         return withText(answer, 'STOP');
       }
       case 'reply':

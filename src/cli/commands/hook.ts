@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -203,6 +203,7 @@ export async function runHookUninstall(rawOptions: Record<string, unknown>, ctx:
     for (const hook of hooks) {
       const result = uninstallHookFile({ hooksDir: repo.hooksDir, hook, force: options.force === true });
       if (result.action === 'absent') continue;
+      forgetHookState(repo.hooksDir, hook);
       removed.push({ hook, path: result.path, action: result.action, previous: result.previous, missingPrevious: result.missingPrevious ?? null });
     }
     const report: HookUninstallReport = { schemaVersion: HOOK_SCHEMA_VERSION, hooksDir: repo.hooksDir, removed };
@@ -291,7 +292,7 @@ function printTranscripts(options: z.output<typeof StatusOptionsSchema>, ctx: Cl
 }
 
 /** The hook's --transcript list (relative to the work tree's top), else the config's (relative to the config file). */
-function coveredBy(meta: Pick<HookMeta, 'transcripts' | 'config'> | null, top: string, ctx: CliContext, explicitConfig?: string): CoveredTranscripts {
+export function coveredBy(meta: Pick<HookMeta, 'transcripts' | 'config'> | null, top: string, ctx: CliContext, explicitConfig?: string): CoveredTranscripts {
   const home = ctx.env['HOME'];
   const configPath = explicitConfig !== undefined ? resolve(ctx.cwd, explicitConfig) : meta?.config != null ? resolve(top, meta.config) : undefined;
   if (meta?.transcripts) {
@@ -335,7 +336,7 @@ function hookManager(repo: GitRepository, hook: string): string | undefined {
 }
 
 /** This copy of devs-ctx: its version, and its bin (the absolute path the hook will run). */
-function packageInfo(): { version: string; bin: string | null } {
+export function packageInfo(): { version: string; bin: string | null } {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');
@@ -349,5 +350,16 @@ function packageInfo(): { version: string; bin: string | null } {
     const parent = dirname(dir);
     if (parent === dir) return { version: '0.0.0', bin: null };
     dir = parent;
+  }
+}
+
+/** What `hook run` recorded of the transcripts it saw (see hook-run.ts): gone with the hook. */
+function forgetHookState(hooksDir: string, hook: string): void {
+  const dir = join(hooksDir, '.devs-ctx-state');
+  rmSync(join(dir, `${hook}.json`), { force: true });
+  try {
+    rmdirSync(dir);
+  } catch {
+    // other hooks' records are still there, or there was none
   }
 }

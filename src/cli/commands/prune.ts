@@ -33,6 +33,13 @@ import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, t
 const PruneOptionsSchema = z.object({
   ...readingOptionsShape,
   target: tokenOption('--target'),
+  summaryShare: z
+    .string()
+    .trim()
+    .regex(/^\d+(?:\.\d+)?%?$/, '--summary-share takes a percentage of the removed tokens, e.g. 3 or 3%')
+    .transform((v) => Number(v.replace('%', '')))
+    .refine((v) => v > 0 && v <= 50, '--summary-share must be more than 0 and at most 50 (%)')
+    .optional(),
   output: z.string().optional(),
   inPlace: z.boolean().optional(),
   dryRun: z.boolean().optional(),
@@ -86,6 +93,8 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     // Explicit limits are known before the transcript is read: a bad --target fails first.
     if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
+    const summaryPercent = options.summaryShare ?? file?.config.summaryShare;
+    const summaryShare = summaryPercent === undefined ? undefined : summaryPercent / 100;
     const choice = await chooseProviders(options, ctx, file?.config);
     const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
     const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
@@ -144,6 +153,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
         counter,
         policy: { ...settings, strategy, force: options.force === true },
         targetTokens,
+        ...(summaryShare !== undefined ? { summaryShare } : {}),
         ...(options.goal !== undefined ? { goal: options.goal } : {}),
         embedder: providers.embedder,
       }));
@@ -158,7 +168,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       const request = {
         tokens,
         counter,
-        policy: { ...settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(targetTokens) },
+        policy: { ...settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(summaryShare) },
         ...(options.goal !== undefined ? { goal: options.goal } : {}),
         embedder: providers.embedder,
         summarizer: providers.summarizer,

@@ -58,6 +58,8 @@ export interface ReviewRequest {
   readonly tokens: readonly number[];
   readonly counter: TextTokenCounter;
   readonly policy: Omit<PrunePolicy, 'targetTokens' | 'summaryReserveTokens'>;
+  /** The summary's share of the removed tokens (`--summary-share`), as the prune will use it. */
+  readonly summaryShare?: number;
   readonly targetTokens: number;
   readonly goal?: string;
   readonly embedder: Embedder;
@@ -89,7 +91,7 @@ export async function reviewPrune(request: ReviewRequest): Promise<ReviewResult>
   const planFor = (): PrunePlan =>
     planPrune(
       base.map((e, i) => (pinned.has(i) ? { ...e, entry: pinEntry(e.entry) } : e)),
-      { ...policy, targetTokens, summaryReserveTokens: summaryReserveFor(targetTokens) },
+      { ...policy, targetTokens, summaryReserveTokens: summaryReserveFor(request.summaryShare) },
     );
   // Pinned by the policy (prefix, type, `pinned: true`): not the user's to unpin here.
   const policyPinned = new Set(planPrune(base, { ...policy, targetTokens, summaryReserveTokens: 0, force: true }).pinned);
@@ -135,7 +137,7 @@ async function planEntries(request: ReviewRequest): Promise<PlanEntry[]> {
   // As in the prune: nothing is ranked (nor sent to a remote embedder) when nothing would be pruned.
   const probe = planPrune(
     entries.map((entry, i) => ({ entry, tokens: tokens[i] ?? 0 })),
-    { ...policy, strategy: 'recency', targetTokens: request.targetTokens, summaryReserveTokens: summaryReserveFor(request.targetTokens) },
+    { ...policy, strategy: 'recency', targetTokens: request.targetTokens, summaryReserveTokens: summaryReserveFor(request.summaryShare) },
   );
   if (policy.strategy === 'relevance' && probe.outcome !== 'prune') relevance = turns.map(() => 0);
   else if (policy.strategy === 'relevance') {

@@ -33,6 +33,8 @@ export interface ContextPrunerOptions extends Partial<PrunerConfig> {
   readonly model?: string;
   readonly targetTokens?: number;
   readonly strategy?: PruneStrategy;
+  /** The summary's share of the removed tokens (default 0.02; kept between 1,000 and 8,000 tokens). */
+  readonly summaryShare?: number;
   /** Needed for `relevance`; without one, `recency` is used. */
   readonly embedder?: Embedder;
   /** Counts text the pruner creates (summaries, placeholders) and turns without `tokenCount`. */
@@ -98,7 +100,7 @@ export class ContextPruner implements BudgetPruner {
       entries,
       tokens,
       counter: this.counter,
-      policy: { ...this.config, targetTokens, strategy, summaryReserveTokens: summaryReserveFor(targetTokens) },
+      policy: { ...this.config, targetTokens, strategy, summaryReserveTokens: summaryReserveFor(this.options.summaryShare) },
       ...(activeTaskContext !== undefined && activeTaskContext.trim() ? { goal: activeTaskContext } : {}),
       embedder: this.options.embedder ?? nullEmbedder,
       summarizer: this.summarizer,

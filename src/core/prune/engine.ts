@@ -6,8 +6,8 @@ import type { ConversationTurn } from '../turn.js';
 import { planToEdit } from './apply.js';
 import { SUMMARY_PREFIX } from './edit.js';
 import type { TranscriptEdit } from './edit.js';
-import { defaultTargetTokens, planPrune } from './plan.js';
-import type { PlanEntry, PrunePlan, PrunePolicy } from './plan.js';
+import { defaultTargetTokens, planPrune, summaryBudgetFor, summaryRule } from './plan.js';
+import type { PlanEntry, PrunePlan, PrunePolicy, SummaryBudgetRule } from './plan.js';
 import { findActiveTask, scoreRelevance } from './relevance.js';
 import { isPinnedTurn } from '../policy.js';
 import { pacedMap } from '../pace.js';
@@ -52,9 +52,14 @@ export interface PreparedPrune {
   readonly droppedTokens: number;
 }
 
-/** Keeps the summary small next to the target: 5 % of it, between 300 and 4,096 tokens (the seed's maxOutputTokens). */
-export function summaryReserveFor(targetTokens: number): number {
-  return Math.min(4096, Math.max(300, Math.floor(targetTokens * 0.05)));
+/**
+ * The summary's room: a share of what the prune removes (2 % by default, `summaryShare` /
+ * `--summary-share`), between 1,000 and 8,000 tokens, never as many as it replaces. The plan keeps
+ * that room inside the target (it used to be 5 % of the target, so the more a prune removed, the
+ * less its summary could say).
+ */
+export function summaryReserveFor(share?: number): SummaryBudgetRule {
+  return summaryRule(share);
 }
 
 /** The text a masked tool result keeps: how much was archived and how to get it back (no random ids, so a dry run repeats exactly). */
@@ -131,7 +136,9 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
   if (plan.dropped.size > 0) {
     request.onProgress?.('summary');
     const removed: ConversationTurn[] = [...plan.dropped].sort((a, b) => a - b).map((i) => turns[i]).filter((t): t is ConversationTurn => t !== undefined);
-    const budgetTokens = Math.min(policy.summaryReserveTokens, Math.max(0, droppedTokens - 1));
+    // [issue 15] A share of what is removed; inside the target when the plan reaches it.
+    const rule = summaryBudgetFor(droppedTokens, policy.summaryReserveTokens);
+    const budgetTokens = plan.reachedTarget ? Math.min(rule, Math.max(0, plan.targetTokens - plan.tokensAfterActions)) : rule;
     const raw = await request.summarizer.summarize({
       turns: removed,
       activeTask: goal,

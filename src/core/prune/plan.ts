@@ -13,8 +13,47 @@ export interface PrunePolicy extends PrunerConfig {
   readonly strategy: PruneStrategy;
   /** Prune even when the urgency is `none`. */
   readonly force?: boolean;
-  /** Tokens kept free for the summary turn when anything is dropped. */
-  readonly summaryReserveTokens: number;
+  /**
+   * Tokens kept free for the summary turn when anything is dropped: a fixed number, or a rule that
+   * follows what is removed (`summaryBudgetFor`).
+   */
+  readonly summaryReserveTokens: number | SummaryBudgetRule;
+}
+
+/** The summary may use `share` of the removed tokens, at least `min` and at most `max` (never as many as it replaces). */
+export interface SummaryBudgetRule {
+  readonly share: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** [issue 15] 2 % of what a prune removes, between 1,000 and 8,000 tokens. */
+export const DEFAULT_SUMMARY_SHARE = 0.02;
+export const SUMMARY_MIN_TOKENS = 1000;
+export const SUMMARY_MAX_TOKENS = 8000;
+
+export function summaryRule(share = DEFAULT_SUMMARY_SHARE): SummaryBudgetRule {
+  return { share, min: SUMMARY_MIN_TOKENS, max: SUMMARY_MAX_TOKENS };
+}
+
+/**
+ * The summary's budget for `removedTokens` removed: a fixed reserve as given, or the rule's share of
+ * them clamped to [min, max]; always less than what it replaces (a summary as large fails closed).
+ */
+/**
+ * The room a plan keeps for the summary: the budget for what it drops, but never more than a tenth of
+ * the target (at least 300), so a small target is not spent on the summary. The summary may then use
+ * all the room left under the target (`summaryBudgetFor` capped by it), or its whole budget when the
+ * target cannot be reached anyway.
+ */
+export function plannedSummaryRoom(removedTokens: number, reserve: number | SummaryBudgetRule, targetTokens: number): number {
+  const budget = summaryBudgetFor(removedTokens, reserve);
+  return typeof reserve === 'number' ? budget : Math.min(budget, Math.max(300, Math.floor(targetTokens / 10)));
+}
+
+export function summaryBudgetFor(removedTokens: number, reserve: number | SummaryBudgetRule): number {
+  const budget = typeof reserve === 'number' ? reserve : Math.min(reserve.max, Math.max(reserve.min, Math.floor(removedTokens * reserve.share)));
+  return Math.max(0, Math.min(budget, removedTokens - 1));
 }
 
 /** What the plan knows about each entry (same order as the transcript's entries). */
@@ -118,7 +157,9 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
   const dropped = new Set<number>();
   let actions: PruneAction[] = [];
   let total = totalBefore;
-  const reserve = (): number => (dropped.size > 0 ? policy.summaryReserveTokens : 0);
+  // The summary's room follows what is dropped (its rule), so it grows as more goes.
+  let droppedTokens = 0;
+  const reserve = (): number => (dropped.size > 0 ? plannedSummaryRoom(droppedTokens, policy.summaryReserveTokens, targetTokens) : 0);
   const over = (limit: number): boolean => total + reserve() > limit;
 
   // 1. Mask tool results (recency: oldest first; relevance: least relevant to the goal first, so the
@@ -151,6 +192,7 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
       stillCounted += tokensOf(i) - (maskSaved ?? 0);
       if (maskSaved !== undefined) masked.delete(i);
       dropped.add(i);
+      droppedTokens += tokensOf(i);
     }
     total -= stillCounted;
     actions.push({ kind: 'drop', entries: unit.entries, tokensSaved: size, reason });

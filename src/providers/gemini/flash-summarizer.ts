@@ -4,7 +4,8 @@ import { SUMMARY_PREFIX } from '../../core/prune/edit.js';
 import type { GenerateResult, LLMClient, Summarizer, SummaryRequest } from '../../core/providers.js';
 import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import type { ConversationTurn } from '../../core/turn.js';
-import { extractFacts } from '../extractive-summarizer.js';
+import { extractFacts, structuralFacts } from '../extractive-summarizer.js';
+import { SUMMARY_SECTIONS } from '../summary-sections.js';
 import { DEFAULT_SUMMARY_MODEL } from './pricing.js';
 import { mergeInstruction, mergePrompt, renderTurn, summaryPrompt, systemInstruction } from './prompt.js';
 
@@ -94,11 +95,14 @@ export class FlashSummarizer implements Summarizer {
       ? `the removed turns are archived (prune ${request.archive.eventId}); they can be found again with devs-ctx recall "<words>" or devs-ctx recall --turn <id>`
       : undefined;
     const chunks = this.chunk(rendered);
+    // [issue 15] What the structure says goes with the request; the answer must keep its identifiers.
+    const facts = structuralFacts(sent);
+    const factText = facts.text || undefined;
 
     let body: string;
     if (chunks.length === 1) {
       this.config.onProgress?.('summarizing with Gemini');
-      body = await this.ask(systemInstruction(words), summaryPrompt({ activeTask: request.activeTask, turnsText: inputText, ...(archiveHint ? { archiveHint } : {}) }), request.signal, 'the summary');
+      body = await this.ask(systemInstruction(words), summaryPrompt({ activeTask: request.activeTask, turnsText: inputText, ...(archiveHint ? { archiveHint } : {}), ...(factText ? { facts: factText } : {}) }), request.signal, 'the summary');
     } else {
       const parts: string[] = [];
       for (const [i, chunk] of chunks.entries()) {
@@ -113,7 +117,7 @@ export class FlashSummarizer implements Summarizer {
         );
       }
       this.config.onProgress?.(`merging ${chunks.length} chunk summaries`);
-      body = await this.ask(mergeInstruction(words), mergePrompt(request.activeTask, parts), request.signal, 'the merged summary');
+      body = await this.ask(mergeInstruction(words), mergePrompt(request.activeTask, parts, factText), request.signal, 'the merged summary');
     }
 
     const summary = `${SUMMARY_PREFIX}\n${request.turns.length} earlier turns were removed and archived by devs-ctx; summary by ${this.model}:\n\n${body.trim()}`;
@@ -126,6 +130,8 @@ export class FlashSummarizer implements Summarizer {
       );
     }
     this.checkIdentifiers(rendered, body);
+    this.checkGiven(facts.identifiers, body);
+    this.checkSections(body);
     return summary;
   }
 
@@ -165,6 +171,33 @@ export class FlashSummarizer implements Summarizer {
     const { text: masked, counts } = redactSecrets(text);
     addRedactionCounts(this.redactions, counts);
     return masked;
+  }
+
+  /** [issue 15] The identifiers the prompt listed (the most repeated ones): at least half must be kept. */
+  private checkGiven(given: readonly string[], body: string): void {
+    const sample = given.filter((id) => !id.includes('REDACTED') && !GENERIC_IDENTIFIERS.has(id)).slice(0, IDENTIFIER_SAMPLE);
+    if (sample.length < 4) return;
+    const missing = sample.filter((id) => !body.includes(id));
+    if ((sample.length - missing.length) / sample.length < MIN_IDENTIFIERS_KEPT) {
+      throw new ProviderError(
+        `the ${this.name} summary dropped most identifiers it was given (kept ${sample.length - missing.length} of ${sample.length}; missing e.g. ${missing.slice(0, 5).join(', ')}); nothing was written`,
+        this.name,
+        'pass --fallback extractive to summarize offline instead, or try another --model',
+      );
+    }
+  }
+
+  /** [issue 15] Every section asked for is there, as a `## ` heading. */
+  private checkSections(body: string): void {
+    const headings = new Set([...body.matchAll(/^#{1,3}\s*(.+?)\s*$/gm)].map((m) => (m[1] ?? '').toLowerCase()));
+    const missing = SUMMARY_SECTIONS.filter((s) => !headings.has(s.toLowerCase()));
+    if (missing.length > 0) {
+      throw new ProviderError(
+        `the ${this.name} summary lacks the section${missing.length > 1 ? 's' : ''} ${missing.map((s) => `"${s}"`).join(', ')}; nothing was written`,
+        this.name,
+        'pass --fallback extractive to summarize offline instead, or try another --model',
+      );
+    }
   }
 
   /**

@@ -1,0 +1,125 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { TextTokenCounter } from '../core/accounting.js';
+import { countEntries } from '../core/accounting.js';
+import { readAgentHistory } from '../core/agent-history.js';
+import type { AgentHistory, HistoryTurn } from '../core/agent-history.js';
+import { lookupHints } from '../core/identifiers.js';
+import type { Identifier } from '../core/identifiers.js';
+import { formatRefresh } from '../core/refresh/context-refresher.js';
+import type { Transcript } from '../core/transcript.js';
+import { readTranscript } from '../formats/index.js';
+import type { Archive } from '../archive/archive.js';
+import { parseDocument } from '../io/jsonl.js';
+import type { ParsedDocument } from '../io/jsonl.js';
+import type { AgentName } from '../io/agent-sessions.js';
+import type { PinnedDocument } from '../io/project-docs.js';
+
+/** What devs-ctx knows of one agent session file: the active window and the whole history. */
+export interface AgentSession {
+  readonly path: string;
+  readonly bytes: Buffer;
+  readonly doc: ParsedDocument;
+  readonly transcript: Transcript;
+  readonly history: AgentHistory;
+}
+
+/** Reads a session file whole (bytes kept, so it can be archived exactly as it is). */
+export function loadAgentSession(path: string): AgentSession {
+  const bytes = readFileSync(path);
+  const doc = parseDocument(bytes, { path, keepRaw: true });
+  const transcript = readTranscript(doc);
+  return { path, bytes, doc, transcript, history: readAgentHistory(doc.records, transcript.format) };
+}
+
+/** The strategy a compaction event is archived under (a prune's is recency or relevance). */
+export const COMPACTION_STRATEGY = 'compaction';
+
+/**
+ * Archives the session's current window before the agent compacts it [issue 17]: one `compaction`
+ * event holding every turn of the active context, indexed for search. The file is not changed, so
+ * the event's output is the input itself. An unchanged file already archived is not archived twice.
+ */
+export async function archiveWindow(
+  store: Archive,
+  session: AgentSession,
+  options: { readonly trigger: string; readonly counter: TextTokenCounter; readonly now?: Date },
+): Promise<{ eventId: string; turns: number; tokens: number; alreadyArchived: boolean }> {
+  const { doc, transcript } = session;
+  const sha = createHash('sha256').update(session.bytes).digest('hex');
+  const previous = (await store.listEvents({ sourcePath: session.path, limit: 20 })).find((e) => e.strategy === COMPACTION_STRATEGY && e.original.sha256 === sha);
+  const tokens = countEntries(transcript.entries, options.counter);
+  const total = tokens.reduce((sum, t) => sum + t.total, 0);
+  if (previous) return { eventId: previous.id, turns: previous.removedTurnCount, tokens: previous.tokensBefore, alreadyArchived: true };
+  const eventId = randomUUID();
+  await store.recordPrune({
+    id: eventId,
+    createdAt: (options.now ?? new Date()).toISOString(),
+    sourcePath: session.path,
+    format: transcript.format,
+    strategy: COMPACTION_STRATEGY,
+    targetTokens: 0,
+    urgency: options.trigger,
+    tokensBefore: total,
+    tokensAfter: total,
+    removedTurnCount: transcript.entries.length,
+    maskedTurnCount: 0,
+    tokensSaved: 0,
+    input: doc,
+    output: { records: doc.records.map((r) => ({ from: r.index })), bytes: session.bytes },
+    turns: transcript.entries.map((entry, i) => ({
+      entryIndex: i,
+      turnId: entry.turn.id,
+      role: entry.turn.role,
+      type: entry.turn.type,
+      action: 'dropped' as const,
+      tokens: tokens[i]?.total ?? 0,
+      content: entry.turn.content,
+      ...(entry.turn.timestamp !== undefined ? { timestamp: entry.turn.timestamp } : {}),
+      records: entry.source.records,
+    })),
+  });
+  // The SQLite store indexes new turns at the next search, PostgreSQL as it writes them: either way a
+  // recall right after this finds them.
+  return { eventId, turns: transcript.entries.length, tokens: total, alreadyArchived: false };
+}
+
+/** The turns the agent's latest compaction summarised (the span just before its last boundary). */
+export function lastCompactedSpan(history: AgentHistory): readonly HistoryTurn[] {
+  const last = history.compactions[history.compactions.length - 1];
+  return last ? history.turns.slice(last.from, last.to) : [];
+}
+
+/** The `[CONTEXT REFRESH]` text of the project's pinned documents, each cut to its share of `maxChars`. */
+export function pinnedRefresh(docs: readonly PinnedDocument[], maxChars: number): string {
+  if (docs.length === 0) return '';
+  const share = Math.max(200, Math.floor(maxChars / Math.max(2, docs.length)));
+  const cut = (text: string): string => (text.length > share ? `${text.slice(0, share - 1).trimEnd()}…` : text.trim());
+  const tas = docs.find((d) => d.kind === 'tas');
+  const prd = docs.find((d) => d.kind === 'prd');
+  const others = docs.filter((d) => d.kind !== 'tas' && d.kind !== 'prd');
+  const head = formatRefresh(tas ? cut(tas.text) : '(no TAS in the project)', prd ? cut(prd.text) : '(no PRD in the project)');
+  return [head, ...others.map((d) => `## ${d.kind[0]?.toUpperCase()}${d.kind.slice(1)} (${d.path})\n${cut(d.text)}`)].join('\n\n');
+}
+
+/** One line per lookup hint, with the recall query that brings it back. */
+export function renderHints(hints: readonly Identifier[]): string {
+  return hints.map((h) => `- ${h.kind}: ${h.text}  (recall "${h.recallQuery}")`).join('\n');
+}
+
+/**
+ * The re-grounding an agent gets right after it compacted: its pinned documents' refresh, the ten
+ * most useful lookup hints of what it just summarised, and how to get any of it back.
+ */
+export function regrounding(input: { readonly agent: AgentName; readonly history: AgentHistory; readonly docs: readonly PinnedDocument[]; readonly archived?: number }): string {
+  const span = lastCompactedSpan(input.history);
+  const hints = lookupHints(span.length > 0 ? span : input.history.turns, 10);
+  const parts = ['[devs-ctx] Your context was just compacted. What the summary may have dropped is archived and searchable.'];
+  const refresh = pinnedRefresh(input.docs, 6000);
+  if (refresh) parts.push(refresh);
+  if (hints.length > 0) parts.push(`Lookup hints from the compacted turns:\n${renderHints(hints)}`);
+  parts.push(
+    'The devs-ctx MCP tool `recall` (query: words, a file name, an error) finds any earlier turn, archived or compacted, and `get_turn` reads one back whole; `pinned_context` gives the project documents again.',
+  );
+  return parts.join('\n\n');
+}

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { text as readStream } from 'node:stream/consumers';
+import { z } from 'zod';
+import { ExitCode } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { findSession } from '../../io/agent-sessions.js';
+import type { AgentName } from '../../io/agent-sessions.js';
+import { defaultCacheDir } from '../../io/count-cache.js';
+import { findPinnedDocuments } from '../../io/project-docs.js';
+import { archiveWindow, loadAgentSession, regrounding } from '../agent-session.js';
+import { openArchive, resolveArchivePath } from '../archive.js';
+import type { CliContext } from '../context.js';
+import { CachedCounter, settingsFor } from '../shared.js';
+
+/**
+ * `devs-ctx agent-hook pre-compact|post-compact --agent X`: what the agents run [issue 17]. It reads
+ * the hook's JSON on stdin as the agent documents it, and never stands in the way: any failure is
+ * one line on stderr and exit 0, so a compaction is never blocked by accident (Claude Code blocks
+ * on exit 2 from PreCompact; Gemini CLI on exit 2 from any hook).
+ *
+ * pre-compact: archives and indexes the session's current window (a `compaction` event).
+ * post-compact: prints the re-grounding in the agent's format: Claude Code and Codex
+ * `hookSpecificOutput.additionalContext` on `SessionStart` (source `compact`); Gemini CLI on the
+ * first `BeforeAgent` after a `PreCompress` (it documents no event after a compression).
+ */
+
+/** The fields every agent sends (Claude Code and Codex hook input; Gemini CLI's base input schema). */
+const HookInputSchema = z.looseObject({
+  session_id: z.string().optional(),
+  transcript_path: z.string().nullable().optional(),
+  cwd: z.string().optional(),
+  hook_event_name: z.string().optional(),
+  trigger: z.string().nullable().optional(),
+  source: z.string().optional(),
+});
+type HookInput = z.infer<typeof HookInputSchema>;
+
+const AgentSchema = z.enum(['claude-code', 'codex', 'gemini']);
+
+/** A pre-compaction archive waiting for Gemini CLI's next BeforeAgent to re-ground the agent. */
+function pendingMarker(archivePath: string, session: string): string {
+  return join(dirname(archivePath), 'pending-regrounding', `${createHash('sha256').update(session).digest('hex').slice(0, 32)}`);
+}
+
+function sessionPath(input: HookInput, agent: AgentName, ctx: CliContext): string | undefined {
+  const cwd = input.cwd ?? ctx.cwd;
+  if (input.transcript_path) {
+    const path = resolve(cwd, input.transcript_path);
+    if (existsSync(path)) return path;
+  }
+  return findSession({ ...(input.session_id ? { session: input.session_id } : {}), agent }, cwd, ctx.env)?.path;
+}
+
+export async function runAgentHook(event: string, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const agentParsed = AgentSchema.safeParse(rawOptions['agent']);
+  const agent: AgentName = agentParsed.success ? agentParsed.data : 'claude-code';
+  // Gemini CLI parses stdout as JSON whatever happens: always give it an object.
+  const geminiEmpty = (): void => {
+    if (agent === 'gemini') ctx.stdout.write('{}\n');
+  };
+  try {
+    if (!agentParsed.success) throw new Error(`--agent: expected claude-code, codex or gemini`);
+    if (event !== 'pre-compact' && event !== 'post-compact') throw new Error(`unknown hook "${event}": expected pre-compact or post-compact`);
+    const raw = await readStream(ctx.stdin);
+    let json: unknown;
+    try {
+      json = raw.trim() ? JSON.parse(raw) : {};
+    } catch (error) {
+      throw new Error(`the hook input is not JSON (${(error as Error).message})`);
+    }
+    const parsed = HookInputSchema.safeParse(json);
+    if (!parsed.success) throw new Error(`unexpected hook input: ${parsed.error.issues[0]?.message ?? 'not an object'}`);
+    const input = parsed.data;
+    const projectCtx: CliContext = { ...ctx, cwd: input.cwd && existsSync(input.cwd) ? input.cwd : ctx.cwd };
+    const archivePath = (await resolveArchivePath(undefined, projectCtx)) as string;
+
+    if (event === 'pre-compact') {
+      const path = sessionPath(input, agent, projectCtx);
+      if (!path) throw new Error(`no session transcript to archive (transcript_path ${input.transcript_path ?? 'missing'}, session ${input.session_id ?? 'unknown'})`);
+      const session = loadAgentSession(path);
+      const { settings } = settingsFor({}, projectCtx);
+      const counter = new CachedCounter(settings.encoding, defaultCacheDir(ctx.env));
+      const store = await openArchive(archivePath, { mustExist: false, named: false });
+      try {
+        const result = await archiveWindow(store, session, { trigger: input.trigger ?? 'auto', counter });
+        counter.save();
+        ctx.stderr.write(
+          `devs-ctx: ${result.alreadyArchived ? 'already archived' : 'archived'} ${result.turns} turn(s), ${result.tokens} tokens of ${path} before compaction (event ${result.eventId.slice(0, 8)}); recall brings any of it back\n`,
+        );
+      } finally {
+        await store.close();
+      }
+      if (agent === 'gemini') {
+        const marker = pendingMarker(archivePath, input.session_id ?? path);
+        mkdirSync(dirname(marker), { recursive: true });
+        writeFileSync(marker, path);
+      }
+      geminiEmpty();
+      return ExitCode.ok;
+    }
+
+    // post-compact
+    if (agent === 'gemini') {
+      const path = sessionPath(input, agent, projectCtx);
+      const marker = pendingMarker(archivePath, input.session_id ?? path ?? '');
+      if (!existsSync(marker)) {
+        geminiEmpty(); // nothing compacted since the last prompt: the common, fast case
+        return ExitCode.ok;
+      }
+      rmSync(marker, { force: true });
+      const session = path ? loadAgentSession(path) : undefined;
+      const context = regrounding({ agent, history: session?.history ?? { turns: [], compactions: [] }, docs: findPinnedDocuments(projectCtx.cwd) });
+      ctx.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: 'BeforeAgent', additionalContext: context } })}\n`);
+      return ExitCode.ok;
+    }
+    if (input.source !== undefined && input.source !== 'compact') return ExitCode.ok; // another SessionStart: nothing to add
+    const path = sessionPath(input, agent, projectCtx);
+    const session = path ? loadAgentSession(path) : undefined;
+    const context = regrounding({ agent, history: session?.history ?? { turns: [], compactions: [] }, docs: findPinnedDocuments(projectCtx.cwd) });
+    ctx.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: input.hook_event_name ?? 'SessionStart', additionalContext: context } })}\n`);
+    return ExitCode.ok;
+  } catch (error) {
+    ctx.stderr.write(`devs-ctx agent-hook ${event}: ${error instanceof Error ? error.message : String(error)} (the agent goes on)\n`);
+    geminiEmpty();
+    return ExitCode.ok;
+  }
+}

@@ -1,0 +1,318 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { z } from 'zod';
+import {
+  AGENT_HOOKS,
+  formatJson,
+  hasMcpServer,
+  installedHookEvents,
+  tomlHasOurBlock,
+  tomlHasServer,
+  tomlWithServer,
+  tomlWithoutServer,
+  withHooks,
+  withMcpServer,
+  withoutHooks,
+  withoutMcpServer,
+} from '../../core/agent-config.js';
+import type { AgentKind, HookCommand, McpServerEntry } from '../../core/agent-config.js';
+import { ExitCode, InputError, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { writeFileAtomic } from '../../io/atomic.js';
+import { projectRoot } from '../../io/project-docs.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+
+/**
+ * `devs-ctx hook install|uninstall|status --agent claude-code|codex|gemini [--user]` [issue 17]:
+ * devs-ctx's compaction hooks and MCP server in the agent's own configuration, merged with what is
+ * there. Before the first change to a file its bytes are kept (in devs-ctx's data folder), so
+ * uninstall gives them back byte for byte while the file is still as devs-ctx left it; a file edited
+ * since gets only devs-ctx's entries taken out.
+ */
+
+export const AGENT_HOOK_SCHEMA_VERSION = 1;
+
+const AgentOptionsSchema = z.object({
+  agent: z.enum(['claude-code', 'codex', 'gemini']),
+  user: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** One configuration file devs-ctx edits, and what it puts there. */
+interface Target {
+  readonly path: string;
+  readonly kind: 'json' | 'toml';
+  readonly hooks: boolean;
+  readonly mcp: boolean;
+  /** Extra fields of the MCP entry (Claude Code's `.mcp.json` names the transport). */
+  readonly mcpExtra?: Record<string, unknown>;
+}
+
+function home(env: Env): string {
+  return env['HOME'] ?? homedir();
+}
+
+/** Where each agent reads hooks and MCP servers (project scope: the project root; `--user`: the user's own files). */
+export function agentTargets(agent: AgentKind, scope: { user: boolean; cwd: string; env: Env }): Target[] {
+  const root = projectRoot(scope.cwd);
+  switch (agent) {
+    case 'claude-code':
+      return scope.user
+        ? [
+            { path: join(scope.env['CLAUDE_CONFIG_DIR'] ?? join(home(scope.env), '.claude'), 'settings.json'), kind: 'json', hooks: true, mcp: false },
+            { path: join(home(scope.env), '.claude.json'), kind: 'json', hooks: false, mcp: true, mcpExtra: { type: 'stdio' } },
+          ]
+        : [
+            { path: join(root, '.claude', 'settings.json'), kind: 'json', hooks: true, mcp: false },
+            { path: join(root, '.mcp.json'), kind: 'json', hooks: false, mcp: true, mcpExtra: { type: 'stdio' } },
+          ];
+    case 'codex': {
+      const dir = scope.user ? (scope.env['CODEX_HOME'] ?? join(home(scope.env), '.codex')) : join(root, '.codex');
+      return [
+        { path: join(dir, 'hooks.json'), kind: 'json', hooks: true, mcp: false },
+        { path: join(dir, 'config.toml'), kind: 'toml', hooks: false, mcp: true },
+      ];
+    }
+    case 'gemini':
+      return [{ path: join(scope.user ? join(home(scope.env), '.gemini') : join(root, '.gemini'), 'settings.json'), kind: 'json', hooks: true, mcp: true }];
+    default:
+      return agent satisfies never;
+  }
+}
+
+/** How the agent runs this copy of devs-ctx: this node and this bin, else `devs-ctx` from the PATH. */
+export function devsCtxRunner(bin: string | null): { prefix: string; mcp: McpServerEntry } {
+  if (!bin) return { prefix: 'devs-ctx', mcp: { command: 'devs-ctx', args: ['mcp'] } };
+  return { prefix: `"${process.execPath}" "${bin}"`, mcp: { command: process.execPath, args: [bin, 'mcp'] } };
+}
+
+function hookCommands(agent: AgentKind, prefix: string): HookCommand[] {
+  return AGENT_HOOKS[agent].map((spec) => ({ spec, command: `${prefix} agent-hook ${spec.hook} --agent ${agent}` }));
+}
+
+/** devs-ctx's record of a file's bytes before it first changed it. */
+interface Backup {
+  readonly path: string;
+  /** base64 of the original bytes; null when the file did not exist. */
+  readonly original: string | null;
+  /** Folders devs-ctx created for the file (removed again when empty). */
+  readonly createdDirs: readonly string[];
+  /** sha256 of what devs-ctx last wrote. */
+  readonly written: string;
+}
+
+function dataDir(env: Env): string {
+  const dataHome = env['XDG_DATA_HOME'];
+  return join(dataHome && isAbsolute(dataHome) ? dataHome : join(home(env), '.local', 'share'), 'devs-ctx', 'agent-config-backups');
+}
+
+function backupPath(path: string, env: Env): string {
+  return join(dataDir(env), `${createHash('sha256').update(path).digest('hex').slice(0, 32)}.json`);
+}
+
+function readBackup(path: string, env: Env): Backup | undefined {
+  try {
+    return JSON.parse(readFileSync(backupPath(path, env), 'utf8')) as Backup;
+  } catch {
+    return undefined;
+  }
+}
+
+const sha = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new InputError(`${path}: cannot read (${(error as Error).message})`);
+  }
+}
+
+function parseJsonSettings(path: string, text: string | undefined): Record<string, unknown> {
+  if (text === undefined || text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${path}: not valid JSON (${(error as Error).message}); devs-ctx changes nothing in it`, 'fix the file, then run the install again');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${path}: expected a JSON object`, 'fix the file, then run the install again');
+  return value as Record<string, unknown>;
+}
+
+interface FileResult {
+  readonly path: string;
+  readonly action: 'written' | 'unchanged' | 'restored' | 'entries-removed' | 'removed' | 'absent';
+  readonly hooks: readonly string[];
+  readonly mcpServer: boolean;
+  readonly note?: string;
+}
+
+function installInto(target: Target, agent: AgentKind, runner: ReturnType<typeof devsCtxRunner>, env: Env): FileResult {
+  const before = readText(target.path);
+  let after: string;
+  if (target.kind === 'toml') {
+    after = tomlWithServer(before ?? '', runner.mcp);
+  } else {
+    let settings = parseJsonSettings(target.path, before);
+    if (target.hooks) settings = withHooks(settings, hookCommands(agent, runner.prefix));
+    if (target.mcp) settings = withMcpServer(settings, runner.mcp, target.mcpExtra);
+    const unchanged = before !== undefined && JSON.stringify(settings) === JSON.stringify(parseJsonSettings(target.path, before));
+    after = unchanged ? before : formatJson(settings, before);
+  }
+  const summary = describe(target, after);
+  if (after === before) return { path: target.path, action: 'unchanged', ...summary };
+  // Keep the bytes from before devs-ctx's first change (an earlier install's backup stays the original).
+  const previous = readBackup(target.path, env);
+  const createdDirs: string[] = [];
+  for (let dir = dirname(target.path); !existsSync(dir); dir = dirname(dir)) createdDirs.push(dir);
+  mkdirSync(dirname(target.path), { recursive: true });
+  const backup: Backup = {
+    path: target.path,
+    original: previous ? previous.original : before === undefined ? null : Buffer.from(before, 'utf8').toString('base64'),
+    createdDirs: previous ? previous.createdDirs : createdDirs,
+    written: sha(after),
+  };
+  mkdirSync(dataDir(env), { recursive: true, mode: 0o700 });
+  writeFileAtomic(backupPath(target.path, env), Buffer.from(JSON.stringify(backup)), { mode: 0o600 });
+  writeFileAtomic(target.path, Buffer.from(after, 'utf8'));
+  return { path: target.path, action: 'written', ...summary };
+}
+
+function describe(target: Target, text: string | undefined): { hooks: string[]; mcpServer: boolean } {
+  if (text === undefined) return { hooks: [], mcpServer: false };
+  if (target.kind === 'toml') return { hooks: [], mcpServer: tomlHasServer(text) };
+  let settings: Record<string, unknown>;
+  try {
+    settings = parseJsonSettings(target.path, text);
+  } catch {
+    return { hooks: [], mcpServer: false };
+  }
+  return { hooks: target.hooks ? installedHookEvents(settings) : [], mcpServer: target.mcp && hasMcpServer(settings) };
+}
+
+function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>, env: Env): FileResult {
+  const current = readText(target.path);
+  const backup = readBackup(target.path, env);
+  if (current === undefined) {
+    if (backup) rmSync(backupPath(target.path, env), { force: true });
+    return { path: target.path, action: 'absent', hooks: [], mcpServer: false };
+  }
+  if (backup && backup.written === sha(current)) {
+    // Still exactly as devs-ctx left it: the bytes from before, or no file at all.
+    if (backup.original === null) {
+      rmSync(target.path);
+      for (const dir of backup.createdDirs) {
+        try {
+          rmdirSync(dir);
+        } catch {
+          break; // not empty: something else lives there now
+        }
+      }
+    } else {
+      writeFileAtomic(target.path, Buffer.from(backup.original, 'base64'));
+    }
+    rmSync(backupPath(target.path, env), { force: true });
+    return { path: target.path, action: backup.original === null ? 'removed' : 'restored', hooks: [], mcpServer: false };
+  }
+  let after: string;
+  if (target.kind === 'toml') after = tomlHasOurBlock(current) ? tomlWithoutServer(current) : current;
+  else {
+    let settings = parseJsonSettings(target.path, current);
+    if (target.hooks) settings = withoutHooks(settings);
+    if (target.mcp) settings = withoutMcpServer(settings, runner.mcp);
+    after = JSON.stringify(settings) === JSON.stringify(parseJsonSettings(target.path, current)) ? current : formatJson(settings, current);
+  }
+  if (backup) rmSync(backupPath(target.path, env), { force: true });
+  if (after === current) return { path: target.path, action: 'unchanged', ...describe(target, current) };
+  writeFileAtomic(target.path, Buffer.from(after, 'utf8'));
+  return {
+    path: target.path,
+    action: 'entries-removed',
+    ...describe(target, after),
+    note: 'the file changed since devs-ctx wrote it: only devs-ctx\'s entries were taken out (the rest is as you left it)',
+  };
+}
+
+function parseOptions(rawOptions: Record<string, unknown>, command: string): z.infer<typeof AgentOptionsSchema> {
+  const parsed = AgentOptionsSchema.safeParse(rawOptions);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', `see devs-ctx hook ${command} --help`);
+  return parsed.data;
+}
+
+function render(ctx: CliContext, json: boolean, report: { agent: AgentKind; scope: string; action: string; files: FileResult[] }): void {
+  if (json) {
+    ctx.stdout.write(`${JSON.stringify({ schemaVersion: AGENT_HOOK_SCHEMA_VERSION, ...report }, null, 2)}\n`);
+    return;
+  }
+  for (const file of report.files) {
+    const what = [file.hooks.length > 0 ? `hooks ${file.hooks.join(', ')}` : '', file.mcpServer ? 'MCP server devs-ctx' : ''].filter(Boolean).join('; ') || 'nothing of devs-ctx';
+    ctx.stdout.write(`${file.path}: ${file.action} (${what})\n`);
+    if (file.note) ctx.stdout.write(`  ${file.note}\n`);
+  }
+}
+
+export async function runAgentInstall(rawOptions: Record<string, unknown>, bin: string | null, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const options = parseOptions(rawOptions, 'install');
+    const runner = devsCtxRunner(bin);
+    const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
+    // Read and check every file before writing any, so a broken file leaves all of them as they were.
+    for (const target of targets) if (target.kind === 'json') parseJsonSettings(target.path, readText(target.path));
+    const files = targets.map((target) => installInto(target, options.agent, runner, ctx.env));
+    render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'install', files });
+    if (!json) {
+      ctx.stderr.write(
+        `devs-ctx: ${options.agent} now archives its window before each compaction and is re-grounded after it; its MCP tools: context_status, recall, get_turn, pinned_context. Undo: devs-ctx hook uninstall --agent ${options.agent}${options.user ? ' --user' : ''}\n`,
+      );
+    }
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}
+
+export async function runAgentUninstall(rawOptions: Record<string, unknown>, bin: string | null, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const options = parseOptions(rawOptions, 'uninstall');
+    const runner = devsCtxRunner(bin);
+    const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
+    const files = targets.map((target) => uninstallFrom(target, runner, ctx.env));
+    render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'uninstall', files });
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}
+
+export async function runAgentStatus(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = rawOptions['json'] === true;
+  try {
+    const options = parseOptions(rawOptions, 'status');
+    const files = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env }).map((target): FileResult => {
+      const text = readText(target.path);
+      return { path: target.path, action: text === undefined ? 'absent' : 'unchanged', ...describe(target, text) };
+    });
+    if (json) {
+      ctx.stdout.write(
+        `${JSON.stringify({ schemaVersion: AGENT_HOOK_SCHEMA_VERSION, agent: options.agent, scope: options.user ? 'user' : 'project', installed: files.some((f) => f.hooks.length > 0 || f.mcpServer), files: files.map(({ action, ...f }) => ({ ...f, exists: action !== 'absent' })) }, null, 2)}\n`,
+      );
+    } else {
+      for (const file of files) {
+        const what = [file.hooks.length > 0 ? `hooks ${file.hooks.join(', ')}` : '', file.mcpServer ? 'MCP server devs-ctx' : ''].filter(Boolean).join('; ');
+        ctx.stdout.write(`${file.path}: ${file.action === 'absent' ? 'no such file' : what || 'nothing of devs-ctx'}\n`);
+      }
+    }
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, json);
+  }
+}

@@ -1,0 +1,176 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { z } from 'zod';
+import { countEntries } from '../../core/accounting.js';
+import { ExitCode, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import type { HookMeta } from '../../core/git-hook.js';
+import { classifyPruneUrgency } from '../../core/policy.js';
+import { writeFileAtomic } from '../../io/atomic.js';
+import { defaultCacheDir } from '../../io/count-cache.js';
+import { readHookFile } from '../../io/git-hooks.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
+import { coveredBy } from './hook.js';
+
+/**
+ * `devs-ctx hook run --hook-file "$0"`: everything the git hook does, in one process [issue 17 §4].
+ * A commit with many sessions and nothing due costs one process start and a stat per transcript:
+ * transcripts unchanged since the hook's last run are skipped (their size and mtime are kept beside
+ * the hook), and the refresh check only runs where the transcript has a TAS or PRD to refresh with.
+ * A pruned or refreshed transcript that git tracks is staged when it had no unstaged changes, so
+ * the commit holds the pruned file; otherwise the hook says it is not staged.
+ */
+
+const RunOptionsSchema = z.object({ hookFile: z.string().min(1) });
+
+const StateSchema = z.object({
+  version: z.literal(1),
+  /** The hook's settings the state was taken with: other settings, other decisions. */
+  settings: z.string(),
+  files: z.record(z.string(), z.string()),
+});
+type State = z.infer<typeof StateSchema>;
+
+function statKey(path: string): string | undefined {
+  try {
+    const stats = statSync(path);
+    return `${stats.size}:${Math.floor(stats.mtimeMs)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function readState(path: string, settings: string): State {
+  try {
+    const parsed = StateSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    if (parsed.success && parsed.data.settings === settings) return parsed.data;
+  } catch {
+    // none yet, or unreadable: start afresh
+  }
+  return { version: 1, settings, files: {} };
+}
+
+function git(args: readonly string[], cwd: string, env: CliContext['env']): number {
+  const result = spawnSync('git', args, { cwd, env: env as NodeJS.ProcessEnv, stdio: 'ignore' });
+  return result.status ?? 1;
+}
+
+/** Runs a devs-ctx command in this process; its exit code and the first line it said. */
+async function devsCtx(args: readonly string[], ctx: CliContext): Promise<{ code: number; first: string }> {
+  const { main } = await import('../main.js');
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let said = '';
+  // Both streams, in order, as the shell hook read them (2>&1): the report line is on either.
+  stdout.on('data', (d: Buffer) => (said += d.toString()));
+  stderr.on('data', (d: Buffer) => (said += d.toString()));
+  const code = await main(args, { ...ctx, stdin: Readable.from([]), stdout, stderr });
+  return { code, first: said.split('\n')[0] ?? '' };
+}
+
+export async function runHookRun(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  const say = (line: string): void => void ctx.stderr.write(`devs-ctx: ${line}\n`);
+  try {
+    const parsed = RunOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success) throw new UsageError('--hook-file: the hook script to run (the hook passes "$0")');
+    const hookPath = resolve(ctx.cwd, parsed.data.hookFile);
+    const file = readHookFile(hookPath);
+    if (file.state !== 'devs-ctx') {
+      say(`${hookPath} is not a devs-ctx hook; nothing to do`);
+      return ExitCode.ok;
+    }
+    const meta: HookMeta = file.meta;
+    const top = ctx.cwd; // git runs hooks at the top of the work tree
+    const covered = coveredBy(meta, top, ctx);
+    if (covered.source === 'none') {
+      say(`could not list the transcripts; ${meta.hook} hook skipped (devs-ctx hook status says why)`);
+      return ExitCode.ok;
+    }
+    const files = [...new Set(covered.patterns.flatMap((m) => m.files))];
+    if (files.length === 0) {
+      say('no transcript found; nothing to do (devs-ctx hook status shows the patterns)');
+      return ExitCode.ok;
+    }
+    const config = meta.config !== null ? resolve(top, meta.config) : undefined;
+    const configArgs = config !== undefined ? ['--config', config] : [];
+    const { settings, file: configFile } = settingsFor(config !== undefined ? { config } : {}, ctx);
+    const statePath = join(dirname(hookPath), '.devs-ctx-state', `${meta.hook}.json`);
+    const settingsKey = createHash('sha256').update(JSON.stringify({ ...meta, limits: [ctx.env['DEVS_SOFT_LIMIT'], ctx.env['DEVS_HARD_LIMIT'], ctx.env['DEVS_PRUNE_THRESHOLD']], config: configFile ? statKey(configFile.path) : null })).digest('hex');
+    const state = readState(statePath, settingsKey);
+    let counter: CachedCounter | undefined;
+
+    const did: string[] = [];
+    const blocked: string[] = [];
+    for (const path of files) {
+      const name = relative(top, path) || path;
+      const before = statKey(path);
+      if (before !== undefined && state.files[path] === before) continue; // unchanged since the last run: nothing can be due
+      const acts: string[] = [];
+      let loaded;
+      try {
+        loaded = await loadTranscriptInput(path, { format: undefined, strict: false, ctx });
+      } catch (error) {
+        did.push(`${name}: not analysed (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
+        continue;
+      }
+      counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env));
+      const { transcript } = loaded;
+      const tokens = countEntries(transcript.entries, counter);
+      const total = tokens.reduce((sum, t) => sum + t.total, 0);
+      const urgency = classifyPruneUrgency({ turns: transcript.entries.map((e) => e.turn), totalTokenEstimate: total }, settings);
+      const tracked = meta.hook === 'pre-commit' && git(['ls-files', '--error-unmatch', '--', path], top, ctx.env) === 0;
+      // Staged as it is (no unstaged changes): staging the pruned file commits exactly what the hook wrote.
+      const stageable = tracked && git(['diff', '--quiet', '--', path], top, ctx.env) === 0;
+      let changed = false;
+      if (urgency !== 'none') {
+        if ((meta.blockOn === 'soft' && (urgency === 'soft' || urgency === 'hard')) || (meta.blockOn === 'hard' && urgency === 'hard')) blocked.push(`${name} (${urgency})`);
+        const pruned = await devsCtx(['prune', path, '--in-place', '--fallback', 'extractive', ...configArgs], ctx);
+        if (pruned.code === 0) {
+          acts.push(pruned.first.replace(/^.*\): /, '').replace(/ \(target.*/, ''));
+          changed = true;
+        } else acts.push(`prune failed (exit ${pruned.code}: ${pruned.first.replace(/^devs-ctx: /, '')})`);
+      }
+      // Only a transcript with a TAS or PRD has anything to refresh with (refresh --check would say "unavailable").
+      if (meta.refresh && transcript.entries.some((e) => e.turn.type === 'tas' || e.turn.type === 'prd')) {
+        const check = await devsCtx(['refresh', path, '--check', ...configArgs], ctx);
+        if (check.code === 12) {
+          const refreshed = await devsCtx(['refresh', path, '--in-place', ...configArgs], ctx);
+          if (refreshed.code === 0) {
+            acts.push('refreshed');
+            changed = true;
+          } else acts.push(`refresh failed (exit ${refreshed.code}: ${refreshed.first.replace(/^devs-ctx: /, '')})`);
+        }
+      }
+      if (changed && tracked) {
+        if (stageable && git(['add', '--', path], top, ctx.env) === 0) acts.push('staged');
+        else acts.push(`not staged (it has unstaged changes): the commit holds the file as staged; git add ${name} to commit the pruned one`);
+      }
+      const after = statKey(path);
+      if (after !== undefined) state.files[path] = after;
+      if (acts.length > 0) did.push(`${name}: ${acts.join(', ')}`);
+    }
+    counter?.save();
+    // Forget files no longer covered, so the state does not grow forever.
+    for (const path of Object.keys(state.files)) if (!files.includes(path)) delete state.files[path];
+    try {
+      mkdirSync(dirname(statePath), { recursive: true });
+      writeFileAtomic(statePath, Buffer.from(JSON.stringify(state)));
+    } catch {
+      // no state kept: the next run checks every transcript again
+    }
+    const summary = did.length > 0 ? did.join('; ') : files.length === 1 ? 'nothing due (1 transcript checked)' : `nothing due (${files.length} transcripts checked)`;
+    if (blocked.length > 0) {
+      say(`${summary}; ${meta.hook} blocked by --block-on ${meta.blockOn}: ${blocked.join(', ')} had reached it before this hook pruned it; try again`);
+      return 1 as ExitCodeValue;
+    }
+    say(summary);
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(ctx, error, false);
+  }
+}

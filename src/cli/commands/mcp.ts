@@ -1,0 +1,349 @@
+import { z } from 'zod';
+import { countEntries } from '../../core/accounting.js';
+import type { TextTokenCounter } from '../../core/accounting.js';
+import type { HistoryTurn } from '../../core/agent-history.js';
+import { ExitCode, UsageError } from '../../core/errors.js';
+import type { ExitCodeValue } from '../../core/errors.js';
+import { buildAnalyzeReport } from '../../core/report.js';
+import type { AnalyzeReport } from '../../core/report.js';
+import { AGENT_NAMES, findSession } from '../../io/agent-sessions.js';
+import type { AgentName } from '../../io/agent-sessions.js';
+import { defaultCacheDir } from '../../io/count-cache.js';
+import { findPinnedDocuments } from '../../io/project-docs.js';
+import { existsSync } from 'node:fs';
+import type { Archive } from '../../archive/archive.js';
+import { isPostgresUrl } from '../../archive/archive.js';
+import { resolveArchivePath } from '../archive.js';
+import type { CliContext } from '../context.js';
+import { reportError } from '../errors.js';
+import { CachedCounter, settingsFor } from '../shared.js';
+import { loadAgentSession, pinnedRefresh } from '../agent-session.js';
+import type { AgentSession } from '../agent-session.js';
+
+/**
+ * `devs-ctx mcp`: an MCP server over stdio for the agent itself [issue 17]: its context status, a
+ * search over what prunes archived and what its own compactions summarised away, any such turn
+ * read back whole (paged), and the project's pinned documents. Every answer is capped in tokens and
+ * says how to get more. Nothing here writes to stdout but the protocol.
+ */
+
+const McpOptionsSchema = z.object({
+  session: z.string().min(1).optional(),
+  agent: z.enum(AGENT_NAMES as [AgentName, ...AgentName[]]).optional(),
+  archive: z.string().optional(),
+});
+
+export const DEFAULT_MAX_TOKENS = 2000;
+const MAX_TOKENS_LIMIT = 20_000;
+
+const sessionArgs = {
+  session: z.string().min(1).optional().describe('session id or transcript path (default: the newest session of this project)'),
+  agent: z.enum(AGENT_NAMES as [AgentName, ...AgentName[]]).optional().describe('whose sessions to look in (default: all)'),
+};
+const maxTokensArg = z.number().int().min(100).max(MAX_TOKENS_LIMIT).optional().describe(`cap on the answer's size in tokens (default ${DEFAULT_MAX_TOKENS})`);
+
+/** The window size the status reports. One place to switch to the calibrated size (issue 14) when it lands. */
+export function contextSize(report: AnalyzeReport): { tokens: number; basis: string } {
+  return { tokens: report.totalTokens, basis: `estimate (${report.encoding}, the turns in the file)` };
+}
+
+/** Cuts `text` to at most `maxTokens`, saying how much was left out. */
+export function capText(text: string, maxTokens: number, counter: TextTokenCounter, more: string): string {
+  const total = counter.count(text);
+  if (total <= maxTokens) return text;
+  const note = `\n[… cut at ${maxTokens} of ${total} tokens; ${more}]`;
+  const budget = Math.max(1, maxTokens - counter.count(note));
+  let cut = text.slice(0, Math.floor((text.length * budget) / total));
+  while (cut.length > 0 && counter.count(cut) > budget) cut = cut.slice(0, Math.floor(cut.length * 0.9));
+  return `${cut}${note}`;
+}
+
+/** Page `page` (1-based) of `text`, each page at most `maxTokens`; pages end on a line break where one is near. */
+export function pageOf(text: string, page: number, maxTokens: number, counter: TextTokenCounter): { text: string; pages: number } {
+  const pages: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    let chunk = text.slice(at, at + maxTokens * 4);
+    while (chunk.length > 1 && counter.count(chunk) > maxTokens) chunk = chunk.slice(0, Math.floor(chunk.length * 0.85));
+    if (at + chunk.length < text.length) {
+      const newline = chunk.lastIndexOf('\n');
+      if (newline > chunk.length / 2) chunk = chunk.slice(0, newline + 1);
+    }
+    pages.push(chunk);
+    at += chunk.length;
+  }
+  if (pages.length === 0) pages.push('');
+  return { text: pages[page - 1] ?? '', pages: pages.length };
+}
+
+interface Hit {
+  source: 'archive' | 'compacted';
+  turnId: string;
+  time?: string;
+  role: string;
+  tokens?: number;
+  excerpt: string;
+  score: number;
+  where: string;
+}
+
+/** Ranked search over the turns an agent compacted away (terms anywhere in the text, rarer terms weigh more). */
+function searchHistory(turns: readonly HistoryTurn[], query: string, limit: number): Hit[] {
+  const terms = [...new Set(query.toLowerCase().split(/\s+/).filter((t) => t.length > 0))];
+  if (terms.length === 0) return [];
+  const lowered = turns.map((t) => t.text.toLowerCase());
+  const df = terms.map((term) => lowered.filter((text) => text.includes(term)).length);
+  const hits: Hit[] = [];
+  turns.forEach((turn, i) => {
+    const text = lowered[i] ?? '';
+    let score = 0;
+    let first = -1;
+    terms.forEach((term, t) => {
+      const at = text.indexOf(term);
+      if (at < 0) return;
+      score += Math.log(1 + turns.length / (df[t] ?? 1));
+      if (first < 0 || at < first) first = at;
+    });
+    if (score === 0) return;
+    const start = Math.max(0, first - 80);
+    const excerpt = `${start > 0 ? '…' : ''}${turn.text.slice(start, start + 240).replace(/\s+/g, ' ').trim()}${start + 240 < turn.text.length ? '…' : ''}`;
+    hits.push({
+      source: 'compacted',
+      turnId: turn.id,
+      ...(turn.timestamp !== undefined ? { time: turn.timestamp } : {}),
+      role: turn.role,
+      excerpt,
+      score,
+      where: `line ${turn.line}, summarised by compaction ${(turn.compactedBy ?? 0) + 1}`,
+    });
+  });
+  return hits.sort((a, b) => b.score - a.score || (b.time ?? '').localeCompare(a.time ?? '')).slice(0, limit);
+}
+
+/** Runs the server until the client closes standard input. */
+export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+  let options: z.infer<typeof McpOptionsSchema>;
+  try {
+    const parsed = McpOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx mcp --help');
+    options = parsed.data;
+  } catch (error) {
+    return reportError(ctx, error, false);
+  }
+  const [{ McpServer }, { StdioServerTransport }, { openArchiveAt }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../../archive/open.js'),
+  ]);
+  const archivePath = (await resolveArchivePath(options.archive, ctx)) as string;
+  const { settings } = settingsFor({}, ctx);
+  const counter = new CachedCounter(settings.encoding, ctx.env['DEVS_CTX_NO_CACHE'] ? undefined : defaultCacheDir(ctx.env));
+
+  const session = (args: { session?: string | undefined; agent?: AgentName | undefined }): AgentSession | undefined => {
+    const found = findSession(
+      { ...((args.session ?? options.session) !== undefined ? { session: (args.session ?? options.session) as string } : {}), ...((args.agent ?? options.agent) ? { agent: (args.agent ?? options.agent) as AgentName } : {}) },
+      ctx.cwd,
+      ctx.env,
+    );
+    return found ? loadAgentSession(found.path) : undefined;
+  };
+  const noSession = (args: { session?: string | undefined }): string =>
+    args.session ?? options.session
+      ? `no session "${args.session ?? options.session}" found for ${ctx.cwd}; give a transcript path or an id of a Claude Code, Codex or Gemini CLI session`
+      : `no agent session found for ${ctx.cwd}; pass session (an id or a transcript path)`;
+  /** The archive (SQLite file or PostgreSQL), or undefined when there is none yet: never created here. */
+  const withArchive = async <T>(use: (store: Archive | undefined) => Promise<T>): Promise<T> => {
+    let store: Archive | undefined;
+    if (isPostgresUrl(archivePath) || existsSync(archivePath)) {
+      try {
+        store = await openArchiveAt(archivePath, { mustExist: true });
+      } catch {
+        store = undefined;
+      }
+    }
+    try {
+      return await use(store);
+    } finally {
+      await store?.close();
+    }
+  };
+  const text = (body: string) => ({ content: [{ type: 'text' as const, text: body }] });
+  const json = (value: unknown, maxTokens: number, more: string) => text(capText(JSON.stringify(value, null, 2), maxTokens, counter, more));
+  const fail = (message: string): never => {
+    throw new Error(message);
+  };
+
+  const server = new McpServer({ name: 'devs-ctx', version: '1' }, { capabilities: { tools: {} } });
+
+  server.registerTool(
+    'context_status',
+    {
+      description: "The current session's context: its size in tokens, the window and limits, urgency, the heaviest turns, and the agent's compactions so far.",
+      inputSchema: { ...sessionArgs, maxTokens: maxTokensArg },
+    },
+    (args) => {
+      const current = session(args);
+      if (!current) return text(noSession(args));
+      const report = buildAnalyzeReport({ file: current.path, transcript: current.transcript, tokens: countEntries(current.transcript.entries, counter), settings, readIssues: current.doc.issues });
+      const size = contextSize(report);
+      const window = report.recorded?.contextWindow;
+      return json(
+        {
+          session: current.path,
+          format: report.format,
+          contextTokens: size.tokens,
+          basis: size.basis,
+          recordedContextTokens: report.recorded?.contextTokens ?? null,
+          window: window ?? null,
+          limits: report.limits,
+          urgency: report.urgency,
+          turns: report.turns,
+          heaviest: report.heaviest.slice(0, 5),
+          compactions: current.history.compactions.map((c) => ({ line: c.line, time: c.timestamp ?? null, trigger: c.trigger ?? null, preTokens: c.preTokens ?? null })),
+          autoCompaction:
+            report.format === 'claude-code'
+              ? 'Claude Code compacts by itself when the window is nearly full (about 155k-170k tokens of a 200k window)'
+              : report.format === 'codex'
+                ? `Codex compacts by itself near its auto-compact limit${window ? ` (window ${window} tokens)` : ''}`
+                : 'the agent compacts by itself when its window is nearly full',
+        },
+        args.maxTokens ?? DEFAULT_MAX_TOKENS,
+        'ask with a larger maxTokens',
+      );
+    },
+  );
+
+  server.registerTool(
+    'recall',
+    {
+      description: 'Search the turns devs-ctx archived (prunes, and windows archived before a compaction) and the turns this agent compacted away; ranked hits with turn id, time and a short excerpt. Read one whole with get_turn.',
+      inputSchema: {
+        query: z.string().trim().min(1).describe('words to look for: a file name, an error, an identifier'),
+        limit: z.number().int().min(1).max(50).optional().describe('most hits (default 10)'),
+        ...sessionArgs,
+        maxTokens: maxTokensArg,
+      },
+    },
+    async (args) => {
+      const limit = args.limit ?? 10;
+      const current = session(args);
+      const notes: string[] = [];
+      const archived = await withArchive(async (store): Promise<Hit[]> => {
+        if (!store) {
+          notes.push(`no archive at ${archivePath} yet: nothing was pruned or archived before a compaction (devs-ctx hook install --agent … archives each window before the agent compacts)`);
+          return [];
+        }
+        let hits = await store.recall(args.query, { limit, highlight: ['', ''], ...(current ? { sourcePath: current.path } : {}) });
+        if (hits.length === 0 && current) hits = await store.recall(args.query, { limit, highlight: ['', ''] });
+        return hits.map((h) => ({
+          source: 'archive' as const,
+          turnId: h.turnId,
+          ...(h.timestamp !== undefined ? { time: h.timestamp } : {}),
+          role: h.role,
+          tokens: h.tokens,
+          excerpt: h.snippet.replace(/\s+/g, ' ').trim(),
+          score: h.score,
+          where: `${h.eventId.slice(0, 8)} ${h.sourcePath}`,
+        }));
+      });
+      const compacted = current ? searchHistory(current.history.turns.filter((t) => t.compactedBy !== undefined), args.query, limit) : [];
+      if (!current) notes.push(noSession(args));
+      // Interleave the two rankings (their scores are not comparable): best of each first.
+      const hits: Hit[] = [];
+      for (let i = 0; hits.length < limit && (i < archived.length || i < compacted.length); i++) {
+        const a = archived[i];
+        const c = compacted[i];
+        if (a) hits.push(a);
+        if (c && hits.length < limit) hits.push(c);
+      }
+      // Whole hits only, so the answer stays valid JSON: the ones that do not fit are left off, and counted.
+      const maxTokens = args.maxTokens ?? DEFAULT_MAX_TOKENS;
+      const shown = hits.map(({ score: _score, ...hit }) => hit);
+      const answer = (list: typeof shown): string => {
+        const leftOff = shown.length - list.length;
+        return JSON.stringify(
+          {
+            query: args.query,
+            hits: list,
+            ...(notes.length > 0 ? { notes } : {}),
+            ...(leftOff > 0 ? { leftOff, more: `${leftOff} more hit(s) did not fit in ${maxTokens} tokens: ask with a larger maxTokens or a narrower query` } : {}),
+            next: 'get_turn { turnId } reads a hit whole',
+          },
+          null,
+          2,
+        );
+      };
+      let list = shown;
+      while (list.length > 0 && counter.count(answer(list)) > maxTokens) list = list.slice(0, -1);
+      return text(capText(answer(list), maxTokens, counter, 'ask with a larger maxTokens'));
+    },
+  );
+
+  server.registerTool(
+    'get_turn',
+    {
+      description: 'The full text of one archived or compacted turn (a turnId from recall), in pages of at most maxTokens tokens.',
+      inputSchema: {
+        turnId: z.string().trim().min(1).describe('the turn id recall gave'),
+        page: z.number().int().min(1).optional().describe('which page (default 1)'),
+        ...sessionArgs,
+        maxTokens: maxTokensArg,
+      },
+    },
+    async (args) => {
+      const maxTokens = args.maxTokens ?? DEFAULT_MAX_TOKENS;
+      const page = args.page ?? 1;
+      const archived = await withArchive(async (store) => store?.findTurn(args.turnId));
+      let body: string | undefined;
+      let meta: Record<string, unknown> = {};
+      if (archived) {
+        body = archived.content;
+        meta = { source: 'archive', role: archived.role, type: archived.type, time: archived.timestamp ?? null, event: archived.eventId };
+      } else {
+        const current = session(args);
+        const parts = current?.history.turns.filter((t) => t.id === args.turnId) ?? [];
+        if (parts.length > 0) {
+          body = parts.map((t) => t.text).join('\n');
+          meta = { source: parts[0]?.compactedBy !== undefined ? 'compacted' : 'live', role: parts[0]?.role, time: parts[0]?.timestamp ?? null, line: parts[0]?.line };
+        }
+      }
+      if (body === undefined) fail(`no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`);
+      const { text: pageText, pages } = pageOf(body as string, page, maxTokens, counter);
+      if (page > pages) fail(`page ${page} is past the last page (${pages}) of turn ${args.turnId}`);
+      const header = `turn ${args.turnId} ${JSON.stringify(meta)} page ${page} of ${pages}${page < pages ? ` (next: get_turn { turnId: "${args.turnId}", page: ${page + 1} })` : ''}\n\n`;
+      return text(`${header}${pageText}`);
+    },
+  );
+
+  server.registerTool(
+    'pinned_context',
+    {
+      description: "The project's pinned documents (TAS, PRD, requirements, spec, plan) and the [CONTEXT REFRESH] text built from them.",
+      inputSchema: { maxTokens: maxTokensArg },
+    },
+    (args) => {
+      const docs = findPinnedDocuments(ctx.cwd);
+      if (docs.length === 0) {
+        return text('no pinned documents in this project (looked for TAS.md, PRD.md, REQUIREMENTS.md, SPEC.md, PLAN.md in the project root and docs/)');
+      }
+      const maxTokens = args.maxTokens ?? DEFAULT_MAX_TOKENS;
+      const body = [
+        pinnedRefresh(docs, maxTokens * 2),
+        `Documents: ${docs.map((d) => `${d.kind} ${d.path}`).join('; ')}`,
+      ].join('\n\n');
+      return text(capText(body, maxTokens, counter, 'ask with a larger maxTokens, or read the files'));
+    },
+  );
+
+  const transport = new StdioServerTransport(ctx.stdin, ctx.stdout);
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    ctx.stdin.once('end', () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  counter.save();
+  await server.close().catch(() => undefined);
+  return ExitCode.ok;
+}
+

@@ -1,0 +1,249 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ArchiveStore } from '../src/archive/store.js';
+import { cliEnv, runCli } from './helpers/cli.js';
+import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
+
+/**
+ * The agents' compaction hooks [issue 17]: install/uninstall round trips on settings that already
+ * hold other hooks and servers (a commented TOML too), and each hook command fed the stdin JSON its
+ * agent documents (test/agent-hook-inputs, sources in its SOURCES.md; not under fixtures/, which holds transcripts), its stdout read as that agent reads it.
+ */
+
+const sample01 = join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact', '70d782f7-b303-4e48-9512-6bec16c37abd.jsonl');
+
+function fixture(name: string, replace: Record<string, string>): string {
+  const value = JSON.parse(readFileSync(join(repoRoot, 'test', 'agent-hook-inputs', name), 'utf8')) as Record<string, unknown>;
+  return JSON.stringify({ ...value, ...replace });
+}
+
+function sandbox(): { home: string; project: string; env: Record<string, string> } {
+  const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-agent-')));
+  const project = join(home, 'project');
+  mkdirSync(join(project, '.git'), { recursive: true });
+  return { home, project, env: { HOME: home, DEVS_CTX_ARCHIVE: join(home, 'archive.sqlite') } };
+}
+
+/** The command an installed hook runs, exactly as the agent's settings hold it, through sh. */
+function runHookCommand(command: string, input: string, cwd: string, env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync('sh', ['-c', command], { cwd, input, env: cliEnv(env), encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function installedCommand(settingsPath: string, event: string): string {
+  const settings = JSON.parse(readFileSync(settingsPath, 'utf8')) as { hooks: Record<string, { hooks: { command: string }[] }[]> };
+  const command = settings.hooks[event]?.flatMap((g) => g.hooks.map((h) => h.command)).find((c) => c.includes('agent-hook'));
+  assert.ok(command, `a devs-ctx ${event} hook in ${settingsPath}`);
+  return command;
+}
+
+describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', () => {
+  it('claude-code: keeps the user\'s hooks, keys and servers; twice changes nothing; uninstall gives the files back', () => {
+    const { project, env } = sandbox();
+    mkdirSync(join(project, '.claude'));
+    const settings = '{\n    "model": "opus",\n    "hooks": {\n        "PreCompact": [{"hooks": [{"type": "command", "command": "./backup.sh"}]}],\n        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]\n    }\n}\n';
+    const mcp = '{"mcpServers":{"github":{"command":"gh-mcp","args":[]}}}';
+    writeFileSync(join(project, '.claude', 'settings.json'), settings);
+    writeFileSync(join(project, '.mcp.json'), mcp);
+
+    const first = runCli(['hook', 'install', '--agent', 'claude-code', '--json'], { cwd: project, env });
+    assert.equal(first.exitCode, 0, first.stderr);
+    const merged = JSON.parse(readFileSync(join(project, '.claude', 'settings.json'), 'utf8')) as { model: string; hooks: Record<string, { matcher?: string; hooks: { command: string; timeout: number }[] }[]> };
+    assert.equal(merged.model, 'opus');
+    assert.equal(merged.hooks['PreCompact']?.[0]?.hooks[0]?.command, './backup.sh', 'the user\'s PreCompact hook stays, first');
+    assert.match(merged.hooks['PreCompact']?.[1]?.hooks[0]?.command ?? '', /agent-hook pre-compact --agent claude-code$/);
+    assert.equal(merged.hooks['SessionStart']?.[0]?.matcher, 'compact');
+    assert.match(merged.hooks['SessionStart']?.[0]?.hooks[0]?.command ?? '', /agent-hook post-compact --agent claude-code$/);
+    assert.equal(merged.hooks['Stop']?.[0]?.hooks[0]?.command, 'say done');
+    assert.match(readFileSync(join(project, '.claude', 'settings.json'), 'utf8'), /^ {4}"model"/m, 'the file keeps its 4-space indent');
+    const servers = JSON.parse(readFileSync(join(project, '.mcp.json'), 'utf8')) as { mcpServers: Record<string, { command: string; args: string[] }> };
+    assert.deepEqual(Object.keys(servers.mcpServers), ['github', 'devs-ctx']);
+    assert.equal(servers.mcpServers['devs-ctx']?.args.at(-1), 'mcp');
+
+    const afterFirst = [readFileSync(join(project, '.claude', 'settings.json')), readFileSync(join(project, '.mcp.json'))];
+    const second = runCli(['hook', 'install', '--agent', 'claude-code', '--json'], { cwd: project, env });
+    assert.equal(second.exitCode, 0);
+    assert.deepEqual((JSON.parse(second.stdout) as { files: { action: string }[] }).files.map((f) => f.action), ['unchanged', 'unchanged']);
+    assert.deepEqual([readFileSync(join(project, '.claude', 'settings.json')), readFileSync(join(project, '.mcp.json'))], afterFirst);
+
+    const status = JSON.parse(runCli(['hook', 'status', '--agent', 'claude-code', '--json'], { cwd: project, env }).stdout) as { installed: boolean; files: { hooks: string[]; mcpServer: boolean }[] };
+    assert.equal(status.installed, true);
+    assert.deepEqual(status.files[0]?.hooks.sort(), ['PreCompact', 'SessionStart']);
+    assert.equal(status.files[1]?.mcpServer, true);
+
+    const removed = runCli(['hook', 'uninstall', '--agent', 'claude-code'], { cwd: project, env });
+    assert.equal(removed.exitCode, 0, removed.stderr);
+    assert.equal(readFileSync(join(project, '.claude', 'settings.json'), 'utf8'), settings);
+    assert.equal(readFileSync(join(project, '.mcp.json'), 'utf8'), mcp);
+    assert.equal(JSON.parse(runCli(['hook', 'status', '--agent', 'claude-code', '--json'], { cwd: project, env }).stdout).installed, false);
+  });
+
+  it('codex: a commented config.toml keeps every comment and byte; uninstall restores it, and removes files it created', () => {
+    const { home, env } = sandbox();
+    const codexHome = join(home, '.codex');
+    mkdirSync(codexHome);
+    const toml = '# my Codex settings\nmodel = "gpt-5-codex" # the default\n\n[mcp_servers.github]\n# token comes from the env\ncommand = "gh-mcp"\nargs = ["--stdio"]\n';
+    writeFileSync(join(codexHome, 'config.toml'), toml);
+    const run = (args: string[]) => runCli(['hook', ...args, '--agent', 'codex', '--user'], { cwd: home, env });
+
+    assert.equal(run(['install']).exitCode, 0);
+    const written = readFileSync(join(codexHome, 'config.toml'), 'utf8');
+    assert.ok(written.startsWith(toml), 'everything before devs-ctx\'s block is the user\'s file, byte for byte');
+    assert.match(written.slice(toml.length), /^\n# >>> devs-ctx[^\n]*\n\[mcp_servers\.devs-ctx\]\ncommand = "[^"]+"\nargs = \[.*"mcp"\]\n# <<< devs-ctx\n$/);
+    const hooks = JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8')) as { hooks: Record<string, { matcher?: string }[]> };
+    assert.deepEqual(Object.keys(hooks.hooks).sort(), ['PreCompact', 'SessionStart']);
+    assert.equal(hooks.hooks['SessionStart']?.[0]?.matcher, 'compact');
+
+    assert.equal(run(['install']).exitCode, 0);
+    assert.equal(readFileSync(join(codexHome, 'config.toml'), 'utf8'), written, 'a second install changes nothing');
+
+    assert.equal(run(['uninstall']).exitCode, 0);
+    assert.equal(readFileSync(join(codexHome, 'config.toml'), 'utf8'), toml);
+    assert.equal(existsSync(join(codexHome, 'hooks.json')), false, 'hooks.json did not exist before: it is gone again');
+  });
+
+  it('codex: a config.toml edited after install loses only devs-ctx\'s block', () => {
+    const { home, env } = sandbox();
+    const codexHome = join(home, '.codex');
+    mkdirSync(codexHome);
+    const toml = '# keep me\n[profiles.fast]\nmodel = "gpt-5-mini"\n';
+    writeFileSync(join(codexHome, 'config.toml'), toml);
+    runCli(['hook', 'install', '--agent', 'codex', '--user'], { cwd: home, env });
+    const edited = `${readFileSync(join(codexHome, 'config.toml'), 'utf8')}\n# added later\n[profiles.slow]\nmodel = "o3"\n`;
+    writeFileSync(join(codexHome, 'config.toml'), edited);
+    const result = runCli(['hook', 'uninstall', '--agent', 'codex', '--user'], { cwd: home, env });
+    assert.equal(result.exitCode, 0);
+    assert.match(result.stdout, /only devs-ctx's entries were taken out/);
+    assert.equal(readFileSync(join(codexHome, 'config.toml'), 'utf8'), `${toml}\n# added later\n[profiles.slow]\nmodel = "o3"\n`);
+  });
+
+  it('gemini: hooks and mcpServers merged into one settings.json with the user\'s; uninstall restores it', () => {
+    const { project, env } = sandbox();
+    mkdirSync(join(project, '.gemini'));
+    const settings = JSON.stringify({ theme: 'Dracula', hooks: { BeforeTool: [{ matcher: 'run_shell_command', hooks: [{ type: 'command', command: './audit.sh' }] }] }, mcpServers: { db: { command: 'db-mcp' } } }, null, 2);
+    writeFileSync(join(project, '.gemini', 'settings.json'), settings);
+    assert.equal(runCli(['hook', 'install', '--agent', 'gemini'], { cwd: project, env }).exitCode, 0);
+    const merged = JSON.parse(readFileSync(join(project, '.gemini', 'settings.json'), 'utf8')) as { theme: string; hooks: Record<string, { hooks: { timeout: number }[] }[]>; mcpServers: Record<string, unknown> };
+    assert.equal(merged.theme, 'Dracula');
+    assert.deepEqual(Object.keys(merged.hooks).sort(), ['BeforeAgent', 'BeforeTool', 'PreCompress']);
+    assert.equal(merged.hooks['PreCompress']?.[0]?.hooks[0]?.timeout, 60_000, 'Gemini CLI timeouts are milliseconds');
+    assert.deepEqual(Object.keys(merged.mcpServers), ['db', 'devs-ctx']);
+    assert.equal(runCli(['hook', 'uninstall', '--agent', 'gemini'], { cwd: project, env }).exitCode, 0);
+    assert.equal(readFileSync(join(project, '.gemini', 'settings.json'), 'utf8'), settings);
+  });
+
+  it('a settings file that is not JSON: exit 2, nothing written anywhere', () => {
+    const { project, env } = sandbox();
+    mkdirSync(join(project, '.claude'));
+    writeFileSync(join(project, '.claude', 'settings.json'), '{ "hooks": ');
+    const result = runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env });
+    assert.equal(result.exitCode, 2);
+    assert.match(result.stderr, /settings\.json: not valid JSON/);
+    assert.equal(readFileSync(join(project, '.claude', 'settings.json'), 'utf8'), '{ "hooks": ');
+    assert.equal(existsSync(join(project, '.mcp.json')), false);
+  });
+});
+
+describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, () => {
+  it('claude-code: PreCompact archives and indexes the window; SessionStart compact prints the re-grounding as additionalContext', () => {
+    const { home, project, env } = sandbox();
+    writeFileSync(join(project, 'TAS.md'), '# TAS\nAll writes go through writeFileAtomic.\n');
+    const transcript = join(home, 'session.jsonl');
+    copyFileSync(sample01, transcript);
+    assert.equal(runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
+    const settingsPath = join(project, '.claude', 'settings.json');
+
+    const pre = runHookCommand(installedCommand(settingsPath, 'PreCompact'), fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    assert.equal(pre.status, 0, pre.stderr);
+    assert.equal(pre.stdout, '', 'PreCompact prints nothing (its output is not context)');
+    assert.match(pre.stderr, /archived \d+ turn\(s\)/);
+    const store = ArchiveStore.open(env['DEVS_CTX_ARCHIVE'] as string);
+    try {
+      const events = store.listEvents({ sourcePath: transcript });
+      assert.equal(events.length, 1);
+      assert.equal(events[0]?.strategy, 'compaction');
+      assert.equal(events[0]?.urgency, 'manual', 'the trigger is recorded');
+      assert.ok((events[0]?.removedTurnCount ?? 0) > 0);
+      assert.ok(store.recall('checkpoint', { sourcePath: transcript }).length > 0, 'the window is searchable at once');
+    } finally {
+      store.close();
+    }
+    const again = runHookCommand(installedCommand(settingsPath, 'PreCompact'), fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    assert.match(again.stderr, /already archived/);
+
+    const post = runHookCommand(installedCommand(settingsPath, 'SessionStart'), fixture('claude-code-session-start-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    assert.equal(post.status, 0, post.stderr);
+    const output = JSON.parse(post.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+    assert.equal(output.hookSpecificOutput.hookEventName, 'SessionStart');
+    const context = output.hookSpecificOutput.additionalContext;
+    assert.match(context, /\[CONTEXT REFRESH\]\n## TAS Summary\n# TAS\nAll writes go through writeFileAtomic/);
+    const hints = context.split('\n').filter((l) => /^- (error|instruction|file|command|symbol): .*\(recall "/.test(l));
+    assert.equal(hints.length, 10, 'ten lookup hints');
+    assert.match(context, /`recall`/);
+  });
+
+  it('codex: PreCompact archives; SessionStart compact re-grounds', () => {
+    const { project, env } = sandbox();
+    const transcript = join(project, 'rollout.jsonl');
+    copyFileSync(join(repoRoot, 'fixtures', 'codex', 'compacted-replaces-history.jsonl'), transcript);
+    assert.equal(runCli(['hook', 'install', '--agent', 'codex'], { cwd: project, env }).exitCode, 0);
+    const hooksPath = join(project, '.codex', 'hooks.json');
+    const pre = runHookCommand(installedCommand(hooksPath, 'PreCompact'), fixture('codex-pre-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    assert.equal(pre.status, 0, pre.stderr);
+    assert.match(pre.stderr, /archived/);
+    const post = runHookCommand(installedCommand(hooksPath, 'SessionStart'), fixture('codex-session-start-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    const output = JSON.parse(post.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+    assert.equal(output.hookSpecificOutput.hookEventName, 'SessionStart');
+    assert.match(output.hookSpecificOutput.additionalContext, /recall/);
+  });
+
+  it('gemini: PreCompress answers {} and archives; the next BeforeAgent re-grounds once, later ones answer {}', () => {
+    const { project, env } = sandbox();
+    const transcript = join(project, 'session.jsonl');
+    copyFileSync(join(repoRoot, 'fixtures', 'gemini', 'tool-calls-paired.jsonl'), transcript);
+    assert.equal(runCli(['hook', 'install', '--agent', 'gemini'], { cwd: project, env }).exitCode, 0);
+    const settingsPath = join(project, '.gemini', 'settings.json');
+    const quiet = runHookCommand(installedCommand(settingsPath, 'BeforeAgent'), fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }), project, env);
+    assert.deepEqual(JSON.parse(quiet.stdout), {}, 'no compression yet: nothing to add');
+    const pre = runHookCommand(installedCommand(settingsPath, 'PreCompress'), fixture('gemini-pre-compress.json', { transcript_path: transcript, cwd: project }), project, env);
+    assert.equal(pre.status, 0, pre.stderr);
+    assert.deepEqual(JSON.parse(pre.stdout), {}, 'Gemini CLI parses stdout as JSON: only an object');
+    const first = runHookCommand(installedCommand(settingsPath, 'BeforeAgent'), fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }), project, env);
+    const output = JSON.parse(first.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+    assert.equal(output.hookSpecificOutput.hookEventName, 'BeforeAgent');
+    assert.match(output.hookSpecificOutput.additionalContext, /compacted/);
+    const second = runHookCommand(installedCommand(settingsPath, 'BeforeAgent'), fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }), project, env);
+    assert.deepEqual(JSON.parse(second.stdout), {});
+  });
+
+  it('restore undoes the prune, never an archived window (a compaction event changed no file)', () => {
+    const { project, env } = sandbox();
+    const transcript = join(project, 'session.jsonl');
+    const original = readFileSync(join(repoRoot, 'fixtures', 'devs', 'over-soft-limit.jsonl'));
+    writeFileSync(transcript, original);
+    assert.equal(runCli(['prune', transcript, '--in-place', '--force', '--window', '4000'], { cwd: project, env }).exitCode, 0);
+    const pre = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input: fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }) });
+    assert.match(pre.stderr, /archived/);
+    const restored = runCli(['restore', transcript, '--in-place'], { cwd: project, env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.ok(readFileSync(transcript).equals(original), 'the bytes from before the prune');
+  });
+
+  it('never blocks: a missing transcript or input that is not JSON is a reason on stderr and exit 0', () => {
+    const { project, env } = sandbox();
+    const missing = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input: fixture('claude-code-pre-compact.json', { transcript_path: join(project, 'gone.jsonl'), cwd: project }) });
+    assert.equal(missing.exitCode, 0);
+    assert.equal(missing.stdout, '');
+    assert.match(missing.stderr, /agent-hook pre-compact: no session transcript to archive .*\(the agent goes on\)/);
+    const garbage = runCli(['agent-hook', 'post-compact', '--agent', 'gemini'], { cwd: project, env, input: '{not json' });
+    assert.equal(garbage.exitCode, 0);
+    assert.deepEqual(JSON.parse(garbage.stdout), {});
+    assert.match(garbage.stderr, /the hook input is not JSON/);
+    const unknownAgent = runCli(['agent-hook', 'pre-compact', '--agent', 'cursor'], { cwd: project, env, input: '{}' });
+    assert.equal(unknownAgent.exitCode, 2, 'a bad flag on the command line is a usage error (only the installed, valid command runs in the agent)');
+  });
+});
