@@ -12,9 +12,14 @@
  * middle is pruned to the same budgets by `relevance`, by `recency` and by a plain keep-the-last-turns
  * trim, and the share of facts each keeps is compared (see bench/retention.ts).
  *
- * Last, the summary case (not timed; bench/summary.ts, alone: `npm run bench:summary` or
+ * Then the summary case (not timed; bench/summary.ts, alone: `npm run bench:summary` or
  * `DEVS_CTX_BENCH_ONLY=summary`): devs-ctx's offline summary of each real Claude Code session's span
  * before its first compaction, beside the agent's own compaction summary of it.
+ *
+ * Last, the calibration check (not timed; alone: `node --import tsx bench/calibration.ts`; with the
+ * retention check: `DEVS_CTX_BENCH_CHECKS=only`): over the real Claude Code and Codex sessions in
+ * ../shared/realdata, the calibrated context size against the next recorded API call (see
+ * bench/calibration.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +31,7 @@ import { ensureAgentSession } from './agent-session.js';
 import { BATCH, CLAUDE_PROJECTS, ensureBatchData, ensureBenchData, ensureClaudeProjects } from './generate.js';
 import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTranscript } from './retention.js';
 import type { PlantedFact, Survival } from './retention.js';
+import { formatCalibration, runCalibration } from './calibration.js';
 import { summaryBench } from './summary.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -34,6 +40,8 @@ const dataDir = join(benchDir, '.data');
 const cli = join(projectDir, 'bin', 'devs-ctx.js');
 /** `DEVS_CTX_BENCH_ONLY=REGEX` runs only the cases whose names match (with their baselines), and no retention check. */
 const benchOnly = process.env['DEVS_CTX_BENCH_ONLY'] ? new RegExp(process.env['DEVS_CTX_BENCH_ONLY']) : undefined;
+/** `DEVS_CTX_BENCH_CHECKS=only` runs only the untimed checks (retention, calibration), without generating the timed cases' data. */
+const checksOnly = process.env['DEVS_CTX_BENCH_CHECKS'] === 'only';
 const floorScript = join(benchDir, 'floor.mjs');
 const floorBatchScript = join(benchDir, 'floor-batch.mjs');
 /** analyze exits 0, 10 or 11 by urgency: all three are a successful analysis. */
@@ -302,6 +310,12 @@ async function main(): Promise<number> {
     return 0;
   }
   mkdirSync(dataDir, { recursive: true });
+  if (checksOnly) {
+    for (const line of retention()) console.log(line);
+    console.log('');
+    console.log(await calibration());
+    return 0;
+  }
   const batchName = `${BATCH.sessions.toLocaleString('en-US')} sessions`;
   // DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without generating the 1M/10M/batch data.
   const generatedNeeded = !benchOnly || ['floor 1M', 'analyze 1M cold', 'floor 1M+20', 'floor 10M', 'analyze 10M cold', `analyze ${batchName} cold`, `floor ${batchName}`].some((n) => benchOnly.test(n));
@@ -601,7 +615,15 @@ async function main(): Promise<number> {
   for (const line of retention()) console.log(line);
   console.log('');
   for (const line of summaryBench(join(projectDir, '..', 'shared', 'realdata'))) console.log(line);
+  console.log('');
+  console.log(await calibration());
   return 0;
+}
+
+/** The calibration check over ../shared/realdata, as one line. */
+async function calibration(): Promise<string> {
+  const realdata = join(projectDir, '..', 'shared', 'realdata');
+  return existsSync(realdata) ? formatCalibration(await runCalibration(realdata)) : `calibration: skipped (${realdata} not found)`;
 }
 
 /** Columns padded to their widest cell, a rule under the header row. */

@@ -54,6 +54,14 @@ export type {
 
 // Reports and errors
 export { buildAnalyzeReport, worstUrgency, ANALYZE_SCHEMA_VERSION } from './core/report.js';
+export { analyzeContext, sessionLimits, withSessionLimits, forecastAgentCompaction } from './core/session-context.js';
+export type { SessionContext, SessionLimits, LimitSource, AgentCompaction, SessionLife } from './core/session-context.js';
+export { contextSize, calibrate, fitUsage, toModelTokens, toEstimateTokens } from './core/context-size.js';
+export type { ContextSize, ContextFit, ContextBasis, Calibration } from './core/context-size.js';
+export { modelWindow, catalogWindow } from './core/models.js';
+export type { ModelWindow } from './core/models.js';
+export { inferGoal, isSubstantiveRequest } from './core/goal.js';
+export type { InferredGoal } from './core/goal.js';
 export type { AnalyzeReport } from './core/report.js';
 export {
   ExitCode,

@@ -19,7 +19,7 @@ test('analyze --json: one document on stdout, nothing on stderr', () => {
   assert.equal(result.exitCode, 0);
   assert.equal(result.stderr, '');
   const report = JSON.parse(result.stdout) as Record<string, unknown>;
-  assert.equal(report['schemaVersion'], 1);
+  assert.equal(report['schemaVersion'], 2);
   assert.equal(report['format'], 'devs');
   assert.equal(report['turns'], 15);
   assertGolden('analyze-basic-session-json', result);

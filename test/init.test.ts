@@ -1,3 +1,4 @@
+import { realdataDir, realdataSkip } from './helpers/realdata.js';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,21 @@ describe('devs-ctx init without a terminal', () => {
     // The written file is the one analyze finds and reads.
     const analyze = await runInProcess(['analyze', join(process.cwd(), 'fixtures/devs/basic-session.jsonl'), '--json'], { cwd: dir });
     assert.equal((JSON.parse(analyze.stdout) as { limits: { soft: number } }).limits.soft, 500_000);
+  });
+
+  test('--yes proposes the window of the model found in the transcripts (Claude Code: 200k)', { skip: realdataSkip }, async () => {
+    const dir = folder();
+    const session = join(realdataDir, 'claude-code/01-entire-v2.1.20-compaction+microcompact/70d782f7-b303-4e48-9512-6bec16c37abd.jsonl');
+    const result = await runInProcess(['init', '--yes', '--transcripts', session], { cwd: dir });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal((readConfig(dir) as { window: number }).window, 200_000);
+    assert.match(result.stdout + result.stderr, /claude-opus-4-5-20251101 in Claude Code/);
+    // A Codex rollout records its window.
+    const codexDir = folder();
+    const rollout = join(realdataDir, 'codex/01-agentcmd-v0.40.0-vscode/rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl');
+    const codex = await runInProcess(['init', '--yes', '--transcripts', rollout], { cwd: codexDir });
+    assert.equal(codex.exitCode, 0, codex.stderr);
+    assert.equal((readConfig(codexDir) as { window: number }).window, 272_000);
   });
 
   test('every question has a flag', async () => {

@@ -195,3 +195,25 @@ describe('planPrune', () => {
     assert.equal(again.outcome, 'no-change');
   });
 });
+
+describe('masking by relevance', () => {
+  test('the relevance strategy masks the least relevant tool result first; recency the oldest', () => {
+    const entries = [
+      entry({ id: 'sys', role: 'system', type: 'system' }),
+      entry({ id: 'prd', role: 'user', type: 'prd' }),
+      entry({ id: 'c1', type: 'tool_call' }, { links: { calls: ['a'] } }),
+      entry({ id: 'r1', role: 'tool', type: 'tool_result' }, { links: { answers: ['a'] } }),
+      entry({ id: 'c2', type: 'tool_call' }, { links: { calls: ['b'] } }),
+      entry({ id: 'r2', role: 'tool', type: 'tool_result' }, { links: { answers: ['b'] } }),
+      entry({ id: 'm0', role: 'user' }),
+      ...Array.from({ length: 5 }, (_, i) => entry({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user' })),
+    ];
+    const tokens = entries.map((e) => (e.turn.type === 'tool_result' ? 400 : 50));
+    // 1,300 tokens (soft): masking one result (390 saved) reaches the target (950).
+    const relevance = entries.map((e) => (e.turn.id === 'r1' ? 0.9 : e.turn.id === 'r2' ? 0.1 : 0.5));
+    const byRelevance = planPrune(planEntries(entries, tokens, relevance), policy({ strategy: 'relevance', targetTokens: 950 }));
+    assert.deepEqual([...byRelevance.masked].map((i) => entries[i]?.turn.id), ['r2'], 'the result the goal needs is kept');
+    const byRecency = planPrune(planEntries(entries, tokens, relevance), policy({ strategy: 'recency', targetTokens: 950 }));
+    assert.deepEqual([...byRecency.masked].map((i) => entries[i]?.turn.id), ['r1']);
+  });
+});

@@ -15,10 +15,15 @@ Examples:
   $ devs-ctx analyze session.jsonl
   $ devs-ctx analyze ~/.claude/projects --since 7d --sort urgency
   $ devs-ctx analyze '~/.codex/sessions/**/*.jsonl' --ndjson | jq -c 'select(.urgency != "none")'
-  $ devs-ctx analyze session.jsonl --json | jq '.urgency, .totalTokens'
+  $ devs-ctx analyze session.jsonl --json | jq '.urgency, .context'
   $ cat rollout.jsonl | devs-ctx analyze - --format codex
 
-Exit codes: 0 below the soft limit, 10 soft limit reached, 11 hard limit reached,
+The size is the one the model sees: for a transcript that records its API usage (Claude Code,
+Codex, Gemini CLI) the estimate is calibrated on those records (system prompt, tools, the model's
+tokenizer); --basis estimate uses the plain estimate. Without --window or limits, the limits are
+soft 50 % / hard 80 % of the window of the session's model (else 500k / 800k).
+
+Exit codes (by that size): 0 below the soft limit, 10 soft limit reached, 11 hard limit reached,
 2 usage error, 3 input unreadable, 4 invalid transcript.`;
 
 const PRUNE_EXAMPLES = `
@@ -141,9 +146,9 @@ function readingOptions(which: { readonly limits: boolean; readonly caches: stri
     new Option('--encoding <name>', 'tokenizer encoding (default o200k_base)').choices(ENCODING_CHOICES),
     ...(which.limits
       ? [
-          new Option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k)"),
-          new Option('--soft-limit <tokens>', 'soft limit: prune recommended from here (default 500k)'),
-          new Option('--hard-limit <tokens>', 'hard limit: prune required from here (default 800k)'),
+          new Option('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k; default: the session's model's window)"),
+          new Option('--soft-limit <tokens>', "soft limit: prune recommended from here (default 50% of the model's window, else 500k)"),
+          new Option('--hard-limit <tokens>', "hard limit: prune required from here (default 80% of the model's window, else 800k)"),
         ]
       : []),
     new Option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json'),
@@ -202,6 +207,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--since <when>', "many sessions: only sessions with a turn at or after this (2026-05-01, 2026-05-01T09:30Z, or an age: 12h, 7d, 2w)")
     .option('--until <when>', 'many sessions: only sessions with a turn before this (a date includes that whole day)')
     .option('--jobs <n>', 'worker threads for many sessions, or for counting one large transcript (default: one per core; 1 = no workers)')
+    .addOption(new Option('--basis <kind>', 'the context size: auto (calibrated on the recorded API calls) or estimate (the turns in the file only)').choices(['auto', 'estimate']))
     .addOptions(readingOptions({ limits: true, caches: 'the token-count cache nor the finished reports of unchanged files' }))
     .addHelpText('after', ANALYZE_EXAMPLES)
     .action(async (paths: string[], options: Record<string, unknown>) => {
@@ -218,7 +224,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .option('--dry-run', 'print the plan (what is masked or dropped, why, tokens saved) and write nothing')
     .option('--json', 'print one JSON report (with schemaVersion) on stdout; needs -o, --in-place or --dry-run')
     .option('--force', 'prune even when the urgency is none')
-    .option('--target <tokens>', 'bring the window down to this many tokens (default: half the soft limit)')
+    .option('--target <tokens>', "bring the window down to this many tokens, in the model's tokens (default: half the soft limit)")
     .option('--summary-share <percent>', "the summary's budget as a share of the removed tokens (default 2 %, kept between 1,000 and 8,000 tokens)")
     .addOption(new Option('--strategy <name>', 'which turns go first: relevance to the goal, or recency (oldest first)').choices(['relevance', 'recency']))
     .option('--goal <text>', 'what the agent is working on, to rank turns by (default: the latest user request or task turn)')
@@ -317,7 +323,7 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .description('replay a transcript through the orchestrator loop and show where prunes and refreshes would fire')
     .argument('<file>', 'transcript file (- reads standard input)')
     .option('--json', 'print one JSON report (with schemaVersion) and nothing else on stdout')
-    .option('--target <tokens>', 'what each prune brings the window down to (default: half the soft limit)')
+    .option('--target <tokens>', "what each prune brings the window down to, in the model's tokens (default: half the soft limit)")
     .addOption(new Option('--strategy <name>', 'which turns a prune removes first').choices(['relevance', 'recency']))
     .option('--goal <text>', 'the task the agent works on (default: the latest user request or task turn at each prune)')
     .option('--threshold <turns>', 'turns in a node between refreshes (default 5)')

@@ -23,6 +23,9 @@ installPrebuiltRankTables();
 
 /** Parts every command that reads a transcript shares: token options, settings, counting, loading. */
 
+/** A `--window` below this, written without a unit, is taken for a missing `k`. */
+const MIN_WINDOW_TOKENS = 1_000;
+
 export const tokenOption = (flag: string) =>
   z
     .string()
@@ -32,6 +35,11 @@ export const tokenOption = (flag: string) =>
       const value = parseTokenAmount(raw);
       if (value === undefined) {
         ctx.addIssue({ code: 'custom', message: `${flag} ${raw}: expected a positive number of tokens such as 200000, 200k or 1M` });
+        return z.NEVER;
+      }
+      // No model has a window of a few hundred tokens: `--window 200` means 200k.
+      if (flag === '--window' && /^\s*\d+\s*$/.test(raw) && value < MIN_WINDOW_TOKENS) {
+        ctx.addIssue({ code: 'custom', message: `${flag} ${raw}: a window of ${value} tokens is too small for any model; did you mean ${raw.trim()}k?` });
         return z.NEVER;
       }
       return value;

@@ -5,11 +5,16 @@ import type { ReadIssue } from './issues.js';
 import { classifyPruneUrgency, partitionTurns } from './policy.js';
 import type { PruneUrgency } from './policy.js';
 import type { TurnRole, TurnType } from './turn.js';
+import { analyzeContext } from './session-context.js';
+import type { AgentCompaction, LimitSource, SessionLife } from './session-context.js';
+import type { ContextSize } from './context-size.js';
+import { inferGoal } from './goal.js';
 
 /** Bumped on any breaking change to the `--json` shape of `analyze`. */
-export const ANALYZE_SCHEMA_VERSION = 1;
+export const ANALYZE_SCHEMA_VERSION = 2;
 const HEAVIEST = 10;
 const PREVIEW_CHARS = 60;
+const GOAL_CHARS = 300;
 
 export interface TokenGroup {
   readonly turns: number;
@@ -38,9 +43,21 @@ export interface AnalyzeReport {
   readonly format: FormatName;
   readonly encoding: string;
   readonly turns: number;
+  /** Our tokenizer over the turns in the file (the estimate; `context.tokens` is what the model sees). */
   readonly totalTokens: number;
-  readonly limits: { readonly soft: number; readonly hard: number; readonly source: string };
+  /** The size of the next request in the model's tokens, and how it was found; urgency follows `tokens`. */
+  readonly context: ContextSize & {
+    /** model tokens = overhead + scale × estimated tokens, as used for this session (prune targets, growth). */
+    readonly mapping: { readonly overhead: number; readonly scale: number };
+  };
+  readonly limits: { readonly soft: number; readonly hard: number; readonly source: LimitSource; readonly from: string };
   readonly urgency: PruneUrgency;
+  /** Where the agent (Claude Code, Codex) compacts by itself, and about how many API calls away. */
+  readonly agentCompaction: AgentCompaction | null;
+  /** The session's whole life: peak context and the agent's compactions (with the size before each). */
+  readonly lifetime: SessionLife;
+  /** What a prune would rank by: the latest substantive user request (`how`: latest, task or first). */
+  readonly goal: null | { readonly text: string; readonly how: 'latest' | 'task' | 'first'; readonly turn: number };
   readonly byType: Readonly<Partial<Record<TurnType, TokenGroup>>>;
   readonly byRole: Readonly<Partial<Record<TurnRole, TokenGroup>>>;
   readonly blobTokens: number;
@@ -56,7 +73,7 @@ export interface AnalyzeReport {
     readonly contextWindow?: number;
     /** estimate − recorded: negative when the file's real context holds more (system prompt, tools). */
     readonly difference: number;
-    /** The urgency the recorded size would have; the exit code follows the estimate, which prune acts on. */
+    /** The urgency the recorded size would have (the exit code follows `context.tokens`). */
     readonly urgency: PruneUrgency;
   };
   readonly issues: readonly ReadIssue[];
@@ -72,9 +89,9 @@ function group(indexes: readonly number[], tokens: readonly EntryTokens[]): Toke
   return { turns: indexes.length, tokens: indexes.reduce((sum, i) => sum + (tokens[i]?.total ?? 0), 0) };
 }
 
-function preview(content: string): string {
+function preview(content: string, chars = PREVIEW_CHARS): string {
   const flat = content.replace(/\s+/g, ' ').trim();
-  return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat;
+  return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
 }
 
 /** Pure: everything `analyze` says about one transcript. */
@@ -84,6 +101,8 @@ export function buildAnalyzeReport(input: {
   readonly tokens: readonly EntryTokens[];
   readonly settings: Settings;
   readonly readIssues: readonly ReadIssue[];
+  /** `estimate`: size and urgency from the plain estimate (devs-ctx before calibration). */
+  readonly basis?: 'auto' | 'estimate';
 }): AnalyzeReport {
   const { transcript, tokens, settings } = input;
   const turns = transcript.entries.map((e) => e.turn);
@@ -114,6 +133,9 @@ export function buildAnalyzeReport(input: {
       preview: preview(turn.content),
     }));
   const recorded = transcript.recorded;
+  const session = analyzeContext({ transcript, tokens, settings, basis: input.basis ?? 'auto' });
+  const limitConfig = { ...settings, softLimitTokens: session.limits.soft, hardLimitTokens: session.limits.hard };
+  const goal = inferGoal(turns);
   return {
     schemaVersion: ANALYZE_SCHEMA_VERSION,
     file: input.file,
@@ -121,8 +143,12 @@ export function buildAnalyzeReport(input: {
     encoding: settings.encoding,
     turns: turns.length,
     totalTokens: total,
-    limits: { soft: settings.softLimitTokens, hard: settings.hardLimitTokens, source: settings.limitSource },
-    urgency: classifyPruneUrgency({ turns, totalTokenEstimate: total }, settings),
+    context: { ...session.context, mapping: { overhead: session.calibration.overhead, scale: session.calibration.scale } },
+    limits: session.limits,
+    urgency: session.urgency,
+    agentCompaction: session.agentCompaction,
+    lifetime: session.life,
+    goal: goal ? { text: preview(goal.text, GOAL_CHARS), how: goal.how, turn: goal.index } : null,
     byType,
     byRole,
     blobTokens: blobs,
@@ -137,7 +163,7 @@ export function buildAnalyzeReport(input: {
           source: recorded.source,
           ...(recorded.contextWindow !== undefined ? { contextWindow: recorded.contextWindow } : {}),
           difference: total - recorded.contextTokens,
-          urgency: classifyPruneUrgency({ turns, totalTokenEstimate: recorded.contextTokens }, settings),
+          urgency: classifyPruneUrgency({ turns, totalTokenEstimate: recorded.contextTokens }, limitConfig),
         }
       : null,
     issues: [...input.readIssues, ...transcript.issues],

@@ -63,6 +63,34 @@ export interface RecordedUsage {
   readonly atEntry?: number;
 }
 
+/**
+ * One recorded API call: what the provider counted for a request made of `entries[0, entriesBefore)`
+ * plus whatever the file does not hold (system prompt, tool definitions).
+ */
+export interface UsagePoint {
+  readonly entriesBefore: number;
+  readonly contextTokens: number;
+}
+
+/** What the file says about the model and its window. */
+export interface ModelRecord {
+  /** The model id the agent used last, e.g. `claude-opus-4-5-20251101`. */
+  readonly id?: string;
+  /** The window the agent's own records show (Codex `model_context_window`, a Claude Code 1M-mode session). */
+  readonly recordedWindow?: number;
+  /** How the recorded window was seen, in words. */
+  readonly recordedWindowHow?: string;
+  /** The agent itself (for its defaults): Claude Code runs Claude models with a 200k window unless recorded otherwise. */
+  readonly agent?: 'claude-code' | 'codex' | 'gemini-cli' | 'openhands';
+}
+
+/** An automatic or manual compaction the agent recorded, with the size it measured before it. */
+export interface CompactionRecord {
+  readonly preTokens: number;
+  readonly trigger: string;
+  readonly timestamp?: string;
+}
+
 export interface Transcript {
   readonly format: FormatName;
   /** The active context, in order: what would be sent to the model next. */
@@ -70,6 +98,11 @@ export interface Transcript {
   /** Adapter-level findings (dangling parent links, unknown record shapes that were skipped…). */
   readonly issues: readonly ReadIssue[];
   readonly recorded?: RecordedUsage;
+  /** Every fresh recorded API call on the active context, in order (stale ones, from before a prune, left out). */
+  readonly usage?: readonly UsagePoint[];
+  readonly model?: ModelRecord;
+  /** The session's whole life: compactions (each with the size before it) and the largest recorded context. */
+  readonly lifetime?: { readonly compactions: readonly CompactionRecord[]; readonly peakRecorded: number };
   /** Short facts about how the file was read, e.g. "2 compact boundaries: counting after the last". */
   readonly notes: readonly string[];
 }

@@ -3,6 +3,7 @@ import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import { imageSize } from './image-size.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEntry } from './types.js';
+import type { CompactionRecord, UsagePoint } from '../core/transcript.js';
 import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from './json.js';
 
 /**
@@ -30,6 +31,10 @@ const NOISE_TYPES = new Set(['queue-operation', 'file-history-snapshot']);
 const DETECT_SCAN_LIMIT = 5000;
 /** Line types a session can be resumed from (FORMATS §1.8: "the last suitable line"). */
 export const LEAF_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'attachment']);
+/** Claude Code's window for Claude models (the 1M window is an opt-in mode, seen in records above this). */
+const CLAUDE_CODE_WINDOW = 200_000;
+const CLAUDE_1M_WINDOW = 1_000_000;
+
 /** The model of assistant placeholder lines (errors, "No response requested."): not context. */
 export const SYNTHETIC_MODEL = '<synthetic>';
 const MAX_LISTED_ISSUES = 20;
@@ -365,6 +370,10 @@ function read(doc: ParsedDocument): Transcript {
   let values = 0;
   let compactBoundariesInFile = 0;
   let sidechainLines = 0;
+  let sidechainLeaf: Node | undefined;
+  let model: string | undefined;
+  let peakRecorded = 0;
+  const compactions: CompactionRecord[] = [];
   for (const record of doc.records) {
     for (const value of record.values) {
       values++;
@@ -374,10 +383,22 @@ function read(doc: ParsedDocument): Transcript {
       }
       const type = str(value['type']) ?? 'without a type';
       const uuid = str(value['uuid']);
-      if (type === 'system' && value['subtype'] === 'compact_boundary') compactBoundariesInFile++;
+      if (type === 'system' && value['subtype'] === 'compact_boundary') {
+        compactBoundariesInFile++;
+        const meta = value['compactMetadata'];
+        const timestamp = str(value['timestamp']);
+        compactions.push({
+          preTokens: isRecord(meta) ? num(meta['preTokens']) : 0,
+          trigger: (isRecord(meta) ? str(meta['trigger']) : undefined) ?? 'unknown',
+          ...(timestamp !== undefined ? { timestamp } : {}),
+        });
+      }
       if (type === 'assistant' && isRecord(value['message'])) {
         const key = usageKeyOf(value, value['message']);
         const usage = usageOf(value['message']);
+        const id = str(value['message']['model']);
+        if (id !== undefined && id !== SYNTHETIC_MODEL && value['isSidechain'] !== true) model = id;
+        if (usage && usage.context > peakRecorded) peakRecorded = usage.context;
         const known = key === undefined ? undefined : usageByKey.get(key);
         if (key !== undefined && usage && (!known || usage.total > known.total)) usageByKey.set(key, usage);
       }
@@ -390,8 +411,10 @@ function read(doc: ParsedDocument): Transcript {
       if (earlier) duplicateUuids.push({ line: record.line, first: earlier.line, uuid });
       byUuid.set(uuid, node);
       nodes.push(node);
-      if (value['isSidechain'] === true) sidechainLines++;
-      else if (LEAF_TYPES.has(type)) leaf = node;
+      if (value['isSidechain'] === true) {
+        sidechainLines++;
+        if (LEAF_TYPES.has(type)) sidechainLeaf = node;
+      } else if (LEAF_TYPES.has(type)) leaf = node;
     }
   }
   for (const dup of duplicateUuids.slice(0, MAX_LISTED_ISSUES)) {
@@ -403,6 +426,20 @@ function read(doc: ParsedDocument): Transcript {
   }
   if (duplicateUuids.length > MAX_LISTED_ISSUES) {
     issues.push({ line: 0, severity: 'warning', reason: `${duplicateUuids.length - MAX_LISTED_ISSUES} more repeated uuids` });
+  }
+
+  // A subagent's own file (subagents/agent-*.jsonl) holds only sidechain lines: read its own chain.
+  const subagent = leaf === undefined && sidechainLeaf !== undefined;
+  if (subagent) {
+    leaf = sidechainLeaf;
+    notes.push('only sidechain lines: read as a subagent transcript (its own chain)');
+    if (model === undefined) {
+      for (const node of nodes) {
+        const message = node.value['message'];
+        const id = isRecord(message) ? str(message['model']) : undefined;
+        if (node.type === 'assistant' && id !== undefined && id !== SYNTHETIC_MODEL) model = id;
+      }
+    }
   }
 
   // Pass 2: walk from the leaf to its root.
@@ -488,7 +525,7 @@ function read(doc: ParsedDocument): Transcript {
   const reattached: Node[] = [];
   const firstActiveOrder = active[0]?.order ?? Number.POSITIVE_INFINITY;
   for (const node of nodes) {
-    if (node.type !== 'user' || node.order < firstActiveOrder || onChain.has(node.uuid) || node.value['isSidechain'] === true) continue;
+    if (node.type !== 'user' || node.order < firstActiveOrder || onChain.has(node.uuid) || (node.value['isSidechain'] === true) !== subagent) continue;
     const ids = contentBlocks(node.value)
       .filter((b) => b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string')
       .map((b) => String(b['tool_use_id']));
@@ -589,26 +626,38 @@ function read(doc: ParsedDocument): Transcript {
     return cleared ? { ...entry, notSent: 'tool result cleared from the request by Claude Code microcompaction' } : entry;
   });
 
-  // Recorded usage: the last real API call on the active chain.
+  // Recorded usage: every real API call on the active chain that still describes it. A call made
+  // before the last compact boundary is stale: the lines a prune keeps after its boundary carry
+  // the usage of requests that held the turns it dropped.
+  const boundaryTime = boundary ? str(boundary.value['timestamp']) : undefined;
+  const usage: UsagePoint[] = [];
+  let staleCalls = 0;
   let recorded: RecordedUsage | undefined;
-  for (let i = builders.length - 1; i >= 0; i--) {
-    const b = builders[i];
-    const usage = b?.usageKey === undefined ? undefined : usageByKey.get(b.usageKey);
-    if (usage) {
-      recorded = { contextTokens: usage.context, source: 'last API call: input + cache tokens', atEntry: i };
-      break;
+  builders.forEach((b, i) => {
+    const call = b.usageKey === undefined ? undefined : usageByKey.get(b.usageKey);
+    if (!call) return;
+    const stale = boundaryTime !== undefined && b.timestamp !== undefined && b.timestamp < boundaryTime;
+    if (stale) {
+      staleCalls++;
+      return;
     }
+    usage.push({ entriesBefore: i, contextTokens: call.context });
+    recorded = { contextTokens: call.context, source: 'last API call: input + cache tokens', atEntry: i };
+  });
+  if (staleCalls > 0) {
+    notes.push(`${plural(staleCalls, 'recorded API call')} made before the context was last pruned or compacted: not used for its size`);
   }
+  const recordedWindow = peakRecorded > CLAUDE_CODE_WINDOW ? CLAUDE_1M_WINDOW : undefined;
 
   // What was left out, in one line.
-  const offChain = nodes.length - context.length - sidechainLines;
+  const offChain = nodes.length - context.length - (subagent ? 0 : sidechainLines);
   const skipped: string[] = [];
   const add = (n: number, what: string): void => {
     if (n > 0) skipped.push(`${n.toLocaleString('en-US')} ${what}`);
   };
   for (const [type, n] of [...skippedByType].sort((a, b) => b[1] - a[1])) add(n, type);
   for (const [type, n] of [...skippedOnChain].sort((a, b) => b[1] - a[1])) add(n, `${type} on the chain`);
-  add(sidechainLines, 'sidechain');
+  if (!subagent) add(sidechainLines, 'sidechain');
   add(synthetic, '<synthetic> assistant');
   add(offChain, 'off the active chain (before the last compaction or on other branches)');
   if (skipped.length > 0) notes.push(`${plural(values, 'line')} read; not context: ${skipped.join(', ')}`);
@@ -617,7 +666,22 @@ function read(doc: ParsedDocument): Transcript {
   if (state.unknownBlocks > 0) notes.push(`${plural(state.unknownBlocks, 'content block')} of an unknown type: only their text is counted`);
 
   issues.sort((a, b) => a.line - b.line);
-  return { format: 'claude-code', entries, issues, ...(recorded ? { recorded } : {}), notes };
+  return {
+    format: 'claude-code',
+    entries,
+    issues,
+    ...(recorded ? { recorded } : {}),
+    usage,
+    model: {
+      agent: 'claude-code',
+      ...(model !== undefined ? { id: model } : {}),
+      ...(recordedWindow !== undefined
+        ? { recordedWindow, recordedWindowHow: `a recorded context of ${peakRecorded.toLocaleString('en-US')} tokens (above 200k: 1M mode)` }
+        : {}),
+    },
+    lifetime: { compactions, peakRecorded },
+    notes,
+  };
 }
 
 /** The content blocks of a line's message (empty for a string or missing content). */

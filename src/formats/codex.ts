@@ -2,6 +2,7 @@ import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, ToolLinks, TranscriptEntry } from './types.js';
+import type { CompactionRecord, UsagePoint } from '../core/transcript.js';
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
 
 /**
@@ -109,6 +110,12 @@ export const codexAdapter: FormatAdapter = {
     let emptyUsage = 0;
     let epoch = 0;
     let usage: UsageMark | undefined;
+    /** Every usage mark of the current compaction epoch. */
+    let marks: UsageMark[] = [];
+    let model: string | undefined;
+    let recordedWindow = 0;
+    let peakRecorded = 0;
+    const lifetime: CompactionRecord[] = [];
     /** reasoning_output_tokens of the latest token_count, given to the reasoning items that follow it. */
     let lastReasoningTokens: number | undefined;
     const compactions: { line: number; replaced: boolean }[] = [];
@@ -170,6 +177,8 @@ export const codexAdapter: FormatAdapter = {
               return;
             }
             epoch++;
+            lifetime.push({ preTokens: usage && usage.epoch === epoch - 1 ? usage.input + usage.output : 0, trigger: 'auto', ...(timestamp !== undefined ? { timestamp } : {}) });
+            marks = [];
             compactions.push({ line: record.line, replaced: Array.isArray(payload['replacement_history']) });
             history = historyAfterCompaction(history, payload, { ...base, lineId, prefix }, issues);
             return;
@@ -198,9 +207,13 @@ export const codexAdapter: FormatAdapter = {
               historyLength: history.length,
               epoch,
             };
+            marks.push(usage);
+            if (usage.window > 0) recordedWindow = usage.window;
+            peakRecorded = Math.max(peakRecorded, input + output);
             return;
           }
           case 'turn_context':
+            if (isRecord(payload) && typeof payload['model'] === 'string' && payload['model'] !== '') model = payload['model'];
             return;
           default:
             unknownRecords.set(value.type, (unknownRecords.get(value.type) ?? 0) + 1);
@@ -261,7 +274,22 @@ export const codexAdapter: FormatAdapter = {
         ...(before > 0 ? { atEntry: before - 1 } : {}),
       };
     }
-    return { format: 'codex', entries, issues, notes, ...(recorded ? { recorded } : {}) };
+    const at = (mark: UsageMark): number => (mark.historyLength === 0 ? (system ? 1 : 0) : (entriesAfter[mark.historyLength - 1] ?? 0));
+    const points: UsagePoint[] = marks.map((mark) => ({ entriesBefore: at(mark), contextTokens: mark.input + mark.output }));
+    return {
+      format: 'codex',
+      entries,
+      issues,
+      notes,
+      ...(recorded ? { recorded } : {}),
+      usage: points,
+      model: {
+        agent: 'codex',
+        ...(model !== undefined ? { id: model } : {}),
+        ...(recordedWindow > 0 ? { recordedWindow, recordedWindowHow: 'token_count model_context_window' } : {}),
+      },
+      lifetime: { compactions: lifetime, peakRecorded },
+    };
   },
 };
 

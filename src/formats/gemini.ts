@@ -2,6 +2,7 @@ import type { ConversationTurn, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
+import type { UsagePoint } from '../core/transcript.js';
 import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js';
 
 /**
@@ -115,6 +116,9 @@ export const geminiAdapter: FormatAdapter = {
     let empty = 0;
     let sawUser = false;
     let usage: { tokens: JsonObject; atEntry?: number } | undefined;
+    const points: UsagePoint[] = [];
+    let model: string | undefined;
+    let peakRecorded = 0;
 
     for (const slot of slots) {
       const { message } = slot;
@@ -146,6 +150,7 @@ export const geminiAdapter: FormatAdapter = {
       }
 
       const firstEntry = entries.length;
+      if (typeof message['model'] === 'string' && message['model'] !== '') model = message['model'];
       const toolCalls = Array.isArray(message['toolCalls']) ? message['toolCalls'] : [];
       if (Array.isArray(message['thoughts'])) thoughts += message['thoughts'].length;
       const { text, blobs } = partsText(message['content']);
@@ -191,6 +196,10 @@ export const geminiAdapter: FormatAdapter = {
       if (isRecord(message['tokens']) && hasUsage(message['tokens'])) {
         const atEntry = Math.min(firstEntry, entries.length - 1);
         usage = { tokens: message['tokens'], ...(atEntry >= 0 ? { atEntry } : {}) };
+        // `input` is the prompt of this call: everything before this message.
+        const input = numberField(message['tokens'], 'input');
+        if (input > 0) points.push({ entriesBefore: firstEntry, contextTokens: input });
+        peakRecorded = Math.max(peakRecorded, input + numberField(message['tokens'], 'output'));
       }
     }
 
@@ -211,7 +220,16 @@ export const geminiAdapter: FormatAdapter = {
         ...(usage.atEntry !== undefined ? { atEntry: usage.atEntry } : {}),
       };
     }
-    return { format: 'gemini', entries, issues, notes, ...(recorded ? { recorded } : {}) };
+    return {
+      format: 'gemini',
+      entries,
+      issues,
+      notes,
+      ...(recorded ? { recorded } : {}),
+      usage: points,
+      model: { agent: 'gemini-cli', ...(model !== undefined ? { id: model } : {}) },
+      lifetime: { compactions: [], peakRecorded },
+    };
   },
 };
 

@@ -28,7 +28,16 @@ export interface SessionSummary {
   readonly project: string;
   readonly format: FormatName;
   readonly turns: number;
+  /** The estimate: our tokenizer over the turns in the file. */
   readonly totalTokens: number;
+  /** The size the model sees (`context.tokens` of the report; urgency follows it), and its basis. */
+  readonly contextTokens: number;
+  readonly contextBasis: string;
+  readonly model: string | null;
+  readonly window: number | null;
+  /** The session's whole life: its peak size and the agent's compactions. */
+  readonly peakTokens: number;
+  readonly compactions: number;
   readonly urgency: PruneUrgency;
   /** The context size the file itself records (Claude Code, Codex, Gemini, OpenHands), if any. */
   readonly recordedTokens: number | null;
@@ -56,6 +65,8 @@ export interface SessionRun {
   readonly cwd: string;
   /** Epoch ms: the time of an undated standard input. */
   readonly now: number;
+  /** `estimate`: size and urgency from the plain estimate (`analyze --basis estimate`). */
+  readonly basis?: 'auto' | 'estimate';
 }
 
 /**
@@ -92,7 +103,7 @@ export async function analyzeSession(
       if (at === undefined || !spanInRange(at, run.range)) return { kind: 'outOfRange', file: display, project };
     }
     const tokens = await io.countTokens(transcript.entries);
-    const report = buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
+    const report = buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.basis ?? 'auto' });
     const firstTimestamp = span ? new Date(span.first).toISOString() : null;
     const lastTimestamp = span ? new Date(span.last).toISOString() : null;
     const summary: SessionSummary = {
@@ -101,6 +112,12 @@ export async function analyzeSession(
       format: report.format,
       turns: report.turns,
       totalTokens: report.totalTokens,
+      contextTokens: report.context.tokens,
+      contextBasis: report.context.basis,
+      model: report.context.model,
+      window: report.context.window,
+      peakTokens: report.lifetime.peak,
+      compactions: report.lifetime.compactions,
       urgency: report.urgency,
       recordedTokens: report.recorded?.contextTokens ?? null,
       firstTimestamp,
@@ -109,7 +126,7 @@ export async function analyzeSession(
       issueLines: report.issues.filter((i) => i.line > 0).slice(0, 11).map((i) => i.line),
     };
     if (!run.full) return { kind: 'session', summary };
-    // The single-file report, with the batch's fields added after it (additive to schema 1).
+    // The single-file report, with the batch's fields added after it (additive to the single report's schema).
     return { kind: 'session', summary, reportJson: JSON.stringify({ ...report, project, firstTimestamp, lastTimestamp }, null, 2) };
   } catch (error) {
     if (!(error instanceof DevsCtxError)) throw error;

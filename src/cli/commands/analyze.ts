@@ -24,6 +24,7 @@ const AnalyzeOptionsSchema = z.object({
   ...readingOptionsShape,
   ndjson: z.boolean().optional(),
   sort: z.enum(['tokens', 'urgency']).optional(),
+  basis: z.enum(['auto', 'estimate']).optional(),
   since: z.string().optional(),
   until: z.string().optional(),
   jobs: z
@@ -70,7 +71,7 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
       const build = buildId();
       const reports = ReportCache.open<AnalyzeReport>(
         cacheDir,
-        build === undefined ? undefined : rowSchemaKey(build, { report: true, settings, format: format ?? null, strict: options.strict === true }),
+        build === undefined ? undefined : rowSchemaKey(build, { report: true, settings, format: format ?? null, strict: options.strict === true, basis: options.basis ?? 'auto' }),
       );
       const absolute = only.path === STDIN ? undefined : resolve(ctx.cwd, only.path);
       const identity = reports.enabled && absolute !== undefined ? fileIdentity(absolute) : undefined;
@@ -99,7 +100,7 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
         sort: options.sort,
         range,
         jobs: options.jobs ?? availableParallelism(),
-        run: { settings, format, strict: options.strict === true, range, full: output === 'json', cwd: ctx.cwd, now: Date.now() },
+        run: { settings, format, strict: options.strict === true, range, full: output === 'json', cwd: ctx.cwd, now: Date.now(), basis: options.basis ?? 'auto' },
         encoding: settings.encoding,
         cacheDir: options.cache === false ? undefined : defaultCacheDir(ctx.env),
       },
@@ -138,5 +139,5 @@ async function analyzeOne(
   // A large transcript counted cold is counted across the cores (exactly the same counts).
   await run.counter.prepare(transcript.entries, run.jobs);
   const tokens = countEntries(transcript.entries, run.counter);
-  return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
+  return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.options.basis ?? 'auto' });
 }

@@ -19,7 +19,10 @@ import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { answer, canPrompt, loadClack, promptIO, shortTokens } from '../interactive/prompts.js';
 import type { Clack, PromptIO } from '../interactive/prompts.js';
-import { tokenOption } from '../shared.js';
+import { loadTranscriptInput, tokenOption } from '../shared.js';
+import { discoverTranscripts } from '../batch/discover.js';
+import { modelWindow } from '../../core/models.js';
+import type { ModelWindow } from '../../core/models.js';
 
 export const INIT_SCHEMA_VERSION = 1;
 
@@ -122,7 +125,11 @@ export async function runInit(rawOptions: Record<string, unknown>, ctx: CliConte
         'warn',
       );
     }
-    const limits = limitsFromFlags(options) ?? (clack ? await askLimits(clack, io) : { window: DEFAULT_WINDOW });
+    // The window of the model the transcripts name (Claude Code: 200k; Codex: its recorded window).
+    const found = limitsFromFlags(options) ? undefined : await modelOfTranscripts(transcripts, configDir, ctx);
+    if (found) note(`${found.file}: ${found.model.how}; proposing a ${shortTokens(found.model.window)} window`);
+    const proposed = found?.model.window ?? DEFAULT_WINDOW;
+    const limits = limitsFromFlags(options) ?? (clack ? await askLimits(clack, io, proposed) : { window: proposed });
     const pinned = pinnedTypes ?? (clack ? await askPinnedTypes(clack, io) : [...PINNED_TURN_TYPES]);
     const strategy = options.strategy ?? (clack ? await askStrategy(clack, io) : 'relevance');
     const summarizer = options.summarizer ?? (clack ? await askSummarizer(clack, io, apiKeyVariable) : apiKeyVariable ? 'gemini' : 'extractive');
@@ -292,8 +299,30 @@ async function askTranscripts(clack: Clack, io: PromptIO): Promise<string[]> {
   return splitTranscriptList(raw);
 }
 
-async function askLimits(clack: Clack, io: PromptIO): Promise<Limits> {
-  const windows = [1_000_000, 400_000, 200_000, 128_000];
+/** The first transcript (of the first 20 found) whose model's window is known, and that window. */
+async function modelOfTranscripts(
+  transcripts: readonly string[],
+  configDir: string,
+  ctx: CliContext,
+): Promise<{ file: string; model: ModelWindow } | undefined> {
+  if (transcripts.length === 0) return undefined;
+  let looked = 0;
+  for (const found of discoverTranscripts(transcripts, configDir)) {
+    if (found.error || looked++ >= 20) continue;
+    try {
+      const { transcript } = await loadTranscriptInput(found.path, { format: undefined, strict: false, ctx });
+      const model = modelWindow(transcript.model);
+      if (model) return { file: displayPath(found.path, ctx), model };
+    } catch {
+      // unreadable or not a transcript: the next one
+    }
+    if (looked >= 20) break;
+  }
+  return undefined;
+}
+
+async function askLimits(clack: Clack, io: PromptIO, proposed: number = DEFAULT_WINDOW): Promise<Limits> {
+  const windows = [...new Set([proposed, 1_000_000, 400_000, 200_000, 128_000])];
   const choice = answer(
     clack,
     io,
@@ -302,12 +331,13 @@ async function askLimits(clack: Clack, io: PromptIO): Promise<Limits> {
       options: [
         ...windows.map((w) => {
           const { soft, hard } = limitsFromWindow(w);
-          return { value: w, label: `${shortTokens(w)} tokens`, hint: `soft ${shortTokens(soft)}, hard ${shortTokens(hard)}${w === DEFAULT_WINDOW ? ' (the defaults)' : ''}` };
+          const why = w === proposed && proposed !== DEFAULT_WINDOW ? ' (the model in your transcripts)' : w === DEFAULT_WINDOW ? ' (the defaults)' : '';
+          return { value: w, label: `${shortTokens(w)} tokens`, hint: `soft ${shortTokens(soft)}, hard ${shortTokens(hard)}${why}` };
         }),
         { value: 'custom', label: 'another window size…' },
         { value: 'limits', label: 'set the soft and hard limits myself…' },
       ],
-      initialValue: DEFAULT_WINDOW,
+      initialValue: proposed,
       ...io,
     }),
   );

@@ -6,6 +6,8 @@ import { BudgetImpossibleError, ExitCode, InterruptedError, UsageError } from '.
 import type { ExitCodeValue } from '../../core/errors.js';
 import { summaryReserveFor } from '../../core/prune/engine.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
+import { analyzeContext, withSessionLimits } from '../../core/session-context.js';
+import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
 import { buildPruneReport } from '../../core/prune/report.js';
 import { pacedMap, Pacer } from '../../core/pace.js';
 import type { PruneReport } from '../../core/prune/report.js';
@@ -86,11 +88,10 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       screen: json || transcriptOnStdout ? 'stderr' : 'stdout',
     });
 
-    const { settings, file } = settingsFor(options, ctx);
-    let targetTokens = options.target ?? file?.config.target ?? defaultTargetTokens(settings);
-    if (targetTokens >= settings.hardLimitTokens) {
-      throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
-    }
+    const { settings: givenSettings, file } = settingsFor(options, ctx);
+    const givenTarget = options.target ?? file?.config.target;
+    // Explicit limits are known before the transcript is read: a bad --target fails first.
+    if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
     const summaryPercent = options.summaryShare ?? file?.config.summaryShare;
     const summaryShare = summaryPercent === undefined ? undefined : summaryPercent / 100;
@@ -109,9 +110,23 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     if (inPlace) lock = lockInPlace(target, trap);
     const format = options.format as FormatName | undefined;
     const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
-    const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
+    const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
     await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
     const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
+    // --target and the limits are in the model's tokens (the window of the session's model, its
+    // calibrated size); the planner counts the turns in the file: convert through the calibration.
+    const session = analyzeContext({ transcript, tokens, settings: givenSettings });
+    const calibration = session.calibration;
+    const modelTarget = givenTarget ?? Math.floor(session.limits.soft / 2);
+    checkTarget(modelTarget, session.limits.hard);
+    // A target below what the model sees before any turn (system prompt, tools) plans to 0: the
+    // prune goes as far as it can and reports the target not reached.
+    const settings = withSessionLimits(givenSettings, {
+      ...session.limits,
+      soft: toEstimateTokens(calibration, session.limits.soft),
+      hard: toEstimateTokens(calibration, session.limits.hard),
+    });
+    let targetTokens = toEstimateTokens(calibration, modelTarget);
 
     const eventId = randomUUID();
     let progress = startProgress(ctx, `pruning ${display}`);
@@ -186,7 +201,17 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     if (plan.outcome === 'impossible') {
       throw new BudgetImpossibleError(`${display}: ${plan.note ?? 'the budget cannot be met'}; nothing was written`, 'raise the limits (--window, --hard-limit) or unpin turns');
     }
-    const base = { file: display, format: transcript.format, prepared, entries: transcript.entries, tokens, softLimit: settings.softLimitTokens, providers: providerBlock };
+    const base = {
+      file: display,
+      format: transcript.format,
+      prepared,
+      entries: transcript.entries,
+      tokens,
+      softLimit: settings.softLimitTokens,
+      providers: providerBlock,
+      calibration,
+      modelLimits: { soft: session.limits.soft, hard: session.limits.hard, target: targetTokens === toEstimateTokens(calibration, modelTarget) ? modelTarget : toModelTokens(calibration, targetTokens) },
+    };
 
     if (options.dryRun) {
       const report = buildPruneReport({ ...base, dryRun: true, output: null });
@@ -286,6 +311,12 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 }
 
 
+
+function checkTarget(target: number, hard: number): void {
+  if (target >= hard) {
+    throw new UsageError(`--target ${target} is not below the hard limit (${hard})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
+  }
+}
 
 /** Removes the archived event of a prune whose transcript was not written; says so if even that fails. */
 async function forgetPrune(store: Archive, eventId: string, ctx: CliContext, json: boolean): Promise<void> {

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, ProviderError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
+import { analyzeContext, withSessionLimits } from '../../core/session-context.js';
+import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import type { PruneStrategy } from '../../core/prune/plan.js';
 import { ContextPruner } from '../../core/prune/context-pruner.js';
@@ -100,20 +102,40 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx replay --help');
     const options = parsed.data;
     if (path === undefined) throw new UsageError('no transcript given', 'pass the transcript path (or - to read standard input)');
-    const { settings, file } = settingsFor(options, ctx);
+    const { settings: givenSettings, file } = settingsFor(options, ctx);
     // The config file's refresh settings, where no flag gave them.
     options.threshold ??= file?.config.refreshThreshold;
     options.refreshTokens ??= file?.config.refreshTokens;
-    const targetTokens = options.target ?? file?.config.target ?? defaultTargetTokens(settings);
-    if (targetTokens >= settings.hardLimitTokens) throw new UsageError(`--target ${targetTokens} is not below the hard limit (${settings.hardLimitTokens})`);
+    const givenTarget = options.target ?? file?.config.target;
+    const checkTarget = (target: number, hard: number): void => {
+      if (target >= hard) throw new UsageError(`--target ${target} is not below the hard limit (${hard})`);
+    };
+    if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
 
     const { transcript, display } = await loadTranscriptInput(path, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx });
     const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
-    const counter = new CachedCounter(settings.encoding, cacheDir);
+    const counter = new CachedCounter(givenSettings.encoding, cacheDir);
     // Counted once per turn (blobs by their provider's rule); the loop keeps counts it is given.
     const tokens = countEntries(transcript.entries, counter).map((t) => t.total);
+    // Limits and target are in the model's tokens; each point of the session is judged by its
+    // calibrated size (the loop counts turns: the limits are converted through the calibration).
+    const session = analyzeContext({ transcript, tokens, settings: givenSettings });
+    const calibration = session.calibration;
+    const modelTarget = givenTarget ?? Math.floor(session.limits.soft / 2);
+    checkTarget(modelTarget, session.limits.hard);
+    const settings = withSessionLimits(givenSettings, {
+      ...session.limits,
+      soft: toEstimateTokens(calibration, session.limits.soft),
+      hard: toEstimateTokens(calibration, session.limits.hard),
+    });
+    const targetTokens = toEstimateTokens(calibration, modelTarget);
+    const m = (estimate: number): number => toModelTokens(calibration, estimate);
+    const saved = (estimate: number): number => Math.round(calibration.scale * estimate);
     const notes: string[] = [];
+    if (calibration.basis !== 'estimate') {
+      notes.push(`sizes in the model's tokens (${calibration.basis}: ${calibration.scale} × the estimate + ${calibration.overhead.toLocaleString('en-US')})`);
+    }
     const all = transcript.entries.map((e, i): ConversationTurn => ({ ...e.turn, tokenCount: tokens[i] ?? 0 }));
     const turns = options.refresh === false ? all : all.filter((t) => !isRefreshTurn(t));
     if (turns.length < all.length) notes.push(`${all.length - turns.length} refresh turn(s) already in the transcript were left out: the replay makes its own`);
@@ -144,7 +166,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     // A failed prune is reported after the step's refresh, in the order the loop did them.
     const failures: ReplayEvent[] = [];
     const gated = new ReplayPruner(pruner, settings.softLimitTokens, (step, kind, window, message) =>
-      failures.push({ kind, step, turnId: lastId(step), windowBefore: window.totalTokenEstimate, windowAfter: window.totalTokenEstimate, message }),
+      failures.push({ kind, step, turnId: lastId(step), windowBefore: m(window.totalTokenEstimate), windowAfter: m(window.totalTokenEstimate), message }),
     );
 
     const injector = options.refresh === false ? undefined : refreshInjector(options, turns, { display, counter, cacheDir, ctx, notes });
@@ -171,15 +193,15 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
         const turnId = lastId(it.turnIndex);
         if (it.refresh) {
           const size = it.refresh.tokenCount ?? 0;
-          events.push({ kind: 'refresh', step: it.turnIndex, turnId, windowBefore: it.before.totalTokenEstimate - size, windowAfter: it.before.totalTokenEstimate, tokens: size, node: it.refresh.node ?? null });
+          events.push({ kind: 'refresh', step: it.turnIndex, turnId, windowBefore: m(it.before.totalTokenEstimate - size), windowAfter: m(it.before.totalTokenEstimate), tokens: saved(size), node: it.refresh.node ?? null });
         }
         events.push(...failures.splice(0));
         if (it.prune) {
-          events.push({ kind: 'prune', step: it.turnIndex, turnId, windowBefore: it.before.totalTokenEstimate, windowAfter: it.window.totalTokenEstimate, tokensSaved: it.prune.tokensSaved, removedTurnCount: it.prune.removedTurnCount });
+          events.push({ kind: 'prune', step: it.turnIndex, turnId, windowBefore: m(it.before.totalTokenEstimate), windowAfter: m(it.window.totalTokenEstimate), tokensSaved: saved(it.prune.tokensSaved), removedTurnCount: it.prune.removedTurnCount });
         }
-        peaks.push(it.before.totalTokenEstimate);
-        windows.push(it.window.totalTokenEstimate);
-        if (it.before.totalTokenEstimate > largest.tokens) largest = { tokens: it.before.totalTokenEstimate, step: it.turnIndex, turnId };
+        peaks.push(m(it.before.totalTokenEstimate));
+        windows.push(m(it.window.totalTokenEstimate));
+        if (m(it.before.totalTokenEstimate) > largest.tokens) largest = { tokens: m(it.before.totalTokenEstimate), step: it.turnIndex, turnId };
         if (it.window.totalTokenEstimate >= settings.hardLimitTokens) over.push(it.turnIndex);
       },
     });
@@ -197,7 +219,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
       schemaVersion: REPLAY_SCHEMA_VERSION,
       file: display,
       format: transcript.format,
-      limits: { soft: settings.softLimitTokens, hard: settings.hardLimitTokens, target: targetTokens, source: settings.limitSource },
+      limits: { soft: session.limits.soft, hard: session.limits.hard, target: modelTarget, source: session.limits.from },
       strategy,
       refreshThreshold: threshold,
       notes,
@@ -210,7 +232,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
       largestWindow: largest,
       hardLimitExceeded: over.length > 0,
       stepsOverHardLimit: over,
-      finalWindow: { turns: final.turns.length, tokens: final.totalTokenEstimate },
+      finalWindow: { turns: final.turns.length, tokens: m(final.totalTokenEstimate) },
       windowTokens: windows,
       peakTokens: peaks,
     };

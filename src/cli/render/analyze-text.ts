@@ -21,7 +21,8 @@ function paint(ctx: CliContext): ChalkInstance {
 }
 
 function urgencyText(c: ChalkInstance, report: AnalyzeReport): string {
-  const { urgency, totalTokens, limits } = report;
+  const { urgency, limits } = report;
+  const totalTokens = report.context.tokens;
   if (urgency === 'hard') return `${c.red.bold('hard')}: the hard limit is reached; prune required`;
   if (urgency === 'soft') return `${c.yellow.bold('soft')}: the soft limit is reached; prune recommended (${n(limits.hard - totalTokens)} tokens to the hard limit)`;
   return `${c.green.bold('none')}: below the soft limit (${n(limits.soft - totalTokens)} tokens to go)`;
@@ -29,7 +30,8 @@ function urgencyText(c: ChalkInstance, report: AnalyzeReport): string {
 
 /** A bar of the total against the limits: `[████████░░░░│░░░░░┃░░]`. */
 function limitBar(c: ChalkInstance, report: AnalyzeReport, width: number): string {
-  const { totalTokens, limits } = report;
+  const { limits } = report;
+  const totalTokens = report.context.tokens;
   const scale = Math.max(totalTokens, limits.hard) * 1.1;
   const at = (v: number): number => Math.min(width - 1, Math.round((v / scale) * width));
   const filled = at(totalTokens);
@@ -43,6 +45,20 @@ function limitBar(c: ChalkInstance, report: AnalyzeReport, width: number): strin
   }
   const color = report.urgency === 'hard' ? c.red : report.urgency === 'soft' ? c.yellow : c.green;
   return `[${color(bar)}]`;
+}
+
+/** How the context size was found, in one line. */
+function contextBasisText(report: AnalyzeReport): string {
+  const cx = report.context;
+  const estimate = `${n(cx.estimate)} estimated (${report.encoding}) from the turns in the file`;
+  if (cx.basis === 'calibrated' && cx.fit) {
+    return (
+      `calibrated on ${n(cx.fit.points)} recorded API calls: ${cx.fit.scale} × the estimate + ${n(cx.fit.overhead)} not in the file ` +
+      `(median error ${(cx.fit.medianError * 100).toFixed(1)} %); ${estimate}`
+    );
+  }
+  if (cx.basis === 'recorded') return `the last recorded API call plus the estimate of what came after it; ${estimate}`;
+  return `the estimate: ${estimate}`;
 }
 
 /** Wraps `text` at word boundaries to `width` columns; lines after the first get `indent`. */
@@ -88,9 +104,32 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
   const total = report.totalTokens;
   out.push(`${c.bold(report.file)}  ${c.dim(`${report.format} · ${n(report.turns)} turns · ${report.encoding}`)}`);
   out.push('');
-  out.push(`Total     ${c.bold(n(total))} tokens  ${limitBar(c, report, Math.max(20, Math.min(50, width - 40)))}`);
-  out.push(`Limits    soft ${n(report.limits.soft)} │  hard ${n(report.limits.hard)} ┃  ${c.dim(`(${report.limits.source})`)}`);
+  const cx = report.context;
+  out.push(`Context   ${c.bold(n(cx.tokens))} tokens  ${limitBar(c, report, Math.max(20, Math.min(50, width - 40)))}`);
+  out.push(...wrap(`          ${c.dim(contextBasisText(report))}`, width, '          '));
+  if (cx.model !== null || cx.window !== null) {
+    out.push(`Model     ${cx.model ?? 'unknown'}${cx.window !== null ? ` · window ${n(cx.window)}` : ''}`);
+  }
+  out.push(...wrap(`Limits    soft ${n(report.limits.soft)} │  hard ${n(report.limits.hard)} ┃  ${c.dim(`(${report.limits.source === report.limits.from ? report.limits.source : `${report.limits.source}: ${report.limits.from}`})`)}`, width, '          '));
   out.push(`Urgency   ${urgencyText(c, report)}`);
+  if (report.agentCompaction) {
+    const a = report.agentCompaction;
+    const left = a.turnsLeft === null ? 'no recent growth recorded to say when' : a.turnsLeft === 0 ? 'due at the next call' : `about ${n(a.turnsLeft)} call${a.turnsLeft === 1 ? '' : 's'} away at the recent growth`;
+    out.push(`Agent     compacts by itself at about ${n(a.at)} tokens: ${left}`);
+  }
+  const life = report.lifetime;
+  if (life.compactions > 0 || life.peak > cx.tokens) {
+    const sizes = life.compactionSizes.filter((x) => x > 0).map(n);
+    out.push(
+      ...wrap(
+        `Lifetime  peak ${n(life.peak)} tokens; ${life.compactions} compaction${life.compactions === 1 ? '' : 's'}` +
+          (sizes.length > 0 ? ` (at ${sizes.join(', ')})` : ''),
+        width,
+        '          ',
+      ),
+    );
+  }
+  if (report.goal) out.push(...wrap(`Goal      ${c.dim(`(${report.goal.how} request)`)} ${report.goal.text}`, width, '          '));
   if (report.recorded) {
     const r = report.recorded;
     const diff = r.difference;
@@ -142,7 +181,9 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
   }
 
   out.push('', c.bold('Window growth'));
-  out.push(...growthChart({ growth: windowGrowth(report.perTurn), soft: report.limits.soft, hard: report.limits.hard, width, height: 8 }));
+  const { overhead, scale } = report.context.mapping;
+  const growth = windowGrowth(report.perTurn).map((t) => Math.max(0, Math.round(overhead + scale * t)));
+  out.push(...growthChart({ growth, soft: report.limits.soft, hard: report.limits.hard, width, height: 8 }));
 
   if (report.notes.length > 0) {
     out.push('', c.bold('Notes'));

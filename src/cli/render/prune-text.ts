@@ -19,6 +19,15 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
   }
   const verb = report.dryRun ? 'would prune' : 'pruned';
   lines.push(`${head}: ${verb} ${n(report.before.tokens)} → ${n(report.after.tokens)} tokens${report.dryRun ? ' (estimate)' : ''} (target ${n(report.limits.target)}, urgency ${report.urgency})`);
+  const cx = report.context;
+  if (cx && cx.basis !== 'estimate') {
+    lines.push(
+      c.dim(
+        `  sizes in the model's tokens (${cx.basis}: ${cx.scale} × the estimate + ${n(cx.overhead)}); ` +
+          `the estimate goes ${n(cx.estimate.before)} → ${n(cx.estimate.after)}, and per-turn figures below are estimates`,
+      ),
+    );
+  }
   const parts: string[] = [];
   if (report.dropped.turns > 0) parts.push(`${report.dryRun ? 'drop' : 'dropped'} ${n(report.dropped.turns)} turns (${n(report.dropped.tokens)} tokens)`);
   if (report.masked.turns > 0) parts.push(`${report.dryRun ? 'mask' : 'masked'} ${n(report.masked.turns)} tool results (${n(report.masked.tokensSaved)} tokens saved)`);

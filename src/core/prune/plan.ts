@@ -118,8 +118,8 @@ interface UnitState {
 
 /**
  * Pure: decides what a prune does. Pinned units are never touched; the protected tail only shrinks
- * under hard urgency and never loses the latest turn. Old tool results are masked first (oldest
- * first), then whole candidate units are dropped in strategy order until the window, with room
+ * under hard urgency and never loses the latest turn. Tool results are masked first (oldest
+ * first, or least relevant first with the relevance strategy), then whole candidate units are dropped in strategy order until the window, with room
  * for the summary, is at or under the target.
  */
 export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): PrunePlan {
@@ -162,10 +162,13 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
   const reserve = (): number => (dropped.size > 0 ? plannedSummaryRoom(droppedTokens, policy.summaryReserveTokens, targetTokens) : 0);
   const over = (limit: number): boolean => total + reserve() > limit;
 
-  // 1. Mask old tool results (oldest first): the call stays answered, the bulk goes to the archive.
+  // 1. Mask tool results (recency: oldest first; relevance: least relevant to the goal first, so the
+  //    output the goal needs is masked last): the call stays answered, the bulk goes to the archive.
   const candidateUnits = units.filter((u) => u.role === 'candidate');
-  for (const unit of candidateUnits) {
-    for (const i of unit.entries) {
+  const maskOrder = candidateUnits.flatMap((u) => u.entries);
+  if (policy.strategy === 'relevance') maskOrder.sort((a, b) => (entries[a]?.relevance ?? 0) - (entries[b]?.relevance ?? 0) || a - b);
+  {
+    for (const i of maskOrder) {
       if (!over(targetTokens)) break;
       const e = entries[i];
       if (e?.maskedTokens === undefined || e.entry.turn.type !== 'tool_result') continue;

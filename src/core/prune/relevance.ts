@@ -1,3 +1,4 @@
+import { inferGoal } from '../goal.js';
 import type { Pacer } from '../pace.js';
 import type { Embedder, Embedding } from '../providers.js';
 import type { ConversationTurn } from '../turn.js';
@@ -67,19 +68,10 @@ export async function scoreRelevance(
   return scores;
 }
 
-const TASK_TYPES = new Set(['spec', 'requirements', 'plan']);
-
 /**
- * The goal a prune ranks by when `--goal` is not given: the latest user request (a user message
- * that is not injected context, a summary or a refresh), or the latest spec/requirements/plan turn,
- * whichever comes later.
+ * The goal a prune ranks by when `--goal` is not given: the latest substantive user request, or the
+ * latest spec/requirements/plan turn, whichever comes later (core/goal.ts `inferGoal`).
  */
 export function findActiveTask(turns: readonly ConversationTurn[]): string | undefined {
-  for (let i = turns.length - 1; i >= 0; i--) {
-    const turn = turns[i];
-    if (!turn || turn.content.trim().length === 0) continue;
-    if (TASK_TYPES.has(turn.type)) return turn.content;
-    if (turn.role === 'user' && turn.type === 'message') return turn.content;
-  }
-  return undefined;
+  return inferGoal(turns)?.text;
 }

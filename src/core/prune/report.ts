@@ -4,6 +4,8 @@ import type { ContextPrunedEvent } from './context-pruner.js';
 import type { PreparedPrune } from './engine.js';
 import type { FallbackEvent } from '../providers.js';
 import type { PruneActionKind, PruneStrategy } from './plan.js';
+import { toModelTokens } from '../context-size.js';
+import type { Calibration, ContextBasis } from '../context-size.js';
 
 export const PRUNE_SCHEMA_VERSION = 1;
 
@@ -20,7 +22,18 @@ export interface PruneReport {
   readonly urgency: PruneUrgency;
   readonly strategy: PruneStrategy;
   readonly goal: { readonly source: 'flag' | 'transcript' | 'none'; readonly text: string };
+  /** In the model's tokens (see `context`), like `before`, `after` and the event's totals. */
   readonly limits: { readonly soft: number; readonly hard: number; readonly target: number };
+  /**
+   * How the model's tokens were found: model = overhead + scale × estimate, calibrated on the
+   * session's recorded API calls; `estimate` holds the planner's figures (our tokenizer, the turns only).
+   */
+  readonly context?: {
+    readonly basis: ContextBasis;
+    readonly overhead: number;
+    readonly scale: number;
+    readonly estimate: { readonly before: number; readonly after: number; readonly target: number };
+  };
   readonly before: { readonly turns: number; readonly tokens: number };
   readonly after: { readonly turns: number; readonly tokens: number };
   readonly reachedTarget: boolean;
@@ -72,18 +85,26 @@ export interface PruneReportInput {
   readonly archive?: { readonly path: string; readonly eventId: string };
   readonly output: string | null;
   readonly providers?: ProvidersReport;
+  /** The session's calibration (estimate → model tokens) and hard limit in model tokens; identity when absent. */
+  readonly calibration?: Calibration;
+  readonly modelLimits?: { readonly soft: number; readonly hard: number; readonly target: number };
 }
 
 export function buildPruneReport(input: PruneReportInput): PruneReport {
   const { prepared, entries, tokens } = input;
   const { plan } = prepared;
   const changed = plan.outcome === 'prune' && prepared.edit !== undefined;
-  const before = { turns: entries.length, tokens: plan.totalBefore };
+  const estimateBefore = { turns: entries.length, tokens: plan.totalBefore };
   const estimatedAfter = {
     turns: entries.length - plan.dropped.size + (prepared.summaryText !== undefined ? 1 : 0),
     tokens: changed ? plan.tokensAfterActions + prepared.summaryTokens : plan.totalBefore,
   };
-  const after = input.after ?? estimatedAfter;
+  const estimateAfter = input.after ?? estimatedAfter;
+  const cal = input.calibration;
+  const m = (tokens: number): number => (cal ? toModelTokens(cal, tokens) : tokens);
+  const before = { turns: estimateBefore.turns, tokens: m(estimateBefore.tokens) };
+  const after = { turns: estimateAfter.turns, tokens: m(estimateAfter.tokens) };
+  const limits = input.modelLimits ?? { soft: input.softLimit, hard: plan.hardLimitTokens, target: plan.targetTokens };
   let droppedTokens = 0;
   for (const i of plan.dropped) droppedTokens += tokens[i] ?? 0;
   const maskSaved = plan.actions.filter((a) => a.kind === 'mask').reduce((sum, a) => sum + a.tokensSaved, 0);
@@ -97,10 +118,20 @@ export function buildPruneReport(input: PruneReportInput): PruneReport {
     urgency: plan.urgency,
     strategy: plan.strategy,
     goal: { source: prepared.goalSource, text: clip(prepared.goal, 500) },
-    limits: { soft: input.softLimit, hard: plan.hardLimitTokens, target: plan.targetTokens },
+    limits,
+    ...(cal
+      ? {
+          context: {
+            basis: cal.basis,
+            overhead: cal.overhead,
+            scale: cal.scale,
+            estimate: { before: estimateBefore.tokens, after: estimateAfter.tokens, target: plan.targetTokens },
+          },
+        }
+      : {}),
     before,
     after,
-    reachedTarget: after.tokens <= plan.targetTokens,
+    reachedTarget: estimateAfter.tokens <= plan.targetTokens,
     event: changed
       ? { event: 'context_pruned', removedTurnCount: plan.dropped.size, tokensSaved: before.tokens - after.tokens, newTotal: after.tokens }
       : null,

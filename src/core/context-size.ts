@@ -1,0 +1,156 @@
+import type { Transcript, UsagePoint } from './transcript.js';
+import { modelWindow } from './models.js';
+
+/**
+ * The context size the model sees. The file holds neither the agent's system prompt and tool
+ * definitions nor the model's tokenizer, so the estimate (our tokenizer over the turns in the file)
+ * is calibrated against the session's own recorded API calls: recorded ≈ overhead + scale × estimate.
+ */
+
+export type ContextBasis = 'calibrated' | 'recorded' | 'estimate';
+
+export interface ContextFit {
+  /** Tokens the model sees that the file does not hold (system prompt, tool definitions). */
+  readonly overhead: number;
+  /** Model tokens per estimated token (the tokenizers' ratio). */
+  readonly scale: number;
+  /** Recorded calls the fit used. */
+  readonly points: number;
+  /** Median |predicted − recorded| / recorded over those calls. */
+  readonly medianError: number;
+}
+
+/** A linear map from estimated tokens to the model's tokens: model = overhead + scale × estimate. */
+export interface Calibration {
+  readonly basis: ContextBasis;
+  readonly overhead: number;
+  readonly scale: number;
+  readonly fit: ContextFit | null;
+}
+
+export interface ContextSize {
+  /** The size of the next request, in the model's tokens: what urgency and exit codes follow. */
+  readonly tokens: number;
+  readonly basis: ContextBasis;
+  /** Our tokenizer over the turns in the file. */
+  readonly estimate: number;
+  readonly model: string | null;
+  readonly window: number | null;
+  readonly fit: ContextFit | null;
+}
+
+/** Fewer recorded calls than this: the last record plus the estimate after it. */
+export const MIN_FIT_POINTS = 4;
+/** The fit looks at the most recent calls (a session's overhead changes as tools and reminders come and go). */
+export const MAX_FIT_POINTS = 60;
+/** A fitted scale outside this range is not a tokenizer ratio: something else moved the records. */
+const SCALE_RANGE = [0.5, 4] as const;
+
+export const IDENTITY: Calibration = { basis: 'estimate', overhead: 0, scale: 1, fit: null };
+
+function median(values: readonly number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * Pure: a robust straight-line fit of recorded against estimated tokens (Theil–Sen: the median of
+ * pairwise slopes, then the median intercept), so a cache miss, a microcompaction or a duplicated
+ * record moves one point and not the line. Null when the points cannot carry a line.
+ */
+export function fitUsage(points: readonly { readonly estimate: number; readonly recorded: number }[]): ContextFit | null {
+  if (points.length < MIN_FIT_POINTS) return null;
+  const slopes: number[] = [];
+  for (let i = 0; i < points.length; i++) {
+    for (let j = i + 1; j < points.length; j++) {
+      const a = points[i] as { estimate: number; recorded: number };
+      const b = points[j] as { estimate: number; recorded: number };
+      const dx = b.estimate - a.estimate;
+      if (dx !== 0) slopes.push((b.recorded - a.recorded) / dx);
+    }
+  }
+  if (slopes.length < MIN_FIT_POINTS - 1) return null;
+  const scale = median(slopes);
+  if (!(scale >= SCALE_RANGE[0] && scale <= SCALE_RANGE[1])) return null;
+  const overhead = median(points.map((p) => p.recorded - scale * p.estimate));
+  const medianError = median(points.map((p) => Math.abs(overhead + scale * p.estimate - p.recorded) / Math.max(1, p.recorded)));
+  return { overhead: Math.round(overhead), scale: Math.round(scale * 10_000) / 10_000, points: points.length, medianError: Math.round(medianError * 10_000) / 10_000 };
+}
+
+/** Running totals: `prefix[k]` is the estimate of entries[0, k). */
+export function prefixSums(perEntry: readonly number[]): number[] {
+  const prefix = [0];
+  let total = 0;
+  for (const t of perEntry) prefix.push((total += t));
+  return prefix;
+}
+
+/** The original size a masked tool result's placeholder records (core/prune/engine.ts maskPlaceholder). */
+const MASKED_TOKENS = /^\[devs-ctx: ([\d,]+) tokens of tool output archived/;
+
+/**
+ * Pure: the calibration of one transcript from its recorded calls, given each entry's estimated
+ * tokens. The calls before a prune masked tool results measured the results whole: their estimate
+ * is taken with each masked result at the size its placeholder records, so the calibration after a
+ * masking prune is the one before it (and a pruned session is sized by what it holds now).
+ */
+export function calibrate(transcript: Pick<Transcript, 'entries' | 'usage'>, perEntry: readonly number[]): Calibration {
+  // The estimate of entries[0, k) as the recorded calls saw them.
+  const seen = [0];
+  let total = 0;
+  perEntry.forEach((tokens, i) => {
+    const masked = MASKED_TOKENS.exec(transcript.entries[i]?.turn.content ?? '');
+    total += masked ? Number((masked[1] ?? '0').replace(/,/g, '')) : tokens;
+    seen.push(total);
+  });
+  const byEntry = new Map<number, UsagePoint>();
+  for (const point of transcript.usage ?? []) {
+    if (point.entriesBefore > perEntry.length || point.contextTokens <= 0) continue;
+    byEntry.set(point.entriesBefore, point); // a record written twice counts once (the later copy)
+  }
+  const fresh = [...byEntry.values()].sort((a, b) => a.entriesBefore - b.entriesBefore);
+  const last = fresh[fresh.length - 1];
+  if (!last) return IDENTITY;
+  const lastSeen = seen[last.entriesBefore] ?? 0;
+  const points = fresh.slice(-MAX_FIT_POINTS).map((p) => ({ estimate: seen[p.entriesBefore] ?? 0, recorded: p.contextTokens }));
+  const fit = fitUsage(points);
+  // The line gives the scale; it is anchored at the last call, which measured everything before it
+  // exactly (on the real sessions this halves the error of the line alone).
+  if (fit) return { basis: 'calibrated', overhead: Math.round(last.contextTokens - fit.scale * lastSeen), scale: fit.scale, fit };
+  return { basis: 'recorded', overhead: last.contextTokens - lastSeen, scale: 1, fit: null };
+}
+
+/** Estimated tokens → the model's tokens. */
+export function toModelTokens(calibration: Calibration, estimate: number): number {
+  return Math.max(0, Math.round(calibration.overhead + calibration.scale * estimate));
+}
+
+/** The model's tokens → estimated tokens (what a prune plans in); never below 0. */
+export function toEstimateTokens(calibration: Calibration, modelTokens: number): number {
+  return Math.max(0, Math.floor((modelTokens - calibration.overhead) / calibration.scale));
+}
+
+/**
+ * Pure: the size of the next request of a parsed transcript, in the model's tokens, with the model
+ * and window its records show. `basis: 'estimate'` gives the plain estimate (what devs-ctx said before).
+ */
+export function contextSize(
+  transcript: Pick<Transcript, 'entries' | 'usage' | 'model'>,
+  perEntry: readonly number[],
+  options: { readonly basis?: 'auto' | 'estimate' } = {},
+): ContextSize & { readonly calibration: Calibration } {
+  const estimate = perEntry.reduce((sum, t) => sum + t, 0);
+  const calibration = options.basis === 'estimate' ? IDENTITY : calibrate(transcript, perEntry);
+  const found = modelWindow(transcript.model);
+  return {
+    tokens: toModelTokens(calibration, estimate),
+    basis: calibration.basis,
+    estimate,
+    model: transcript.model?.id ?? null,
+    window: found?.window ?? null,
+    fit: calibration.fit,
+    calibration,
+  };
+}

@@ -1,0 +1,55 @@
+import { calcPrice } from '@pydantic/genai-prices';
+import type { ModelRecord } from './transcript.js';
+
+/**
+ * Which window a session runs in. Records win over catalogs: a catalog gives a model's maximum,
+ * not what the agent runs it with (catalogs list claude-opus-4-6 at 1M, yet Claude Code runs it
+ * in a 200k window unless the 1M mode is on, which its records then show).
+ */
+
+/** Claude Code's window for Claude models; the 1M window is an opt-in mode. */
+export const CLAUDE_CODE_DEFAULT_WINDOW = 200_000;
+
+export interface ModelWindow {
+  readonly model: string | null;
+  readonly window: number;
+  /** `recorded`: the agent's own records; `model`: the agent's default for the model, or the catalog. */
+  readonly source: 'recorded' | 'model';
+  /** In words, for the report. */
+  readonly how: string;
+}
+
+const catalogCache = new Map<string, number | undefined>();
+
+/**
+ * A model's context window from the `@pydantic/genai-prices` catalog (bundled data, no network);
+ * undefined when the catalog does not know the model or gives no window.
+ */
+export function catalogWindow(modelId: string): number | undefined {
+  if (catalogCache.has(modelId)) return catalogCache.get(modelId);
+  let window: number | undefined;
+  try {
+    const found = calcPrice({ input_tokens: 0, output_tokens: 0 }, modelId);
+    const value = found?.model.context_window;
+    window = typeof value === 'number' && value > 0 ? value : undefined;
+  } catch {
+    window = undefined;
+  }
+  catalogCache.set(modelId, window);
+  return window;
+}
+
+/** Pure: the window a transcript's model runs in; undefined when nothing is known (the caller keeps its defaults). */
+export function modelWindow(record: ModelRecord | undefined): ModelWindow | undefined {
+  if (!record) return undefined;
+  const model = record.id ?? null;
+  if (record.recordedWindow !== undefined && record.recordedWindow > 0) {
+    return { model, window: record.recordedWindow, source: 'recorded', how: record.recordedWindowHow ?? 'recorded in the file' };
+  }
+  if (model === null) return undefined;
+  if (record.agent === 'claude-code' && /^claude/i.test(model)) {
+    return { model, window: CLAUDE_CODE_DEFAULT_WINDOW, source: 'model', how: `${model} in Claude Code (200k unless its records show the 1M mode)` };
+  }
+  const window = catalogWindow(model);
+  return window === undefined ? undefined : { model, window, source: 'model', how: `${model} in the @pydantic/genai-prices catalog` };
+}

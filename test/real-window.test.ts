@@ -1,0 +1,290 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { calibrate, contextSize, fitUsage, toEstimateTokens, toModelTokens } from '../src/core/context-size.js';
+import { catalogWindow, modelWindow } from '../src/core/models.js';
+import { analyzeContext, forecastAgentCompaction, sessionLimits } from '../src/core/session-context.js';
+import { inferGoal, isSubstantiveRequest } from '../src/core/goal.js';
+import { resolveSettings } from '../src/core/config.js';
+import type { Transcript, TranscriptEntry, UsagePoint } from '../src/core/transcript.js';
+import type { ConversationTurn } from '../src/core/turn.js';
+import { readTranscript } from '../src/formats/index.js';
+import { claudeCodeAdapter } from '../src/formats/claude-code.js';
+import { parseDocument } from '../src/io/jsonl.js';
+import { runCli } from './helpers/cli.js';
+import { realdataDir, realdataSkip } from './helpers/realdata.js';
+import { seeded } from './helpers/prng.js';
+
+const defaults = resolveSettings({ flags: {}, env: {} });
+const real = (sub: string): string => join(realdataDir, sub);
+const CLAUDE_01 = 'claude-code/01-entire-v2.1.20-compaction+microcompact/70d782f7-b303-4e48-9512-6bec16c37abd.jsonl';
+const CODEX_01 = 'codex/01-agentcmd-v0.40.0-vscode/rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl';
+const readReal = (sub: string): Transcript => readTranscript(parseDocument(readFileSync(real(sub)), { path: real(sub) }));
+
+function turn(i: number, role: ConversationTurn['role'], content: string, type: ConversationTurn['type'] = 'message'): ConversationTurn {
+  return { id: `t${i}`, role, type, content } as ConversationTurn;
+}
+function entries(n: number): TranscriptEntry[] {
+  return Array.from({ length: n }, (_, i) => ({ turn: turn(i, i % 2 === 0 ? 'user' : 'assistant', `turn ${i}`), source: { records: [i] }, blobs: [] }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fit
+
+test('fitUsage recovers a known overhead and scale, and outliers and duplicates do not bend it', () => {
+  const random = seeded(7);
+  const points: { estimate: number; recorded: number }[] = [];
+  let estimate = 2_000;
+  for (let i = 0; i < 40; i++) {
+    estimate += 500 + Math.floor(random() * 3_000);
+    points.push({ estimate, recorded: Math.round(30_000 + 1.35 * estimate) });
+  }
+  // A microcompaction (the request was smaller than the file says), a doubled record, a wild one.
+  points[10] = { estimate: points[10]!.estimate, recorded: Math.round(points[10]!.recorded * 0.6) };
+  points.splice(20, 0, { ...points[20]! });
+  points[30] = { estimate: points[30]!.estimate, recorded: points[30]!.recorded * 3 };
+  const fit = fitUsage(points);
+  assert.ok(fit);
+  assert.ok(Math.abs(fit.scale - 1.35) < 0.01, `scale ${fit.scale}`);
+  assert.ok(Math.abs(fit.overhead - 30_000) < 500, `overhead ${fit.overhead}`);
+  assert.ok(fit.medianError < 0.005, `median error ${fit.medianError}`);
+  assert.equal(fitUsage(points.slice(0, 3)), null, 'three calls cannot carry a line');
+});
+
+test('calibrate: a fit with enough calls, else the last record plus the estimate after it, else the estimate', () => {
+  const e = entries(20);
+  const perEntry = e.map(() => 1_000);
+  const usage: UsagePoint[] = [3, 7, 11, 15].map((k) => ({ entriesBefore: k, contextTokens: 20_000 + 1.3 * k * 1_000 }));
+  const fitted = calibrate({ entries: e, usage }, perEntry);
+  assert.equal(fitted.basis, 'calibrated');
+  assert.equal(toModelTokens(fitted, 20_000), 20_000 + 1.3 * 20_000);
+  assert.equal(toEstimateTokens(fitted, 46_000), 20_000);
+
+  const few = calibrate({ entries: e, usage: usage.slice(-2) }, perEntry);
+  assert.equal(few.basis, 'recorded');
+  // The last call saw 15 entries as 39,500 tokens; 5 more entries of 1,000 each follow.
+  assert.equal(toModelTokens(few, 20_000), 39_500 + 5_000);
+
+  const none = contextSize({ entries: e }, perEntry);
+  assert.deepEqual([none.basis, none.tokens, none.estimate, none.fit], ['estimate', 20_000, 20_000, null]);
+  const asked = contextSize({ entries: e, usage }, perEntry, { basis: 'estimate' });
+  assert.deepEqual([asked.basis, asked.tokens], ['estimate', 20_000]);
+});
+
+test('calls recorded before a prune masked a tool result are read with the result at its archived size', () => {
+  const e = entries(20);
+  e[5] = { ...e[5]!, turn: turn(5, 'tool', '[devs-ctx: 9,000 tokens of tool output archived; full text: devs-ctx recall --turn t5]', 'tool_result') };
+  const perEntry = e.map((_, i) => (i === 5 ? 30 : 1_000));
+  // What the calls saw: entry 5 whole (9,000 tokens).
+  const seen = (k: number): number => k * 1_000 + (k > 5 ? 8_000 : 0);
+  const usage: UsagePoint[] = [2, 4, 8, 12, 16].map((k) => ({ entriesBefore: k, contextTokens: 50_000 + 1.2 * seen(k) }));
+  const cal = calibrate({ entries: e, usage }, perEntry);
+  assert.equal(cal.basis, 'calibrated');
+  assert.equal(cal.scale, 1.2);
+  const now = perEntry.reduce((a, b) => a + b, 0);
+  assert.equal(toModelTokens(cal, now), 50_000 + 1.2 * now, 'the masked session is sized by what it holds now');
+});
+
+test('realdata: a session pruned to a target is at or under it afterwards, and old usage records never call it hard', { skip: realdataSkip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-real-window-'));
+  for (const [name, target] of [['masked', 100_000], ['dropped', 80_000]] as const) {
+    const out = join(dir, `${name}.jsonl`);
+    const prune = runCli(['prune', real(CLAUDE_01), '--target', String(target), '--summarizer', 'extractive', '--embedder', 'local', '--no-archive', '-o', out, '--json']);
+    assert.equal(prune.exitCode, 0, prune.stdout + prune.stderr);
+    const report = JSON.parse(prune.stdout);
+    assert.equal(report.limits.target, target, 'the target is in the model tokens');
+    assert.equal(report.context.basis, 'calibrated');
+    assert.ok(report.after.tokens <= target, `${name}: planned ${report.after.tokens} ≤ ${target}`);
+    const after = runCli(['analyze', out, '--json']);
+    const analysis = JSON.parse(after.stdout);
+    assert.ok(analysis.context.tokens <= target, `${name}: analyze says ${analysis.context.tokens} (${analysis.context.basis}) ≤ ${target}`);
+    assert.notEqual(analysis.urgency, 'hard');
+    assert.notEqual(analysis.recorded?.urgency, 'hard', 'a stale record is not reported as the size');
+    assert.notEqual(after.exitCode, 11);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Model and window
+
+test('catalog windows come from @pydantic/genai-prices; Claude models in Claude Code default to 200k; records win', () => {
+  assert.equal(catalogWindow('claude-sonnet-4-5-20250929'), 200_000);
+  assert.equal(catalogWindow('gpt-5.3-codex'), 400_000);
+  assert.equal(catalogWindow('no-such-model-xyz'), undefined);
+  // The catalog lists claude-opus-4-6 at 1M; Claude Code runs it in 200k unless its records show 1M mode.
+  assert.equal(modelWindow({ id: 'claude-opus-4-6', agent: 'claude-code' })?.window, 200_000);
+  assert.deepEqual(modelWindow({ id: 'claude-opus-4-6', agent: 'claude-code', recordedWindow: 1_000_000 })?.source, 'recorded');
+  assert.equal(modelWindow({ id: 'gpt-5.3-codex', agent: 'codex', recordedWindow: 272_000 })?.window, 272_000);
+  assert.equal(modelWindow({ id: 'gpt-5.3-codex', agent: 'codex' })?.window, 400_000);
+  assert.equal(modelWindow({ agent: 'codex' }), undefined);
+});
+
+test('limits: soft 50 % / hard 80 % of the model window unless set; nothing known keeps the seeds 500k / 800k', () => {
+  const found = modelWindow({ id: 'claude-opus-4-5-20251101', agent: 'claude-code' });
+  assert.deepEqual(
+    (({ soft, hard, source }) => ({ soft, hard, source }))(sessionLimits(defaults, found)),
+    { soft: 100_000, hard: 160_000, source: 'model' },
+  );
+  assert.deepEqual(
+    (({ soft, hard, source }) => ({ soft, hard, source }))(sessionLimits(defaults, undefined)),
+    { soft: 500_000, hard: 800_000, source: 'default' },
+  );
+  const flagged = resolveSettings({ flags: { window: 1_000_000 }, env: {} });
+  assert.equal(sessionLimits(flagged, found).source, 'flag');
+  assert.equal(sessionLimits(flagged, found).soft, 500_000);
+  const env = resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: '1000', DEVS_HARD_LIMIT: '2000' } });
+  assert.equal(sessionLimits(env, found).source, 'env');
+  const config = resolveSettings({ flags: {}, env: {}, file: { path: 'c.json', config: { window: 300_000 } } });
+  assert.equal(sessionLimits(config, found).source, 'config');
+});
+
+test('realdata: model and window per format', { skip: realdataSkip }, () => {
+  const claude = readReal(CLAUDE_01);
+  assert.equal(claude.model?.id, 'claude-opus-4-5-20251101');
+  assert.equal(modelWindow(claude.model)?.window, 200_000);
+  const codex = readReal(CODEX_01);
+  assert.equal(codex.model?.id, 'gpt-5-codex');
+  assert.deepEqual([modelWindow(codex.model)?.window, modelWindow(codex.model)?.source], [272_000, 'recorded']);
+  const gemini = readReal('gemini/02-entire-legacy-json-pretty-named-jsonl/full.jsonl');
+  assert.equal(gemini.model?.id, 'gemini-2.5-flash');
+  assert.equal(modelWindow(gemini.model)?.window, 1_048_576);
+  assert.equal(readReal('claude-code/06-spotter-v2.1.38-short-smoke/short.jsonl').model?.id, 'claude-opus-4-6');
+});
+
+// ---------------------------------------------------------------------------------------------
+// analyze
+
+test('realdata: analyze judges a Claude Code session by its calibrated size in its 200k window; --basis estimate is the old answer', { skip: realdataSkip }, () => {
+  const result = runCli(['analyze', real(CLAUDE_01), '--json']);
+  const report = JSON.parse(result.stdout);
+  assert.equal(report.context.basis, 'calibrated');
+  assert.equal(report.context.model, 'claude-opus-4-5-20251101');
+  assert.equal(report.context.window, 200_000);
+  assert.ok(report.context.fit.points >= MIN_POINTS && report.context.fit.medianError < 0.02);
+  assert.ok(report.context.tokens > 2 * report.context.estimate, 'the model sees far more than the estimate');
+  assert.deepEqual([report.limits.soft, report.limits.hard, report.limits.source], [100_000, 160_000, 'model']);
+  assert.equal(report.urgency, report.context.tokens >= 160_000 ? 'hard' : report.context.tokens >= 100_000 ? 'soft' : 'none');
+  assert.equal(result.exitCode, report.urgency === 'hard' ? 11 : report.urgency === 'soft' ? 10 : 0);
+  assert.equal(report.urgency, 'soft');
+  // Whole life: two automatic compactions, with the sizes Claude Code recorded before them.
+  assert.deepEqual(report.lifetime.compactionSizes, [176_700, 157_925]);
+  assert.equal(report.lifetime.peak, 176_700);
+  assert.equal(report.agentCompaction.at, 167_000);
+  assert.ok(report.agentCompaction.turnsLeft > 0);
+
+  const plain = runCli(['analyze', real(CLAUDE_01), '--json', '--basis', 'estimate']);
+  const old = JSON.parse(plain.stdout);
+  assert.deepEqual([old.context.basis, old.context.tokens, old.urgency, plain.exitCode], ['estimate', old.totalTokens, 'none', 0]);
+
+  const text = runCli(['analyze', real(CLAUDE_01)]).stdout;
+  assert.match(text, /Model {5}claude-opus-4-5-20251101 · window 200,000/);
+  assert.match(text, /Agent {5}compacts by itself at about 167,000 tokens/);
+  assert.match(text, /Lifetime {2}peak 176,700 tokens; 2 compactions \(at 176,700, 157,925\)/);
+});
+const MIN_POINTS = 4;
+
+test('realdata: the agent compaction forecast matches where Claude Code compacted in the real file', { skip: realdataSkip }, () => {
+  const claude = readReal(CLAUDE_01);
+  const at = forecastAgentCompaction('claude-code', 200_000, 0, [])?.at ?? 0;
+  const auto = (claude.lifetime?.compactions ?? []).filter((c) => c.trigger === 'auto');
+  assert.ok(auto.length >= 2);
+  for (const c of auto) assert.ok(Math.abs(c.preTokens - at) / at < 0.07, `preTokens ${c.preTokens} vs ${at}`);
+  assert.equal(forecastAgentCompaction('codex', 272_000, 0, [])?.at, 244_800);
+  assert.equal(forecastAgentCompaction('gemini-cli', 1_000_000, 0, []), null);
+  const growing = forecastAgentCompaction('claude-code', 200_000, 100_000, [
+    { entriesBefore: 1, contextTokens: 90_000 },
+    { entriesBefore: 2, contextTokens: 95_000 },
+    { entriesBefore: 3, contextTokens: 100_000 },
+  ]);
+  assert.deepEqual(growing, { at: 167_000, turnsLeft: Math.ceil(67_000 / 5_000) });
+});
+
+test('devs transcripts keep the seeds limits exactly', () => {
+  const result = runCli(['analyze', 'fixtures/devs/basic-session.jsonl', '--json']);
+  const report = JSON.parse(result.stdout);
+  assert.deepEqual(report.limits, { soft: 500_000, hard: 800_000, source: 'default', from: 'default' });
+  assert.equal(report.context.basis, 'estimate');
+  assert.equal(report.context.tokens, report.totalTokens);
+  const session = analyzeContext({ transcript: { entries: [] }, tokens: [], settings: defaults });
+  assert.deepEqual([session.limits.soft, session.limits.hard, session.urgency], [500_000, 800_000, 'none']);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Goal
+
+test('inferGoal takes the latest substantive request, skipping acknowledgements, commands, reminders and IDE context', () => {
+  const turns = [
+    turn(0, 'user', 'Add a CSV exporter to the billing module with tests'),
+    turn(1, 'assistant', 'Done.'),
+    turn(2, 'user', 'Make the exporter stream rows instead of buffering them'),
+    turn(3, 'assistant', 'ok'),
+    turn(4, 'user', 'yes'),
+    turn(5, 'user', 'commit this'),
+    turn(6, 'user', '<local-command-caveat>Caveat: The messages below were generated by the user while running local commands.</local-command-caveat>'),
+    turn(7, 'user', '<command-name>/compact</command-name>\n<command-message>compact</command-message>'),
+    turn(8, 'user', '<local-command-stdout>Compacted</local-command-stdout>'),
+    turn(9, 'user', '<system-reminder>The TodoWrite tool has not been used recently.</system-reminder>'),
+    turn(10, 'user', '<task-notification>Background task finished</task-notification>'),
+    turn(11, 'user', '[Request interrupted by user for tool use]'),
+    turn(12, 'tool', 'file listing with many words in it', 'tool_result'),
+  ];
+  assert.deepEqual(inferGoal(turns), { text: 'Make the exporter stream rows instead of buffering them', index: 2, how: 'latest' });
+  assert.deepEqual(inferGoal([turn(0, 'user', 'fix it'), turn(1, 'user', 'yes')]), { text: 'fix it', index: 0, how: 'first' });
+  assert.equal(inferGoal([turn(0, 'assistant', 'hello')]), undefined);
+  const codex = '# Context from my IDE setup:\n\n## Active file: src/a.ts\n\n## Open tabs:\n- a.ts\n\n## My request for Codex:\nrename the hook to useTeamMembers everywhere\n';
+  assert.equal(inferGoal([turn(0, 'user', codex)])?.text, 'rename the hook to useTeamMembers everywhere');
+  assert.equal(isSubstantiveRequest('Sounds good!'), false);
+  assert.equal(isSubstantiveRequest('please add the agent name to every log line'), true);
+});
+
+test('analyze --json shows the goal a prune would rank by', () => {
+  const report = JSON.parse(runCli(['analyze', 'fixtures/devs/basic-session.jsonl', '--json']).stdout);
+  assert.deepEqual(report.goal, { text: 'Good. Now REQ-103: stream exports over 10,000 rows.', how: 'latest', turn: 12 });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Subagents
+
+test('a Claude Code subagent transcript (only sidechain lines) reads its own chain', () => {
+  const base = { sessionId: 's', cwd: '/p', version: '2.1.20', userType: 'external', isSidechain: true, agentId: 'a1' };
+  const lines = [
+    { ...base, type: 'user', uuid: 'u1', parentUuid: null, timestamp: '2026-01-01T00:00:00Z', message: { role: 'user', content: 'Find every caller of parseConfig in src' } },
+    {
+      ...base,
+      type: 'assistant',
+      uuid: 'a1',
+      parentUuid: 'u1',
+      timestamp: '2026-01-01T00:00:01Z',
+      requestId: 'r1',
+      message: { id: 'm1', role: 'assistant', model: 'claude-haiku-4-5-20251001', content: [{ type: 'text', text: 'Three callers: a.ts, b.ts, c.ts' }], usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 } },
+    },
+  ];
+  const doc = parseDocument(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), { path: 'agent-a1.jsonl' });
+  const t = claudeCodeAdapter.read(doc);
+  assert.equal(t.entries.length, 2);
+  assert.equal(t.model?.id, 'claude-haiku-4-5-20251001');
+  assert.deepEqual(t.usage, [{ entriesBefore: 1, contextTokens: 12_510 }]);
+  assert.ok(t.notes.some((n) => n.includes('subagent')));
+});
+
+test('--window 200 (no unit, too small for any model) is a usage error naming 200k', () => {
+  const result = runCli(['analyze', 'fixtures/devs/basic-session.jsonl', '--window', '200']);
+  assert.equal(result.exitCode, 2);
+  assert.match(result.stderr, /--window 200: .*did you mean 200k\?/);
+  assert.equal(runCli(['analyze', 'fixtures/devs/basic-session.jsonl', '--window', '200k']).exitCode, 0);
+});
+
+test('realdata: batch --ndjson rows carry the model, the context size and the whole life', { skip: realdataSkip }, () => {
+  const result = runCli(['analyze', join(realdataDir, 'claude-code'), '--ndjson', '--jobs', '1']);
+  const rows = result.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.type === 'session' && !r.error);
+  const session = rows.find((r) => String(r.file).includes('70d782f7'));
+  assert.ok(session);
+  assert.equal(session.model, 'claude-opus-4-5-20251101');
+  assert.equal(session.window, 200_000);
+  assert.equal(session.contextBasis, 'calibrated');
+  assert.ok(session.contextTokens > session.totalTokens);
+  assert.deepEqual([session.peakTokens, session.compactions], [176_700, 2]);
+  assert.equal(session.urgency, 'soft');
+});
