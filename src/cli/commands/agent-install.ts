@@ -18,6 +18,7 @@ import {
   withoutMcpServer,
 } from '../../core/agent-config.js';
 import type { AgentKind, HookCommand, McpServerEntry } from '../../core/agent-config.js';
+import { shellQuote } from '../../core/git-hook.js';
 import { ExitCode, InputError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { writeFileAtomic } from '../../io/atomic.js';
@@ -88,7 +89,8 @@ export function agentTargets(agent: AgentKind, scope: { user: boolean; cwd: stri
 /** How the agent runs this copy of devs-ctx: this node and this bin, else `devs-ctx` from the PATH. */
 export function devsCtxRunner(bin: string | null): { prefix: string; mcp: McpServerEntry } {
   if (!bin) return { prefix: 'devs-ctx', mcp: { command: 'devs-ctx', args: ['mcp'] } };
-  return { prefix: `"${process.execPath}" "${bin}"`, mcp: { command: process.execPath, args: [bin, 'mcp'] } };
+  // The agents run the command through a shell: single-quoted words, so no path can run code.
+  return { prefix: `${shellQuote(process.execPath)} ${shellQuote(bin)}`, mcp: { command: process.execPath, args: [bin, 'mcp'] } };
 }
 
 function hookCommands(agent: AgentKind, prefix: string): HookCommand[] {
