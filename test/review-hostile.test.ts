@@ -4,7 +4,15 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { devsCtxRunner } from '../src/cli/commands/agent-install.js';
+import { cliEnv } from './helpers/cli.js';
+import { repoRoot } from './helpers/realdata.js';
+
+const bin = join(repoRoot, 'bin', 'devs-ctx.js');
 
 /** Defects a hostile review of issues 13, 15, 17 and 19 found, each with the test that failed before its fix. */
 
@@ -21,5 +29,34 @@ describe('agent hook commands quote their paths for the shell', () => {
     assert.deepEqual(JSON.parse(result.stdout), [bin, 'agent-hook', 'pre-compact', '--agent', 'claude-code']);
     assert.equal(existsSync(join(root, 'PWNED')), false);
     assert.equal(existsSync(join(root, 'PWNED2')), false);
+  });
+});
+
+describe('devs-ctx mcp with an archive it cannot open', () => {
+  it('says why (never "no archive yet") and never shows the PostgreSQL password', async () => {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-mcp-pg-')));
+    // A server that hangs up on every connection: the archive is there but cannot be opened.
+    const server = createServer((socket) => socket.destroy());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    const url = `postgres://agent:s3cretpw@127.0.0.1:${port}/team`;
+    const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp'], cwd: home, env: cliEnv({ HOME: home, DEVS_CTX_ARCHIVE_URL: url }), stderr: 'pipe' });
+    const client = new Client({ name: 'devs-ctx-test', version: '1' });
+    try {
+      await client.connect(transport);
+      const recall = (await client.callTool({ name: 'recall', arguments: { query: 'archive' } })) as { content: { text: string }[] };
+      const recallText = recall.content.map((c) => c.text).join('\n');
+      assert.doesNotMatch(recallText, /s3cretpw/);
+      assert.doesNotMatch(recallText, /yet: nothing was pruned/);
+      assert.match(recallText, new RegExp(`could not be opened.*agent:\\*\\*\\*@127\\.0\\.0\\.1:${port}/team`));
+      const turn = (await client.callTool({ name: 'get_turn', arguments: { turnId: 'some-turn' } })) as { isError?: boolean; content: { text: string }[] };
+      assert.equal(turn.isError, true);
+      const turnText = turn.content.map((c) => c.text).join('\n');
+      assert.doesNotMatch(turnText, /s3cretpw/);
+      assert.match(turnText, /could not be opened/);
+    } finally {
+      await client.close();
+      server.close();
+    }
   });
 });
