@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { devsCtxRunner } from '../src/cli/commands/agent-install.js';
-import { cliEnv } from './helpers/cli.js';
+import { cliEnv, runCli } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
 
 const bin = join(repoRoot, 'bin', 'devs-ctx.js');
@@ -58,5 +58,30 @@ describe('devs-ctx mcp with an archive it cannot open', () => {
       await client.close();
       server.close();
     }
+  });
+});
+
+describe('agent-hook never blocks the agent, even on arguments it does not know', () => {
+  // Exit 2 blocks Claude Code's PreCompact and any Gemini CLI hook: a hook written by another
+  // devs-ctx version, or edited by hand, must not stop the agent's compaction.
+  for (const args of [
+    ['agent-hook', 'pre-compact', '--agent', 'claude-code', '--from-a-newer-version'],
+    ['agent-hook', 'pre-compact'],
+    ['agent-hook', 'post-compact', '--agent', 'codex', 'extra'],
+  ]) {
+    it(`${args.slice(1).join(' ')}: the reason on stderr, exit 0`, () => {
+      const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-hook-args-')));
+      const result = runCli(args, { cwd: home, env: { HOME: home }, input: '{}' });
+      assert.equal(result.exitCode, 0, result.stderr);
+      assert.match(result.stderr, /error: .*\n.*the agent goes on/);
+      assert.equal(result.stdout, '');
+    });
+  }
+  it('gemini: still a JSON object on stdout, as Gemini CLI parses it', () => {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-hook-args-')));
+    const result = runCli(['agent-hook', 'pre-compact', '--agent', 'gemini', '--json'], { cwd: home, env: { HOME: home }, input: '{}' });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), {});
+    assert.match(result.stderr, /unknown option '--json'/);
   });
 });
