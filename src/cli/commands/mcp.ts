@@ -316,9 +316,14 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
         }
       }
       if (body === undefined) fail(openFailure ? `no turn ${args.turnId} in the session's history, and ${openFailure}` : `no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`);
-      const { text: pageText, pages } = pageOf(body as string, page, maxTokens, counter);
+      const headerFor = (pages: number): string =>
+        // Short (the caller knows the turn id it asked for): with maxTokens 100 a header naming it twice left no room.
+        `page ${page} of ${pages}${page < pages ? ` (next: get_turn { page: ${page + 1} })` : ''} ${JSON.stringify(meta)}\n\n`;
+      // The header counts against maxTokens too: the page gets what the longest header leaves.
+      const reserve = counter.count(headerFor(Math.max(page + 1, 999_999)));
+      const { text: pageText, pages } = pageOf(body as string, page, Math.max(1, maxTokens - reserve), counter);
       if (page > pages) fail(`page ${page} is past the last page (${pages}) of turn ${args.turnId}`);
-      const header = `turn ${args.turnId} ${JSON.stringify(meta)} page ${page} of ${pages}${page < pages ? ` (next: get_turn { turnId: "${args.turnId}", page: ${page + 1} })` : ''}\n\n`;
+      const header = headerFor(pages);
       return text(`${header}${pageText}`);
     },
   );
