@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -83,5 +83,55 @@ describe('agent-hook never blocks the agent, even on arguments it does not know'
     assert.equal(result.exitCode, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), {});
     assert.match(result.stderr, /unknown option '--json'/);
+  });
+});
+
+describe('hook install --agent (project scope) writes only inside the project', () => {
+  function project(): { home: string; root: string } {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-confine-')));
+    const root = join(home, 'cloned');
+    mkdirSync(join(root, '.git'), { recursive: true });
+    return { home, root };
+  }
+
+  it('codex: a config.toml linked to ~/.gitconfig is refused (exit 3), nothing written anywhere', () => {
+    const { home, root } = project();
+    const gitconfig = join(home, '.gitconfig');
+    writeFileSync(gitconfig, '[user]\n\tname = me\n');
+    mkdirSync(join(root, '.codex'));
+    symlinkSync('../../.gitconfig', join(root, '.codex', 'config.toml'));
+    const result = runCli(['hook', 'install', '--agent', 'codex'], { cwd: root, env: { HOME: home } });
+    assert.equal(result.exitCode, 3, result.stderr);
+    assert.match(result.stderr, /config\.toml: a link to .*\.gitconfig, outside the project/);
+    assert.equal(readFileSync(gitconfig, 'utf8'), '[user]\n\tname = me\n');
+    assert.equal(existsSync(join(root, '.codex', 'hooks.json')), false, 'no file written before the refusal');
+  });
+
+  it('claude-code: a .claude folder linked outside, or a dangling .mcp.json link, is refused', () => {
+    const { home, root } = project();
+    mkdirSync(join(home, 'elsewhere'));
+    symlinkSync(join(home, 'elsewhere'), join(root, '.claude'));
+    const linkedDir = runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: root, env: { HOME: home } });
+    assert.equal(linkedDir.exitCode, 3, linkedDir.stderr);
+    assert.equal(existsSync(join(home, 'elsewhere', 'settings.json')), false);
+    assert.equal(existsSync(join(root, '.mcp.json')), false);
+
+    const other = project();
+    symlinkSync(join(other.home, 'nothing-here.json'), join(other.root, '.mcp.json'));
+    const dangling = runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: other.root, env: { HOME: other.home } });
+    assert.equal(dangling.exitCode, 3, dangling.stderr);
+    assert.match(dangling.stderr, /\.mcp\.json: a link to nothing/);
+    assert.equal(existsSync(join(other.home, 'nothing-here.json')), false);
+  });
+
+  it('gemini: a settings.json linked to another file inside the project is fine', () => {
+    const { home, root } = project();
+    mkdirSync(join(root, '.gemini'));
+    mkdirSync(join(root, 'config'));
+    writeFileSync(join(root, 'config', 'gemini.json'), '{"theme":"dark"}\n');
+    symlinkSync('../config/gemini.json', join(root, '.gemini', 'settings.json'));
+    const result = runCli(['hook', 'install', '--agent', 'gemini'], { cwd: root, env: { HOME: home } });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(readFileSync(join(root, 'config', 'gemini.json'), 'utf8'), /PreCompress/);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, rmdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { z } from 'zod';
 import {
   AGENT_HOOKS,
@@ -242,6 +242,45 @@ function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>,
   };
 }
 
+/** Where `path` really is: symlinks of the file and of its folders followed (a dangling link: undefined). */
+function realLocation(path: string): string | undefined {
+  let tail = '';
+  for (let at = path; ; at = dirname(at)) {
+    let isLink = false;
+    try {
+      isLink = lstatSync(at).isSymbolicLink();
+    } catch {
+      // not there yet: look at its folder
+    }
+    try {
+      return join(realpathSync(at), tail);
+    } catch {
+      if (isLink || dirname(at) === at) return undefined;
+      tail = join(basename(at), tail);
+    }
+  }
+}
+
+/**
+ * Project settings are written only inside the project: a cloned repository whose `.codex/config.toml`
+ * (or `.claude`, …) is a link to a file of the user's (`~/.gitconfig`) must not get devs-ctx's entries
+ * appended there. The user's own settings (`--user`) may be links (dotfile managers).
+ */
+function confineToProject(targets: readonly Target[], cwd: string): void {
+  const root = projectRoot(cwd);
+  const realRoot = realLocation(root) ?? root;
+  for (const target of targets) {
+    const real = realLocation(target.path);
+    const rel = real === undefined ? undefined : relative(realRoot, real);
+    if (rel === undefined || rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+      throw new InputError(
+        `${target.path}: ${real === undefined ? 'a link to nothing' : `a link to ${real}`}, outside the project ${root}; devs-ctx writes project settings only inside the project, and changed nothing`,
+        'remove the link (or point it inside the project), or install into your own settings with --user',
+      );
+    }
+  }
+}
+
 function parseOptions(rawOptions: Record<string, unknown>, command: string): z.infer<typeof AgentOptionsSchema> {
   const parsed = AgentOptionsSchema.safeParse(rawOptions);
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', `see devs-ctx hook ${command} --help`);
@@ -266,6 +305,7 @@ export async function runAgentInstall(rawOptions: Record<string, unknown>, bin: 
     const options = parseOptions(rawOptions, 'install');
     const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
+    if (options.user !== true) confineToProject(targets, ctx.cwd);
     // Read and check every file before writing any, so a broken file leaves all of them as they were.
     for (const target of targets) if (target.kind === 'json') parseJsonSettings(target.path, readText(target.path));
     const files = targets.map((target) => installInto(target, options.agent, runner, ctx.env));
@@ -287,6 +327,7 @@ export async function runAgentUninstall(rawOptions: Record<string, unknown>, bin
     const options = parseOptions(rawOptions, 'uninstall');
     const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
+    if (options.user !== true) confineToProject(targets, ctx.cwd);
     const files = targets.map((target) => uninstallFrom(target, runner, ctx.env));
     render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'uninstall', files });
     return ExitCode.ok;
