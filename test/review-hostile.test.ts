@@ -135,3 +135,13 @@ describe('hook install --agent (project scope) writes only inside the project', 
     assert.match(readFileSync(join(root, 'config', 'gemini.json'), 'utf8'), /PreCompress/);
   });
 });
+
+describe('hook install --agent codex says the hooks need trusting', () => {
+  it('names /hooks, since Codex silently skips a hook nobody trusted', () => {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-codex-trust-')));
+    mkdirSync(join(home, 'p', '.git'), { recursive: true });
+    const result = runCli(['hook', 'install', '--agent', 'codex'], { cwd: join(home, 'p'), env: { HOME: home } });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /open \/hooks in Codex and trust/);
+  });
+});

@@ -312,7 +312,10 @@ export async function runAgentInstall(rawOptions: Record<string, unknown>, bin: 
     render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'install', files });
     if (!json) {
       ctx.stderr.write(
-        `devs-ctx: ${options.agent} now archives its window before each compaction and is re-grounded after it; its MCP tools: context_status, recall, get_turn, pinned_context. Undo: devs-ctx hook uninstall --agent ${options.agent}${options.user ? ' --user' : ''}\n`,
+        `devs-ctx: ${options.agent} now archives its window before each compaction and is re-grounded after it; its MCP tools: context_status, recall, get_turn, pinned_context. Undo: devs-ctx hook uninstall --agent ${options.agent}${options.user ? ' --user' : ''}\n${
+          // Codex skips a new or changed hook, silently, until the user trusts it (developers.openai.com/codex/hooks).
+          options.agent === 'codex' ? 'devs-ctx: Codex runs these hooks only once you trust them: open /hooks in Codex and trust the two devs-ctx hooks (a project\'s .codex folder must be trusted too)\n' : ''
+        }`,
       );
     }
     return ExitCode.ok;
