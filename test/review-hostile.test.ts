@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { devsCtxRunner } from '../src/cli/commands/agent-install.js';
-import { cliEnv, runCli } from './helpers/cli.js';
+import { cliEnv, runCli, runCliAsync } from './helpers/cli.js';
+import { startPostgres } from './helpers/postgres.js';
 import { repoRoot } from './helpers/realdata.js';
 
 const bin = join(repoRoot, 'bin', 'devs-ctx.js');
@@ -143,5 +144,26 @@ describe('hook install --agent codex says the hooks need trusting', () => {
     const result = runCli(['hook', 'install', '--agent', 'codex'], { cwd: join(home, 'p'), env: { HOME: home } });
     assert.equal(result.exitCode, 0, result.stderr);
     assert.match(result.stderr, /open \/hooks in Codex and trust/);
+  });
+});
+
+describe('gemini agent hooks with the archive on PostgreSQL', () => {
+  it('PreCompress then BeforeAgent re-grounds, and nothing is written under a folder named after the URL', async (t) => {
+    const { url } = await startPostgres(t);
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-gemini-pg-')));
+    const project = join(home, 'project');
+    mkdirSync(join(project, '.git'), { recursive: true });
+    const transcript = join(project, 'session.jsonl');
+    copyFileSync(join(repoRoot, 'fixtures', 'gemini', 'tool-calls-paired.jsonl'), transcript);
+    const env = { HOME: home, DEVS_CTX_ARCHIVE_URL: url };
+    const input = (event: string): string => JSON.stringify({ session_id: 'gemini-pg-1', transcript_path: transcript, cwd: project, hook_event_name: event, timestamp: '2026-05-07T10:00:00.000Z', ...(event === 'PreCompress' ? { trigger: 'auto' } : { prompt: 'go on' }) });
+    const pre = await runCliAsync(['agent-hook', 'pre-compact', '--agent', 'gemini'], { cwd: project, env, input: input('PreCompress') });
+    assert.equal(pre.exitCode, 0, pre.stderr);
+    assert.doesNotMatch(pre.stderr, /goes on/, 'archived, not failed');
+    assert.deepEqual(readdirSync(project).sort(), ['.git', 'session.jsonl'], 'no postgres:/… folder in the project');
+    const after = await runCliAsync(['agent-hook', 'post-compact', '--agent', 'gemini'], { cwd: project, env, input: input('BeforeAgent') });
+    assert.equal(after.exitCode, 0, after.stderr);
+    const output = JSON.parse(after.stdout) as { hookSpecificOutput?: { additionalContext?: string } };
+    assert.match(output.hookSpecificOutput?.additionalContext ?? '', /compacted/);
   });
 });
