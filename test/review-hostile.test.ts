@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { devsCtxRunner } from '../src/cli/commands/agent-install.js';
 import { cliEnv, runCli, runCliAsync } from './helpers/cli.js';
 import { startPostgres } from './helpers/postgres.js';
-import { repoRoot } from './helpers/realdata.js';
+import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 const bin = join(repoRoot, 'bin', 'devs-ctx.js');
 
@@ -165,5 +165,22 @@ describe('gemini agent hooks with the archive on PostgreSQL', () => {
     assert.equal(after.exitCode, 0, after.stderr);
     const output = JSON.parse(after.stdout) as { hookSpecificOutput?: { additionalContext?: string } };
     assert.match(output.hookSpecificOutput?.additionalContext ?? '', /compacted/);
+  });
+});
+
+describe('the offline summary never quotes injected lines, its Goal included', { skip: realdataSkip }, () => {
+  it('real Claude Code session 07 (last user line is /exit\'s <local-command-stdout>): no such line in the [Context Summary]', () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-goal-')));
+    const input = join(realdataDir, 'claude-code', '07-alignment-hive-v2.0.76-raw-queue-ops', '6f2580aa-3095-45b7-8d4e-dd8cac7eeffe.jsonl');
+    const out = join(dir, 'out.jsonl');
+    const result = runCli(['prune', input, '--force', '--target', '1', '--no-archive', '-o', out], { cwd: dir, env: { HOME: dir } });
+    assert.equal(result.exitCode, 0, result.stderr);
+    const summary = readFileSync(out, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('[Context Summary]'))
+      .map((line) => JSON.stringify(JSON.parse(line)))
+      .join('\n');
+    assert.match(summary, /## Goal/);
+    assert.doesNotMatch(summary, /local-command-|command-name|system-reminder|Caveat: The messages below/);
   });
 });
