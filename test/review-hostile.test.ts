@@ -184,3 +184,16 @@ describe('the offline summary never quotes injected lines, its Goal included', {
     assert.doesNotMatch(summary, /local-command-|command-name|system-reminder|Caveat: The messages below/);
   });
 });
+
+describe('init --archive never stores (or prints) a PostgreSQL password', () => {
+  for (const url of ['postgres://agent:s3cretpw@db.internal/team', 'postgres://agent@db.internal/team?password=s3cretpw', 'postgresql://agent@db.internal/team?sslmode=require&sslpassword=s3cretpw']) {
+    it(url.replace('s3cretpw', '…'), () => {
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-init-pw-')));
+      const result = runCli(['init', '--yes', '--archive', url], { cwd: dir, env: { HOME: dir } });
+      assert.equal(result.exitCode, 2, result.stderr);
+      assert.doesNotMatch(result.stdout + result.stderr, /s3cretpw/);
+      assert.match(result.stderr, /would hold the database password/);
+      assert.equal(existsSync(join(dir, 'devs-ctx.config.json')), false);
+    });
+  }
+});
