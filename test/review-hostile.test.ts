@@ -197,3 +197,32 @@ describe('init --archive never stores (or prints) a PostgreSQL password', () => 
     });
   }
 });
+
+describe('hook install --agent codex never makes config.toml invalid', () => {
+  function codexProject(toml: string): { home: string; root: string; path: string } {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-toml-')));
+    const root = join(home, 'p');
+    mkdirSync(join(root, '.git'), { recursive: true });
+    mkdirSync(join(root, '.codex'));
+    writeFileSync(join(root, '.codex', 'config.toml'), toml);
+    return { home, root, path: join(root, '.codex', 'config.toml') };
+  }
+
+  it('a devs-ctx server declared as a key of [mcp_servers] is the user\'s: no second table (TOML forbids defining it twice)', () => {
+    const toml = '# mine\n[mcp_servers]\ndevs-ctx = { command = "devs-ctx", args = ["mcp"] }\n';
+    const { home, root, path } = codexProject(toml);
+    const result = runCli(['hook', 'install', '--agent', 'codex'], { cwd: root, env: { HOME: home } });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(readFileSync(path, 'utf8'), toml);
+  });
+
+  it('mcp_servers as an inline table: exit 2 saying what to add, nothing written (hooks.json neither)', () => {
+    const toml = 'model = "o4"\nmcp_servers = { github = { command = "gh-mcp" } }\n';
+    const { home, root, path } = codexProject(toml);
+    const result = runCli(['hook', 'install', '--agent', 'codex'], { cwd: root, env: { HOME: home } });
+    assert.equal(result.exitCode, 2, result.stderr);
+    assert.match(result.stderr, /inline table/);
+    assert.equal(readFileSync(path, 'utf8'), toml);
+    assert.equal(existsSync(join(root, '.codex', 'hooks.json')), false);
+  });
+});

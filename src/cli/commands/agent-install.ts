@@ -9,6 +9,7 @@ import {
   hasMcpServer,
   installedHookEvents,
   tomlHasOurBlock,
+  tomlHasInlineServers,
   tomlHasServer,
   tomlWithServer,
   tomlWithoutServer,
@@ -156,10 +157,20 @@ interface FileResult {
   readonly note?: string;
 }
 
+/** A config.toml devs-ctx can add its server to without breaking it (else a usage error, nothing written). */
+function checkToml(path: string, text: string | undefined, runner: ReturnType<typeof devsCtxRunner>): void {
+  if (text === undefined || tomlHasServer(text) || !tomlHasInlineServers(text)) return;
+  throw new UsageError(
+    `${path}: mcp_servers is an inline table (mcp_servers = { … }), which a [mcp_servers.devs-ctx] table cannot extend; devs-ctx changes nothing in it`,
+    `add devs-ctx = { command = ${JSON.stringify(runner.mcp.command)}, args = [${runner.mcp.args.map((a) => JSON.stringify(a)).join(', ')}] } inside it by hand, then run the install again`,
+  );
+}
+
 function installInto(target: Target, agent: AgentKind, runner: ReturnType<typeof devsCtxRunner>, env: Env): FileResult {
   const before = readText(target.path);
   let after: string;
   if (target.kind === 'toml') {
+    checkToml(target.path, before, runner);
     after = tomlWithServer(before ?? '', runner.mcp);
   } else {
     let settings = parseJsonSettings(target.path, before);
@@ -307,7 +318,10 @@ export async function runAgentInstall(rawOptions: Record<string, unknown>, bin: 
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
     if (options.user !== true) confineToProject(targets, ctx.cwd);
     // Read and check every file before writing any, so a broken file leaves all of them as they were.
-    for (const target of targets) if (target.kind === 'json') parseJsonSettings(target.path, readText(target.path));
+    for (const target of targets) {
+      if (target.kind === 'json') parseJsonSettings(target.path, readText(target.path));
+      else checkToml(target.path, readText(target.path), runner);
+    }
     const files = targets.map((target) => installInto(target, options.agent, runner, ctx.env));
     render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'install', files });
     if (!json) {
