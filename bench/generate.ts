@@ -472,3 +472,90 @@ export async function ensureBatchData(dir: string, log: (message: string) => voi
   writeFileSync(stampFile, stamp);
   return root;
 }
+
+// ---------------------------------------------------------------------------------------------
+// A Claude Code projects folder (the peer comparison with ccusage)
+
+/**
+ * 57 sessions over 16 projects, the shape of the real folder the comparison with ccusage was first
+ * made on (issue 18): Claude Code lines (user, assistant text/thinking/tool_use with usage, tool_result)
+ * made from `generateLines`, in `claude/projects/-home-dev-project-NN/<sessionId>.jsonl`.
+ */
+export const CLAUDE_PROJECTS = { sessions: 57, projects: 16, tokensPerSession: 60_000, seed: 0x5eed_c1a0 } as const;
+
+/** A deterministic UUID-shaped id from a number. */
+function uuidOf(seed: number, i: number): string {
+  const hex = createHash('sha1').update(`${seed}:${i}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** Claude Code lines for one session, from the native lines of `spec`. */
+export function* claudeCodeLines(spec: TranscriptSpec, calibration: Calibration, cwd: string): Generator<string> {
+  const sessionId = uuidOf(spec.seed, -1);
+  let parent: string | null = null;
+  let context = 12_000;
+  const pendingTools: string[] = [];
+  let n = 0;
+  for (const raw of generateLines(spec, calibration)) {
+    const turn = JSON.parse(raw) as { role: string; type: string; content: string; timestamp: string };
+    const uuid = uuidOf(spec.seed, n++);
+    const base = { parentUuid: parent, isSidechain: false, userType: 'external', cwd, sessionId, version: '2.1.20', gitBranch: 'main' };
+    let line: Record<string, unknown>;
+    if (turn.role === 'assistant') {
+      let content: unknown[];
+      if (turn.type === 'tool_call') {
+        const space = turn.content.indexOf(' ');
+        const id = `toolu_${uuid.replace(/-/g, '').slice(0, 24)}`;
+        pendingTools.push(id);
+        content = [{ type: 'tool_use', id, name: turn.content.slice(0, space), input: JSON.parse(turn.content.slice(space + 1)) as unknown }];
+      } else if (turn.type === 'reasoning') {
+        content = [{ type: 'thinking', thinking: turn.content, signature: '' }];
+      } else {
+        content = [{ type: 'text', text: turn.content }];
+      }
+      const output = Math.ceil(turn.content.length / 4);
+      const usage = { input_tokens: 3, cache_creation_input_tokens: 200, cache_read_input_tokens: context, output_tokens: output, service_tier: 'standard' };
+      context += output + 200;
+      line = {
+        ...base,
+        message: { model: 'claude-sonnet-4-5-20250929', id: `msg_${uuid.replace(/-/g, '').slice(0, 24)}`, type: 'message', role: 'assistant', content, stop_reason: null, stop_sequence: null, usage },
+        requestId: `req_${uuid.replace(/-/g, '').slice(0, 24)}`,
+        type: 'assistant',
+        uuid,
+        timestamp: turn.timestamp,
+      };
+    } else {
+      const toolId = turn.role === 'tool' ? pendingTools.shift() : undefined;
+      const content = toolId === undefined ? turn.content : [{ tool_use_id: toolId, type: 'tool_result', content: turn.content }];
+      context += Math.ceil(turn.content.length / 4);
+      line = { ...base, type: 'user', message: { role: 'user', content }, uuid, timestamp: turn.timestamp };
+    }
+    parent = uuid;
+    yield JSON.stringify(line) + '\n';
+  }
+}
+
+/**
+ * Makes sure `dir/claude/projects/` holds the Claude Code sessions (regenerated when the stamp
+ * differs). Returns the Claude config directory (`dir/claude`: ccusage's CLAUDE_CONFIG_DIR).
+ */
+export async function ensureClaudeProjects(dir: string, log: (message: string) => void = () => {}): Promise<string> {
+  const root = join(dir, 'claude');
+  const stampFile = `${root}.stamp`;
+  const stamp = JSON.stringify({ version: GENERATOR_VERSION, claude: CLAUDE_PROJECTS });
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return root;
+  log(`generating ${CLAUDE_PROJECTS.sessions} Claude Code sessions (once)…`);
+  const calibration = await calibrate();
+  const rng = createRng(CLAUDE_PROJECTS.seed);
+  for (let i = 0; i < CLAUDE_PROJECTS.sessions; i++) {
+    const project = `/home/dev/project-${String(i % CLAUDE_PROJECTS.projects).padStart(2, '0')}`;
+    const folder = join(root, 'projects', project.replace(/[/.]/g, '-'));
+    mkdirSync(folder, { recursive: true });
+    const spec: TranscriptSpec = { turns: rng.int(150, 400), targetTokens: CLAUDE_PROJECTS.tokensPerSession, seed: CLAUDE_PROJECTS.seed + i + 1 };
+    const file = join(folder, `${uuidOf(spec.seed, -1)}.jsonl`);
+    writeLines(`${file}.tmp`, claudeCodeLines(spec, calibration, project));
+    renameSync(`${file}.tmp`, file);
+  }
+  writeFileSync(stampFile, stamp);
+  return root;
+}

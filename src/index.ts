@@ -27,6 +27,9 @@ export type { PruneUrgency, PrunerConfig, TurnPartition } from './core/policy.js
 export { annotateWithTokenEstimates, countEntries, toContextWindow } from './core/accounting.js';
 export type { EntryTokens, TextTokenCounter } from './core/accounting.js';
 export { loadCounter, ENCODING_NAMES } from './core/tokens/encodings.js';
+// loadCounter uses the package's prebuilt binary rank tables (dist/ranks/) when they are there.
+import { installPrebuiltRankTables } from './io/rank-tables.js';
+installPrebuiltRankTables();
 export type { EncodingName } from './core/tokens/encodings.js';
 export { estimateBlobTokens } from './core/tokens/blobs.js';
 

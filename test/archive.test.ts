@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ArchiveSchemaError, ArchiveUnavailableError, ArchiveWriteError, TranscriptChangedError, UnknownPruneEventError } from '../src/archive/errors.js';
+import { EXCERPT_AFTER, EXCERPT_BEFORE } from '../src/archive/excerpt.js';
 import { ftsQueries } from '../src/archive/fts-query.js';
 import { computeLayout, recordBytes, restoreBytes, sha256 } from '../src/archive/layout.js';
 import { defaultArchivePath } from '../src/archive/paths.js';
@@ -620,4 +621,22 @@ test('two processes recording prunes into one archive at once both succeed', asy
   const input = parseDocument(Buffer.from(`${lines.join('\n')}\n`), { path: 'alpha', keepRaw: true });
   const output = renderOutput(input, input.records.filter((r) => r.index % 2 === 0).map((r) => ({ from: r.index })));
   assert.ok(store.restore(alpha.id, output).equals(serializeDocument(input)));
+});
+
+test('recall on a multi-megabyte archived turn finds it, with an excerpt of bounded size around the match', (t) => {
+  const store = openTemp(t);
+  const filler = 'lorem ipsum dolor sit amet '.repeat(150_000); // ~4 MB each side
+  const content = `${filler}the needle-word sits here ${filler}`;
+  store.recordPrune(event('big', inlineDoc({ a: 1 }), [{ from: 0 }], { turns: [turn(0, content, { type: 'tool_result', role: 'tool' })] }));
+  const hits = store.recall('needle-word');
+  assert.equal(hits.length, 1);
+  const snippet = hits[0]!.snippet;
+  assert.match(snippet, /«needle-word» sits here/);
+  assert.ok(snippet.length <= EXCERPT_BEFORE + EXCERPT_AFTER + 10, `an excerpt of ${snippet.length} characters`);
+  assert.ok(snippet.startsWith('…') && snippet.endsWith('…'), 'cut on both sides');
+  // A prefix search on one huge token marks a bounded part of it.
+  store.recordPrune(event('huge', inlineDoc({ b: 2 }), [{ from: 0 }], { turns: [turn(0, `x${'y'.repeat(2_000_000)}`)] }));
+  const prefix = store.recall('xy*', { eventId: 'huge' });
+  assert.equal(prefix.length, 1);
+  assert.ok(prefix[0]!.snippet.length <= EXCERPT_BEFORE + EXCERPT_AFTER + 10, `an excerpt of ${prefix[0]!.snippet.length} characters`);
 });

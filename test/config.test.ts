@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { limitsFromWindow, parseConfigFile, resolveSettings } from '../src/core/config.js';
-import { UsageError } from '../src/core/errors.js';
+import { InputError, UsageError } from '../src/core/errors.js';
 import { parseTokenAmount } from '../src/core/units.js';
-import { findConfigFile, loadConfig } from '../src/io/config.js';
+import { findConfigFile, loadConfig, MAX_CONFIG_BYTES } from '../src/io/config.js';
 
 test('defaults are 500k / 800k with o200k_base', () => {
   const s = resolveSettings({ flags: {}, env: {} });
@@ -89,4 +89,43 @@ test('prune keys: strategy, target and archive are accepted; a bad strategy name
   });
   assert.throws(() => parseConfigFile('c.json', { strategy: 'newest' }), /c\.json: key "strategy" must be one of relevance, recency/);
   assert.throws(() => parseConfigFile('c.json', { target: 0 }), /key "target"/);
+});
+
+test('config errors name what each key expects (archive, timeout, geminiApiKey are not token counts)', () => {
+  const expect = (value: Record<string, unknown>, pattern: RegExp): void =>
+    assert.throws(() => parseConfigFile('c.json', value), (e: unknown) => e instanceof UsageError && pattern.test(e.message) && !/tokens/.test(e.message), JSON.stringify(value));
+  expect({ archive: 5 }, /key "archive" .*expected a path to the SQLite archive/);
+  expect({ archive: '' }, /key "archive" .*expected a path/);
+  expect({ timeout: 'soon' }, /key "timeout" .*expected a number of seconds above 0/);
+  expect({ timeout: 0 }, /key "timeout" .*seconds/);
+  expect({ geminiApiKey: '' }, /key "geminiApiKey" .*expected the Gemini API key/);
+  expect({ geminiApiKey: 42 }, /key "geminiApiKey" .*Gemini API key/);
+  assert.throws(() => parseConfigFile('c.json', { softLimit: 'x' }), /expected a positive whole number of tokens/);
+});
+
+test('DEVS_SOFT_LIMIT and friends take exactly the forms the flags take', () => {
+  assert.equal(resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: '500k', DEVS_HARD_LIMIT: '1M' } }).softLimitTokens, 500_000);
+  assert.equal(resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: '500k', DEVS_HARD_LIMIT: '1.5m' } }).hardLimitTokens, 1_500_000);
+  assert.equal(resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: '400_000' } }).softLimitTokens, 400_000);
+  for (const bad of ['0x10', '1e6', '0b11', '-5', '0', 'Infinity']) {
+    assert.throws(() => resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: bad } }), (e: unknown) => e instanceof UsageError && e.message.includes(`DEVS_SOFT_LIMIT=${bad}`), bad);
+    assert.equal(parseTokenAmount(bad), undefined, `the flags refuse ${bad} too`);
+  }
+});
+
+test('a config file: a UTF-8 BOM is fine; a symlink loop, a device, or one over 1 MB is an error at once', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-config-read-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'devs-ctx.config.json'), `\uFEFF${JSON.stringify({ window: 4000 })}`);
+  assert.deepEqual(loadConfig({ cwd: dir })?.config, { window: 4000 });
+
+  const loop = join(dir, 'loop');
+  mkdirSync(loop);
+  symlinkSync(join(loop, 'devs-ctx.config.json'), join(loop, 'devs-ctx.config.json'));
+  assert.throws(() => loadConfig({ cwd: loop }), (e: unknown) => e instanceof InputError && /devs-ctx\.config\.json: ELOOP \(a symlink loop\)/.test(e.message));
+
+  assert.throws(() => loadConfig({ cwd: dir, explicitPath: '/dev/zero' }), (e: unknown) => e instanceof InputError && /cannot read config \/dev\/zero: not a regular file/.test(e.message));
+  const big = join(dir, 'big.json');
+  writeFileSync(big, `{"window": 4000${' '.repeat(MAX_CONFIG_BYTES)}}`);
+  assert.throws(() => loadConfig({ cwd: dir, explicitPath: big }), (e: unknown) => e instanceof InputError && /more than a config may hold \(1,048,576\)/.test(e.message));
 });

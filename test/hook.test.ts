@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { HookInstallReport, HookStatusReport, HookUninstallReport } from '../src/cli/commands/hook.js';
 import { parseHookScript, renderHookScript } from '../src/core/git-hook.js';
@@ -433,5 +433,69 @@ describe('the hook script and its globs (pure)', () => {
       ['a+b(1).jsonl', 'a+b(1).jsonl', true],
     ];
     for (const [pattern, name, expected] of cases) assert.equal(segmentRegExp(pattern).test(name), expected, `${pattern} vs ${name}`);
+  });
+});
+
+describe('the hook reaches only the files it covers', () => {
+  test('a file name holding newlines cannot smuggle another path in (and --print-transcripts --null lists it NUL-separated)', () => {
+    const repo = projectRepo('smuggle', { window: 4000, fixture: QUIET });
+    const decoy = repo.copyFixture(OVER_SOFT, 'root.jsonl');
+    repo.write('.gitignore', 'sessions/\nroot.jsonl\n');
+    const tricky = repo.copyFixture(OVER_SOFT, 'sessions/a\nroot.jsonl\nz.jsonl');
+    const decoyBytes = readFileSync(decoy);
+    assert.equal(repo.devsCtx(['hook', 'install', '--no-refresh']).exitCode, 0);
+
+    const lines = repo.devsCtx(['hook', 'status', '--print-transcripts']);
+    assert.equal(lines.exitCode, 0, lines.stderr);
+    assert.equal(lines.stdout, `${repo.transcript}\n`, 'one path a line leaves the name with line breaks out');
+    assert.match(lines.stderr, /left out ".*a\\nroot\.jsonl\\nz\.jsonl": its name holds a line break \(use --null\)/);
+    const nul = repo.devsCtx(['hook', 'status', '--print-transcripts', '--null']);
+    assert.equal(nul.exitCode, 0, nul.stderr);
+    assert.deepEqual(nul.stdout.split('\0'), [tricky, repo.transcript, ''].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : a < b ? -1 : 1)));
+
+    const result = commit(repo, 'smuggle');
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.ok(readFileSync(decoy).equals(decoyBytes), 'root.jsonl, which no pattern covers, is untouched');
+    assert.ok(readFileSync(tricky, 'utf8').includes(SUMMARY), 'the file with the odd name is pruned, as covered');
+  });
+
+  test("a project's transcripts stay inside the repository (absolute, .., symlinks out) unless the user's own config allows more", () => {
+    const repo = tempRepo('confine');
+    const outside = join(repo.dir, '..', 'outside');
+    mkdirSync(outside);
+    const victim = join(outside, 'live.jsonl');
+    writeFileSync(victim, readFileSync(join(repoRoot, 'fixtures', OVER_SOFT)));
+    const victimBytes = readFileSync(victim);
+    symlinkSync(outside, join(repo.dir, 'linked'));
+    repo.write('.gitignore', 'linked\n');
+    repo.write('devs-ctx.config.json', `${JSON.stringify({ window: 4000, transcripts: ['../outside/*.jsonl', victim, 'linked/*.jsonl', '/**/live.jsonl'] })}\n`);
+    assert.equal(repo.devsCtx(['hook', 'install', '--no-refresh']).exitCode, 0);
+
+    const status = repo.devsCtx(['hook', 'status', '--json']);
+    const covered = (JSON.parse(status.stdout) as HookStatusReport).hooks[0]?.transcripts;
+    assert.deepEqual(covered?.patterns.map((p) => [p.pattern, p.files.length, /outside the repository/.test(p.refused ?? '')]), [
+      ['../outside/*.jsonl', 0, true],
+      [victim, 0, true],
+      ['linked/*.jsonl', 0, true],
+      ['/**/live.jsonl', 0, true],
+    ]);
+    const listed = repo.devsCtx(['hook', 'status', '--print-transcripts', '--null']);
+    assert.equal(listed.stdout, '');
+    assert.match(listed.stderr, /"\.\.\/outside\/\*\.jsonl" in .*: outside the repository .*; left out \(.*allowTranscriptsOutsideRepository/);
+    const result = commit(repo, 'confined');
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /no transcript found/);
+    assert.ok(readFileSync(victim).equals(victimBytes), 'the file outside the repository is untouched');
+
+    // The user's own config (not the project's) may allow more.
+    const userConfig = join(repo.env['HOME']!, '.config', 'devs-ctx', 'config.json');
+    mkdirSync(dirname(userConfig), { recursive: true });
+    writeFileSync(userConfig, JSON.stringify({ allowTranscriptsOutsideRepository: true }));
+    repo.write('devs-ctx.config.json', `${JSON.stringify({ window: 4000, transcripts: ['../outside/*.jsonl'] })}\n`);
+    const allowed = repo.devsCtx(['hook', 'status', '--print-transcripts', '--null']);
+    assert.equal(allowed.stdout, `${victim}\0`);
+    const second = commit(repo, 'allowed');
+    assert.equal(second.exitCode, 0, second.stderr);
+    assert.ok(readFileSync(victim, 'utf8').includes(SUMMARY), 'allowed: pruned');
   });
 });

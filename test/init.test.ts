@@ -68,6 +68,16 @@ describe('devs-ctx init without a terminal', () => {
     assert.deepEqual((JSON.parse(limits.stdout) as { limits: { soft: number; hard: number } }).limits.soft, 100_000);
   });
 
+  test('a transcript outside the folder is written, with a note that the hook will leave it out', async () => {
+    const dir = folder();
+    const result = await runInProcess(['init', '--yes', '--transcripts', '~/.claude/projects/app/*.jsonl,../other/s.jsonl,inside/*.jsonl'], { cwd: dir });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.deepEqual((readConfig(dir) as { transcripts: string[] }).transcripts, ['~/.claude/projects/app/*.jsonl', '../other/s.jsonl', 'inside/*.jsonl']);
+    const notes = result.stdout.split('\n').filter((l) => /outside this folder/.test(l));
+    assert.equal(notes.length, 2, result.stdout);
+    assert.match(notes[0] ?? '', /~\/\.claude\/projects\/app\/\*\.jsonl is outside this folder: .*"allowTranscriptsOutsideRepository": true .*--transcript/);
+  });
+
   test('limits instead of a window, --config names the file, --json reports it', async () => {
     const dir = folder();
     const result = await runInProcess(['init', '--soft-limit', '300k', '--hard-limit', '450k', '--pinned-types', 'none', '--config', 'ctx.json', '--yes', '--json'], { cwd: dir });

@@ -93,13 +93,13 @@ test('observation whose call is missing and a non-finish call without observatio
   ]);
   assert.equal(t.recorded, undefined);
   assert.ok(t.notes.includes('events not sent to the model, skipped: event without action or observation ×1'));
-  // Arguments nested deeper than JSON.stringify can go: a placeholder, not a crash.
+  // Arguments nested deeper than JSON.stringify can go: written out all the same (so counted), not a crash.
   const depth = 20000;
   const deep = parseDocument(
     Buffer.from(`{"instance_id":"x","history":[{"id":1,"source":"agent","action":"run","args":{"command":${'['.repeat(depth)}${']'.repeat(depth)}},"tool_call_metadata":{"tool_call_id":"c"}}]}`),
     { path: 'deep' },
   );
-  assert.equal(openhandsAdapter.read(deep).entries[0]?.turn.content, 'run [value nested too deeply to read]');
+  assert.equal(openhandsAdapter.read(deep).entries[0]?.turn.content, `run {"command":${'['.repeat(depth)}${']'.repeat(depth)}}`);
 });
 
 test('a run as one pretty-printed JSON document is read too', () => {

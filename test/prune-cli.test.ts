@@ -543,8 +543,14 @@ describe('recall', () => {
     assert.equal(result.exitCode, 0, result.stderr);
     const original = fixtureLines(OVER_SOFT).find((l) => l.id === 'r2')?.content;
     assert.equal(result.stdout, `${original}\n`);
+    // Nothing found is not an input error: exit 0, like a search with no hits.
     const unknown = runCli(['recall', '--turn', 'no-such-turn'], { cwd: dir, env });
-    assert.equal(unknown.exitCode, 3);
+    assert.equal(unknown.exitCode, 0, unknown.stderr);
+    assert.equal(unknown.stdout, '');
+    assert.match(unknown.stderr, /no archived turn no-such-turn in /);
+    const unknownJson = runCli(['recall', '--turn', 'no-such-turn', '--json'], { cwd: dir, env });
+    assert.equal(unknownJson.exitCode, 0, unknownJson.stderr);
+    assert.equal(json<{ turn: unknown }>(unknownJson).turn, null);
   });
 
   test('queries full of search syntax never crash', () => {

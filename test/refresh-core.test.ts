@@ -294,3 +294,14 @@ describe('SummaryProviders', () => {
     assert.equal(condenser.name, 'summarizer:fake');
   });
 });
+
+test('a tool result or call starting with [CONTEXT REFRESH] is not a refresh and does not hold the real one back', () => {
+  const echoed = `${REFRESH_PREFIX}\n## TAS Summary\n(a cat of an old transcript)`;
+  assert.equal(isRefreshTurn(t('r', { role: 'tool', type: 'tool_result', content: echoed })), false);
+  assert.equal(isRefreshTurn(t('c', { type: 'tool_call', content: echoed })), false);
+  assert.equal(isRefreshTurn(t('u', { role: 'user', type: 'message', content: echoed })), true, 'what devs-ctx writes in a foreign format');
+  assert.equal(isRefreshTurn(t('n', { role: 'system', type: 'refresh', content: 'anything' })), true);
+  const turns = [...pinned, ...[1, 2, 3, 4, 5].map((i) => t(`m${i}`, { node: 'impl' })), t('call', { type: 'tool_call', node: 'impl', content: 'cat old.jsonl' }), t('result', { role: 'tool', type: 'tool_result', node: 'impl', content: echoed }), t('m6', { node: 'impl' })];
+  const decision = planRefresh(turns);
+  assert.equal(decision.due, true, decision.reason);
+});

@@ -15,6 +15,11 @@ export class SqliteArchive implements Archive {
     return new SqliteArchive(ArchiveStore.open(path));
   }
 
+  /** For restore and recall, which only read (see ArchiveStore.openForReading). */
+  static openForReading(path: string): SqliteArchive {
+    return new SqliteArchive(ArchiveStore.openForReading(path));
+  }
+
   async recordPrune(event: PruneEventInput): Promise<void> {
     this.store.recordPrune(event);
   }

@@ -1,17 +1,19 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { InputError } from '../core/errors.js';
 import type { ContextEntry } from '../core/prune/context-entry.js';
 import type { OutputRecord } from '../formats/types.js';
 import { serializeDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { RawPruneEvent } from './archive.js';
-import { ArchiveCorruptError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
+import { ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { ftsQueries } from './fts-query.js';
 import { assertStartsWithOutput, computeLayout, restoreBytes, RestoreLayoutSchema, sha256, startsWithOutput } from './layout.js';
 import type { Fingerprint, PlannedLayout } from './layout.js';
-import { prepareDatabase, SCHEMA_VERSION, schemaVersion } from './schema.js';
+import { BUSY_TIMEOUT_MS, prepareDatabase, SCHEMA_VERSION, schemaVersion } from './schema.js';
+import { buildExcerpt } from './excerpt.js';
 import { loadSqlite } from './sqlite.js';
 import type { SqliteDatabase } from './sqlite.js';
 
@@ -194,7 +196,6 @@ export const MemoryRowSchema = z
 const DEFAULT_RECALL_LIMIT = 20;
 /** bm25 column weights for (content, turn_id, type): an id match is a strong signal, the type a weak one. */
 const TURN_WEIGHTS = '1.0, 5.0, 0.5';
-const SNIPPET_TOKENS = 16;
 
 /**
  * The SQLite archive [SPEC §8]: every prune event with the bytes and turns it removed, so the
@@ -207,6 +208,8 @@ export class ArchiveStore {
     private readonly db: SqliteDatabase,
     /** The archive file. */
     readonly path: string,
+    /** Opened without write access: searches index pending turns in a temporary table. */
+    private readonly readOnly = false,
   ) {}
 
   /** Opens (creating it and its directory if needed) and migrates the archive at `path`. */
@@ -241,6 +244,65 @@ export class ArchiveStore {
       return undefined;
     }
     return new ArchiveStore(db, path);
+  }
+
+  /**
+   * Opens an existing archive for restore and recall, which only read: read-only, so an archive
+   * the user cannot write (mode 0400, another owner, a read-only folder or mount) still works. An
+   * archive of an older schema is migrated if it can be written; one whose folder cannot hold
+   * SQLite's shared-memory file is read from a copy in memory.
+   */
+  static openForReading(path: string): ArchiveStore {
+    const Database = loadSqlite();
+    let db: SqliteDatabase;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true });
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      // The first read is what needs the -shm file of a WAL archive: make it fail here.
+      const version = schemaVersion(db);
+      if (version > SCHEMA_VERSION) {
+        db.close();
+        throw new ArchiveSchemaError(path, version, SCHEMA_VERSION);
+      }
+      if (version < SCHEMA_VERSION) {
+        db.close();
+        return ArchiveStore.open(path);
+      }
+      return new ArchiveStore(db, path, true);
+    } catch (error) {
+      if (!isCantOpen(error)) throw error;
+    }
+    return ArchiveStore.snapshot(path);
+  }
+
+  /**
+   * A WAL archive in a folder this process cannot write has no -shm file to read it through; a
+   * copy in memory (marked as a rollback-journal database) reads the same rows. Refused when a
+   * -wal file holds writes not yet copied into the archive, which the copy would miss.
+   */
+  private static snapshot(path: string): ArchiveStore {
+    const wal = `${path}-wal`;
+    if (existsSync(wal) && statSync(wal).size > 0) {
+      throw new InputError(
+        `cannot read the archive at ${path}: ${wal} holds writes that can only be read with write access to ${dirname(path)}`,
+        'run this once as a user who can write that folder (any recall does), then again read-only',
+      );
+    }
+    const bytes = readFileSync(path);
+    // Bytes 18 and 19 of the header are the read and write format versions: 2 is WAL, 1 rollback.
+    if (bytes.length >= 20 && bytes[18] === 2 && bytes[19] === 2) {
+      bytes[18] = 1;
+      bytes[19] = 1;
+    }
+    const Database = loadSqlite();
+    const db = new Database(bytes, { readonly: true });
+    const version = schemaVersion(db);
+    if (version !== SCHEMA_VERSION) {
+      db.close();
+      if (version > SCHEMA_VERSION) throw new ArchiveSchemaError(path, version, SCHEMA_VERSION);
+      throw new InputError(`cannot read the archive at ${path}: it has the older schema version ${version} and cannot be upgraded read-only`, 'run devs-ctx recall once as a user who can write it');
+    }
+    return new ArchiveStore(db, path, true);
   }
 
   close(): void {
@@ -393,27 +455,67 @@ export class ArchiveStore {
   recall(query: string, options: RecallOptions = {}): RecallHit[] {
     const queries = ftsQueries(query);
     if (!queries) return [];
-    this.indexPending();
+    const index = this.searchIndex();
     const [open, close] = options.highlight ?? ['«', '»'];
+    // No FTS5 snippet(): it re-tokenizes the whole turn for every phrase and is quadratic on a
+    // multi-megabyte turn. The excerpt is cut from a bounded window around the first match.
     const statement = this.db.prepare(`
       SELECT t.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.timestamp,
-        e.created_at, e.source_path,
-        snippet(archived_turns_fts, 0, @open, @close, '…', ${SNIPPET_TOKENS}) AS snippet,
-        bm25(archived_turns_fts, ${TURN_WEIGHTS}) AS rank
-      FROM archived_turns_fts
-        JOIN archived_turns t ON t.id = archived_turns_fts.rowid
+        e.created_at, e.source_path, t.content,
+        bm25(${index}, ${TURN_WEIGHTS}) AS rank
+      FROM ${index}
+        JOIN archived_turns t ON t.id = ${index}.rowid
         JOIN prune_events e ON e.id = t.event_id
-      WHERE archived_turns_fts MATCH @match
+      WHERE ${index} MATCH @match
         AND (@eventId IS NULL OR t.event_id = @eventId)
         AND (@sourcePath IS NULL OR e.source_path = @sourcePath)
       ORDER BY rank, e.seq DESC, t.entry_index
       LIMIT @limit`);
     const run = (match: string): RecallHit[] =>
       statement
-        .all({ match, open, close, eventId: options.eventId ?? null, sourcePath: options.sourcePath ?? null, limit: options.limit ?? DEFAULT_RECALL_LIMIT })
-        .map((row) => RecallRowSchema.parse(row));
+        .all({ match, eventId: options.eventId ?? null, sourcePath: options.sourcePath ?? null, limit: options.limit ?? DEFAULT_RECALL_LIMIT })
+        .map((row) => {
+          const { content, ...rest } = row as { content: string };
+          return RecallRowSchema.parse({ ...rest, snippet: buildExcerpt(content, query, { open, close }) });
+        });
     const hits = run(queries.allTerms);
     return hits.length > 0 || queries.anyTerm === queries.allTerms ? hits : run(queries.anyTerm);
+  }
+
+  /**
+   * The full-text index a search reads: the archive's own, brought up to date; on a read-only
+   * archive with turns not yet indexed, a temporary index of every archived turn (slower, but
+   * nothing is written).
+   */
+  private searchIndex(): string {
+    if (!this.readOnly) {
+      this.indexPending();
+      return 'archived_turns_fts';
+    }
+    if (this.pendingCount() === 0) return 'archived_turns_fts';
+    // Another connection may be able to write even though this one was opened read-only.
+    try {
+      const writer = ArchiveStore.open(this.path);
+      try {
+        writer.indexPending();
+      } finally {
+        writer.close();
+      }
+      if (this.pendingCount() === 0) return 'archived_turns_fts';
+    } catch {
+      // cannot write: index in memory below
+    }
+    const exists = this.db.prepare("SELECT count(*) FROM temp.sqlite_master WHERE name = 'recall_fts'").pluck().get() as number;
+    if (exists === 0) {
+      this.db.exec("CREATE VIRTUAL TABLE temp.recall_fts USING fts5 (content, turn_id, type, tokenize = 'unicode61 remove_diacritics 2')");
+      this.db.exec('INSERT INTO temp.recall_fts (rowid, content, turn_id, type) SELECT id, content, turn_id, type FROM archived_turns');
+    }
+    return 'recall_fts';
+  }
+
+  private pendingCount(): number {
+    const last = this.db.prepare("SELECT last_indexed_id FROM fts_progress WHERE name = 'archived_turns'").pluck().get() as number;
+    return this.db.prepare('SELECT count(*) FROM archived_turns WHERE id > ?').pluck().get(last) as number;
   }
 
   /**
@@ -646,4 +748,9 @@ export function planRecord(event: PruneEventInput): { readonly row: RawPruneEven
     layout: JSON.stringify(layout),
   };
   return { row, archivedRecords };
+}
+
+/** SQLite could not open the file for reading as asked (a WAL archive whose -shm cannot be created). */
+function isCantOpen(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CANTOPEN';
 }

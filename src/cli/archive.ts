@@ -46,7 +46,7 @@ export function archiveDisplay(location: string): string {
  * the way, a file that is not SQLite, no permission, a server that cannot be reached) is exit 3
  * naming where, never the password, not a crash.
  */
-export async function openArchive(path: string, options: { mustExist: boolean; named: boolean }): Promise<Archive> {
+export async function openArchive(path: string, options: { mustExist: boolean; named: boolean; readOnly?: boolean }): Promise<Archive> {
   if (isPostgresUrl(path)) {
     const { openArchiveAt } = await import('../archive/open.js');
     return openArchiveAt(path, { mustExist: options.mustExist });
@@ -59,12 +59,33 @@ export async function openArchive(path: string, options: { mustExist: boolean; n
   }
   const { SqliteArchive } = await import('../archive/sqlite-archive.js');
   try {
-    return SqliteArchive.open(path);
+    // restore and recall only read: read-only, so an archive the user cannot write still works.
+    return options.readOnly ? SqliteArchive.openForReading(path) : SqliteArchive.open(path);
   } catch (error) {
     if (error instanceof DevsCtxError) throw error;
+    const damaged = damagedArchiveError(path, error);
+    if (damaged) throw damaged;
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new InputError(`cannot open the archive at ${path}: ${reason}`, 'check the path (it must be a SQLite file or not exist yet), or pass --no-archive to prune without it');
   }
+}
+
+/**
+ * SQLite found the archive's pages damaged (or not a database at all): exit 3 naming the file and
+ * how to check it, rather than "this is a bug". Undefined for any other error.
+ */
+export function damagedArchiveError(path: string, error: unknown): InputError | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (typeof code !== 'string' || !(code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')) return undefined;
+  const reason = error instanceof Error ? error.message.split('\n')[0] : code;
+  return new InputError(
+    `the archive at ${path} is damaged (${reason})`,
+    `check it with \`sqlite3 ${shellWord(path)} "PRAGMA integrity_check"\`; restore from a backup of the archive if it reports errors`,
+  );
+}
+
+function shellWord(path: string): string {
+  return /^[\w./@%+=:,-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -31,7 +31,9 @@ Examples:
   $ GEMINI_API_KEY=… devs-ctx prune session.jsonl --in-place --summarizer gemini --fallback extractive
 
 Gemini: the key comes from $GEMINI_API_KEY, $GOOGLE_API_KEY or the config file's geminiApiKey and is
-never printed; $DEVS_CTX_GEMINI_BASE_URL points requests at a proxy or gateway.
+never printed; $DEVS_CTX_GEMINI_BASE_URL points requests at a proxy or gateway (https, or http to
+this machine). A project's devs-ctx.config.json geminiBaseUrl is ignored unless it is https and
+~/.config/devs-ctx/config.json says "allowProjectGeminiBaseUrl": true.
 
 Exit codes: 0 pruned, or nothing to do (the output is then the input, byte for byte),
 2 usage error, 3 input unreadable or output not writable, 4 invalid transcript,
@@ -55,7 +57,8 @@ Examples:
   $ devs-ctx recall parseConfig --file session.jsonl --json
   $ devs-ctx recall --turn toolu_01ABC
 
-Exit codes: 0 (also when nothing matches), 2 usage error, 3 archive unreadable.`;
+Exit codes: 0 (also when nothing matches, or no turn has the --turn id), 2 usage error, 3 archive
+unreadable or damaged. The archive is opened read-only.`;
 
 const ARCHIVE_EXAMPLES = `
 Examples:
@@ -198,8 +201,8 @@ Run "devs-ctx <command> --help" for a command's options and exit codes.`,
     .addOption(new Option('--sort <key>', 'many sessions: order rows by tokens or urgency, largest first (rows then print at the end)').choices(['tokens', 'urgency']))
     .option('--since <when>', "many sessions: only sessions with a turn at or after this (2026-05-01, 2026-05-01T09:30Z, or an age: 12h, 7d, 2w)")
     .option('--until <when>', 'many sessions: only sessions with a turn before this (a date includes that whole day)')
-    .option('--jobs <n>', 'many sessions: worker threads (default: one per core; 1 = no workers)')
-    .addOptions(readingOptions({ limits: true, caches: 'the token-count cache' }))
+    .option('--jobs <n>', 'worker threads for many sessions, or for counting one large transcript (default: one per core; 1 = no workers)')
+    .addOptions(readingOptions({ limits: true, caches: 'the token-count cache nor the finished reports of unchanged files' }))
     .addHelpText('after', ANALYZE_EXAMPLES)
     .action(async (paths: string[], options: Record<string, unknown>) => {
       const { runAnalyze } = await import('./commands/analyze.js');
@@ -431,7 +434,8 @@ without --force, an agent settings file that is not valid JSON), 3 not a git rep
     .description('say whether the hook is installed, where, for which git hook, and which transcripts it covers')
     .option('--hook <name>', 'only this git hook (default: every hook devs-ctx installed here)')
     .option('--config <path>', 'use this config file instead of the nearest devs-ctx.config.json')
-    .option('--print-transcripts', 'print only the transcript files covered, one absolute path a line (what the hook reads)')
+    .option('--print-transcripts', 'print only the transcript files covered, one absolute path a line (a name holding a line break is left out, with a warning)')
+    .option('--null', 'with --print-transcripts: end each path with a NUL byte instead (for xargs -0)')
     .option('--hook-file <path>', 'with --print-transcripts: read the settings from this hook script (the hook passes "$0")')
     .option('--json', 'print one JSON document on stdout')
     .addOption(agentOption('show which of devs-ctx\'s hooks and MCP server this agent\'s settings hold'))

@@ -1,6 +1,8 @@
 import type { Pacer } from '../core/pace.js';
 import type { TextTokenCounter } from '../core/accounting.js';
 import type { ConfigFile } from '../core/config.js';
+import { resolveGeminiBaseUrl } from '../core/config.js';
+import { loadUserConfig } from '../io/config.js';
 import { UsageError } from '../core/errors.js';
 import type { ProvidersReport } from '../core/prune/report.js';
 import type { Embedder, FallbackEvent, ProviderUsage, Summarizer } from '../core/providers.js';
@@ -14,6 +16,12 @@ import { LocalEmbedder } from '../providers/local-embedder.js';
 import { OutlineCondenser } from '../providers/summary-providers.js';
 import type { Condenser } from '../providers/summary-providers.js';
 import type { CliContext } from './context.js';
+
+/** A project's config file and where it was found. */
+export interface ConfigSource {
+  readonly path: string;
+  readonly config: ConfigFile;
+}
 
 /** What the prune command's flags say about providers (only what they said). */
 export interface ProviderFlags {
@@ -48,7 +56,8 @@ const KEY_HINT = 'set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment, or 
  * [SPEC §7] Which summarizer and embedder a prune uses: flag, then environment, then config file;
  * Gemini by default only when a key is set, so with no key everything stays on this machine.
  */
-export async function chooseProviders(flags: ProviderFlags, ctx: CliContext, config: ConfigFile | undefined): Promise<ProviderChoice> {
+export async function chooseProviders(flags: ProviderFlags, ctx: CliContext, file: ConfigSource | undefined): Promise<ProviderChoice> {
+  const config = file?.config;
   const { DEFAULT_EMBEDDING_MODEL, DEFAULT_SUMMARY_MODEL } = await import('../providers/gemini/pricing.js');
   const { DEFAULT_REQUEST_TIMEOUT_MS } = await import('../providers/gemini/client.js');
   const envKey = nonEmpty(ctx.env['GEMINI_API_KEY']) ? 'GEMINI_API_KEY' : nonEmpty(ctx.env['GOOGLE_API_KEY']) ? 'GOOGLE_API_KEY' : undefined;
@@ -61,9 +70,18 @@ export async function chooseProviders(flags: ProviderFlags, ctx: CliContext, con
     throw new UsageError(`${which} needs a Gemini API key, and none is set`, KEY_HINT);
   }
   const timeout = flags.timeout ?? config?.timeout;
-  const baseUrl = nonEmpty(ctx.env['DEVS_CTX_GEMINI_BASE_URL']) ? ctx.env['DEVS_CTX_GEMINI_BASE_URL'] : config?.geminiBaseUrl;
-  if (baseUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(baseUrl)) {
-    throw new UsageError(`DEVS_CTX_GEMINI_BASE_URL is not an http(s) URL: ${JSON.stringify(baseUrl)}`, 'e.g. https://generativelanguage.googleapis.com');
+  // A project's config arrives with a clone: it may not send the key elsewhere unless the user says
+  // so. Only decided when a request will be made, so an offline run never reads the user's config.
+  let baseUrl: string | undefined;
+  if (summarizer === 'gemini' || embedder === 'gemini') {
+    const user = loadUserConfig(ctx.env);
+    const resolved = resolveGeminiBaseUrl({
+      ...(ctx.env['DEVS_CTX_GEMINI_BASE_URL'] !== undefined ? { env: ctx.env['DEVS_CTX_GEMINI_BASE_URL'] } : {}),
+      ...(user ? { user } : {}),
+      ...(file ? { project: file } : {}),
+    });
+    if (resolved.ignored) ctx.stderr.write(`devs-ctx: warning: ${resolved.ignored}\n`);
+    baseUrl = resolved.baseUrl;
   }
   return {
     summarizer,
@@ -193,12 +211,12 @@ export async function providersReport(choice: ProviderChoice, set: ProviderSet, 
 export async function refreshCondenser(
   flags: ProviderFlags,
   ctx: CliContext,
-  config: ConfigFile | undefined,
+  file: ConfigSource | undefined,
   counter: TextTokenCounter,
   signal?: AbortSignal,
 ): Promise<{ condenser?: Condenser; fallbacks: FallbackEvent[]; report: () => NonNullable<InjectedRefresh['condenser']> }> {
   const fallbacks: FallbackEvent[] = [];
-  const choice = await chooseProviders({ ...flags, embedder: 'local' }, ctx, config);
+  const choice = await chooseProviders({ ...flags, embedder: 'local' }, ctx, file);
   if (choice.summarizer !== 'gemini') {
     return { fallbacks, report: () => ({ name: 'outline', requests: 0, tokensSent: 0, tokensReceived: 0, fallback: fallbacks }) };
   }

@@ -5,15 +5,21 @@ import type { Settings } from '../core/config.js';
 import { InvalidTranscriptError } from '../core/errors.js';
 import { loadCounter } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
-import type { Transcript } from '../core/transcript.js';
+import type { Transcript, TranscriptEntry } from '../core/transcript.js';
 import { parseTokenAmount } from '../core/units.js';
-import { isFormatName, readTranscript } from '../formats/index.js';
+import { FORMAT_NAMES } from '../formats/types.js';
 import type { FormatName } from '../formats/index.js';
 import { loadConfig } from '../io/config.js';
 import { TokenCountCache } from '../io/count-cache.js';
 import { STDIN, readInput } from '../io/input.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { CliContext } from './context.js';
+import { countAcrossThreads } from './parallel-count.js';
+import { installPrebuiltRankTables } from '../io/rank-tables.js';
+
+// Every command that counts tokens loads this module (not main.ts, so --version and --help never
+// load the tokenizer): counters use the prebuilt binary rank tables from here on.
+installPrebuiltRankTables();
 
 /** Parts every command that reads a transcript shares: token options, settings, counting, loading. */
 
@@ -35,7 +41,7 @@ export const tokenOption = (flag: string) =>
 /** Options every command that reads a transcript takes (analyze, prune), as a zod shape to extend. */
 export const readingOptionsShape = {
   json: z.boolean().optional(),
-  format: z.string().refine(isFormatName).optional(),
+  format: z.string().refine((name) => (FORMAT_NAMES as readonly string[]).includes(name)).optional(),
   encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
   window: tokenOption('--window'),
   softLimit: tokenOption('--soft-limit'),
@@ -79,8 +85,44 @@ export class CachedCounter implements TextTokenCounter {
     this.cache = TokenCountCache.open(cacheDir, encoding);
   }
 
+  /** Counts known ahead (by `prepare`), by the text itself: no second hash. */
+  readonly #known = new Map<string, number>();
+
+  /**
+   * Counts, ahead of `count`, every text of these entries (those countEntries counts) that the cache
+   * does not have, across `jobs` threads when there is enough of it (a large transcript counted
+   * cold); then `count` only looks them up.
+   */
+  async prepare(entries: readonly TranscriptEntry[], jobs: number): Promise<void> {
+    const missing: string[] = [];
+    const keys: string[] = [];
+    for (const entry of entries) {
+      if (entry.notSent !== undefined) continue;
+      const text = entry.turn.content;
+      if (text.length === 0 || this.#known.has(text)) continue;
+      const key = this.cache.enabled ? TokenCountCache.key(text) : '';
+      const cached = this.cache.enabled ? this.cache.get(key) : undefined;
+      if (cached !== undefined) {
+        this.#known.set(text, cached);
+        continue;
+      }
+      this.#known.set(text, -1);
+      missing.push(text);
+      keys.push(key);
+    }
+    if (missing.length === 0) return;
+    const counts = await countAcrossThreads(missing, (this.counter ??= loadCounter(this.encoding)), this.encoding, jobs);
+    for (const [i, text] of missing.entries()) {
+      const count = counts[i] as number;
+      this.#known.set(text, count);
+      if (this.cache.enabled) this.cache.set(keys[i] as string, count);
+    }
+  }
+
   count(text: string): number {
     if (text.length === 0) return 0;
+    const known = this.#known.get(text);
+    if (known !== undefined && known >= 0) return known;
     if (!this.cache.enabled) return (this.counter ??= loadCounter(this.encoding)).count(text);
     const key = TokenCountCache.key(text);
     const cached = this.cache.get(key);
@@ -117,6 +159,9 @@ export async function loadTranscriptInput(
   if (doc.records.every((r) => r.blank)) {
     throw new InvalidTranscriptError(`${display}: the transcript is empty`, 'nothing to analyse; check that the agent has written to it');
   }
+  // The format readers (and their schemas) load with the first transcript read: a re-run whose
+  // results all come from the cache never loads them.
+  const { readTranscript } = await import('../formats/index.js');
   const transcript = readTranscript(doc, run.format);
   if (transcript.entries.length === 0 && doc.issues.length + transcript.issues.length > 0) {
     const first = [...doc.issues, ...transcript.issues][0];

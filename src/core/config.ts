@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UsageError } from './errors.js';
+import { parseTokenAmount } from './units.js';
 import {
   DEFAULT_HARD_LIMIT_TOKENS,
   DEFAULT_PINNED_PREFIX_TURNS,
@@ -63,6 +64,96 @@ export const ConfigFileSchema = z.strictObject({
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 
+/**
+ * The user's own config (`$XDG_CONFIG_HOME/devs-ctx/config.json`, else `~/.config/devs-ctx/config.json`):
+ * what only the person running devs-ctx may decide, never a project's `devs-ctx.config.json`, which
+ * arrives with a clone or a pull.
+ */
+export const USER_CONFIG_RELATIVE_PATH = 'devs-ctx/config.json';
+
+export const UserConfigSchema = z.strictObject({
+  $schema: z.string().optional(),
+  /** Gemini API base URL: https, or http on this machine (127.0.0.1, ::1, localhost). */
+  geminiBaseUrl: z.string().min(1).optional(),
+  /** Let a project's devs-ctx.config.json send Gemini requests (and the key) to its https geminiBaseUrl. */
+  allowProjectGeminiBaseUrl: z.boolean().optional(),
+  /** Let a project's "transcripts" name files outside its repository (absolute, `..`, symlinks out). */
+  allowTranscriptsOutsideRepository: z.boolean().optional(),
+});
+export type UserConfig = z.infer<typeof UserConfigSchema>;
+
+/** Validates the user's own config; the error names the file, the key and what is allowed. */
+export function parseUserConfig(path: string, value: unknown): UserConfig {
+  const result = UserConfigSchema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const key = issue && issue.path.length > 0 ? issue.path.join('.') : undefined;
+  const what =
+    issue?.code === 'unrecognized_keys'
+      ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}; allowed keys: ${Object.keys(UserConfigSchema.shape).join(', ')}`
+      : `${issue?.message ?? 'invalid'} (expected ${key === undefined ? 'a JSON object' : key === 'geminiBaseUrl' ? 'an https URL' : 'true or false'})`;
+  throw new UsageError(`${path}: ${key ? `key "${key}" ` : ''}${what}`, `fix ${path}`);
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/** Why a URL may not receive the Gemini key, or undefined when it may (https, or http on loopback). */
+export function baseUrlProblem(url: string, options: { readonly allowLoopbackHttp: boolean }): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'it is not a URL';
+  }
+  if (parsed.protocol === 'https:') return undefined;
+  if (parsed.protocol === 'http:') {
+    if (options.allowLoopbackHttp && isLoopbackHost(parsed.hostname)) return undefined;
+    return options.allowLoopbackHttp ? 'plain http is allowed only to this machine (127.0.0.1, ::1, localhost)' : 'it is not https';
+  }
+  return `it is not an https URL (${parsed.protocol})`;
+}
+
+/**
+ * [SPEC §7, issue 13] Where Gemini requests (and the key with them) go: the environment, else the
+ * user's own config, else a project config's https URL only when the user's own config allows it.
+ * A URL from the environment or the user's config may be plain http to this machine (tests, a local
+ * proxy); a project's never. Bad user or environment values are errors; a project value that is not
+ * allowed is ignored with a warning.
+ */
+export function resolveGeminiBaseUrl(sources: {
+  readonly env?: string;
+  readonly user?: { readonly path: string; readonly config: UserConfig };
+  readonly project?: { readonly path: string; readonly config: ConfigFile };
+}): { readonly baseUrl?: string; readonly ignored?: string } {
+  const { env, user, project } = sources;
+  if (env !== undefined && env.trim() !== '') {
+    const problem = baseUrlProblem(env, { allowLoopbackHttp: true });
+    if (problem) throw new UsageError(`DEVS_CTX_GEMINI_BASE_URL=${JSON.stringify(env)} cannot be used: ${problem}`, 'e.g. https://generativelanguage.googleapis.com');
+    return { baseUrl: env };
+  }
+  const own = user?.config.geminiBaseUrl;
+  if (user && own !== undefined) {
+    const problem = baseUrlProblem(own, { allowLoopbackHttp: true });
+    if (problem) throw new UsageError(`${user.path}: key "geminiBaseUrl" cannot be used: ${problem}`, `fix ${user.path}; e.g. https://generativelanguage.googleapis.com`);
+    return { baseUrl: own };
+  }
+  const projectUrl = project?.config.geminiBaseUrl;
+  if (!project || projectUrl === undefined) return {};
+  const problem = baseUrlProblem(projectUrl, { allowLoopbackHttp: false });
+  const allowed = user?.config.allowProjectGeminiBaseUrl === true;
+  if (!problem && allowed) return { baseUrl: projectUrl };
+  const why = problem
+    ? `${problem}, and a project's config may only name an https URL`
+    : `a project's config may redirect your Gemini key only when your own config (${user?.path ?? `~/.config/${USER_CONFIG_RELATIVE_PATH}`}) says "allowProjectGeminiBaseUrl": true`;
+  return {
+    ignored: `ignoring "geminiBaseUrl" ${JSON.stringify(projectUrl)} in ${project.path}: ${why}; Gemini requests go to the default URL (set DEVS_CTX_GEMINI_BASE_URL to choose one)`,
+  };
+}
+
 /** What the command line said (only what it said). */
 export interface SettingFlags {
   readonly window?: number;
@@ -93,9 +184,10 @@ export function limitsFromWindow(window: number): { soft: number; hard: number }
 function envTokens(env: SettingSources['env'], name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return undefined;
-  const value = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new UsageError(`${name}=${raw} is not a positive whole number of tokens`, `for example ${name}=500000`);
+  // The same forms as the flags (--soft-limit 500k): 500000, 500_000, 500k, 1M, 1.5m; not 0x10 or 1e6.
+  const value = parseTokenAmount(raw);
+  if (value === undefined) {
+    throw new UsageError(`${name}=${raw} is not a positive number of tokens such as 500000, 500k or 1M`, `for example ${name}=500k`);
   }
   return value;
 }
@@ -183,5 +275,13 @@ function describeExpected(key: string | undefined): string {
   if (key === 'pinnedPrefixTurns' || key === 'protectedTailTurns') return 'a whole number ≥ 0';
   if (key === 'summaryShare') return 'a percentage of the removed tokens, more than 0 and at most 50 (e.g. 3)';
   if (key.startsWith('transcripts')) return 'an array of paths or globs, relative to the config file';
+  if (key === 'archive') return 'a path to the SQLite archive, relative to the config file';
+  if (key === 'timeout') return 'a number of seconds above 0';
+  if (key === 'geminiApiKey') return 'the Gemini API key, a non-empty string';
+  if (key === 'geminiBaseUrl') return 'an https URL';
+  if (key === 'model' || key === 'embeddingModel') return 'a Gemini model id such as gemini-3.5-flash';
+  if (key === 'redact') return 'true or false';
+  if (key === '$schema') return 'a string';
+  if (key === 'refreshThreshold') return 'a whole number of turns above 0';
   return 'a positive whole number of tokens';
 }

@@ -8,13 +8,78 @@ export function isRecord(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** JSON text of a value; a value nested too deeply for the engine gives a placeholder, never a throw. */
+/**
+ * JSON text of a value, never a throw. `JSON.stringify` recurses and overflows the stack on a value
+ * nested some thousands of levels deep (which `JSON.parse` reads fine): such a value is written by
+ * an explicit stack instead, to the same text, so its tokens are counted rather than lost.
+ */
 export function safeJson(value: unknown): string {
   try {
     return JSON.stringify(value) ?? '';
-  } catch {
-    return '[value nested too deeply to read]';
+  } catch (error) {
+    if (!(error instanceof RangeError)) return '[value that cannot be written as JSON]';
+    return deepJson(value);
   }
+}
+
+/** JSON.stringify without recursion, for the plain values JSON.parse gives (objects, arrays, scalars). */
+export function deepJson(root: unknown): string {
+  const out: string[] = [];
+  type Frame = { readonly array: readonly unknown[] | undefined; readonly entries: readonly [string, unknown][] | undefined; next: number; wrote: boolean };
+  const stack: Frame[] = [];
+  // Writes a scalar, or opens a container (pushing its frame); false when the value is to be skipped
+  // (undefined, a function: as JSON.stringify leaves them out of objects).
+  const open = (value: unknown, inArray: boolean): boolean => {
+    if (value !== null && typeof value === 'object') {
+      const withToJson = value as { toJSON?: unknown };
+      if (typeof withToJson.toJSON === 'function') {
+        out.push(JSON.stringify(value) ?? 'null');
+        return true;
+      }
+      if (Array.isArray(value)) {
+        out.push('[');
+        stack.push({ array: value, entries: undefined, next: 0, wrote: false });
+      } else {
+        out.push('{');
+        stack.push({ array: undefined, entries: Object.entries(value), next: 0, wrote: false });
+      }
+      return true;
+    }
+    const text = JSON.stringify(value);
+    if (text === undefined) {
+      if (inArray) out.push('null');
+      return inArray;
+    }
+    out.push(text);
+    return true;
+  };
+  if (!open(root, false)) return '';
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1] as Frame;
+    if (frame.array) {
+      if (frame.next >= frame.array.length) {
+        out.push(']');
+        stack.pop();
+        continue;
+      }
+      if (frame.next > 0) out.push(',');
+      const item = frame.array[frame.next++];
+      open(item, true);
+    } else if (frame.entries) {
+      if (frame.next >= frame.entries.length) {
+        out.push('}');
+        stack.pop();
+        continue;
+      }
+      const [key, item] = frame.entries[frame.next++] as [string, unknown];
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+      if (frame.wrote) out.push(',');
+      frame.wrote = true;
+      out.push(`${JSON.stringify(key)}:`);
+      open(item, false);
+    }
+  }
+  return out.join('');
 }
 
 export function str(value: unknown): string | undefined {

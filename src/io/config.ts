@@ -1,18 +1,34 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { CONFIG_FILE_NAME, parseConfigFile } from '../core/config.js';
-import type { ConfigFile } from '../core/config.js';
+import { closeSync, fstatSync, lstatSync, openSync, readSync, constants as fsConstants } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { CONFIG_FILE_NAME, parseConfigFile, parseUserConfig, USER_CONFIG_RELATIVE_PATH } from '../core/config.js';
+import type { ConfigFile, UserConfig } from '../core/config.js';
 import { InputError, UsageError } from '../core/errors.js';
 
-/** Walks up from `cwd` to the filesystem root looking for `devs-ctx.config.json`. */
+/** A config file larger than this is refused unread (a config is a few hundred bytes). */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * Walks up from `cwd` to the filesystem root looking for `devs-ctx.config.json`. Anything by that
+ * name counts, a broken or looping symlink too, so that reading it says what is wrong rather than
+ * the file being skipped in silence.
+ */
 export function findConfigFile(cwd: string): string | undefined {
   let dir = resolve(cwd);
   for (;;) {
     const candidate = join(dir, CONFIG_FILE_NAME);
-    if (existsSync(candidate)) return candidate;
+    if (entryExists(candidate)) return candidate;
     const parent = dirname(dir);
     if (parent === dir) return undefined;
     dir = parent;
+  }
+}
+
+function entryExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -20,19 +36,65 @@ export function findConfigFile(cwd: string): string | undefined {
 export function loadConfig(options: { explicitPath?: string; cwd: string }): { path: string; config: ConfigFile } | undefined {
   const path = options.explicitPath ? resolve(options.cwd, options.explicitPath) : findConfigFile(options.cwd);
   if (!path) return undefined;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new InputError(`cannot read config ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      options.explicitPath ? 'check the --config path' : `remove or fix ${path}`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-      `fix ${path} or pass --config to use another file`);
-  }
+  const value = readConfigJson(path, options.explicitPath ? 'check the --config path' : `remove or fix ${path}`, `fix ${path} or pass --config to use another file`);
   return { path, config: parseConfigFile(path, value) };
+}
+
+/** Where the user's own config is: `$XDG_CONFIG_HOME/devs-ctx/config.json`, else `~/.config/devs-ctx/config.json`. */
+export function userConfigPath(env: Readonly<Record<string, string | undefined>>, home: string | undefined): string | undefined {
+  const xdg = env['XDG_CONFIG_HOME'];
+  // The XDG spec: a relative value is invalid and ignored.
+  if (xdg !== undefined && xdg !== '' && isAbsolute(xdg)) return join(xdg, USER_CONFIG_RELATIVE_PATH);
+  return home ? join(home, '.config', USER_CONFIG_RELATIVE_PATH) : undefined;
+}
+
+/**
+ * The user's own config (see userConfigPath); none is fine. Only this file may let a project's
+ * config redirect the Gemini key or reach files outside the repository.
+ */
+export function loadUserConfig(env: Readonly<Record<string, string | undefined>>): { path: string; config: UserConfig } | undefined {
+  const path = userConfigPath(env, env['HOME']);
+  if (!path || !entryExists(path)) return undefined;
+  const value = readConfigJson(path, `remove or fix ${path}`, `fix ${path}`);
+  return { path, config: parseUserConfig(path, value) };
+}
+
+/**
+ * Reads a config file as JSON: a regular file (a symlink to one is fine) of at most MAX_CONFIG_BYTES,
+ * checked on the open descriptor before reading, so `/dev/zero` or a FIFO fails at once. A UTF-8
+ * byte order mark is skipped, as editors on Windows write one.
+ */
+function readConfigJson(path: string, readHint: string, jsonHint: string): unknown {
+  let text: string;
+  let fd: number | undefined;
+  try {
+    // O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new InputError(`cannot read config ${path}: not a regular file`, readHint);
+    if (stat.size > MAX_CONFIG_BYTES) {
+      throw new InputError(`cannot read config ${path}: ${stat.size.toLocaleString('en-US')} bytes, more than a config may hold (${MAX_CONFIG_BYTES.toLocaleString('en-US')})`, readHint);
+    }
+    const buffer = Buffer.alloc(stat.size);
+    let read = 0;
+    while (read < buffer.length) {
+      const n = readSync(fd, buffer, read, buffer.length - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    text = buffer.subarray(0, read).toString('utf8');
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'ELOOP' ? 'ELOOP (a symlink loop)' : (code ?? String(error));
+    throw new InputError(`cannot read config ${path}: ${reason}`, readHint);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`, jsonHint);
+  }
 }

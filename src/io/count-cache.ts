@@ -50,6 +50,11 @@ export class TokenCountCache {
     return createHash('sha1').update(text).digest('base64url');
   }
 
+  /** Counts held. */
+  get size(): number {
+    return this.counts.size;
+  }
+
   /** False with no cache directory (`--no-cache`): then callers need not hash at all. */
   get enabled(): boolean {
     return this.file !== undefined;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { InputError, UsageError } from '../core/errors.js';
 import { parseHookScript, previousHookName } from '../core/git-hook.js';
@@ -218,6 +218,14 @@ function editedError(path: string, verb: string): UsageError {
 export interface TranscriptMatch {
   readonly pattern: string;
   readonly files: readonly string[];
+  /** Why the pattern, or files it matched, were left out (outside the repository); absent when none were. */
+  readonly refused?: string;
+}
+
+/** Where a project's `transcripts` may reach (see expandTranscripts). */
+export interface TranscriptConfinement {
+  /** The repository's top: patterns and the real paths of their files must be inside it. */
+  readonly root: string;
 }
 
 /**
@@ -225,12 +233,43 @@ export interface TranscriptMatch {
  * a file is itself, a folder gives its `.jsonl`/`.json` files, a glob its matching files. A path
  * that names nothing gives no file (the sessions may not exist yet).
  */
-export function expandTranscripts(patterns: readonly string[], base: string, home: string | undefined): TranscriptMatch[] {
+export function expandTranscripts(
+  patterns: readonly string[],
+  base: string,
+  home: string | undefined,
+  confine?: TranscriptConfinement,
+): TranscriptMatch[] {
+  const root = confine ? realOrResolved(confine.root) : undefined;
   return patterns.map((pattern) => {
     const expanded = home !== undefined && (pattern === '~' || pattern.startsWith('~/')) ? join(home, pattern.slice(1)) : pattern;
     const absolute = isAbsolute(expanded) ? expanded : join(base, expanded);
-    return { pattern, files: hasGlob(absolute) ? walkGlob(absolute) : namedPath(absolute) };
+    if (confine && root !== undefined) {
+      // Lexically first, so a pattern such as /**/*.jsonl is not even walked.
+      const { base: fixed } = hasGlob(absolute) ? splitGlob(absolute) : { base: absolute };
+      if (!isInside(realOrResolved(fixed || '/'), root) && !isInside(resolve(fixed || '/'), resolve(confine.root))) {
+        return { pattern, files: [], refused: `outside the repository ${confine.root}` };
+      }
+    }
+    const files = hasGlob(absolute) ? walkGlob(absolute) : namedPath(absolute);
+    if (!confine || root === undefined) return { pattern, files };
+    // Symlinks resolved: a link inside the repository to a file outside it does not count.
+    const inside = files.filter((file) => isInside(realOrResolved(file), root));
+    const left = files.length - inside.length;
+    return left === 0 ? { pattern, files } : { pattern, files: inside, refused: `${left} file(s) it matches are outside the repository ${confine.root} (through a symlink)` };
   });
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function isInside(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
 function namedPath(path: string): string[] {

@@ -1,5 +1,6 @@
-import { createReadStream, readdirSync, statSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { closeSync, createReadStream, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { Readable } from 'node:stream';
 import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { readDocument } from './jsonl.js';
@@ -94,12 +95,86 @@ export function inputError(path: string, error: unknown): InputError {
   }
 }
 
-/** Reads one transcript (a path or `-` for `stdin`), streaming, into records. */
+/**
+ * Files up to this size are read in one call: a stream's open, reads and close, each a trip through
+ * the thread pool, cost more than the reading for the small files a batch of sessions is made of.
+ */
+const READ_WHOLE_BYTES = 1 << 20;
+
+/**
+ * Refuses what is neither a regular file nor a FIFO (a pipe ends; `/dev/zero` or `/dev/urandom`
+ * never do, and would be read until memory runs out): exit 3, before reading a byte.
+ */
+export function assertReadableKind(shown: string, stat: Stats): void {
+  if (stat.isFile() || stat.isFIFO()) return;
+  const kind = stat.isDirectory() ? 'a directory' : stat.isCharacterDevice() ? 'a character device' : stat.isBlockDevice() ? 'a block device' : stat.isSocket() ? 'a socket' : 'not a regular file';
+  throw new InputError(`${shown}: is ${kind}, not a file devs-ctx reads`, 'give a transcript file, or pipe it in with - (standard input)');
+}
+
+/** Reads a whole file given by path (a regular file or a FIFO; see assertReadableKind). */
+export function readInputFile(path: string, shown: string): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw inputError(shown, error);
+  }
+  try {
+    assertReadableKind(shown, fstatSync(fd));
+    return readFileSync(fd);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw inputError(shown, error);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads one transcript (a path or `-` for `stdin`), streaming (a small file in one read), into records. */
 export async function readInput(
   path: string,
   options: { keepRaw?: boolean; stdin: Readable; cwd: string },
 ): Promise<ParsedDocument> {
-  const stream = path === STDIN ? options.stdin : createReadStream(resolve(options.cwd, path));
+  let stream: Readable;
+  if (path === STDIN) {
+    stream = options.stdin;
+  } else {
+    const absolute = resolve(options.cwd, path);
+    let stat: Stats;
+    try {
+      stat = statSync(absolute);
+    } catch (error) {
+      throw inputError(path, error);
+    }
+    assertReadableKind(path, stat);
+    if (stat.isFIFO()) {
+      stream = createReadStream(absolute);
+    } else {
+      // The kind is checked again on the open file: the path may have been replaced in between.
+      let fd: number;
+      try {
+        fd = openSync(absolute, 'r');
+      } catch (error) {
+        throw inputError(path, error);
+      }
+      let whole: Buffer | undefined;
+      try {
+        const opened = fstatSync(fd);
+        assertReadableKind(path, opened);
+        if (opened.isFile() && opened.size <= READ_WHOLE_BYTES) whole = readFileSync(fd);
+      } catch (error) {
+        closeSync(fd);
+        if (error instanceof InputError) throw error;
+        throw inputError(path, error);
+      }
+      if (whole) {
+        closeSync(fd);
+        stream = Readable.from([whole]);
+      } else {
+        stream = createReadStream('', { fd });
+      }
+    }
+  }
   try {
     return await readDocument(stream, { path, keepRaw: options.keepRaw ?? false });
   } catch (error) {

@@ -9,7 +9,9 @@ import type { CliContext } from '../context.js';
 import { countWithLookup } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import { analyzeSession } from './session.js';
+import { installPrebuiltRankTables } from '../../io/rank-tables.js';
 
+installPrebuiltRankTables();
 const port = parentPort;
 if (port === null) throw new Error('analyze-worker runs as a worker thread only');
 const init = workerData as WorkerInit;
@@ -29,7 +31,7 @@ port.on('message', (message: ToWorker) => {
 async function runJob(id: number, path: string): Promise<void> {
   let newCounts: [string, number][] = [];
   try {
-    const lookup = init.cache
+    const lookup = init.lookup
       ? (keys: string[]) =>
           new Promise<readonly number[]>((resolveCounts) => {
             pendingLookups.set(id, resolveCounts);
@@ -39,7 +41,7 @@ async function runJob(id: number, path: string): Promise<void> {
     const outcome = await analyzeSession(path, init.run, {
       ctx,
       countTokens: async (entries) => {
-        const counted = await countWithLookup(entries, init.encoding, lookup);
+        const counted = await countWithLookup(entries, init.encoding, lookup, init.cache);
         newCounts = counted.newCounts;
         return counted.tokens;
       },

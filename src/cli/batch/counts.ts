@@ -11,18 +11,26 @@ import { TokenCountCache } from '../../io/count-cache.js';
  * gets back the counts the cache knows, tokenizes the rest, and returns those new counts to be added.
  */
 export class BatchCounts {
-  private readonly cache: TokenCountCache;
+  #cache: TokenCountCache | undefined;
   private counter: TextTokenCounter | undefined;
 
   constructor(
     private readonly encoding: EncodingName,
-    cacheDir: string | undefined,
-  ) {
-    this.cache = TokenCountCache.open(cacheDir, encoding);
+    private readonly cacheDir: string | undefined,
+  ) {}
+
+  /** Opened on first use: a re-run whose rows all come from the row cache never loads it. */
+  private get cache(): TokenCountCache {
+    return (this.#cache ??= TokenCountCache.open(this.cacheDir, this.encoding));
   }
 
   get enabled(): boolean {
-    return this.cache.enabled;
+    return Boolean(this.cacheDir);
+  }
+
+  /** True when the cache has no count at all (a first run): then there is nothing to look up. */
+  get empty(): boolean {
+    return this.cache.size === 0;
   }
 
   /** Counts for these keys, -1 where unknown (a hit is a use: it keeps the entry from eviction). */
@@ -51,23 +59,35 @@ export class BatchCounts {
   }
 
   save(): void {
-    this.cache.save();
+    this.#cache?.save();
   }
 }
 
 /**
  * A worker's side: counts one transcript's entries, asking `lookup` (the main thread) for the counts
- * the cache has, in one round trip per file. Returns the tokens and the counts it had to make.
+ * the cache has, in one round trip per file. Returns the tokens and the counts it had to make (with
+ * `remember`: for the cache; without a lookup, every count is new).
  */
 export async function countWithLookup(
   entries: readonly TranscriptEntry[],
   encoding: EncodingName,
   lookup: ((keys: string[]) => Promise<readonly number[]>) | undefined,
+  remember = lookup !== undefined,
 ): Promise<{ tokens: EntryTokens[]; newCounts: [string, number][] }> {
   const newCounts: [string, number][] = [];
   if (lookup === undefined) {
     const counter = loadCounter(encoding);
-    return { tokens: countEntries(entries, { count: (text) => (text.length === 0 ? 0 : counter.count(text)) }), newCounts };
+    const seen = new Set<string>();
+    const count = (text: string): number => {
+      if (text.length === 0) return 0;
+      const n = counter.count(text);
+      if (remember && !seen.has(text)) {
+        seen.add(text);
+        newCounts.push([TokenCountCache.key(text), n]);
+      }
+      return n;
+    };
+    return { tokens: countEntries(entries, { count }), newCounts };
   }
   // First pass: which texts the file has (countEntries asks for exactly these).
   const keys = new Map<string, string>();

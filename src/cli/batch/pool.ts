@@ -30,13 +30,22 @@ interface Job {
 }
 
 /**
+ * Files each worker is given at once. A worker waits for the main thread twice per file (the cache
+ * look-up, then the next file); with a few files queued it reads and counts one while another
+ * waits, so a busy machine's scheduling delays do not leave it idle.
+ */
+export const FILES_PER_WORKER = 4;
+
+/**
  * At most `size` worker threads, started as work arrives (two files never start eight workers), each
- * given one file at a time. The main thread answers their cache look-ups and keeps their new counts.
+ * given up to FILES_PER_WORKER files at a time. The main thread answers their cache look-ups and keeps
+ * their new counts.
  */
 export class AnalyzePool {
-  private readonly idle: Worker[] = [];
   private readonly workers: Worker[] = [];
-  private readonly running = new Map<Worker, { id: number; job: Job }>();
+  /** Files given to each worker and not yet done. */
+  private readonly load = new Map<Worker, number>();
+  private readonly running = new Map<number, { worker: Worker; job: Job }>();
   private readonly queue: Job[] = [];
   private nextId = 0;
   private closed = false;
@@ -55,14 +64,28 @@ export class AnalyzePool {
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 
+  /** The least loaded worker with room, a new one while there are fewer than `size`, or none. */
+  private pick(): Worker | undefined {
+    let best: Worker | undefined;
+    for (const worker of this.workers) {
+      const load = this.load.get(worker) ?? 0;
+      if (load === 0) return worker;
+      if (load < FILES_PER_WORKER && (best === undefined || load < (this.load.get(best) ?? 0))) best = worker;
+    }
+    // Every worker busy: start another before queueing a second file on one.
+    if (this.workers.length < this.options.size) return this.spawn();
+    return best;
+  }
+
   private dispatch(): void {
     while (this.queue.length > 0) {
-      const worker = this.idle.pop() ?? (this.workers.length < this.options.size ? this.spawn() : undefined);
+      const worker = this.pick();
       if (worker === undefined) return;
       const job = this.queue.shift();
       if (job === undefined) return;
       const id = this.nextId++;
-      this.running.set(worker, { id, job });
+      this.running.set(id, { worker, job });
+      this.load.set(worker, (this.load.get(worker) ?? 0) + 1);
       worker.postMessage({ type: 'job', id, path: job.path } satisfies ToWorker);
     }
   }
@@ -70,22 +93,23 @@ export class AnalyzePool {
   private spawn(): Worker {
     const worker = new Worker(analyzeWorkerUrl(), { workerData: this.options.init });
     this.workers.push(worker);
+    this.load.set(worker, 0);
     worker.on('message', (message: FromWorker) => {
-      const current = this.running.get(worker);
-      if (current === undefined || current.id !== message.id) return;
+      const current = this.running.get(message.id);
+      if (current === undefined || current.worker !== worker) return;
       switch (message.type) {
         case 'lookup':
           worker.postMessage({ type: 'counts', id: message.id, counts: this.options.counts.lookup(message.keys) } satisfies ToWorker);
           return;
         case 'done':
           this.options.counts.add(message.newCounts);
-          this.finish(worker);
+          this.finish(worker, message.id);
           current.job.resolve(message.outcome);
           return;
         case 'crash': {
           const error = new Error(message.message);
           if (message.stack) error.stack = message.stack;
-          this.finish(worker);
+          this.finish(worker, message.id);
           current.job.reject(error);
           return;
         }
@@ -94,11 +118,14 @@ export class AnalyzePool {
       }
     });
     const fail = (error: Error): void => {
-      const current = this.running.get(worker);
-      this.running.delete(worker);
       const index = this.workers.indexOf(worker);
       if (index >= 0) this.workers.splice(index, 1);
-      current?.job.reject(error);
+      this.load.delete(worker);
+      for (const [id, current] of this.running) {
+        if (current.worker !== worker) continue;
+        this.running.delete(id);
+        current.job.reject(error);
+      }
     };
     worker.on('error', fail);
     worker.on('exit', (code) => {
@@ -107,9 +134,9 @@ export class AnalyzePool {
     return worker;
   }
 
-  private finish(worker: Worker): void {
-    this.running.delete(worker);
-    this.idle.push(worker);
+  private finish(worker: Worker, id: number): void {
+    this.running.delete(id);
+    if (this.load.has(worker)) this.load.set(worker, (this.load.get(worker) ?? 1) - 1);
     this.dispatch();
   }
 }

@@ -5,8 +5,10 @@ import type { EncodingName } from '../../core/tokens/encodings.js';
 export interface WorkerInit {
   readonly run: SessionRun;
   readonly encoding: EncodingName;
-  /** Whether to ask the main thread for cached counts (false with --no-cache). */
+  /** Whether to return new counts to the main thread for the cache (false with --no-cache). */
   readonly cache: boolean;
+  /** Whether to ask the main thread for cached counts first (false too when the cache is empty). */
+  readonly lookup: boolean;
 }
 
 export type ToWorker =

@@ -8,7 +8,9 @@ import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { BatchCounts } from '../batch/counts.js';
 import type { Discovered } from '../batch/discover.js';
-import { AnalyzePool } from '../batch/pool.js';
+import { AnalyzePool, FILES_PER_WORKER } from '../batch/pool.js';
+import { BatchRows } from '../batch/rows.js';
+import type { RowLookup } from '../batch/rows.js';
 import type { TimeRange } from '../batch/range.js';
 import { analyzeSession, projectOf, sessionError } from '../batch/session.js';
 import type { SessionError, SessionOutcome, SessionRun } from '../batch/session.js';
@@ -75,16 +77,21 @@ function rangeJson(range: TimeRange | undefined): { since: string | null; until:
  */
 export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options: BatchOptions, ctx: CliContext): Promise<ExitCodeValue> {
   const counts = new BatchCounts(options.encoding, options.cacheDir);
+  const rows = new BatchRows(options.run, options.encoding, options.cacheDir);
+  // Each transcript is first looked up in the row cache: an unchanged one is not read again.
+  const source = (function* (): Generator<Discovered & { readonly cached: RowLookup }> {
+    for (const item of discovered) yield { ...item, cached: item.error ? { kind: 'none' } : rows.lookup(item.path) } as Discovered & { readonly cached: RowLookup };
+  })();
   // Starting a worker (and its tokenizer) costs more than a few small files: a batch that discovery
-  // shows to be small is analysed on the main thread.
-  const head: Discovered[] = [];
-  const source = discovered[Symbol.iterator]();
+  // shows to have few transcripts to read is analysed on the main thread.
+  const head: (Discovered & { readonly cached: RowLookup })[] = [];
+  let toRead = 0;
   for (let next = source.next(); !next.done; next = source.next()) {
     head.push(next.value);
-    if (head.length > SMALL_BATCH) break;
+    if (next.value.cached.kind !== 'hit' && ++toRead > SMALL_BATCH) break;
   }
-  const jobs = head.length > SMALL_BATCH ? options.jobs : 1;
-  const pool = jobs > 1 ? new AnalyzePool({ size: jobs, init: { run: options.run, encoding: options.encoding, cache: counts.enabled }, counts }) : undefined;
+  const jobs = toRead > SMALL_BATCH ? options.jobs : 1;
+  const pool = jobs > 1 ? new AnalyzePool({ size: jobs, init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty }, counts }) : undefined;
   const progress = startBatchProgress(ctx);
   const spill = options.sort !== undefined && options.output === 'json' ? new Spill() : undefined;
   let stdoutBlocked = false;
@@ -166,7 +173,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
 
   // Schedule: at most `jobs` sessions in flight, and (unsorted) at most WINDOW finished ones waiting
   // for an earlier, slower one, so memory stays bounded.
-  const inFlightLimit = Math.max(1, jobs);
+  const inFlightLimit = pool === undefined ? 1 : jobs * FILES_PER_WORKER;
   const window = options.sort === undefined ? Math.max(64, inFlightLimit * 16) : Infinity;
   const finished = new Map<number, { outcome: SessionOutcome; spilled?: SpillRef }>();
   const iterator = (function* () {
@@ -213,10 +220,18 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
           continue;
         }
         inFlight++;
+        const cached = item.cached;
+        if (cached.kind === 'hit') {
+          finish(index, cached.outcome);
+          continue;
+        }
         // Standard input can only be read here; so can everything with --jobs 1.
         const work = pool === undefined || item.path === STDIN ? analyzeHere(item.path) : pool.run(item.path);
         work.then(
-          (outcome) => finish(index, outcome),
+          (outcome) => {
+            if (cached.kind === 'miss') cached.remember(outcome);
+            finish(index, outcome);
+          },
           (error: unknown) => {
             inFlight--;
             failure ??= error;
@@ -247,6 +262,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     progress.stop();
     await pool?.close();
     counts.save();
+    rows.save();
     if (failure !== undefined) spill?.close();
   }
 

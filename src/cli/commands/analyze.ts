@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
-import type { TextTokenCounter } from '../../core/accounting.js';
 import type { Settings } from '../../core/config.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
@@ -9,6 +9,7 @@ import { buildAnalyzeReport } from '../../core/report.js';
 import type { AnalyzeReport } from '../../core/report.js';
 import type { FormatName } from '../../formats/index.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
+import { buildId, fileIdentity, ReportCache, rowSchemaKey } from '../../io/row-cache.js';
 import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
@@ -64,9 +65,25 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
     const only = peeked.length === 1 ? peeked[0] : undefined;
     if (!batch && only !== undefined) {
       if (only.error) throw only.error;
-      const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
-      const report = await analyzeOne(only.path, { settings, options, counter, format, ctx });
-      counter.save();
+      const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
+      // An unchanged transcript's finished report comes from the cache (src/io/row-cache.ts).
+      const build = buildId();
+      const reports = ReportCache.open<AnalyzeReport>(
+        cacheDir,
+        build === undefined ? undefined : rowSchemaKey(build, { report: true, settings, format: format ?? null, strict: options.strict === true }),
+      );
+      const absolute = only.path === STDIN ? undefined : resolve(ctx.cwd, only.path);
+      const identity = reports.enabled && absolute !== undefined ? fileIdentity(absolute) : undefined;
+      const cached = identity && absolute !== undefined ? reports.get(absolute, identity) : undefined;
+      let report: AnalyzeReport;
+      if (cached !== undefined) {
+        report = { ...cached, file: only.path };
+      } else {
+        const counter = new CachedCounter(settings.encoding, cacheDir);
+        report = await analyzeOne(only.path, { settings, options, counter, format, ctx, jobs: options.jobs ?? availableParallelism() });
+        counter.save();
+        if (identity && absolute !== undefined) reports.set(absolute, identity, report);
+      }
       if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       else ctx.stdout.write(renderAnalyzeReport(report, ctx));
       return urgencyExit(report.urgency);
@@ -115,9 +132,11 @@ function discoverInputs(paths: readonly string[], ctx: CliContext): Generator<Di
 
 async function analyzeOne(
   path: string,
-  run: { settings: Settings; options: AnalyzeOptions; counter: TextTokenCounter; format: FormatName | undefined; ctx: CliContext },
+  run: { settings: Settings; options: AnalyzeOptions; counter: CachedCounter; format: FormatName | undefined; ctx: CliContext; jobs: number },
 ): Promise<AnalyzeReport> {
   const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.options.strict === true, ctx: run.ctx });
+  // A large transcript counted cold is counted across the cores (exactly the same counts).
+  await run.counter.prepare(transcript.entries, run.jobs);
   const tokens = countEntries(transcript.entries, run.counter);
   return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues });
 }

@@ -6,7 +6,7 @@ import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { BLOCK_LEVELS, DEFAULT_GIT_HOOK, NPX_FALLBACK, isGitHookName, previousHookName, renderHookScript, STANDARD_GIT_HOOKS } from '../../core/git-hook.js';
 import type { GitHookName, HookMeta, HookSettings } from '../../core/git-hook.js';
-import { loadConfig } from '../../io/config.js';
+import { loadConfig, loadUserConfig } from '../../io/config.js';
 import { expandTranscripts, installHookFile, locateRepository, readHookFile, uninstallHookFile } from '../../io/git-hooks.js';
 import type { GitRepository, HookFile, TranscriptMatch } from '../../io/git-hooks.js';
 import type { CliContext } from '../context.js';
@@ -100,6 +100,7 @@ const StatusOptionsSchema = z.object({
   hook: hookName,
   config: z.string().optional(),
   printTranscripts: z.boolean().optional(),
+  null: z.boolean().optional(),
   hookFile: z.string().optional(),
   json: z.boolean().optional(),
 });
@@ -146,6 +147,9 @@ export async function runHookInstall(rawOptions: Record<string, unknown>, ctx: C
     };
     const transcripts = coveredBy(settings, top, ctx);
     const warnings: string[] = [];
+    for (const match of transcripts.patterns) {
+      if (match.refused !== undefined) warnings.push(`"${match.pattern}": ${match.refused}; the hook leaves it out (${OUTSIDE_HINT})`);
+    }
     if (transcripts.patterns.every((p) => p.files.length === 0)) {
       warnings.push(`no transcript matches ${transcripts.patterns.map((p) => p.pattern).join(', ')} yet; the hook will say so until one does`);
     }
@@ -222,6 +226,7 @@ export async function runHookStatus(rawOptions: Record<string, unknown>, ctx: Cl
     const options = parse(StatusOptionsSchema, rawOptions, 'status');
     if (options.printTranscripts) return printTranscripts(options, ctx);
     if (options.hookFile !== undefined) throw new UsageError('--hook-file goes with --print-transcripts');
+    if (options.null) throw new UsageError('--null goes with --print-transcripts');
     const repo = locateRepository(ctx.cwd, ctx.env);
     const top = repo.topLevel ?? ctx.cwd;
     const found = options.hook ? [readHookFile(join(repo.hooksDir, options.hook))] : installedHooks(repo).map((h) => h.file);
@@ -285,11 +290,25 @@ function printTranscripts(options: z.output<typeof StatusOptionsSchema>, ctx: Cl
       'add "transcripts" to devs-ctx.config.json (devs-ctx init writes it), or install the hook with --transcript PATH',
     );
   }
+  for (const match of covered.patterns) {
+    if (match.refused !== undefined) ctx.stderr.write(`devs-ctx: warning: "${match.pattern}" in ${covered.config ?? 'the config'}: ${match.refused}; left out (${OUTSIDE_HINT})\n`);
+  }
   // A file two patterns name is covered (and pruned) once.
   const files = new Set(covered.patterns.flatMap((match) => match.files));
-  for (const f of files) ctx.stdout.write(`${f}\n`);
+  for (const f of files) {
+    if (options.null) {
+      ctx.stdout.write(`${f}\0`);
+    } else if (/[\n\r]/.test(f)) {
+      // One path a line cannot carry this name: a newline in it would read as two paths.
+      ctx.stderr.write(`devs-ctx: warning: left out ${JSON.stringify(f)}: its name holds a line break (use --null)\n`);
+    } else {
+      ctx.stdout.write(`${f}\n`);
+    }
+  }
   return ExitCode.ok;
 }
+
+const OUTSIDE_HINT = 'a project\'s "transcripts" stay inside its repository; name others with hook install --transcript PATH, or set "allowTranscriptsOutsideRepository": true in your own config (~/.config/devs-ctx/config.json)';
 
 /** The hook's --transcript list (relative to the work tree's top), else the config's (relative to the config file). */
 export function coveredBy(meta: Pick<HookMeta, 'transcripts' | 'config'> | null, top: string, ctx: CliContext, explicitConfig?: string): CoveredTranscripts {
@@ -302,7 +321,10 @@ export function coveredBy(meta: Pick<HookMeta, 'transcripts' | 'config'> | null,
   const file = loadConfig({ cwd: top, ...(configPath !== undefined ? { explicitPath: configPath } : {}) });
   const patterns = file?.config.transcripts;
   if (!file || !patterns || patterns.length === 0) return { source: 'none', config: file?.path ?? null, patterns: [] };
-  return { source: 'config', config: file.path, patterns: expandTranscripts(patterns, dirname(file.path), home) };
+  // The config may have come with a clone or a pull: its patterns stay inside the repository unless
+  // the user's own config says otherwise (the hook's own --transcript list was typed by the user).
+  const free = loadUserConfig(ctx.env)?.config.allowTranscriptsOutsideRepository === true;
+  return { source: 'config', config: file.path, patterns: expandTranscripts(patterns, dirname(file.path), home, free ? undefined : { root: top }) };
 }
 
 function installedHooks(repo: GitRepository): { hook: GitHookName; file: HookFile }[] {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { isPostgresUrl, redactUrl } from '../../archive/archive.js';
 import { defaultArchivePath } from '../../archive/paths.js';
@@ -114,6 +114,13 @@ export async function runInit(rawOptions: Record<string, unknown>, ctx: CliConte
     const transcripts = options.transcripts ?? (clack ? await askTranscripts(clack, io) : []);
     for (const missing of transcripts.filter((t) => !isGlob(t) && !existsSync(resolve(configDir, t)))) {
       note(`${missing} does not exist yet (paths are relative to ${displayPath(configDir, ctx) || '.'})`, 'warn');
+    }
+    // The hook confines a project's transcripts to its repository (the config may come with a clone).
+    for (const outside of transcripts.filter((t) => t === '~' || t.startsWith('~/') || isAbsolute(t) || normalize(t).split(/[\\/]/)[0] === '..')) {
+      note(
+        `${outside} is outside this folder: the git hook leaves a project's transcripts outside its repository out, unless your own ~/.config/devs-ctx/config.json says "allowTranscriptsOutsideRepository": true (or install the hook with --transcript ${outside})`,
+        'warn',
+      );
     }
     const limits = limitsFromFlags(options) ?? (clack ? await askLimits(clack, io) : { window: DEFAULT_WINDOW });
     const pinned = pinnedTypes ?? (clack ? await askPinnedTypes(clack, io) : [...PINNED_TURN_TYPES]);

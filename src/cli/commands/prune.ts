@@ -94,7 +94,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
     const summaryPercent = options.summaryShare ?? file?.config.summaryShare;
     const summaryShare = summaryPercent === undefined ? undefined : summaryPercent / 100;
-    const choice = await chooseProviders(options, ctx, file?.config);
+    const choice = await chooseProviders(options, ctx, file);
     const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
     const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
     // A dry run writes nothing, the archive included; it only reads Gemini vectors cached there.

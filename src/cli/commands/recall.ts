@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ExitCode, InputError, UsageError } from '../../core/errors.js';
+import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
+import { damagedArchiveError } from '../archive.js';
 import { openArchiveFor } from './restore.js';
 
 export const RECALL_SCHEMA_VERSION = 1;
@@ -35,7 +36,12 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
     try {
       if (options.turn !== undefined) {
         const turn = await store.findTurn(options.turn, options.event !== undefined ? { eventId: options.event } : {});
-        if (!turn) throw new InputError(`no archived turn ${options.turn} in ${archivePath}`, 'search with devs-ctx recall WORDS to find turn ids');
+        if (!turn) {
+          // Like a search that finds nothing: not an input error, exit 0 with nothing printed on stdout.
+          if (json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: RECALL_SCHEMA_VERSION, archive: archivePath, turn: null }, null, 2)}\n`);
+          ctx.stderr.write(`no archived turn ${options.turn}${options.event !== undefined ? ` in prune ${options.event}` : ''} in ${archivePath}; search with devs-ctx recall WORDS to find turn ids\n`);
+          return ExitCode.ok;
+        }
         if (json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: RECALL_SCHEMA_VERSION, archive: archivePath, turn }, null, 2)}\n`);
         else ctx.stdout.write(turn.content.endsWith('\n') ? turn.content : `${turn.content}\n`);
         return ExitCode.ok;
@@ -58,6 +64,8 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
         ctx.stderr.write(`${hits.length} match(es); full text: devs-ctx recall --turn ID\n`);
       }
       return ExitCode.ok;
+    } catch (error) {
+      throw damagedArchiveError(archivePath, error) ?? error;
     } finally {
       await store.close();
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ExitCode, InputError, InterruptedError, UsageError } from '../../core/errors.js';
@@ -23,7 +23,7 @@ import { writerFor } from '../../formats/writers.js';
 import { replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { STDIN } from '../../io/input.js';
+import { assertReadableKind, STDIN } from '../../io/input.js';
 import { parseDocument, serializeDocument } from '../../io/jsonl.js';
 import type { ParsedDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
@@ -131,7 +131,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const documents = readDocuments(options, turns, ctx);
     const cache = cacheDir ? new FileSummaryCache(cacheDir) : new MemorySummaryCache();
     const budgetTokens = options.refreshTokens ?? file?.config.refreshTokens ?? DEFAULT_REFRESH_TOKENS;
-    const condensing = await refreshCondenser(options, ctx, file?.config, counter, trap?.signal);
+    const condensing = await refreshCondenser(options, ctx, file, counter, trap?.signal);
     const provider = new CondensingSummaryProvider(new StaticSummaryProvider(documents.texts, display), {
       budgetTokens,
       counter,
@@ -184,8 +184,16 @@ export function readDocuments(options: { readonly tas?: string | undefined; read
   };
   const read = (file: string | undefined): string | undefined => {
     if (file === undefined) return undefined;
+    const path = resolve(ctx.cwd, file);
     try {
-      return readFileSync(resolve(ctx.cwd, file), 'utf8').trim();
+      // /dev/zero or a socket would be read for ever: refused before reading.
+      assertReadableKind(file, statSync(path));
+    } catch (error) {
+      if (error instanceof InputError) throw new InputError(error.message, 'check the path given to --tas / --prd');
+      // cannot stat: reading says why, below
+    }
+    try {
+      return readFileSync(path, 'utf8').trim();
     } catch (error) {
       throw new InputError(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String((error as Error).message)}`, 'check the path given to --tas / --prd');
     }

@@ -125,7 +125,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     const lastId = (step: number): string => steps[step - 1]?.at(-1)?.id ?? '';
     // Offline unless asked (a replay simulates many prunes; with Gemini each would be paid for):
     // the extractive summarizer and the local embedder, or Gemini with --summarizer/--embedder.
-    const choice = await chooseProviders({ ...options, summarizer: options.summarizer ?? 'extractive', embedder: options.embedder ?? 'local' }, ctx, file?.config);
+    const choice = await chooseProviders({ ...options, summarizer: options.summarizer ?? 'extractive', embedder: options.embedder ?? 'local' }, ctx, file);
     const providers = await buildProviders(choice, { counter, corpus: strategy === 'relevance' ? turns.map((t) => t.content) : [], onProgress: () => undefined });
     const pruner = new ContextPruner(providers.summarizer, {
       counter,

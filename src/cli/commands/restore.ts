@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Archive } from '../../archive/archive.js';
 import { z } from 'zod';
@@ -6,10 +6,10 @@ import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.
 import type { ExitCodeValue } from '../../core/errors.js';
 import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
-import { inputError, STDIN } from '../../io/input.js';
+import { readInputFile, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { outputIsInput } from '../transcript-output.js';
-import { archiveDisplay, openArchive, resolveArchivePath } from '../archive.js';
+import { archiveDisplay, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
 export const RESTORE_SCHEMA_VERSION = 1;
@@ -25,8 +25,9 @@ const RestoreOptionsSchema = z.object({
 /** Resolves and opens the archive a restore or recall reads (it must exist). */
 export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: Archive }> {
   const path = (await resolveArchivePath(archive, ctx)) as string;
-  // `path` is what reports print: a URL without its password.
-  return { path: archiveDisplay(path), store: await openArchive(path, { mustExist: true, named: archive !== undefined }) };
+  // `path` is what reports print: a URL without its password. Both only read: read-only, so an
+  // archive the user cannot write still works.
+  return { path: archiveDisplay(path), store: await openArchive(path, { mustExist: true, named: archive !== undefined, readOnly: true }) };
 }
 
 /** `devs-ctx restore FILE`: the transcript as it was before its latest prune, byte for byte. */
@@ -54,12 +55,7 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
       }
       lock = acquireLock(path);
     }
-    let current: Buffer;
-    try {
-      current = readFileSync(path);
-    } catch (error) {
-      throw inputError(file, error);
-    }
+    const current = readInputFile(path, file);
     const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);
     let restored: Buffer;
     let event;
@@ -74,6 +70,8 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
         );
       }
       restored = await store.restore(event.id, current);
+    } catch (error) {
+      throw damagedArchiveError(archivePath, error) ?? error;
     } finally {
       await store.close();
     }

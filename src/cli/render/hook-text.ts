@@ -31,7 +31,8 @@ function transcriptLines(covered: CoveredTranscripts, cwd: string, indent: strin
   const width = Math.max(...covered.patterns.map((p) => p.pattern.length));
   for (const match of covered.patterns) {
     const n = match.files.length;
-    lines.push(`${indent}  ${match.pattern.padEnd(width)}  ${n === 0 ? 'no file yet' : n === 1 ? '1 file' : `${n} files`}`);
+    lines.push(`${indent}  ${match.pattern.padEnd(width)}  ${n === 0 ? (match.refused !== undefined ? 'no file' : 'no file yet') : n === 1 ? '1 file' : `${n} files`}`);
+    if (match.refused !== undefined) lines.push(`${indent}    left out: ${match.refused} (allowTranscriptsOutsideRepository in your own config allows it)`);
     const shown = match.files.slice(0, 10);
     for (const f of shown) lines.push(`${indent}    ${displayPath(f, cwd)}`);
     if (match.files.length > shown.length) lines.push(`${indent}    … and ${match.files.length - shown.length} more`);

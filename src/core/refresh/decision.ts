@@ -10,9 +10,13 @@ import { DEFAULT_REFRESH_THRESHOLD, REFRESH_PREFIX } from './context-refresher.j
  * The transcript is the counter's memory, so running `refresh` twice in a row never injects twice.
  */
 
-/** A refresh turn: the native type, or any turn (a foreign format's user line, a SAOP envelope) whose text starts with the marker. */
+/**
+ * A refresh turn: the native type, or a message (what devs-ctx writes in a foreign format: a user
+ * line; in a SAOP envelope: its reasoning) whose text starts with the marker. A tool result or call
+ * that starts with it (a `cat` of a transcript, say) is not one, and does not hold the next refresh back.
+ */
 export function isRefreshTurn(turn: ConversationTurn): boolean {
-  return turn.type === 'refresh' || turn.content.startsWith(REFRESH_PREFIX);
+  return turn.type === 'refresh' || (turn.type === 'message' && turn.content.startsWith(REFRESH_PREFIX));
 }
 
 /**

@@ -1,23 +1,44 @@
 import { createRequire } from 'node:module';
 import { BpeCounter, type RankSource } from './bpe.js';
+import { RankTable } from './rank-table.js';
 
 export const ENCODING_NAMES = ['o200k_base', 'cl100k_base'] as const;
 export type EncodingName = (typeof ENCODING_NAMES)[number];
 
 const counters = new Map<EncodingName, BpeCounter>();
+let prebuilt: ((name: EncodingName) => Uint8Array | undefined) | undefined;
 
 /**
- * The counter for `name`, built on first use. Only this function pulls in a rank table (about 2 MB of
- * source), synchronously through the package's CommonJS build, so `--help` and runs that never count
- * stay fast.
+ * Where prebuilt binary rank tables come from (src/io/rank-tables.ts reads dist/ranks/; core does no
+ * I/O itself). Without one, or when it has no table, js-tiktoken's ranks are parsed as before.
+ */
+export function usePrebuiltRankTables(read: (name: EncodingName) => Uint8Array | undefined): void {
+  prebuilt = read;
+}
+
+/**
+ * The counter for `name`, built on first use. Only this function pulls in a rank table, so `--help`
+ * and runs that never count stay fast: the prebuilt binary table when there is one (a file read, no
+ * parsing), else js-tiktoken's (about 2 MB of source, parsed), synchronously through the package's
+ * CommonJS build.
  */
 export function loadCounter(name: EncodingName): BpeCounter {
   let counter = counters.get(name);
   if (counter === undefined) {
-    counter = new BpeCounter(loadRanks(name));
+    counter = new BpeCounter(prebuiltTable(name) ?? loadRanks(name));
     counters.set(name, counter);
   }
   return counter;
+}
+
+function prebuiltTable(name: EncodingName): RankTable | undefined {
+  try {
+    const bytes = prebuilt?.(name);
+    return bytes === undefined ? undefined : RankTable.decode(bytes);
+  } catch {
+    // A damaged or foreign file: js-tiktoken's ranks are always there.
+    return undefined;
+  }
 }
 
 function loadRanks(name: EncodingName): RankSource {

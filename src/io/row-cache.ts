@@ -1,0 +1,239 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeFileAtomic } from './atomic.js';
+
+/**
+ * The finished rows of a batch `analyze`, per file, so that a re-run over files that have not changed
+ * costs an open and two small reads each, not a parse. A file is known by its identity: device, inode,
+ * size, modification time (nanoseconds) and a hash of its first and last 4 KiB. Any difference (it grew,
+ * was rewritten, replaced, touched) and the file is analysed again.
+ *
+ * The whole cache is keyed on a schema key: the build's own id (a hash of the built code, written by
+ * `npm run build`), the row format version and every setting that changes a row. A new version of the
+ * tool, a change to what a row holds, or other settings, and no old row is ever returned. Without a
+ * build id (running from the TypeScript sources) the cache is off, so a changed source never meets a
+ * stale row. Like the token-count cache it is an optimisation: unreadable or unwritable, it is ignored.
+ */
+
+/** Bump when the stored layout changes (the build id already covers changes to the code). */
+const ROW_CACHE_VERSION = 1;
+/** Least recently used files are dropped past this, so the file stays small to load. */
+const MAX_FILES = 50_000;
+/** Single-file reports kept (one file each); the least recently written go first. */
+const MAX_REPORTS = 500;
+/** Bytes hashed at each end of a file. */
+const EDGE_BYTES = 4096;
+
+/** What tells one version of a file from another. All strings: inodes and nanoseconds exceed 2^53. */
+export interface FileIdentity {
+  readonly dev: string;
+  readonly ino: string;
+  readonly size: string;
+  readonly mtimeNs: string;
+  /** sha1 of the first and last EDGE_BYTES bytes. */
+  readonly edges: string;
+  /** Modification time in ms (for undated transcripts and --since); not part of the comparison. */
+  readonly mtimeMs: number;
+}
+
+/** The identity of the file at `path` now, or undefined when it cannot be read (then nothing is cached). */
+export function fileIdentity(path: string): FileIdentity | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const stat = fstatSync(fd, { bigint: true });
+    if (!stat.isFile()) return undefined;
+    const size = Number(stat.size);
+    const hash = createHash('sha1');
+    const head = Buffer.allocUnsafe(Math.min(size, EDGE_BYTES));
+    hash.update(head.subarray(0, readFully(fd, head, 0)));
+    if (size > EDGE_BYTES) {
+      const tail = Buffer.allocUnsafe(Math.min(size - EDGE_BYTES, EDGE_BYTES));
+      hash.update(tail.subarray(0, readFully(fd, tail, size - tail.length)));
+    }
+    return {
+      dev: String(stat.dev),
+      ino: String(stat.ino),
+      size: String(stat.size),
+      mtimeNs: String(stat.mtimeNs),
+      edges: hash.digest('base64url'),
+      // As a plain stat gives it (seconds and nanoseconds in ms, with a fraction).
+      mtimeMs: Number(stat.mtimeNs / 1_000_000n) + Number(stat.mtimeNs % 1_000_000n) / 1e6,
+    };
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function readFully(fd: number, buffer: Buffer, position: number): number {
+  let done = 0;
+  while (done < buffer.length) {
+    const read = readSync(fd, buffer, done, buffer.length - done, position + done);
+    if (read === 0) break;
+    done += read;
+  }
+  return done;
+}
+
+function sameIdentity(a: FileIdentity, b: StoredIdentity): boolean {
+  return a.dev === b[0] && a.ino === b[1] && a.size === b[2] && a.mtimeNs === b[3] && a.edges === b[4];
+}
+
+type StoredIdentity = readonly [dev: string, ino: string, size: string, mtimeNs: string, edges: string];
+interface Stored {
+  readonly id: StoredIdentity;
+  readonly row: unknown;
+}
+
+let buildIdMemo: string | null | undefined;
+/**
+ * The id `npm run build` writes beside the built code (dist/build-id.json: a hash of every built
+ * file), found from this module in the tsc output (dist/io/) or in the bundle (dist/cli-bundle/).
+ * Undefined under tsx, from the sources.
+ */
+export function buildId(): string | undefined {
+  if (buildIdMemo !== undefined) return buildIdMemo ?? undefined;
+  buildIdMemo = null;
+  const file = fileURLToPath(new URL('../build-id.json', import.meta.url));
+  try {
+    if (existsSync(file)) {
+      const data = JSON.parse(readFileSync(file, 'utf8')) as { id?: unknown };
+      if (typeof data.id === 'string' && data.id !== '') buildIdMemo = data.id;
+    }
+  } catch {
+    // a damaged build id: no row cache
+  }
+  return buildIdMemo ?? undefined;
+}
+
+/** A key for everything that shapes a row: hashed, so any change to any part gives another key. */
+export function rowSchemaKey(build: string, settings: unknown): string {
+  return createHash('sha1').update(JSON.stringify({ v: ROW_CACHE_VERSION, build, settings })).digest('base64url');
+}
+
+export class RowCache<Row> {
+  private readonly files = new Map<string, Stored>();
+  private changed = false;
+
+  private constructor(
+    private readonly file: string | undefined,
+    private readonly schema: string,
+  ) {}
+
+  /** The cache in `dir` for rows made under `schema` (rows of another schema are dropped on save). */
+  static open<Row>(dir: string | undefined, schema: string | undefined): RowCache<Row> {
+    if (!dir || schema === undefined) return new RowCache<Row>(undefined, '');
+    const cache = new RowCache<Row>(join(dir, 'analyze-rows.json'), schema);
+    try {
+      const data = JSON.parse(readFileSync(cache.file as string, 'utf8')) as { version?: unknown; schema?: unknown; files?: unknown };
+      if (data.version === ROW_CACHE_VERSION && data.schema === schema && data.files && typeof data.files === 'object') {
+        for (const [path, value] of Object.entries(data.files as Record<string, unknown>)) {
+          const stored = value as Partial<Stored> | null;
+          if (stored && Array.isArray(stored.id) && stored.id.length === 5 && stored.row && typeof stored.row === 'object') {
+            cache.files.set(path, { id: stored.id as unknown as StoredIdentity, row: stored.row });
+          }
+        }
+      }
+    } catch {
+      // No cache yet, another schema, or a damaged file: start empty.
+    }
+    return cache;
+  }
+
+  get enabled(): boolean {
+    return this.file !== undefined;
+  }
+
+  /** The row kept for this file when its identity is unchanged (a hit keeps it from eviction). */
+  get(path: string, identity: FileIdentity): Row | undefined {
+    const stored = this.files.get(path);
+    if (stored === undefined || !sameIdentity(identity, stored.id)) return undefined;
+    this.files.delete(path);
+    this.files.set(path, stored);
+    return stored.row as Row;
+  }
+
+  set(path: string, identity: FileIdentity, row: Row): void {
+    if (!this.enabled) return;
+    this.files.delete(path);
+    this.files.set(path, { id: [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges], row });
+    this.changed = true;
+  }
+
+  /** Writes the cache atomically when a row was added. */
+  save(): void {
+    if (!this.file || !this.changed) return;
+    try {
+      let entries = [...this.files];
+      if (entries.length > MAX_FILES) entries = entries.slice(entries.length - MAX_FILES);
+      mkdirSync(join(this.file, '..'), { recursive: true });
+      writeFileAtomic(this.file, Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, files: Object.fromEntries(entries) })));
+      this.changed = false;
+    } catch {
+      // Read-only home, full disk…: the next run analyses again.
+    }
+  }
+}
+
+/**
+ * The finished report of a single-file `analyze`, per file, under the same identity and schema rules
+ * as the rows: one file per transcript (`reports/<hash of its path>.json`), so a re-run over an
+ * unchanged transcript reads one small file instead of parsing and counting the transcript.
+ */
+export class ReportCache<Report> {
+  private constructor(
+    private readonly dir: string | undefined,
+    private readonly schema: string,
+    private readonly maxReports: number,
+  ) {}
+
+  static open<Report>(dir: string | undefined, schema: string | undefined, options: { maxReports?: number } = {}): ReportCache<Report> {
+    const max = options.maxReports ?? MAX_REPORTS;
+    return dir && schema !== undefined ? new ReportCache<Report>(join(dir, 'reports'), schema, max) : new ReportCache<Report>(undefined, '', max);
+  }
+
+  get enabled(): boolean {
+    return this.dir !== undefined;
+  }
+
+  #file(path: string): string {
+    return join(this.dir ?? '', `${createHash('sha1').update(path).digest('base64url')}.json`);
+  }
+
+  get(path: string, identity: FileIdentity): Report | undefined {
+    if (!this.dir) return undefined;
+    try {
+      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as { version?: unknown; schema?: unknown; path?: unknown; id?: unknown; report?: unknown };
+      if (data.version !== ROW_CACHE_VERSION || data.schema !== this.schema || data.path !== path || !Array.isArray(data.id) || data.id.length !== 5) return undefined;
+      if (!sameIdentity(identity, data.id as unknown as StoredIdentity) || !data.report || typeof data.report !== 'object') return undefined;
+      return data.report as Report;
+    } catch {
+      return undefined;
+    }
+  }
+
+  set(path: string, identity: FileIdentity, report: Report): void {
+    if (!this.dir) return;
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      const id: StoredIdentity = [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges];
+      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, path, id, report })));
+      this.#trim();
+    } catch {
+      // Read-only home, full disk…: the next run analyses again.
+    }
+  }
+
+  /** Keeps the `maxReports` most recently written reports (a written report is a new or changed file). */
+  #trim(): void {
+    const dir = this.dir ?? '';
+    const names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+    if (names.length <= this.maxReports) return;
+    const byAge = names.map((name) => ({ name, at: statSync(join(dir, name)).mtimeMs })).sort((a, b) => a.at - b.at);
+    for (const { name } of byAge.slice(0, names.length - this.maxReports)) rmSync(join(dir, name), { force: true });
+  }
+}

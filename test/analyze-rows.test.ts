@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
+import { writeBatch } from './helpers/batch-sessions.js';
+import { runCli } from './helpers/cli.js';
+import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
+
+// Finished rows of `analyze DIR` (and the report of `analyze FILE`) are cached per file identity: a re-run over unchanged files gives the
+// rows a cold run gives, without reading the files; any change to a file, the settings or the build
+// and it is analysed again.
+
+const tmp = mkdtempSync(join(tmpdir(), 'devs-ctx-rows-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+let dirs = 0;
+const freshDir = (name: string): string => {
+  const dir = join(tmp, `${name}-${dirs++}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+
+function run(args: readonly string[], cache: string | undefined, cwd = repoRoot): { stdout: string; stderr: string; exitCode: number } {
+  const result = runCli(['analyze', ...args, ...(cache === undefined ? ['--no-cache'] : [])], { cwd, env: cache === undefined ? {} : { DEVS_CTX_CACHE_DIR: cache } });
+  assert.ok([0, 10, 11, 3, 4].includes(result.exitCode), result.stderr);
+  return result;
+}
+
+/** The cached rows file of a cache dir, parsed. */
+function rowsFile(cache: string): { schema: string; files: Record<string, { id: string[]; row: Record<string, unknown> }> } {
+  return JSON.parse(readFileSync(join(cache, 'analyze-rows.json'), 'utf8')) as ReturnType<typeof rowsFile>;
+}
+
+for (const [name, dir, skip] of [
+  ['every fixture', join(repoRoot, 'fixtures'), false],
+  ['every real transcript', realdataDir, realdataSkip],
+] as const) {
+  test(`row cache: ${name}: a first run, and a re-run from the cache, give exactly the rows of a cold run (ndjson and text)`, { skip }, () => {
+    const cache = freshDir('cache');
+    for (const output of [['--ndjson'], []]) {
+      const cold = run(['.', ...output], undefined, dir);
+      const first = run(['.', ...output], cache, dir);
+      const again = run(['.', ...output], cache, dir);
+      assert.equal(first.stdout, cold.stdout);
+      assert.equal(again.stdout, cold.stdout);
+      assert.equal(again.stderr, cold.stderr);
+      assert.equal(again.exitCode, cold.exitCode);
+    }
+    // Every transcript that could be read has its row kept.
+    const sessions = run(['.', '--ndjson'], undefined, dir).stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; error?: unknown });
+    const readable = sessions.filter((r) => r.type === 'session' && r.error === undefined).length;
+    assert.equal(Object.keys(rowsFile(cache).files).length, readable);
+  });
+}
+
+test('row cache: a hit is served without reading the file (a planted row shows), and any change to the file is analysed again', () => {
+  const dir = freshDir('project');
+  const file = join(dir, 'session.jsonl');
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), file);
+  const cache = freshDir('cache');
+  const cold = run(['.', '--ndjson'], undefined, dir).stdout;
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, cold);
+
+  // Plant a different turn count in the kept row: the next run prints it, so it did not read the file.
+  const planted = rowsFile(cache);
+  const entry = Object.values(planted.files)[0];
+  assert.ok(entry);
+  entry.row['turns'] = 424242;
+  writeFileSync(join(cache, 'analyze-rows.json'), JSON.stringify({ version: 1, ...planted }));
+  assert.match(run(['.', '--ndjson'], cache, dir).stdout, /"turns":424242/);
+
+  // Touched (same bytes, another mtime): analysed again, the real row is back.
+  const { mtime } = statSync(file);
+  utimesSync(file, mtime, new Date(mtime.getTime() + 5_000));
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, cold);
+
+  // Grown by a line: analysed again, equal to a cold run of the grown file.
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+  appendFileSync(file, `${lines[lines.length - 1]}\n`);
+  const grownCold = run(['.', '--ndjson'], undefined, dir).stdout;
+  assert.notEqual(grownCold, cold);
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, grownCold);
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, grownCold);
+});
+
+test('row cache: other settings (limits, --encoding, --strict) are other rows; --since on a cached row is judged as on a cold one', () => {
+  const dir = join(repoRoot, 'fixtures');
+  const cache = freshDir('cache');
+  run(['.', '--ndjson'], cache, dir);
+  const plain = run(['.', '--ndjson'], undefined, dir).stdout;
+  for (const args of [['--soft-limit', '100', '--hard-limit', '200'], ['--encoding', 'cl100k_base'], ['--strict'], ['--since', '2026-01-01'], ['--until', '2025-06-01']]) {
+    const cold = run(['.', '--ndjson', ...args], undefined, dir);
+    assert.notEqual(cold.stdout, plain, `${args.join(' ')} changes the rows`);
+    assert.equal(run(['.', '--ndjson', ...args], cache, dir).stdout, cold.stdout, args.join(' '));
+    assert.equal(run(['.', '--ndjson', ...args], cache, dir).stdout, cold.stdout, args.join(' '));
+  }
+});
+
+test('row cache: a file of another schema (another build or settings) is never used', () => {
+  const dir = freshDir('cache');
+  const path = join(dir, 'x.jsonl');
+  writeFileSync(path, '{"a":1}\n');
+  const identity = fileIdentity(path);
+  assert.ok(identity);
+  const a = rowSchemaKey('build-a', { window: 200_000 });
+  assert.notEqual(rowSchemaKey('build-b', { window: 200_000 }), a);
+  assert.notEqual(rowSchemaKey('build-a', { window: 100_000 }), a);
+  const cache = RowCache.open<{ turns: number }>(dir, a);
+  cache.set(path, identity, { turns: 3 });
+  cache.save();
+  assert.deepEqual(RowCache.open<{ turns: number }>(dir, a).get(path, identity), { turns: 3 });
+  assert.equal(RowCache.open<{ turns: number }>(dir, rowSchemaKey('build-b', { window: 200_000 })).get(path, identity), undefined);
+  // Same size, other bytes at an end: another identity, whatever the clock did.
+  writeFileSync(path, '{"a":2}\n');
+  const changed = fileIdentity(path);
+  assert.ok(changed);
+  assert.notEqual(changed.edges, identity.edges);
+  assert.equal(RowCache.open<{ turns: number }>(dir, a).get(path, changed), undefined);
+  // No directory (--no-cache) or no build id: off.
+  assert.equal(RowCache.open(undefined, a).enabled, false);
+  assert.equal(RowCache.open(dir, undefined).enabled, false);
+});
+
+const singleFiles = [...filesUnder(join(repoRoot, 'fixtures')), ...(realdataSkip ? [] : realdataFiles())].filter((f) => /\.jsonl?$/.test(f));
+
+test('report cache: analyze FILE --json of every fixture and real transcript: a first run and a re-run from the cache print exactly what a cold run prints', () => {
+  const cache = freshDir('cache');
+  assert.ok(singleFiles.length > 50);
+  for (const file of singleFiles) {
+    const cold = run([file, '--json'], undefined);
+    const first = run([file, '--json'], cache);
+    const again = run([file, '--json'], cache);
+    assert.deepEqual([first.stdout, first.exitCode], [cold.stdout, cold.exitCode], file);
+    assert.deepEqual([again.stdout, again.stderr, again.exitCode], [cold.stdout, cold.stderr, cold.exitCode], file);
+  }
+});
+
+test('report cache: a hit is served without reading the file (a planted report shows), a changed file is analysed again, text output too', () => {
+  const dir = freshDir('single');
+  const file = join(dir, 'session.jsonl');
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), file);
+  const cache = freshDir('cache');
+  const cold = run(['session.jsonl'], undefined, dir);
+  assert.equal(run(['session.jsonl'], cache, dir).stdout, cold.stdout);
+  assert.equal(run(['session.jsonl'], cache, dir).stdout, cold.stdout);
+  const [reportFile] = readdirSync(join(cache, 'reports'));
+  assert.ok(reportFile);
+  const stored = JSON.parse(readFileSync(join(cache, 'reports', reportFile), 'utf8')) as { report: { turns: number } };
+  stored.report.turns = 424242;
+  writeFileSync(join(cache, 'reports', reportFile), JSON.stringify(stored));
+  assert.match(run(['session.jsonl', '--json'], cache, dir).stdout, /"turns": 424242/);
+  appendFileSync(file, `${readFileSync(file, 'utf8').trimEnd().split('\n').pop()}\n`);
+  const grown = run(['session.jsonl', '--json'], undefined, dir).stdout;
+  assert.doesNotMatch(grown, /424242/);
+  assert.equal(run(['session.jsonl', '--json'], cache, dir).stdout, grown);
+  // Other settings: another report.
+  assert.equal(run(['session.jsonl', '--json', '--window', '50k'], cache, dir).stdout, run(['session.jsonl', '--json', '--window', '50k'], undefined, dir).stdout);
+});
+
+test('report cache: only the most recently written reports are kept', () => {
+  const dir = freshDir('reports');
+  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 3 });
+  const files = [1, 2, 3, 4].map((n) => {
+    const path = join(dir, `t${n}.jsonl`);
+    writeFileSync(path, `{"n":${n}}\n`);
+    return path;
+  });
+  for (const [i, path] of files.entries()) {
+    const identity = fileIdentity(path);
+    assert.ok(identity);
+    cache.set(path, identity, { n: i + 1 });
+    // Written in this order, an hour apart (so the order does not hang on the clock's resolution).
+    for (const name of readdirSync(join(dir, 'reports'))) {
+      const at = statSync(join(dir, 'reports', name)).mtime;
+      if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', name), at, new Date(Date.UTC(2026, 0, 1, i)));
+    }
+  }
+  assert.equal(readdirSync(join(dir, 'reports')).length, 3);
+  const kept = files.map((path) => {
+    const identity = fileIdentity(path);
+    return identity ? cache.get(path, identity)?.n : undefined;
+  });
+  assert.deepEqual(kept, [undefined, 2, 3, 4]);
+});
+
+test('a first batch run (empty token cache) asks the main thread for nothing, yet fills the token cache for the next run', () => {
+  const { dir } = writeBatch({ sessions: 40, projects: ['a', 'b'], seed: 0xf1a7, start: Date.UTC(2026, 0, 1), stepMs: 3_600_000, dir: freshDir('batch') });
+  const cache = freshDir('cache');
+  const cold = run(['.', '--ndjson', '--jobs', '2'], undefined, dir).stdout;
+  assert.equal(run(['.', '--ndjson', '--jobs', '2'], cache, dir).stdout, cold);
+  const counts = JSON.parse(readFileSync(join(cache, 'token-counts-o200k_base.json'), 'utf8')) as { counts: Record<string, number> };
+  assert.ok(Object.keys(counts.counts).length > 40, 'the workers returned their counts');
+  // Without the rows, the files are read again and counted from the token cache: the same rows.
+  rmSync(join(cache, 'analyze-rows.json'));
+  assert.equal(run(['.', '--ndjson', '--jobs', '2'], cache, dir).stdout, cold);
+});

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { loadCounter } from '../src/core/tokens/encodings.js';
+import type { countAcrossThreads as CountAcrossThreads } from '../src/cli/parallel-count.js';
+import { runCli } from './helpers/cli.js';
+import { repoRoot } from './helpers/realdata.js';
+import { seeded } from './helpers/prng.js';
+
+// A large transcript counted cold is counted across the cores by small count workers: the same
+// counts as on one thread, text by text.
+
+// The built module: its workers are built JavaScript (a worker thread does not get tsx's loader).
+const built = (await import(join(repoRoot, 'dist', 'cli', 'parallel-count.js'))) as { countAcrossThreads: typeof CountAcrossThreads; PARALLEL_MIN_CHARS: number };
+const { countAcrossThreads, PARALLEL_MIN_CHARS } = built;
+
+const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-parallel-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const WORDS = ['invoice', 'export', 'stream', ' ', '\n', '{"rows": [1, 2, 3]}', 'const x = await load();', '中文字符', 'ünïcödé', '🚀', '=====', '    '];
+function texts(count: number, size: number, seed: number): string[] {
+  const next = seeded(seed);
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let text = '';
+    const target = Math.floor(size * (0.2 + next() * 1.6));
+    while (text.length < target) text += `${WORDS[Math.floor(next() * WORDS.length)] ?? ''} `;
+    out.push(text);
+  }
+  return out;
+}
+
+test('countAcrossThreads: a few MB across 1, 2 and 3 threads: every text counted as one thread counts it', async () => {
+  const counter = loadCounter('o200k_base');
+  const many = texts(600, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 600), 0x5eed);
+  const expected = many.map((t) => counter.count(t));
+  for (const jobs of [1, 2, 3]) assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', jobs), expected, `jobs ${jobs}`);
+  // Little text stays on this thread, and nothing is no work.
+  assert.deepEqual(await countAcrossThreads(many.slice(0, 3), counter, 'o200k_base', 4), expected.slice(0, 3));
+  assert.deepEqual(await countAcrossThreads([], counter, 'o200k_base', 4), []);
+});
+
+test('analyze of a large transcript: --jobs 2 (count workers) prints exactly what --jobs 1 prints, cold and from the token cache', () => {
+  const file = join(dir, 'large.jsonl');
+  const lines = texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb16).map((content, i) =>
+    JSON.stringify({ id: `t${i + 1}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content, timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() }),
+  );
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const one = runCli(['analyze', file, '--json', '--no-cache', '--jobs', '1']);
+  const two = runCli(['analyze', file, '--json', '--no-cache', '--jobs', '2']);
+  assert.equal(two.stdout, one.stdout, two.stderr);
+  assert.equal(two.exitCode, one.exitCode);
+  const cache = join(dir, 'cache');
+  assert.equal(runCli(['analyze', file, '--json', '--jobs', '2'], { env: { DEVS_CTX_CACHE_DIR: cache } }).stdout, one.stdout);
+  assert.equal(runCli(['analyze', file, '--json', '--jobs', '2'], { env: { DEVS_CTX_CACHE_DIR: cache } }).stdout, one.stdout);
+});
