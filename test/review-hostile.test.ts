@@ -226,3 +226,23 @@ describe('hook install --agent codex never makes config.toml invalid', () => {
     assert.equal(existsSync(join(root, '.codex', 'hooks.json')), false);
   });
 });
+
+describe('recall does not call a window archived before a compaction a prune', { skip: realdataSkip }, () => {
+  it('the agent hook archived it: "archived before a compaction", and --json says strategy compaction', () => {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-recall-compaction-')));
+    const project = join(home, 'project');
+    mkdirSync(join(project, '.git'), { recursive: true });
+    const transcript = join(project, 'session.jsonl');
+    copyFileSync(join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact', '70d782f7-b303-4e48-9512-6bec16c37abd.jsonl'), transcript);
+    const env = { HOME: home, DEVS_CTX_ARCHIVE: join(home, 'archive.sqlite') };
+    const pre = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input: JSON.stringify({ session_id: 's', transcript_path: transcript, cwd: project, hook_event_name: 'PreCompact', trigger: 'auto' }) });
+    assert.match(pre.stderr, /archived \d+ turn/);
+    const text = runCli(['recall', 'checkpoint', '--limit', '3'], { cwd: project, env });
+    assert.equal(text.exitCode, 0, text.stderr);
+    assert.match(text.stdout, /archived before a compaction \(event [0-9a-f]{8}, no prune\)/);
+    assert.doesNotMatch(text.stdout, /by prune/);
+    const json = JSON.parse(runCli(['recall', 'checkpoint', '--limit', '3', '--json'], { cwd: project, env }).stdout) as { hits: { strategy?: string }[] };
+    assert.ok(json.hits.length > 0);
+    for (const hit of json.hits) assert.equal(hit.strategy, 'compaction');
+  });
+});
