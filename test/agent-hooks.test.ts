@@ -244,6 +244,10 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     assert.deepEqual(JSON.parse(garbage.stdout), {});
     assert.match(garbage.stderr, /the hook input is not JSON/);
     const unknownAgent = runCli(['agent-hook', 'pre-compact', '--agent', 'cursor'], { cwd: project, env, input: '{}' });
-    assert.equal(unknownAgent.exitCode, 2, 'a bad flag on the command line is a usage error (only the installed, valid command runs in the agent)');
+    // Not a usage error (exit 2): exit 2 blocks Claude Code's PreCompact and any Gemini CLI hook, and a
+    // hook written by another devs-ctx version or edited by hand must not stop the agent.
+    assert.equal(unknownAgent.exitCode, 0, unknownAgent.stderr);
+    assert.equal(unknownAgent.stdout, '');
+    assert.match(unknownAgent.stderr, /cursor[\s\S]*the agent goes on/);
   });
 });

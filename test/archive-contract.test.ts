@@ -146,7 +146,7 @@ for (const [kind, open] of Object.entries(stores)) {
       assert.match(hits[1]!.snippet, /«database» migration failed with a «lock» timeout/);
       assert.equal(hits[0]!.sourcePath, '/p/one.jsonl');
       assert.equal(hits[0]!.prunedAt, '2026-11-23T12:00:00.000Z');
-      assert.deepEqual(Object.keys(hits[0]!).sort(), ['action', 'entryIndex', 'eventId', 'prunedAt', 'role', 'score', 'snippet', 'sourcePath', 'tokens', 'turnId', 'type']);
+      assert.deepEqual(Object.keys(hits[0]!).sort(), ['action', 'entryIndex', 'eventId', 'prunedAt', 'role', 'score', 'snippet', 'sourcePath', 'strategy', 'tokens', 'turnId', 'type']);
 
       const found = async (q: string, options = {}): Promise<string[]> => (await archive.recall(q, options)).map((h) => `${h.eventId}/${h.entryIndex}`);
       assert.deepEqual(new Set(await found('cats database')), new Set(['r1/0', 'r1/1', 'r1/2', 'r2/0']), 'no turn has all the words: any will do');

@@ -116,6 +116,17 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
     assert.match(textOf(past), /past the last page/);
   });
 
+  it('get_turn: the whole answer, header included, stays within maxTokens (README: an answer never exceeds it)', async () => {
+    const found = JSON.parse(textOf(await client.callTool({ name: 'recall', arguments: { query: 'checkpoint', limit: 20 } }))) as { hits: { turnId: string }[] };
+    const counter = loadCounter('o200k_base');
+    for (const hit of found.hits.slice(0, 5)) {
+      for (const maxTokens of [100, 500]) {
+        const answer = textOf(await client.callTool({ name: 'get_turn', arguments: { turnId: hit.turnId, maxTokens } }));
+        assert.ok(counter.count(answer) <= maxTokens, `get_turn ${hit.turnId} at maxTokens ${maxTokens}: ${counter.count(answer)} tokens`);
+      }
+    }
+  });
+
   it('pinned_context gives the project documents and the [CONTEXT REFRESH] text', async () => {
     const text = textOf(await client.callTool({ name: 'pinned_context', arguments: {} }));
     assert.match(text, /^\[CONTEXT REFRESH\]/);

@@ -377,11 +377,11 @@ export class PostgresArchive implements Archive {
     const run = async (tsquery: string): Promise<RecallHit[]> => {
       const { rows } = await this.pool.query(
         `SELECT hit.event_id, hit.entry_index, hit.turn_id, hit.role, hit.type, hit.action, hit.tokens, hit.timestamp,
-           hit.created_at, hit.source_path, -hit.score AS rank,
+           hit.created_at, hit.source_path, hit.strategy, -hit.score AS rank,
            left(hit.content, ${HEADLINE_CHARS}) AS excerpt
          FROM (
            SELECT t.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.timestamp, t.content,
-             e.created_at, e.source_path, e.seq, ts_rank('${RANK_WEIGHTS}', t.search, q) AS score
+             e.created_at, e.source_path, e.strategy, e.seq, ts_rank('${RANK_WEIGHTS}', t.search, q) AS score
            FROM archived_turns t JOIN prune_events e ON e.id = t.event_id, to_tsquery('simple', $1) AS q
            WHERE t.search @@ q AND ($2::text IS NULL OR t.event_id = $2) AND ($3::text IS NULL OR e.source_path = $3)
            ORDER BY score DESC, e.seq DESC, t.entry_index

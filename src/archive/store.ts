@@ -143,6 +143,7 @@ export const RecallRowSchema = z
     ...turnColumns,
     created_at: z.string(),
     source_path: z.string(),
+    strategy: z.string().optional(),
     snippet: z.string(),
     rank: z.number(),
   })
@@ -157,6 +158,8 @@ export const RecallRowSchema = z
     ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
     prunedAt: row.created_at,
     sourcePath: row.source_path,
+    /** How the turn was archived: a prune's strategy, or `compaction` (the window archived before the agent compacted; no prune). */
+    ...(row.strategy !== undefined ? { strategy: row.strategy } : {}),
     /** A short excerpt around the match, matched terms between the highlight marks. */
     snippet: row.snippet,
     /** Relevance, higher is better (negated bm25). */
@@ -461,7 +464,7 @@ export class ArchiveStore {
     // multi-megabyte turn. The excerpt is cut from a bounded window around the first match.
     const statement = this.db.prepare(`
       SELECT t.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.timestamp,
-        e.created_at, e.source_path, t.content,
+        e.created_at, e.source_path, e.strategy, t.content,
         bm25(${index}, ${TURN_WEIGHTS}) AS rank
       FROM ${index}
         JOIN archived_turns t ON t.id = ${index}.rowid

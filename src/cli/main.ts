@@ -515,6 +515,13 @@ no --force), 3 not writable, 130 cancelled (nothing written).`,
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return ExitCode.ok;
+      if (argv[0] === 'agent-hook') {
+        // What an agent runs never blocks it (exit 2 blocks Claude Code's PreCompact and any Gemini CLI hook).
+        if (commanderError) ctx.stderr.write(commanderError);
+        ctx.stderr.write('devs-ctx agent-hook: not run (the agent goes on)\n');
+        if (argv.includes('gemini')) ctx.stdout.write('{}\n');
+        return ExitCode.ok;
+      }
       if (json) {
         return reportError(ctx, new UsageError(commanderError.replace(/^error: /, '').trim() || error.message, 'see --help'), true);
       }

@@ -133,7 +133,21 @@ const TOML_END = '# <<< devs-ctx';
 
 /** Whether the TOML text already declares an `mcp_servers.devs-ctx` server (ours or the user's). */
 export function tomlHasServer(text: string): boolean {
-  return /^\s*\[\s*mcp_servers\s*\.\s*(?:"devs-ctx"|'devs-ctx'|devs-ctx)\s*\]/m.test(text) || /^\s*mcp_servers\s*\.\s*(?:"devs-ctx"|devs-ctx)\s*[.=]/m.test(text);
+  if (/^\s*\[\s*mcp_servers\s*\.\s*(?:"devs-ctx"|'devs-ctx'|devs-ctx)\s*\]/m.test(text) || /^\s*mcp_servers\s*\.\s*(?:"devs-ctx"|devs-ctx)\s*[.=]/m.test(text)) return true;
+  // `devs-ctx = { … }` (or `devs-ctx.command = …`) inside a `[mcp_servers]` table: appending
+  // `[mcp_servers.devs-ctx]` would define it twice, and Codex would not load the file.
+  let inServers = false;
+  for (const line of text.split('\n')) {
+    const header = /^\s*\[\s*([^\]]*?)\s*\]/.exec(line);
+    if (header) inServers = header[1] === 'mcp_servers';
+    else if (inServers && /^\s*(?:"devs-ctx"|'devs-ctx'|devs-ctx)\s*[.=]/.test(line)) return true;
+  }
+  return false;
+}
+
+/** Whether `mcp_servers` is an inline table (`mcp_servers = { … }`), which no later table may extend. */
+export function tomlHasInlineServers(text: string): boolean {
+  return /^\s*mcp_servers\s*=\s*\{/m.test(text);
 }
 
 export function tomlHasOurBlock(text: string): boolean {

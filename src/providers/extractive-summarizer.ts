@@ -43,7 +43,9 @@ export class ExtractiveSummarizer implements Summarizer {
       ...(latest ? [`latest request: turn ${latest.turnId}${structure.lastPlan ? `; last plan: turn ${structure.lastPlan.turnId}` : ''}`] : []),
       'full text: devs-ctx recall "<words>" (or --turn ID); undo: devs-ctx restore FILE',
     ];
-    const goal = clip(request.activeTask.replace(/\s+/g, ' ').trim(), 400);
+    // The active task is the latest user line, which may be injected text (`<local-command-stdout>Bye!…`):
+    // never quoted, as anywhere else in the summary; the latest real request stands in for it.
+    const goal = clip((cleanText(request.activeTask) || (latest?.text ?? '')).replace(/\s+/g, ' ').trim(), 400);
     const sections: Section[] = [
       { title: 'Goal', items: goal ? [goal] : [] },
       { title: 'User requests (in order)', items: requestItems(structure), inOrder: true },

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { isPostgresUrl } from '../../archive/archive.js';
+import { defaultArchivePath } from '../../archive/paths.js';
 import { text as readStream } from 'node:stream/consumers';
 import { z } from 'zod';
 import { ExitCode } from '../../core/errors.js';
@@ -40,8 +43,11 @@ type HookInput = z.infer<typeof HookInputSchema>;
 const AgentSchema = z.enum(['claude-code', 'codex', 'gemini']);
 
 /** A pre-compaction archive waiting for Gemini CLI's next BeforeAgent to re-ground the agent. */
-function pendingMarker(archivePath: string, session: string): string {
-  return join(dirname(archivePath), 'pending-regrounding', `${createHash('sha256').update(session).digest('hex').slice(0, 32)}`);
+function pendingMarker(archivePath: string, session: string, env: CliContext['env']): string {
+  // Beside a SQLite archive; for a PostgreSQL one in devs-ctx's data folder (the URL is no folder:
+  // its dirname made a `postgres:/user:password@host` folder in the project).
+  const base = isPostgresUrl(archivePath) ? dirname(defaultArchivePath({ ...env, DEVS_CTX_ARCHIVE: undefined }, env['HOME'] ?? homedir())) : dirname(archivePath);
+  return join(base, 'pending-regrounding', `${createHash('sha256').update(session).digest('hex').slice(0, 32)}`);
 }
 
 function sessionPath(input: HookInput, agent: AgentName, ctx: CliContext): string | undefined {
@@ -93,7 +99,7 @@ export async function runAgentHook(event: string, rawOptions: Record<string, unk
         await store.close();
       }
       if (agent === 'gemini') {
-        const marker = pendingMarker(archivePath, input.session_id ?? path);
+        const marker = pendingMarker(archivePath, input.session_id ?? path, ctx.env);
         mkdirSync(dirname(marker), { recursive: true });
         writeFileSync(marker, path);
       }
@@ -104,7 +110,7 @@ export async function runAgentHook(event: string, rawOptions: Record<string, unk
     // post-compact
     if (agent === 'gemini') {
       const path = sessionPath(input, agent, projectCtx);
-      const marker = pendingMarker(archivePath, input.session_id ?? path ?? '');
+      const marker = pendingMarker(archivePath, input.session_id ?? path ?? '', ctx.env);
       if (!existsSync(marker)) {
         geminiEmpty(); // nothing compacted since the last prompt: the common, fast case
         return ExitCode.ok;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, rmdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { z } from 'zod';
 import {
   AGENT_HOOKS,
@@ -9,6 +9,7 @@ import {
   hasMcpServer,
   installedHookEvents,
   tomlHasOurBlock,
+  tomlHasInlineServers,
   tomlHasServer,
   tomlWithServer,
   tomlWithoutServer,
@@ -18,6 +19,7 @@ import {
   withoutMcpServer,
 } from '../../core/agent-config.js';
 import type { AgentKind, HookCommand, McpServerEntry } from '../../core/agent-config.js';
+import { shellQuote } from '../../core/git-hook.js';
 import { ExitCode, InputError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { writeFileAtomic } from '../../io/atomic.js';
@@ -88,7 +90,8 @@ export function agentTargets(agent: AgentKind, scope: { user: boolean; cwd: stri
 /** How the agent runs this copy of devs-ctx: this node and this bin, else `devs-ctx` from the PATH. */
 export function devsCtxRunner(bin: string | null): { prefix: string; mcp: McpServerEntry } {
   if (!bin) return { prefix: 'devs-ctx', mcp: { command: 'devs-ctx', args: ['mcp'] } };
-  return { prefix: `"${process.execPath}" "${bin}"`, mcp: { command: process.execPath, args: [bin, 'mcp'] } };
+  // The agents run the command through a shell: single-quoted words, so no path can run code.
+  return { prefix: `${shellQuote(process.execPath)} ${shellQuote(bin)}`, mcp: { command: process.execPath, args: [bin, 'mcp'] } };
 }
 
 function hookCommands(agent: AgentKind, prefix: string): HookCommand[] {
@@ -154,10 +157,20 @@ interface FileResult {
   readonly note?: string;
 }
 
+/** A config.toml devs-ctx can add its server to without breaking it (else a usage error, nothing written). */
+function checkToml(path: string, text: string | undefined, runner: ReturnType<typeof devsCtxRunner>): void {
+  if (text === undefined || tomlHasServer(text) || !tomlHasInlineServers(text)) return;
+  throw new UsageError(
+    `${path}: mcp_servers is an inline table (mcp_servers = { … }), which a [mcp_servers.devs-ctx] table cannot extend; devs-ctx changes nothing in it`,
+    `add devs-ctx = { command = ${JSON.stringify(runner.mcp.command)}, args = [${runner.mcp.args.map((a) => JSON.stringify(a)).join(', ')}] } inside it by hand, then run the install again`,
+  );
+}
+
 function installInto(target: Target, agent: AgentKind, runner: ReturnType<typeof devsCtxRunner>, env: Env): FileResult {
   const before = readText(target.path);
   let after: string;
   if (target.kind === 'toml') {
+    checkToml(target.path, before, runner);
     after = tomlWithServer(before ?? '', runner.mcp);
   } else {
     let settings = parseJsonSettings(target.path, before);
@@ -240,6 +253,45 @@ function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>,
   };
 }
 
+/** Where `path` really is: symlinks of the file and of its folders followed (a dangling link: undefined). */
+function realLocation(path: string): string | undefined {
+  let tail = '';
+  for (let at = path; ; at = dirname(at)) {
+    let isLink = false;
+    try {
+      isLink = lstatSync(at).isSymbolicLink();
+    } catch {
+      // not there yet: look at its folder
+    }
+    try {
+      return join(realpathSync(at), tail);
+    } catch {
+      if (isLink || dirname(at) === at) return undefined;
+      tail = join(basename(at), tail);
+    }
+  }
+}
+
+/**
+ * Project settings are written only inside the project: a cloned repository whose `.codex/config.toml`
+ * (or `.claude`, …) is a link to a file of the user's (`~/.gitconfig`) must not get devs-ctx's entries
+ * appended there. The user's own settings (`--user`) may be links (dotfile managers).
+ */
+function confineToProject(targets: readonly Target[], cwd: string): void {
+  const root = projectRoot(cwd);
+  const realRoot = realLocation(root) ?? root;
+  for (const target of targets) {
+    const real = realLocation(target.path);
+    const rel = real === undefined ? undefined : relative(realRoot, real);
+    if (rel === undefined || rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+      throw new InputError(
+        `${target.path}: ${real === undefined ? 'a link to nothing' : `a link to ${real}`}, outside the project ${root}; devs-ctx writes project settings only inside the project, and changed nothing`,
+        'remove the link (or point it inside the project), or install into your own settings with --user',
+      );
+    }
+  }
+}
+
 function parseOptions(rawOptions: Record<string, unknown>, command: string): z.infer<typeof AgentOptionsSchema> {
   const parsed = AgentOptionsSchema.safeParse(rawOptions);
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', `see devs-ctx hook ${command} --help`);
@@ -264,13 +316,20 @@ export async function runAgentInstall(rawOptions: Record<string, unknown>, bin: 
     const options = parseOptions(rawOptions, 'install');
     const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
+    if (options.user !== true) confineToProject(targets, ctx.cwd);
     // Read and check every file before writing any, so a broken file leaves all of them as they were.
-    for (const target of targets) if (target.kind === 'json') parseJsonSettings(target.path, readText(target.path));
+    for (const target of targets) {
+      if (target.kind === 'json') parseJsonSettings(target.path, readText(target.path));
+      else checkToml(target.path, readText(target.path), runner);
+    }
     const files = targets.map((target) => installInto(target, options.agent, runner, ctx.env));
     render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'install', files });
     if (!json) {
       ctx.stderr.write(
-        `devs-ctx: ${options.agent} now archives its window before each compaction and is re-grounded after it; its MCP tools: context_status, recall, get_turn, pinned_context. Undo: devs-ctx hook uninstall --agent ${options.agent}${options.user ? ' --user' : ''}\n`,
+        `devs-ctx: ${options.agent} now archives its window before each compaction and is re-grounded after it; its MCP tools: context_status, recall, get_turn, pinned_context. Undo: devs-ctx hook uninstall --agent ${options.agent}${options.user ? ' --user' : ''}\n${
+          // Codex skips a new or changed hook, silently, until the user trusts it (developers.openai.com/codex/hooks).
+          options.agent === 'codex' ? 'devs-ctx: Codex runs these hooks only once you trust them: open /hooks in Codex and trust the two devs-ctx hooks (a project\'s .codex folder must be trusted too)\n' : ''
+        }`,
       );
     }
     return ExitCode.ok;
@@ -285,6 +344,7 @@ export async function runAgentUninstall(rawOptions: Record<string, unknown>, bin
     const options = parseOptions(rawOptions, 'uninstall');
     const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
+    if (options.user !== true) confineToProject(targets, ctx.cwd);
     const files = targets.map((target) => uninstallFrom(target, runner, ctx.env));
     render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'uninstall', files });
     return ExitCode.ok;

@@ -142,7 +142,7 @@ export async function runInit(rawOptions: Record<string, unknown>, ctx: CliConte
       );
     }
     const archive = options.archive !== undefined ? expandHome(options.archive, home) : clack ? await askArchive(clack, io, ctx, home) : undefined;
-    if (archive !== undefined && isPostgresUrl(archive) && /^[^:]+:\/\/[^/@]*:[^/@]*@/u.test(archive)) {
+    if (archive !== undefined && isPostgresUrl(archive) && urlHoldsPassword(archive)) {
       throw new UsageError(
         `--archive ${redactUrl(archive)}: the config file would hold the database password`,
         'leave the password out of the URL and give it with PGPASSWORD or ~/.pgpass (or set DEVS_CTX_ARCHIVE_URL in the environment instead)',
@@ -444,4 +444,11 @@ async function askArchive(clack: Clack, io: PromptIO, ctx: CliContext, home: str
     }),
   );
   return expandHome(raw.trim(), home);
+}
+
+/** Whether a postgres:// URL carries a password: `user:password@`, or `?password=` / `?sslpassword=` (node-postgres reads both). */
+function urlHoldsPassword(url: string): boolean {
+  if (/^[^:]+:\/\/[^/@]*:[^/@]*@/u.test(url)) return true;
+  const query = url.indexOf('?');
+  return query >= 0 && [...new URLSearchParams(url.slice(query + 1)).keys()].some((key) => /^(?:password|sslpassword)$/iu.test(key));
 }

@@ -13,7 +13,7 @@ import { findPinnedDocuments } from '../../io/project-docs.js';
 import { existsSync } from 'node:fs';
 import type { Archive } from '../../archive/archive.js';
 import { isPostgresUrl } from '../../archive/archive.js';
-import { resolveArchivePath } from '../archive.js';
+import { archiveDisplay, resolveArchivePath } from '../archive.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, settingsFor } from '../shared.js';
@@ -152,13 +152,17 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
       ? `no session "${args.session ?? options.session}" found for ${ctx.cwd}; give a transcript path or an id of a Claude Code, Codex or Gemini CLI session`
       : `no agent session found for ${ctx.cwd}; pass session (an id or a transcript path)`;
   /** The archive (SQLite file or PostgreSQL), or undefined when there is none yet: never created here. */
+  // Why the archive could not be opened (an unreachable server, a damaged file): said, never taken for "no archive yet".
+  let openFailure: string | undefined;
   const withArchive = async <T>(use: (store: Archive | undefined) => Promise<T>): Promise<T> => {
     let store: Archive | undefined;
+    openFailure = undefined;
     if (isPostgresUrl(archivePath) || existsSync(archivePath)) {
       try {
         store = await openArchiveAt(archivePath, { mustExist: true });
-      } catch {
+      } catch (error) {
         store = undefined;
+        openFailure = `the archive at ${archiveDisplay(archivePath)} could not be opened: ${error instanceof Error ? error.message : String(error)}`;
       }
     }
     try {
@@ -230,7 +234,11 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
       const notes: string[] = [];
       const archived = await withArchive(async (store): Promise<Hit[]> => {
         if (!store) {
-          notes.push(`no archive at ${archivePath} yet: nothing was pruned or archived before a compaction (devs-ctx hook install --agent … archives each window before the agent compacts)`);
+          if (openFailure) {
+            notes.push(openFailure);
+            return [];
+          }
+          notes.push(`no archive at ${archiveDisplay(archivePath)} yet: nothing was pruned or archived before a compaction (devs-ctx hook install --agent … archives each window before the agent compacts)`);
           return [];
         }
         let hits = await store.recall(args.query, { limit, highlight: ['', ''], ...(current ? { sourcePath: current.path } : {}) });
@@ -307,10 +315,15 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
           meta = { source: parts[0]?.compactedBy !== undefined ? 'compacted' : 'live', role: parts[0]?.role, time: parts[0]?.timestamp ?? null, line: parts[0]?.line };
         }
       }
-      if (body === undefined) fail(`no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`);
-      const { text: pageText, pages } = pageOf(body as string, page, maxTokens, counter);
+      if (body === undefined) fail(openFailure ? `no turn ${args.turnId} in the session's history, and ${openFailure}` : `no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`);
+      const headerFor = (pages: number): string =>
+        // Short (the caller knows the turn id it asked for): with maxTokens 100 a header naming it twice left no room.
+        `page ${page} of ${pages}${page < pages ? ` (next: get_turn { page: ${page + 1} })` : ''} ${JSON.stringify(meta)}\n\n`;
+      // The header counts against maxTokens too: the page gets what the longest header leaves.
+      const reserve = counter.count(headerFor(Math.max(page + 1, 999_999)));
+      const { text: pageText, pages } = pageOf(body as string, page, Math.max(1, maxTokens - reserve), counter);
       if (page > pages) fail(`page ${page} is past the last page (${pages}) of turn ${args.turnId}`);
-      const header = `turn ${args.turnId} ${JSON.stringify(meta)} page ${page} of ${pages}${page < pages ? ` (next: get_turn { turnId: "${args.turnId}", page: ${page + 1} })` : ''}\n\n`;
+      const header = headerFor(pages);
       return text(`${header}${pageText}`);
     },
   );

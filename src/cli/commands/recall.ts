@@ -58,7 +58,7 @@ export async function runRecall(words: readonly string[], rawOptions: Record<str
         ctx.stderr.write(`no archived turn matches "${query}" in ${archivePath}\n`);
       } else {
         for (const hit of hits) {
-          ctx.stdout.write(`${hit.turnId}  ${hit.type}  ${hit.tokens.toLocaleString('en-US')} tokens  ${hit.action} by prune ${hit.eventId.slice(0, 8)} of ${hit.sourcePath} (${hit.prunedAt})\n`);
+          ctx.stdout.write(`${hit.turnId}  ${hit.type}  ${hit.tokens.toLocaleString('en-US')} tokens  ${hit.strategy === 'compaction' ? `archived before a compaction (event ${hit.eventId.slice(0, 8)}, no prune)` : `${hit.action} by prune ${hit.eventId.slice(0, 8)}`} of ${hit.sourcePath} (${hit.prunedAt})\n`);
           ctx.stdout.write(`  ${hit.snippet.replace(/\s+/g, ' ').trim()}\n`);
         }
         ctx.stderr.write(`${hits.length} match(es); full text: devs-ctx recall --turn ID\n`);
