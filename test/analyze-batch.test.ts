@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, mock, test } from 'node:test';
 import { parseTimeBound, parseTimeRange, spanInRange } from '../src/cli/batch/range.js';
+import { inputRoot } from '../src/cli/batch/discover.js';
 import { projectOf } from '../src/cli/batch/session.js';
 import { progressLine, startBatchProgress } from '../src/cli/render/analyze-batch-progress.js';
+import { ALIGN_BLOCK, shortModel, shortSize, truncateMiddle } from '../src/cli/render/analyze-batch.js';
 import { assertGolden, runCli, runInProcess } from './helpers/cli.js';
 import { writeBatch } from './helpers/batch-sessions.js';
 import type { GeneratedSession } from './helpers/batch-sessions.js';
-import { repoRoot } from './helpers/realdata.js';
+import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 // A few hundred small sessions over several projects, one every 3 hours from 2026-03-01 (UTC).
 const START = Date.UTC(2026, 2, 1);
@@ -215,7 +217,8 @@ test('batch: unreadable transcripts are rows, the batch goes on, and the first o
     assert.equal(nd.total.total.transcripts, 32);
     const human = runCli(['analyze', '.'], { cwd: dir });
     assert.equal(human.exitCode, 4);
-    assert.match(human.stdout, /^a\/empty\.jsonl +- +- +- +error \(exit 4\)$/m);
+    assert.match(human.stdout, /^a\/empty\.jsonl +(- +){6}error \(exit 4\)$/m);
+    assert.match(human.stdout, /^total {2}30 sessions: \d+ hard · \d+ soft · \d+ none · 2 unreadable$/m);
     assert.match(human.stderr, /^devs-ctx: a\/empty\.jsonl: the transcript is empty$/m);
     assert.equal(human.stdout.split('\n').filter((l) => l.startsWith('a/') || l.startsWith('b/')).length, 32);
     // A subdirectory that cannot be listed is a row too, where it was found (exit 3 as an input error).
@@ -280,15 +283,27 @@ test('batch: the text table for a person, sorted, with projects (golden)', () =>
   }
 });
 
-test('batch: more rows than the alignment block stream with fixed columns; totals still line up', () => {
-  const human = runCli(['analyze', '.'], { cwd: batch.dir });
+test('batch: more rows than the alignment block stream with fixed columns; the total counts sessions per urgency', () => {
+  // Wide enough for every name; at the default width, names are cut and every line fits.
+  const human = runCli(['analyze', '.'], { cwd: batch.dir, env: { COLUMNS: '200' } });
   assert.equal(human.exitCode, 0, human.stderr);
+  const narrow = runCli(['analyze', '.'], { cwd: batch.dir });
+  for (const l of narrow.stdout.split('\n')) assert.ok(l.length <= 100, l);
   const lines = human.stdout.split('\n');
   const header = lines[0] ?? '';
+  const rows = lines.filter((l) => l.includes('session-'));
+  assert.equal(rows.length, batch.sessions.length);
+  assert.ok(rows.length > ALIGN_BLOCK, 'the batch streams past the alignment block');
+  // Every row, held or streamed, ends its urgency cell where the header's starts it (left-aligned, the last column).
+  const at = header.indexOf('urgency');
+  for (const row of rows) assert.match(row.slice(at), /^(none|soft|hard)$/, row);
+  // The total counts sessions per urgency; it never adds up sizes.
   const total = lines.find((l) => l.startsWith('total')) ?? '';
-  // The tokens column ends at the same place in the header and in the total.
-  assert.equal(total.trimEnd().length, header.indexOf('tokens') + 'tokens'.length);
-  assert.equal(lines.filter((l) => l.includes('session-')).length, batch.sessions.length);
+  const [, all, hard, soft, none] = /^total {2}(\d+) sessions: (\d+) hard · (\d+) soft · (\d+) none$/.exec(total) ?? [];
+  const tableRows = lines.indexOf(total) - 1;
+  assert.ok(tableRows >= batch.sessions.length);
+  assert.equal(Number(all), tableRows, total);
+  assert.equal(Number(hard) + Number(soft) + Number(none), tableRows);
 });
 
 test('batch time range: parsing and overlap', () => {
@@ -351,4 +366,63 @@ test('a quoted glob starting with ~ is expanded from HOME, as the help example d
   assert.equal(result.exitCode, 0, result.stdout + result.stderr);
   const sessions = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string }).filter((l) => l.type === 'session');
   assert.equal(sessions.length, 2);
+});
+
+test('batch table: names relative to the common root of the inputs, cut in the middle to fit', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-root-'));
+  try {
+    mkdirSync(join(dir, 'a', 'deep'), { recursive: true });
+    mkdirSync(join(dir, 'b'));
+    writeFileSync(join(dir, 'a', 'deep', 'one.jsonl'), '');
+    assert.equal(inputRoot([dir], '/'), dir);
+    assert.equal(inputRoot([join(dir, 'a'), join(dir, 'b')], '/'), dir);
+    assert.equal(inputRoot(['a/deep/one.jsonl'], dir), join(dir, 'a', 'deep'), 'a file: its directory');
+    assert.equal(inputRoot(['a/deep/one.jsonl', 'b'], dir), dir);
+    assert.equal(inputRoot(['a/**/*.jsonl'], dir), join(dir, 'a'), 'a glob: its literal leading part');
+    assert.equal(inputRoot(['-'], dir), undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.equal(truncateMiddle('short', 10), 'short');
+  assert.equal(truncateMiddle('-home-user-project/0123456789.jsonl', 15), '-home-u…9.jsonl');
+  assert.equal(truncateMiddle('-home-user-project/0123456789.jsonl', 15).length, 15);
+  assert.equal(shortModel('claude-opus-4-5-20251101'), 'claude-opus-4-5');
+  assert.equal(shortModel('gpt-5.3-codex'), 'gpt-5.3-codex');
+  assert.equal(shortModel(null), '-');
+  assert.deepEqual([144, 9292, 106_307, 200_000, 1_000_000, 1_500_000].map(shortSize), ['144', '9.3k', '106k', '200k', '1M', '1.5M']);
+});
+
+test('batch table on real transcripts: model, context and % of window, peak, compactions, last active; rows fit COLUMNS', { skip: realdataSkip }, () => {
+  for (const columns of [80, 100, 140]) {
+    const result = runCli(['analyze', join(realdataDir, 'claude-code'), '--no-cache'], { env: { COLUMNS: String(columns) } });
+    assert.equal(result.exitCode, 10, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.deepEqual(lines[0]?.split(/ {2,}/), ['file', 'model', 'context', 'window', 'peak', 'compact', 'last active', 'urgency']);
+    for (const l of lines) assert.ok(l.length <= columns, `${l.length} > ${columns}: ${l}`);
+    assert.ok(!result.stdout.includes(realdataDir), 'no absolute paths');
+    // 01 compacted twice (its compact_boundary lines record 176.7k and 173.6k) and runs in a 200k window.
+    const row = lines.find((l) => l.startsWith('01-')) ?? '';
+    if (columns >= 100) assert.match(row, / claude-opus-4-5 +\d+k +\d+% of 200k +177k +2 +2026-01-29 03:37 +soft$/, row);
+    // Narrow: the day only, the share only, the model cut in the middle.
+    else assert.match(row, / claud…[\w-]+ +\d+k +\d+% +177k +2 +2026-01-29 +soft$/, row);
+    assert.match(lines.at(-1) ?? '', /^total {2}6 sessions: 0 hard · 1 soft · 5 none$/);
+  }
+  // Wide enough, the whole relative name shows.
+  const wide = runCli(['analyze', join(realdataDir, 'claude-code'), '--no-cache'], { env: { COLUMNS: '200' } });
+  assert.match(wide.stdout, /^01-entire-v2\.1\.20-compaction\+microcompact\/[0-9a-f-]+\.jsonl /m);
+});
+
+test('batch table: a row from the row cache shows the same model, sizes, compactions and last activity', { skip: realdataSkip }, () => {
+  const cache = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-rowcache-'));
+  try {
+    const env = { DEVS_CTX_CACHE_DIR: cache, COLUMNS: '200' };
+    const first = runCli(['analyze', join(realdataDir, 'claude-code')], { env });
+    const again = runCli(['analyze', join(realdataDir, 'claude-code')], { env });
+    assert.equal(first.exitCode, 10, first.stderr);
+    assert.ok(readdirSync(cache).includes('analyze-rows.json'), 'the rows were cached');
+    assert.equal(again.stdout, first.stdout);
+    assert.match(again.stdout, / 177k +2 +2026-01-29 03:37 +soft$/m);
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
 });

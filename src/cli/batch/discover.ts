@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import type { DevsCtxError } from '../../core/errors.js';
 import { STDIN, inputError } from '../../io/input.js';
@@ -209,4 +209,41 @@ function* matchSegments(shown: string, segments: readonly string[], cwd: string)
       yield { path };
     }
   }
+}
+
+/**
+ * The absolute directory a batch's inputs have in common: each input's directory (a directory
+ * itself, a file's parent, a glob's literal leading part), then their longest shared ancestor.
+ * The batch table shows names relative to it. Undefined for standard input alone.
+ */
+export function inputRoot(paths: readonly string[], cwd: string): string | undefined {
+  const dirs: string[] = [];
+  for (const path of paths) {
+    if (path === STDIN) continue;
+    let dir: string;
+    if (hasGlob(path)) {
+      const literal = path.split('/').findIndex((s) => hasGlob(s));
+      dir = resolve(cwd, path.split('/').slice(0, literal).join('/') || (path.startsWith('/') ? '/' : '.'));
+    } else {
+      const absolute = resolve(cwd, path);
+      let directory = false;
+      try {
+        directory = statSync(absolute).isDirectory();
+      } catch {
+        // A path that vanished: its parent.
+      }
+      dir = directory ? absolute : dirname(absolute);
+    }
+    dirs.push(dir);
+  }
+  const [first, ...rest] = dirs;
+  if (first === undefined) return undefined;
+  let common = first.split(sep);
+  for (const dir of rest) {
+    const parts = dir.split(sep);
+    let same = 0;
+    while (same < common.length && same < parts.length && common[same] === parts[same]) same++;
+    common = common.slice(0, same);
+  }
+  return common.join(sep) || sep;
 }

@@ -18,7 +18,7 @@ import { Spill } from '../batch/spill.js';
 import type { SpillRef } from '../batch/spill.js';
 import { startBatchProgress } from '../render/analyze-batch-progress.js';
 import { BatchTable, batchRowDiagnostic, ndjsonRow } from '../render/analyze-batch.js';
-import type { BatchRow, BatchTotals, ProjectTotals } from '../render/analyze-batch.js';
+import type { BatchNames, BatchRow, BatchTotals, ProjectTotals } from '../render/analyze-batch.js';
 
 /** `--json` and `--ndjson` of a batch keep the schema of the multi-file `--json`: additions only. */
 export const ANALYZE_BATCH_SCHEMA_VERSION = 1;
@@ -35,6 +35,8 @@ export interface BatchOptions {
   readonly run: SessionRun;
   readonly encoding: EncodingName;
   readonly cacheDir: string | undefined;
+  /** The table's file names: relative to the inputs' common root. */
+  readonly names?: BatchNames;
 }
 
 const URGENCY_RANK: Record<PruneUrgency, number> = { none: 0, soft: 1, hard: 2 };
@@ -107,7 +109,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
   };
 
   // Output for the chosen format.
-  const table = options.output === 'text' ? new BatchTable(ctx, write) : undefined;
+  const table = options.output === 'text' ? new BatchTable(ctx, write, options.names) : undefined;
   let jsonRows = 0;
   if (options.output === 'json') write(`{\n  "schemaVersion": ${ANALYZE_BATCH_SCHEMA_VERSION},\n  "transcripts": [`);
   const emitRow = (row: BatchRow): void => {

@@ -15,7 +15,7 @@ import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor } from '../shared.js';
 import { renderAnalyzeReport } from '../render/analyze-text.js';
-import { checkInputPaths, discoverTranscripts } from '../batch/discover.js';
+import { checkInputPaths, discoverTranscripts, inputRoot } from '../batch/discover.js';
 import type { Discovered } from '../batch/discover.js';
 import { parseTimeRange } from '../batch/range.js';
 import { runAnalyzeBatch } from './analyze-batch.js';
@@ -103,12 +103,25 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
         run: { settings, format, strict: options.strict === true, range, full: output === 'json', cwd: ctx.cwd, now: Date.now(), basis: options.basis ?? 'auto' },
         encoding: settings.encoding,
         cacheDir: options.cache === false ? undefined : defaultCacheDir(ctx.env),
+        ...batchNames(paths, ctx),
       },
       ctx,
     );
   } catch (error) {
     return reportError(ctx, error, json);
   }
+}
+
+/** A quoted glob keeps its `~` (the shell did not expand it): devs-ctx does, from HOME. */
+function expandHome(paths: readonly string[], ctx: CliContext): readonly string[] {
+  const home = ctx.env['HOME'];
+  return home ? paths.map((p) => (p === '~' ? home : p.startsWith('~/') ? `${home}${p.slice(1)}` : p)) : paths;
+}
+
+/** The batch table's names: relative to the common root of the paths given (with `~` expanded). */
+function batchNames(paths: readonly string[], ctx: CliContext): { names?: { root: string; cwd: string } } {
+  const root = inputRoot(expandHome(paths, ctx), ctx.cwd);
+  return root === undefined ? {} : { names: { root, cwd: ctx.cwd } };
 }
 
 function urgencyExit(urgency: AnalyzeReport['urgency']): ExitCodeValue {
@@ -124,9 +137,7 @@ function discoverInputs(paths: readonly string[], ctx: CliContext): Generator<Di
     return discoverTranscripts([STDIN], ctx.cwd);
   }
   if (paths.filter((p) => p === STDIN).length > 1) throw new UsageError('standard input (-) can only be read once');
-  // A quoted glob keeps its `~` (the shell did not expand it): devs-ctx does, from HOME.
-  const home = ctx.env['HOME'];
-  const expanded = home ? paths.map((p) => (p === '~' ? home : p.startsWith('~/') ? `${home}${p.slice(1)}` : p)) : paths;
+  const expanded = expandHome(paths, ctx);
   checkInputPaths(expanded, ctx.cwd);
   return discoverTranscripts(expanded, ctx.cwd);
 }

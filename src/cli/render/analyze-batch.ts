@@ -1,7 +1,8 @@
+import { isAbsolute, relative, resolve } from 'node:path';
 import { Chalk } from 'chalk';
 import type { PruneUrgency } from '../../core/policy.js';
 import type { SessionError, SessionSummary } from '../batch/session.js';
-import { colorEnabled } from '../context.js';
+import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 
 /** A row of a batch in its final order: an analysed session, or a transcript that could not be read. */
@@ -32,68 +33,147 @@ const n = (value: number): string => value.toLocaleString('en-US');
 
 /** The rows that set the column widths before the table starts to stream. */
 export const ALIGN_BLOCK = 50;
-const ALIGN: readonly ('l' | 'r')[] = ['l', 'l', 'r', 'r', 'l'];
-const HEADER = ['file', 'format', 'turns', 'tokens', 'urgency'];
-/** Once streaming, numbers get room for a large total (9,999,999,999 tokens). */
-const STREAM_MIN_WIDTHS = [0, 0, 9, 13, 0];
+const ALIGN: readonly ('l' | 'r')[] = ['l', 'l', 'r', 'r', 'r', 'r', 'l', 'l'];
+const HEADER = ['file', 'model', 'context', 'window', 'peak', 'compact', 'last active', 'urgency'];
+/** Once streaming, sizes get room for a large one (1.5M, 999k). */
+const STREAM_MIN_WIDTHS = [0, 0, 7, 0, 5, 0, 0, 0];
+/** The file column is never cut shorter than this, however narrow the terminal. */
+const MIN_FILE_WIDTH = 12;
+/** A longer model id is cut in the middle; on a narrow terminal, down to MIN_MODEL_WIDTH. */
+const MODEL_WIDTH = 18;
+const MIN_MODEL_WIDTH = 11;
+const WINDOW = 3;
+const LAST_ACTIVE = 6;
+/** `2026-01-29`: last activity without its time of day. */
+const DAY_WIDTH = 11;
 
-function cells(row: BatchRow): string[] {
-  if (row.kind === 'error') return [row.file, '-', '-', '-', `error (exit ${row.error.exitCode})`];
+/** A size in short, as a person reads a table (exact figures are in --json): 144, 9.3k, 106k, 1M, 1.5M. */
+export function shortSize(tokens: number): string {
+  if (tokens >= 999_500) return `${Number((tokens / 1_000_000).toFixed(1))}M`;
+  if (tokens >= 9950) return `${Math.round(tokens / 1000)}k`;
+  if (tokens >= 1000) return `${Number((tokens / 1000).toFixed(1))}k`;
+  return String(tokens);
+}
+
+/** The model's id without its release date (claude-opus-4-5-20251101 → claude-opus-4-5). */
+export function shortModel(model: string | null): string {
+  return model === null ? '-' : model.replace(/-\d{8}$/, '');
+}
+
+/** Cuts the middle out of a long name so that it fits `width` (the start and the file's own name stay). */
+export function truncateMiddle(text: string, width: number): string {
+  if (text.length <= width) return text;
+  if (width <= 1) return '…'.slice(0, width);
+  const head = Math.floor((width - 1) / 2);
+  return `${text.slice(0, head)}…${text.slice(text.length - (width - 1 - head))}`;
+}
+
+/** When the session was last active, in UTC to the minute. */
+function lastActive(iso: string | null): string {
+  return iso === null ? '-' : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+}
+
+function cells(row: BatchRow, name: (file: string) => string): string[] {
+  if (row.kind === 'error') return [name(row.file), '-', '-', '-', '-', '-', '-', `error (exit ${row.error.exitCode})`];
   const s = row.summary;
-  return [s.file, s.format, n(s.turns), n(s.totalTokens), s.urgency];
+  const share = s.window ? `${Math.round((100 * s.contextTokens) / s.window)}% of ${shortSize(s.window)}` : '-';
+  return [name(s.file), truncateMiddle(shortModel(s.model), MODEL_WIDTH), shortSize(s.contextTokens), share, shortSize(s.peakTokens), n(s.compactions), lastActive(s.lastTimestamp), s.urgency];
 }
 
 function line(row: readonly string[], widths: readonly number[]): string {
   return row
-    .map((cell, col) => (ALIGN[col] === 'r' ? cell.padStart(widths[col] ?? 0) : cell.padEnd(widths[col] ?? 0)))
+    .map((cell, col) => {
+      const width = widths[col] ?? 0;
+      // A name or model too long for its column loses its middle; a narrow last-active column, the time of day.
+      // A narrow window column keeps the share without the window's size.
+      const fitted =
+        col === 0 || col === 1 ? truncateMiddle(cell, width)
+        : col === LAST_ACTIVE ? cell.slice(0, width)
+        : col === WINDOW && cell.length > width ? (cell.split(' ')[0] ?? cell)
+        : cell;
+      return ALIGN[col] === 'r' ? fitted.padStart(width) : fitted.padEnd(width);
+    })
     .join('  ')
     .trimEnd();
 }
 
-function widthsOf(rows: readonly (readonly string[])[], min: readonly number[] = []): number[] {
-  return HEADER.map((_, col) => Math.max(min[col] ?? 0, ...rows.map((r) => (r[col] ?? '').length)));
+/**
+ * Column widths that fit `columns` where they can: the file column gets what the others leave (at
+ * least MIN_FILE_WIDTH); on a narrow terminal, last activity shows the day only, then the window column the
+ * share only, then the model is cut.
+ */
+function widthsOf(rows: readonly (readonly string[])[], columns: number, min: readonly number[] = []): number[] {
+  const widths = HEADER.map((_, col) => Math.max(min[col] ?? 0, ...rows.map((r) => (r[col] ?? '').length)));
+  const room = (): number => columns - widths.slice(1).reduce((sum, w) => sum + w + 2, 0);
+  if (room() < MIN_FILE_WIDTH && (widths[LAST_ACTIVE] ?? 0) > DAY_WIDTH) widths[LAST_ACTIVE] = DAY_WIDTH;
+  if (room() < MIN_FILE_WIDTH) widths[WINDOW] = Math.min(widths[WINDOW] ?? 0, Math.max('window'.length, '100%'.length));
+  if (room() < MIN_FILE_WIDTH) widths[1] = Math.max(MIN_MODEL_WIDTH, (widths[1] ?? 0) - (MIN_FILE_WIDTH - room()));
+  widths[0] = Math.min(widths[0] ?? 0, Math.max(MIN_FILE_WIDTH, room()));
+  return widths;
+}
+
+/** How a batch's file names are shown: relative to the common root of its inputs. */
+export interface BatchNames {
+  /** The absolute directory the inputs have in common. */
+  readonly root: string;
+  readonly cwd: string;
 }
 
 /**
  * The table of a batch for a person, streamed: the first ALIGN_BLOCK rows are held to size the
- * columns, then every row is written as it comes (a longer file name later only pushes its own row
- * out of line). Up to ALIGN_BLOCK rows it is exactly the table a few files always gave.
+ * columns, then every row is written as it comes, in the same columns (a longer name is cut in the
+ * middle). Rows fit the terminal (COLUMNS): names are relative to the inputs' common root, and the
+ * middle of a name that is still too long is cut. The total counts sessions per urgency.
  */
 export class BatchTable {
   private readonly held: string[][] = [];
   private widths: number[] | undefined;
   private readonly bold: (s: string) => string;
+  private readonly columns: number;
+  private readonly counts: Record<PruneUrgency, number> = { hard: 0, soft: 0, none: 0 };
+  private failed = 0;
 
   constructor(
     ctx: CliContext,
     private readonly write: (text: string) => void,
+    private readonly names?: BatchNames,
   ) {
     const chalk = new Chalk({ level: colorEnabled(ctx) ? 1 : 0 });
     this.bold = (s) => chalk.bold(s);
+    this.columns = terminalWidth(ctx);
   }
 
+  private name = (file: string): string => {
+    if (this.names === undefined || file === '(stdin)') return file;
+    const shown = relative(this.names.root, resolve(this.names.cwd, file));
+    return shown === '' || shown.startsWith('..') || isAbsolute(shown) ? file : shown;
+  };
+
   add(row: BatchRow): void {
+    if (row.kind === 'error') this.failed++;
+    else this.counts[row.summary.urgency]++;
     if (this.widths) {
-      this.write(`${line(cells(row), this.widths)}\n`);
+      this.write(`${line(cells(row, this.name), this.widths)}\n`);
       return;
     }
-    this.held.push(cells(row));
+    this.held.push(cells(row, this.name));
     if (this.held.length >= ALIGN_BLOCK) {
-      this.widths = widthsOf([HEADER, ...this.held], STREAM_MIN_WIDTHS);
+      this.widths = widthsOf([HEADER, ...this.held], this.columns, STREAM_MIN_WIDTHS);
       this.write(`${[this.bold(line(HEADER, this.widths)), ...this.held.map((r) => line(r, this.widths ?? []))].join('\n')}\n`);
       this.held.length = 0;
     }
   }
 
   finish(totals: BatchTotals, projects: readonly ProjectTotals[], range: { readonly shown: string } | undefined): void {
-    const total = ['total', '', n(totals.turns), n(totals.totalTokens), ''];
     const out: string[] = [];
     if (this.widths === undefined) {
-      const widths = widthsOf([HEADER, ...this.held, total]);
-      out.push(this.bold(line(HEADER, widths)), ...this.held.map((r) => line(r, widths)), line(total, widths));
-    } else {
-      out.push(line(total, this.widths));
+      const widths = widthsOf([HEADER, ...this.held], this.columns);
+      out.push(this.bold(line(HEADER, widths)), ...this.held.map((r) => line(r, widths)));
     }
+    const sessions = totals.transcripts - totals.failed;
+    const parts = [`${this.counts.hard} hard`, `${this.counts.soft} soft`, `${this.counts.none} none`];
+    if (this.failed > 0) parts.push(`${n(this.failed)} unreadable`);
+    out.push(`total  ${n(sessions)} session${sessions === 1 ? '' : 's'}: ${parts.join(' · ')}`);
     if (range) out.push(totals.outOfRange === 0 ? `every session is within ${range.shown}` : `${n(totals.outOfRange)} more session(s) outside ${range.shown}, not shown`);
     if (showProjects(projects)) out.push('', this.bold('By project'), ...projectTable(projects, this.bold));
     this.write(`${out.join('\n')}\n`);
