@@ -288,3 +288,42 @@ test('realdata: batch --ndjson rows carry the model, the context size and the wh
   assert.deepEqual([session.peakTokens, session.compactions], [176_700, 2]);
   assert.equal(session.urgency, 'soft');
 });
+
+test('realdata: replay of a Claude Code session that compacted reports its whole life, and the hard limit its windows reached before', { skip: realdataSkip }, () => {
+  const json = runCli(['replay', real(CLAUDE_01), '--json']);
+  assert.equal(json.exitCode, 0, json.stderr);
+  const report = JSON.parse(json.stdout) as {
+    limits: { hard: number };
+    hardLimitExceeded: boolean;
+    stepsOverHardLimit: number[];
+    lifetime: { peak: number; compactions: number; compactionSizes: number[]; overHardLimit: boolean };
+  };
+  // Its compact_boundary lines record 176.7k and 158.1k before each compaction; its 200k window has a 160k hard limit.
+  assert.equal(report.limits.hard, 160_000);
+  assert.equal(report.lifetime.compactions, 2);
+  assert.equal(report.lifetime.compactionSizes.length, 2);
+  assert.equal(report.lifetime.peak, 176_700);
+  assert.equal(report.lifetime.overHardLimit, true);
+  assert.equal(report.hardLimitExceeded, true);
+  assert.deepEqual(report.stepsOverHardLimit, [], 'after its last compaction, the replayed window stays under');
+  const human = runCli(['replay', real(CLAUDE_01)]);
+  assert.doesNotMatch(human.stdout, /never exceeded/);
+  assert.match(human.stdout, /whole session: the agent compacted 2 times \(at 177k, 158k\); peak 176,700 tokens/);
+  assert.match(human.stdout, /hard limit: exceeded before the agent's own compaction \(peak 176,700 ≥ 160,000\)/);
+  // A window its peak never reached: never exceeded.
+  const wide = JSON.parse(runCli(['replay', real(CLAUDE_01), '--json', '--window', '1M']).stdout) as { hardLimitExceeded: boolean; lifetime: { overHardLimit: boolean } };
+  assert.equal(wide.lifetime.overHardLimit, false);
+  assert.equal(wide.hardLimitExceeded, false);
+});
+
+test('realdata: --since/--until in batch analyze use a compacted session\'s whole time span', { skip: realdataSkip }, () => {
+  // The file starts at 2026-01-27T23:13:36Z; its active chain (after the last compaction) at 2026-01-29T03:20Z.
+  const span = readReal(CLAUDE_01).lifetime?.span;
+  assert.deepEqual(span, { first: '2026-01-27T23:13:36.582Z', last: '2026-01-29T03:37:33.801Z' });
+  const early = runCli(['analyze', real(CLAUDE_01), '--ndjson', '--no-cache', '--since', '2026-01-27T23:00Z', '--until', '2026-01-28T12:00Z']);
+  const rows = early.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; firstTimestamp?: string; total?: { outOfRange: number } });
+  const session = rows.find((r) => r.type === 'session');
+  assert.ok(session, early.stdout);
+  assert.equal(session.firstTimestamp, '2026-01-27T23:13:36.582Z');
+  assert.equal(rows.find((r) => r.type === 'total')?.total?.outOfRange, 0);
+});

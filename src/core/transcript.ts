@@ -102,7 +102,12 @@ export interface Transcript {
   readonly usage?: readonly UsagePoint[];
   readonly model?: ModelRecord;
   /** The session's whole life: compactions (each with the size before it) and the largest recorded context. */
-  readonly lifetime?: { readonly compactions: readonly CompactionRecord[]; readonly peakRecorded: number };
+  readonly lifetime?: {
+    readonly compactions: readonly CompactionRecord[];
+    readonly peakRecorded: number;
+    /** The earliest and latest timestamps of any line in the file (before compactions too). */
+    readonly span?: { readonly first: string; readonly last: string };
+  };
   /** Short facts about how the file was read, e.g. "2 compact boundaries: counting after the last". */
   readonly notes: readonly string[];
 }

@@ -374,6 +374,9 @@ function read(doc: ParsedDocument): Transcript {
   let model: string | undefined;
   let peakRecorded = 0;
   const compactions: CompactionRecord[] = [];
+  // The whole file's time span: a session that compacted started long before its active chain.
+  let firstAt: { at: number; raw: string } | undefined;
+  let lastAt: { at: number; raw: string } | undefined;
   for (const record of doc.records) {
     for (const value of record.values) {
       values++;
@@ -383,6 +386,12 @@ function read(doc: ParsedDocument): Transcript {
       }
       const type = str(value['type']) ?? 'without a type';
       const uuid = str(value['uuid']);
+      const stamp = str(value['timestamp']);
+      const at = stamp === undefined ? NaN : Date.parse(stamp);
+      if (stamp !== undefined && Number.isFinite(at)) {
+        if (firstAt === undefined || at < firstAt.at) firstAt = { at, raw: stamp };
+        if (lastAt === undefined || at > lastAt.at) lastAt = { at, raw: stamp };
+      }
       if (type === 'system' && value['subtype'] === 'compact_boundary') {
         compactBoundariesInFile++;
         const meta = value['compactMetadata'];
@@ -679,7 +688,7 @@ function read(doc: ParsedDocument): Transcript {
         ? { recordedWindow, recordedWindowHow: `a recorded context of ${peakRecorded.toLocaleString('en-US')} tokens (above 200k: 1M mode)` }
         : {}),
     },
-    lifetime: { compactions, peakRecorded },
+    lifetime: { compactions, peakRecorded, ...(firstAt && lastAt ? { span: { first: firstAt.raw, last: lastAt.raw } } : {}) },
     notes,
   };
 }

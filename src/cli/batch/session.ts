@@ -96,7 +96,9 @@ export async function analyzeSession(
   const project = projectOf(path);
   try {
     const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.strict, ctx: io.ctx });
-    const span = timestampSpan(transcript.entries.map((e) => e.turn.timestamp));
+    // The session's whole time span: lines before the agent's compactions count too.
+    const life = transcript.lifetime?.span;
+    const span = timestampSpan([...transcript.entries.map((e) => e.turn.timestamp), life?.first, life?.last]);
     if (run.range) {
       // Undated transcripts are judged by the file's modification time (standard input: now).
       const at = span ?? (path === STDIN ? { first: run.now, last: run.now } : modified(resolve(run.cwd, path)));

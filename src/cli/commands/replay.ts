@@ -88,6 +88,12 @@ export interface ReplayReport {
   readonly windowTokens: readonly number[];
   /** The window at each step before its prune (the peaks). */
   readonly peakTokens: readonly number[];
+  /**
+   * The session's whole life, as the agent recorded it: a Claude Code or Codex session that compacted
+   * is replayed from its last compaction on, but the windows it had before were sent too.
+   * `overHardLimit`: a recorded size before a compaction (or the recorded peak) reached the hard limit.
+   */
+  readonly lifetime: { readonly peak: number; readonly compactions: number; readonly compactionSizes: readonly number[]; readonly overHardLimit: boolean };
 }
 
 /**
@@ -215,6 +221,8 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     }
 
     const prunes = events.filter((e) => e.kind === 'prune');
+    // Before the agent's own compactions: the sizes it recorded are in the model's tokens already.
+    const lifeOverHard = session.life.compactions > 0 && Math.max(...session.life.compactionSizes, transcript.lifetime?.peakRecorded ?? 0) >= session.limits.hard;
     const report: ReplayReport = {
       schemaVersion: REPLAY_SCHEMA_VERSION,
       file: display,
@@ -230,11 +238,12 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
       refreshes: events.filter((e) => e.kind === 'refresh').length,
       tokensSaved: prunes.reduce((sum, e) => sum + (e.tokensSaved ?? 0), 0),
       largestWindow: largest,
-      hardLimitExceeded: over.length > 0,
+      hardLimitExceeded: over.length > 0 || lifeOverHard,
       stepsOverHardLimit: over,
       finalWindow: { turns: final.turns.length, tokens: m(final.totalTokenEstimate) },
       windowTokens: windows,
       peakTokens: peaks,
+      lifetime: { ...session.life, overHardLimit: lifeOverHard },
     };
     if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else ctx.stdout.write(renderReplayReport(report, ctx));

@@ -21,11 +21,18 @@ export function renderReplayReport(report: ReplayReport, ctx: CliContext): strin
     `  ${n(report.prunes)} prune${report.prunes === 1 ? '' : 's'} saved ${n(report.tokensSaved)} tokens; ${n(report.refreshes)} refresh${report.refreshes === 1 ? '' : 'es'}; largest window ${n(report.largestWindow.tokens)} tokens${report.largestWindow.step > 0 ? ` at step ${report.largestWindow.step} (${report.largestWindow.turnId})` : ''}`,
   );
   const first = report.stepsOverHardLimit[0];
-  lines.push(
-    first === undefined
-      ? `  hard limit: ${c.green('never exceeded')} by a window the agent would have been sent`
-      : c.red(`  hard limit: exceeded at ${n(report.stepsOverHardLimit.length)} step${report.stepsOverHardLimit.length === 1 ? '' : 's'} (first at step ${first}), even after pruning`),
-  );
+  const life = report.lifetime;
+  if (life.compactions > 0) {
+    const sizes = life.compactionSizes.map((size) => compact(size)).join(', ');
+    lines.push(`  whole session: the agent compacted ${n(life.compactions)} time${life.compactions === 1 ? '' : 's'} (at ${sizes}); peak ${n(life.peak)} tokens; replayed from its last compaction on`);
+  }
+  if (first !== undefined) {
+    lines.push(c.red(`  hard limit: exceeded at ${n(report.stepsOverHardLimit.length)} step${report.stepsOverHardLimit.length === 1 ? '' : 's'} (first at step ${first}), even after pruning`));
+  } else if (life.overHardLimit) {
+    lines.push(c.red(`  hard limit: exceeded before the agent's own compaction (peak ${n(life.peak)} ≥ ${n(limits.hard)}); never after it in the replay`));
+  } else {
+    lines.push(`  hard limit: ${c.green('never exceeded')} by a window the agent would have been sent`);
+  }
   const failures = report.events.filter((e) => e.kind === 'prune-impossible' || e.kind === 'prune-failed').length;
   if (failures > 0) lines.push(c.yellow(`  ${n(failures)} prune${failures === 1 ? '' : 's'} could not be done (see below)`));
 
