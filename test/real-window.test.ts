@@ -11,7 +11,7 @@ import { resolveSettings } from '../src/core/config.js';
 import type { Transcript, TranscriptEntry, UsagePoint } from '../src/core/transcript.js';
 import type { ConversationTurn } from '../src/core/turn.js';
 import { readTranscript } from '../src/formats/index.js';
-import { claudeCodeAdapter } from '../src/formats/claude-code.js';
+import { claudeCodeAdapter, claudeCodeWholeLife } from '../src/formats/claude-code.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import { runCli } from './helpers/cli.js';
 import { realdataDir, realdataSkip } from './helpers/realdata.js';
@@ -289,31 +289,46 @@ test('realdata: batch --ndjson rows carry the model, the context size and the wh
   assert.equal(session.urgency, 'soft');
 });
 
-test('realdata: replay of a Claude Code session that compacted reports its whole life, and the hard limit its windows reached before', { skip: realdataSkip }, () => {
+test('realdata: replay walks the whole file of a Claude Code session that compacted, judging each point by the calibrated size', { skip: realdataSkip }, () => {
+  const doc = parseDocument(readFileSync(real(CLAUDE_01)), { path: real(CLAUDE_01) });
+  const active = readTranscript(doc).entries;
+  const whole = claudeCodeWholeLife(doc);
+  // Every chain of the file, joined through the two compact boundaries; the compaction summaries left out.
+  assert.ok(whole.length > 3 * active.length, `${whole.length} vs ${active.length}`);
+  assert.ok(!whole.some((e) => e.turn.type === 'summary'));
+  // It starts before the first compaction (2026-01-28T23:05:14Z); the active chain after the last (03:20 next day).
+  assert.ok((whole[0]?.turn.timestamp ?? '') < '2026-01-28T23:05:14Z', whole[0]?.turn.timestamp);
+  assert.ok((active[0]?.turn.timestamp ?? '') > '2026-01-29T03:20:00Z', active[0]?.turn.timestamp);
+  assert.deepEqual(whole.slice(-(active.length - 1)).map((e) => e.turn.id), active.filter((e) => e.turn.type !== 'summary').map((e) => e.turn.id));
+
   const json = runCli(['replay', real(CLAUDE_01), '--json']);
   assert.equal(json.exitCode, 0, json.stderr);
   const report = JSON.parse(json.stdout) as {
-    limits: { hard: number };
+    turns: number;
+    steps: number;
+    notes: string[];
+    limits: { soft: number; hard: number };
+    events: { kind: string; windowBefore: number }[];
     hardLimitExceeded: boolean;
     stepsOverHardLimit: number[];
-    lifetime: { peak: number; compactions: number; compactionSizes: number[]; overHardLimit: boolean };
+    peakTokens: number[];
+    lifetime: { peak: number; compactions: number; compactionSizes: number[]; overHardLimit: boolean; wholeFile: boolean };
   };
-  // Its compact_boundary lines record 176.7k and 158.1k before each compaction; its 200k window has a 160k hard limit.
+  assert.equal(report.turns, whole.length);
+  assert.ok(report.notes.some((n) => n.startsWith(`walked the whole file: ${whole.length} turns through the agent's 2 compactions`)), report.notes.join('\n'));
+  // Its compact_boundary lines record 176.7k and 158.1k before each compaction, in a 200k window (hard 160k).
   assert.equal(report.limits.hard, 160_000);
-  assert.equal(report.lifetime.compactions, 2);
+  assert.deepEqual(report.lifetime, { peak: 176_700, compactions: 2, compactionSizes: report.lifetime.compactionSizes, overHardLimit: false, wholeFile: true });
   assert.equal(report.lifetime.compactionSizes.length, 2);
-  assert.equal(report.lifetime.peak, 176_700);
-  assert.equal(report.lifetime.overHardLimit, true);
-  assert.equal(report.hardLimitExceeded, true);
-  assert.deepEqual(report.stepsOverHardLimit, [], 'after its last compaction, the replayed window stays under');
+  // The turns before the compactions are judged too: the policy prunes there (in the model's tokens, at the soft limit).
+  const prunes = report.events.filter((e) => e.kind === 'prune');
+  assert.ok(prunes.length >= 3, `${prunes.length} prunes`);
+  for (const p of prunes) assert.ok(p.windowBefore >= report.limits.soft, String(p.windowBefore));
+  assert.equal(report.peakTokens.length, report.steps);
+  assert.deepEqual(report.stepsOverHardLimit, []);
+  assert.equal(report.hardLimitExceeded, false);
   const human = runCli(['replay', real(CLAUDE_01)]);
-  assert.doesNotMatch(human.stdout, /never exceeded/);
-  assert.match(human.stdout, /whole session: the agent compacted 2 times \(at 177k, 158k\); peak 176,700 tokens/);
-  assert.match(human.stdout, /hard limit: exceeded before the agent's own compaction \(peak 176,700 ≥ 160,000\)/);
-  // A window its peak never reached: never exceeded.
-  const wide = JSON.parse(runCli(['replay', real(CLAUDE_01), '--json', '--window', '1M']).stdout) as { hardLimitExceeded: boolean; lifetime: { overHardLimit: boolean } };
-  assert.equal(wide.lifetime.overHardLimit, false);
-  assert.equal(wide.hardLimitExceeded, false);
+  assert.match(human.stdout, /whole session: the agent compacted 2 times \(at 177k, 158k\); peak 176,700 tokens; replayed through them/);
 });
 
 test('realdata: --since/--until in batch analyze use a compacted session\'s whole time span', { skip: realdataSkip }, () => {

@@ -126,7 +126,7 @@ describe('replay on real transcripts', () => {
   });
 
   // Windows are in the model's tokens: this session's model sees about 48k before any turn of it.
-  test('golden: a 4 MB Claude Code session (its active chain) under a 120k window', { skip: realdataSkip }, () => {
+  test('golden: a 4 MB Claude Code session (walked whole, through its 2 compactions) under a 120k window', { skip: realdataSkip }, () => {
     const result = runCli(['replay', rel(claude!), '--window', '120k']);
     assert.equal(result.exitCode, 0, result.stderr);
     assertGolden('replay-realdata-claude', result);
@@ -140,9 +140,13 @@ describe('replay on real transcripts', () => {
       const result = runCli(['replay', rel(path), '--window', '120k', '--json']);
       assert.equal(result.exitCode, 0, `${realdataName(path)}: ${result.stdout}${result.stderr}`);
       const r = JSON.parse(result.stdout) as ReplayReport;
-      // The replayed windows stay under; only a window the agent had before its own compaction may not have.
-      assert.deepEqual(r.stepsOverHardLimit, [], realdataName(path));
-      assert.equal(r.hardLimitExceeded, r.lifetime.overHardLimit, realdataName(path));
+      // The replayed windows stay under, except at a step where no prune could get there: one step whose
+      // pinned turns and latest turn alone are over (01, walked whole: a ~49k tool result at step 76).
+      const impossible = r.events.filter((e) => e.kind === 'prune-impossible').map((e) => e.step);
+      for (const step of r.stepsOverHardLimit) assert.ok(impossible.includes(step), `${realdataName(path)}: step ${step}`);
+      if (!realdataName(path).startsWith('claude-code/01-')) assert.deepEqual(r.stepsOverHardLimit, [], realdataName(path));
+      // Only a window the agent had before its own compaction (a session not walked whole) may add to it.
+      assert.equal(r.hardLimitExceeded, r.stepsOverHardLimit.length > 0 || r.lifetime.overHardLimit, realdataName(path));
       assert.equal(r.windowTokens.length, r.steps);
       pruned += r.prunes;
     }

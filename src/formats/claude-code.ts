@@ -350,7 +350,8 @@ function usageKeyOf(value: JsonObject, message: JsonObject): string | undefined 
   return id === undefined ? undefined : `${id}\u0000${str(value['requestId']) ?? ''}`;
 }
 
-function read(doc: ParsedDocument): Transcript {
+/** `wholeLife`: the whole file, through the agent's compactions (their summaries left out), for `replay`. */
+function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {}): Transcript {
   const state: ReadState = { issues: [], unknownBlocks: 0, repeatedBlocks: 0 };
   const { issues } = state;
   const notes: string[] = [];
@@ -462,7 +463,16 @@ function read(doc: ParsedDocument): Transcript {
       }
       seen.add(node.uuid);
       chain.push(node);
-      const parent = node.value['parentUuid'];
+      let parent = node.value['parentUuid'];
+      if (typeof parent !== 'string' && options.wholeLife === true && node.value['subtype'] === 'compact_boundary') {
+        // A compact boundary starts a new chain. The session before it ended at its logical parent,
+        // which real files often do not hold: then at the last main-chain message before the boundary.
+        const logical = node.value['logicalParentUuid'];
+        const at = node.order;
+        const before = typeof logical === 'string' && byUuid.has(logical) ? byUuid.get(logical) : nodes.findLast((n) => n.order < at && LEAF_TYPES.has(n.type) && n.value['isSidechain'] !== true);
+        if (before === undefined) break;
+        parent = before.uuid;
+      }
       if (typeof parent !== 'string') break;
       const next = byUuid.get(parent);
       if (!next) {
@@ -493,7 +503,7 @@ function read(doc: ParsedDocument): Transcript {
     if (node.value['subtype'] === 'compact_boundary') {
       boundariesOnChain++;
       boundary = node;
-      cut = i + 1;
+      if (options.wholeLife !== true) cut = i + 1;
       microcompactsAfter = 0;
       clearedToolIds = new Set();
     } else if (node.value['subtype'] === 'microcompact_boundary') {
@@ -573,6 +583,7 @@ function read(doc: ParsedDocument): Transcript {
       skippedOnChain.set(key, (skippedOnChain.get(key) ?? 0) + 1);
       continue;
     }
+    if (options.wholeLife === true && value['isCompactSummary'] === true) continue;
     const message = value['message'];
     if (!isRecord(message)) {
       issues.push({ line: node.line, severity: 'warning', reason: `${node.type} line without a message object; skipped` });
@@ -698,6 +709,15 @@ export function contentBlocks(value: JsonObject): JsonObject[] {
   const message = value['message'];
   if (!isRecord(message) || !Array.isArray(message['content'])) return [];
   return message['content'].filter(isRecord);
+}
+
+/**
+ * The turns of a Claude Code session's whole life, in order: every chain before the agent's own
+ * compactions joined through each boundary's logical parent, the compaction summaries left out.
+ * `replay` walks them; `entries` of a normal read are only the turns after the last compaction.
+ */
+export function claudeCodeWholeLife(doc: ParsedDocument): readonly TranscriptEntry[] {
+  return read(doc, { wholeLife: true }).entries;
 }
 
 export const claudeCodeAdapter: FormatAdapter = {

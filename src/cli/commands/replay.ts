@@ -14,6 +14,7 @@ import { OrchestratorContextInjector } from '../../core/refresh/orchestrator-con
 import type { FormatName } from '../../core/transcript.js';
 import type { ContextWindow, ConversationTurn } from '../../core/turn.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
+import { claudeCodeWholeLife } from '../../formats/claude-code.js';
 import { OrchestratorLoop } from '../../orchestrator/orchestrator-loop.js';
 import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
@@ -89,11 +90,18 @@ export interface ReplayReport {
   /** The window at each step before its prune (the peaks). */
   readonly peakTokens: readonly number[];
   /**
-   * The session's whole life, as the agent recorded it: a Claude Code or Codex session that compacted
-   * is replayed from its last compaction on, but the windows it had before were sent too.
-   * `overHardLimit`: a recorded size before a compaction (or the recorded peak) reached the hard limit.
+   * The session's whole life, as the agent recorded it. A Claude Code session that compacted is walked
+   * whole; another (Codex) is replayed from its last compaction on, and `overHardLimit` says that a
+   * size it recorded before a compaction (or its recorded peak) reached the hard limit.
    */
-  readonly lifetime: { readonly peak: number; readonly compactions: number; readonly compactionSizes: readonly number[]; readonly overHardLimit: boolean };
+  readonly lifetime: {
+    readonly peak: number;
+    readonly compactions: number;
+    readonly compactionSizes: readonly number[];
+    readonly overHardLimit: boolean;
+    /** The replay walked the whole file through the agent's compactions (Claude Code), not only the turns after the last. */
+    readonly wholeFile: boolean;
+  };
 }
 
 /**
@@ -119,7 +127,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
 
-    const { transcript, display } = await loadTranscriptInput(path, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx });
+    const { doc, transcript, display } = await loadTranscriptInput(path, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx });
     const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
     const counter = new CachedCounter(givenSettings.encoding, cacheDir);
     // Counted once per turn (blobs by their provider's rule); the loop keeps counts it is given.
@@ -142,7 +150,15 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     if (calibration.basis !== 'estimate') {
       notes.push(`sizes in the model's tokens (${calibration.basis}: ${calibration.scale} × the estimate + ${calibration.overhead.toLocaleString('en-US')})`);
     }
-    const all = transcript.entries.map((e, i): ConversationTurn => ({ ...e.turn, tokenCount: tokens[i] ?? 0 }));
+    // A Claude Code session the agent compacted is walked whole: every turn of the file, through its
+    // compactions (their summaries left out: the policy prunes instead), each point judged by the
+    // session's calibration (it maps the estimate of any turns to the model's tokens).
+    const compactions = transcript.lifetime?.compactions.length ?? 0;
+    const whole = transcript.format === 'claude-code' && compactions > 0 ? claudeCodeWholeLife(doc) : undefined;
+    const walked = whole ?? transcript.entries;
+    const walkedTokens = whole ? countEntries(whole, counter).map((t) => t.total) : tokens;
+    if (whole) notes.push(`walked the whole file: ${whole.length.toLocaleString('en-US')} turns through the agent's ${compactions} compaction${compactions === 1 ? '' : 's'} (the active context after the last has ${transcript.entries.length.toLocaleString('en-US')})`);
+    const all = walked.map((e, i): ConversationTurn => ({ ...e.turn, tokenCount: walkedTokens[i] ?? 0 }));
     const turns = options.refresh === false ? all : all.filter((t) => !isRefreshTurn(t));
     if (turns.length < all.length) notes.push(`${all.length - turns.length} refresh turn(s) already in the transcript were left out: the replay makes its own`);
 
@@ -222,7 +238,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
 
     const prunes = events.filter((e) => e.kind === 'prune');
     // Before the agent's own compactions: the sizes it recorded are in the model's tokens already.
-    const lifeOverHard = session.life.compactions > 0 && Math.max(...session.life.compactionSizes, transcript.lifetime?.peakRecorded ?? 0) >= session.limits.hard;
+    const lifeOverHard = whole === undefined && session.life.compactions > 0 && Math.max(...session.life.compactionSizes, transcript.lifetime?.peakRecorded ?? 0) >= session.limits.hard;
     const report: ReplayReport = {
       schemaVersion: REPLAY_SCHEMA_VERSION,
       file: display,
@@ -243,7 +259,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
       finalWindow: { turns: final.turns.length, tokens: m(final.totalTokenEstimate) },
       windowTokens: windows,
       peakTokens: peaks,
-      lifetime: { ...session.life, overHardLimit: lifeOverHard },
+      lifetime: { ...session.life, overHardLimit: lifeOverHard, wholeFile: whole !== undefined },
     };
     if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else ctx.stdout.write(renderReplayReport(report, ctx));

@@ -24,7 +24,7 @@ export function renderReplayReport(report: ReplayReport, ctx: CliContext): strin
   const life = report.lifetime;
   if (life.compactions > 0) {
     const sizes = life.compactionSizes.map((size) => compact(size)).join(', ');
-    lines.push(`  whole session: the agent compacted ${n(life.compactions)} time${life.compactions === 1 ? '' : 's'} (at ${sizes}); peak ${n(life.peak)} tokens; replayed from its last compaction on`);
+    lines.push(`  whole session: the agent compacted ${n(life.compactions)} time${life.compactions === 1 ? '' : 's'} (at ${sizes}); peak ${n(life.peak)} tokens; ${life.wholeFile ? 'replayed through them (the policy prunes instead)' : 'replayed from its last compaction on'}`);
   }
   if (first !== undefined) {
     lines.push(c.red(`  hard limit: exceeded at ${n(report.stepsOverHardLimit.length)} step${report.stepsOverHardLimit.length === 1 ? '' : 's'} (first at step ${first}), even after pruning`));
