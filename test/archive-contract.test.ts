@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Archive } from '../src/archive/archive.js';
 import { rawEventHash, redactUrl } from '../src/archive/archive.js';
 import { copyArchive } from '../src/archive/copy.js';
-import { ArchiveSchemaError, ArchiveWriteError, TranscriptChangedError, UnknownPruneEventError } from '../src/archive/errors.js';
+import { ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, TranscriptChangedError, UnknownPruneEventError } from '../src/archive/errors.js';
 import { tsQueries } from '../src/archive/fts-query.js';
 import { openArchiveAt } from '../src/archive/open.js';
 import { PG_SCHEMA_VERSION, postgresEmbeddingCache, PostgresArchive } from '../src/archive/postgres.js';
@@ -383,6 +383,31 @@ describe('PostgreSQL store', () => {
     assert.deepEqual(await dry.cache.getEmbeddings('m', ['h']), new Map([['h', Float32Array.from([1])]]), 'the dry run reads what a prune cached');
     await dry.cache.putEmbeddings('m', [{ hash: 'h2', vector: [2] }]);
     assert.equal((await client.query('SELECT count(*)::int AS n FROM embedding_cache')).rows[0].n, 1, 'the dry run stored nothing');
+  });
+
+  test('a damaged PostgreSQL archive: restore is refused with a hint for PostgreSQL, not sqlite3', async (t) => {
+    const { url } = await startPostgres(t);
+    const archive = await PostgresArchive.open(url);
+    t.after(() => archive.close());
+    const doc = fixtureDoc('devs', 'basic-session.jsonl');
+    const { event: e, output } = realPrune('dmg', doc);
+    await archive.recordPrune(e);
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    t.after(() => client.end());
+    const refused = (detail: RegExp) => (error: unknown): boolean => {
+      assert.ok(error instanceof ArchiveCorruptError);
+      assert.match(error.message, detail);
+      assert.match(error.hint ?? '', /PostgreSQL archive may be damaged.*pg_amcheck/);
+      assert.doesNotMatch(error.hint ?? '', /sqlite3|integrity_check/);
+      return true;
+    };
+    // A record the layout needs is gone (the check shared with SQLite), then the layout itself.
+    await client.query("DELETE FROM archived_records WHERE event_id = 'dmg' AND record_index = (SELECT min(record_index) FROM archived_records WHERE event_id = 'dmg')");
+    await assert.rejects(archive.restore('dmg', output), refused(/archived record \d+ is missing/));
+    await client.query("UPDATE prune_events SET layout = 'not json' WHERE id = 'dmg'");
+    await assert.rejects(archive.restore('dmg', output), refused(/restore layout is not readable/));
   });
 
   test('an archive that must exist is not created in an empty database', async (t) => {
