@@ -22,6 +22,7 @@ import { archivedTurn as turn, pruneEvent as event, recallEvents } from './helpe
 import { dropMiddleEdit } from './helpers/edits.js';
 import { startPostgres } from './helpers/postgres.js';
 import { GeminiEmbedder } from '../src/providers/gemini/embedder.js';
+import { InputError } from '../src/core/errors.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
 /**
@@ -313,7 +314,9 @@ describe('PostgreSQL store', () => {
       GRANT USAGE ON SEQUENCE prune_events_seq_seq, archived_turns_id_seq TO devs_ctx_writer;
       GRANT SELECT ON prune_events, archived_records, archived_turns TO devs_ctx_reader;
       GRANT SELECT, INSERT ON embedding_cache TO devs_ctx_writer;
-      GRANT SELECT ON embedding_cache TO devs_ctx_reader;`);
+      GRANT SELECT ON embedding_cache TO devs_ctx_reader;
+      CREATE ROLE devs_ctx_no_cache; GRANT USAGE ON SCHEMA public TO devs_ctx_no_cache;
+      GRANT SELECT ON devs_ctx_schema_migrations TO devs_ctx_no_cache;`);
     // PGlite is one backend that every connection shares: SET ROLE here is the role the archive's queries run as.
     const as = async (role: string): Promise<void> => {
       await admin.query(`SET ROLE ${role}`);
@@ -339,6 +342,14 @@ describe('PostgreSQL store', () => {
     assert.ok((await reader.restore('least', output)).equals(serializeDocument(doc)));
     assert.equal((await reader.findRestorable(output))?.id, 'least');
     assert.deepEqual(await reader.getEmbeddings('m', ['h']), new Map([['h', Float32Array.from([1, 2])]]), 'a dry run reads cached vectors');
+    await as('devs_ctx_no_cache');
+    await assert.rejects(postgresEmbeddingCache(url, { readOnly: false }).cache.getEmbeddings('m', ['h']), (error: unknown) => {
+      assert.ok(error instanceof InputError, String(error));
+      assert.match(error.message, /could not use its cache of Gemini vectors: permission denied for table embedding_cache/);
+      assert.match(error.hint ?? '', /SELECT, INSERT on embedding_cache/);
+      assert.doesNotMatch(error.message, /pw-Zq7/);
+      return true;
+    });
     await assert.rejects(reader.recordPrune({ ...e, id: 'not-allowed' }), (error: unknown) => error instanceof ArchiveWriteError && /permission denied/.test(error.message));
   });
 

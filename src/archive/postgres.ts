@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Pool, PoolClient } from 'pg';
 import type { Archive, RawPruneEvent } from './archive.js';
 import { redactUrl } from './archive.js';
+import { InputError } from '../core/errors.js';
 import { ArchiveConnectError, ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { snippetOf, tsQueries } from './fts-query.js';
 import { assertStartsWithOutput, restoreBytes, RestoreLayoutSchema, startsWithOutput } from './layout.js';
@@ -580,6 +581,11 @@ export function postgresEmbeddingCache(
     }
     try {
       return await work(archive);
+    } catch (error) {
+      throw new InputError(
+        `the PostgreSQL archive at ${archive.location} could not use its cache of Gemini vectors: ${scrub(error, url)}`,
+        'the role needs SELECT, INSERT on embedding_cache (see "Least privileges" in the README), or use --embedder local',
+      );
     } finally {
       await archive.close().catch(() => {});
     }
