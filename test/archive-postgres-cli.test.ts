@@ -78,7 +78,7 @@ describe('devs-ctx with a PostgreSQL archive', () => {
     assert.ok(readFileSync(moved).equals(fixtureBytes), 'restored byte for byte on the other machine');
   });
 
-  test('--archive URL and a config file "archive" URL work the same', async (t) => {
+  test('--archive URL and a config file "archive" URL work the same (once the user allows a project archive URL)', async (t) => {
     const { url, password } = await startPostgres(t);
     const m = machine(t, 'flag');
     session(m.dir);
@@ -86,6 +86,13 @@ describe('devs-ctx with a PostgreSQL archive', () => {
     assert.equal(pruned.exitCode, 0, pruned.stderr);
     assertNoSecret(pruned, password);
     writeFileSync(join(m.dir, 'devs-ctx.config.json'), JSON.stringify({ archive: url }));
+    // A project's URL is the project's wish, not the user's: ignored until the user's own config allows it.
+    const ignored = await runCliAsync(['restore', 's.jsonl', '-o', 'back.jsonl'], { cwd: m.dir, env: m.env });
+    assert.equal(ignored.exitCode, 3, ignored.stderr);
+    assert.match(ignored.stderr, /outside its project: ignored/);
+    assertNoSecret(ignored, password);
+    mkdirSync(join(m.env['HOME']!, '.config', 'devs-ctx'), { recursive: true });
+    writeFileSync(join(m.env['HOME']!, '.config', 'devs-ctx', 'config.json'), JSON.stringify({ allowProjectArchive: true }));
     const restored = await runCliAsync(['restore', 's.jsonl', '-o', 'back.jsonl'], { cwd: m.dir, env: m.env });
     assert.equal(restored.exitCode, 0, restored.stderr);
     assert.ok(readFileSync(join(m.dir, 'back.jsonl')).equals(fixtureBytes));

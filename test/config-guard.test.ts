@@ -89,3 +89,62 @@ test('prune: a plain-http DEVS_CTX_GEMINI_BASE_URL off this machine is a usage e
   assert.equal(result.exitCode, 2, result.stderr);
   assert.match(result.stderr, /DEVS_CTX_GEMINI_BASE_URL="http:\/\/gateway\.invalid" cannot be used: plain http is allowed only to this machine/);
 });
+
+/**
+ * Found by the hostile review: a cloned project's "archive" could send every pruned turn (and
+ * PGPASSWORD) to a server of its choosing, or write a database anywhere on the disk. It is used only
+ * when it is a SQLite file inside the project's own folder, unless the user's own config allows more.
+ */
+test("prune: a cloned project's archive URL or outside path is ignored, with a warning; inside the project, or allowed by the user, it is used", async (t) => {
+  const { createServer } = await import('node:net');
+  const connections: number[] = [];
+  const server = createServer((socket) => {
+    connections.push(1);
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const port = (server.address() as { port: number }).port;
+
+  const root = tempDir(t);
+  const dir = join(root, 'repo');
+  const outside = join(root, 'elsewhere');
+  mkdirSync(dir);
+  mkdirSync(outside);
+  const home = join(root, 'home');
+  mkdirSync(home);
+  copyFileSync(join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl'), join(dir, 's.jsonl'));
+  const { symlinkSync, existsSync } = await import('node:fs');
+  symlinkSync(outside, join(dir, 'link'));
+  const env = { HOME: home };
+  const defaultArchive = join(home, '.local', 'share', 'devs-ctx', 'archive.sqlite');
+  const prune = (archive: string) => {
+    writeFileSync(join(dir, 'devs-ctx.config.json'), JSON.stringify({ archive }));
+    rmSync(join(dir, 'out.jsonl'), { force: true });
+    return runCliAsync(['prune', 's.jsonl', '-o', 'out.jsonl', '--window', '4000'], { cwd: dir, env });
+  };
+
+  for (const archive of [`postgres://attacker:pw@127.0.0.1:${port}/loot`, '../elsewhere/a.sqlite', join(outside, 'b.sqlite'), 'link/c.sqlite']) {
+    rmSync(defaultArchive, { force: true });
+    const result = await prune(archive);
+    assert.equal(result.exitCode, 0, `${archive}: ${result.stderr}`);
+    assert.match(result.stderr, /outside its project: ignored[\s\S]*"allowProjectArchive": true/, archive);
+    assert.ok(!result.stderr.includes(':pw@'), 'the password is never printed');
+    assert.ok(existsSync(defaultArchive), `${archive}: the prune went to the user's default archive`);
+  }
+  assert.deepEqual(connections, [], 'no connection was made to the project-chosen server');
+  assert.deepEqual((await import('node:fs')).readdirSync(outside), [], 'no database was created outside the project');
+
+  // A SQLite file inside the project's own folder is the project's business.
+  const inside = await prune('archive/inside.sqlite');
+  assert.equal(inside.exitCode, 0, inside.stderr);
+  assert.equal(inside.stderr.includes('ignored'), false, inside.stderr);
+  assert.ok(existsSync(join(dir, 'archive', 'inside.sqlite')));
+
+  // The user's own config may allow more.
+  mkdirSync(join(home, '.config', 'devs-ctx'), { recursive: true });
+  writeFileSync(join(home, '.config', 'devs-ctx', 'config.json'), JSON.stringify({ allowProjectArchive: true }));
+  const allowed = await prune('../elsewhere/a.sqlite');
+  assert.equal(allowed.exitCode, 0, allowed.stderr);
+  assert.ok(existsSync(join(outside, 'a.sqlite')), 'allowed by the user: the project archive is used');
+});

@@ -9,7 +9,7 @@ import { openArchiveAt } from '../src/archive/open.js';
 import { archiveWindow, loadAgentSession } from '../src/cli/agent-session.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { claudeProjectDir } from '../src/io/agent-sessions.js';
-import { cliEnv } from './helpers/cli.js';
+import { cliEnv, runCli } from './helpers/cli.js';
 import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 const bin = join(repoRoot, 'bin', 'devs-ctx.js');
@@ -77,10 +77,26 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
   it('context_status finds the session from the working directory and reports its size and compactions', async () => {
     const result = await client.callTool({ name: 'context_status', arguments: {} });
     assert.notEqual((result as ToolText).isError, true, textOf(result));
-    const status = JSON.parse(textOf(result)) as { session: string; format: string; contextTokens: number; compactions: unknown[]; heaviest: unknown[]; urgency: string };
+    const status = JSON.parse(textOf(result)) as {
+      session: string;
+      format: string;
+      contextTokens: number;
+      basis: string;
+      compactions: unknown[];
+      heaviest: unknown[];
+      urgency: string;
+      agentCompaction: { at: number } | null;
+    };
     assert.equal(status.session, sessionPath);
     assert.equal(status.format, 'claude-code');
-    assert.ok(status.contextTokens > 0);
+    // The size the model sees, calibrated on the session's own API calls: the same as analyze says.
+    const analyzed = JSON.parse(runCli(['analyze', sessionPath, '--json']).stdout) as { context: { tokens: number; basis: string; estimate: number }; urgency: string };
+    assert.notEqual(analyzed.context.basis, 'estimate', 'the real session records its usage');
+    assert.equal(status.contextTokens, analyzed.context.tokens);
+    assert.equal(status.basis.split(':')[0], analyzed.context.basis);
+    assert.equal(status.urgency, analyzed.urgency);
+    assert.ok(status.contextTokens > analyzed.context.estimate, 'more than the turns in the file: the system prompt and tools count');
+    assert.ok((status.agentCompaction?.at ?? 0) > 0, 'where Claude Code will compact by itself');
     assert.equal(status.compactions.length, 2);
     assert.ok(status.heaviest.length > 0);
   });

@@ -6,7 +6,8 @@ import { isPostgresUrl, redactUrl } from '../archive/archive.js';
 import type { ArchiveStore } from '../archive/store.js';
 import type { EmbeddingCache } from '../providers/gemini/embedder.js';
 import { DevsCtxError, InputError, UsageError } from '../core/errors.js';
-import { loadConfig } from '../io/config.js';
+import { loadConfig, loadUserConfig } from '../io/config.js';
+import { isInside, realPathOf } from '../io/paths.js';
 import type { CliContext } from './context.js';
 
 /**
@@ -30,10 +31,25 @@ export async function resolveArchivePath(
   }
   if (!ctx.env['DEVS_CTX_ARCHIVE']?.trim()) {
     const file = configFile ?? loadConfig({ cwd: ctx.cwd });
-    if (file?.config.archive) return at(dirname(file.path), file.config.archive);
+    if (file?.config.archive) {
+      const location = at(dirname(file.path), file.config.archive);
+      if (file.explicit || projectArchiveAllowed(location, dirname(file.path), ctx)) return location;
+      ctx.stderr.write(
+        `devs-ctx: warning: ${file.path} names the archive ${archiveDisplay(location)}, outside its project: ignored (a project's config could send every pruned turn, and PGPASSWORD, to a server of its choosing); set "allowProjectArchive": true in your own ~/.config/devs-ctx/config.json to use it, or pass --archive\n`,
+      );
+    }
   }
   const { defaultArchivePath } = await import('../archive/paths.js');
   return at(ctx.cwd, defaultArchivePath(ctx.env, ctx.env['HOME'] ?? homedir()));
+}
+
+/**
+ * A config found by walking up may have come with a clone: its archive is used when it is a SQLite
+ * file inside the config's own folder (symlinks resolved), or when the user's own config allows more.
+ */
+function projectArchiveAllowed(location: string, projectDir: string, ctx: CliContext): boolean {
+  if (!isPostgresUrl(location) && isInside(realPathOf(location), realPathOf(projectDir))) return true;
+  return loadUserConfig(ctx.env)?.config.allowProjectArchive === true;
 }
 
 /** The archive's location as printed: a path, or a URL without its password. */

@@ -79,6 +79,8 @@ export const UserConfigSchema = z.strictObject({
   allowProjectGeminiBaseUrl: z.boolean().optional(),
   /** Let a project's "transcripts" name files outside its repository (absolute, `..`, symlinks out). */
   allowTranscriptsOutsideRepository: z.boolean().optional(),
+  /** Let a project's "archive" be a postgres:// URL or a SQLite file outside the project's folder. */
+  allowProjectArchive: z.boolean().optional(),
 });
 export type UserConfig = z.infer<typeof UserConfigSchema>;
 

@@ -32,12 +32,15 @@ function entryExists(path: string): boolean {
   }
 }
 
-/** Loads the named config, or the nearest one found by walking up; none is fine. */
-export function loadConfig(options: { explicitPath?: string; cwd: string }): { path: string; config: ConfigFile } | undefined {
+/**
+ * Loads the named config, or the nearest one found by walking up; none is fine. `explicit` says the
+ * user named it (--config); a file found by walking up may have come with a clone or a pull.
+ */
+export function loadConfig(options: { explicitPath?: string; cwd: string }): { path: string; config: ConfigFile; explicit: boolean } | undefined {
   const path = options.explicitPath ? resolve(options.cwd, options.explicitPath) : findConfigFile(options.cwd);
   if (!path) return undefined;
   const value = readConfigJson(path, options.explicitPath ? 'check the --config path' : `remove or fix ${path}`, `fix ${path} or pass --config to use another file`);
-  return { path, config: parseConfigFile(path, value) };
+  return { path, config: parseConfigFile(path, value), explicit: options.explicitPath !== undefined };
 }
 
 /** Where the user's own config is: `$XDG_CONFIG_HOME/devs-ctx/config.json`, else `~/.config/devs-ctx/config.json`. */
@@ -50,7 +53,7 @@ export function userConfigPath(env: Readonly<Record<string, string | undefined>>
 
 /**
  * The user's own config (see userConfigPath); none is fine. Only this file may let a project's
- * config redirect the Gemini key or reach files outside the repository.
+ * config redirect the Gemini key, reach files outside the repository, or send the archive elsewhere.
  */
 export function loadUserConfig(env: Readonly<Record<string, string | undefined>>): { path: string; config: UserConfig } | undefined {
   const path = userConfigPath(env, env['HOME']);

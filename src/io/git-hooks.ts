@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { InputError, UsageError } from '../core/errors.js';
 import { parseHookScript, previousHookName } from '../core/git-hook.js';
@@ -7,6 +7,7 @@ import type { GitHookName, HookMeta, ParsedHook } from '../core/git-hook.js';
 import { hasGlob, segmentRegExp, splitGlob } from '../core/path-glob.js';
 import { writeFileAtomic } from './atomic.js';
 import { expandInputs } from './input.js';
+import { isInside, realPathOf } from './paths.js';
 
 /** The repository a hook goes into, as git itself sees it from `cwd`. */
 export interface GitRepository {
@@ -239,38 +240,26 @@ export function expandTranscripts(
   home: string | undefined,
   confine?: TranscriptConfinement,
 ): TranscriptMatch[] {
-  const root = confine ? realOrResolved(confine.root) : undefined;
+  const root = confine ? realPathOf(confine.root) : undefined;
   return patterns.map((pattern) => {
     const expanded = home !== undefined && (pattern === '~' || pattern.startsWith('~/')) ? join(home, pattern.slice(1)) : pattern;
     const absolute = isAbsolute(expanded) ? expanded : join(base, expanded);
     if (confine && root !== undefined) {
       // Lexically first, so a pattern such as /**/*.jsonl is not even walked.
       const { base: fixed } = hasGlob(absolute) ? splitGlob(absolute) : { base: absolute };
-      if (!isInside(realOrResolved(fixed || '/'), root) && !isInside(resolve(fixed || '/'), resolve(confine.root))) {
+      if (!isInside(realPathOf(fixed || '/'), root) && !isInside(resolve(fixed || '/'), resolve(confine.root))) {
         return { pattern, files: [], refused: `outside the repository ${confine.root}` };
       }
     }
     const files = hasGlob(absolute) ? walkGlob(absolute) : namedPath(absolute);
     if (!confine || root === undefined) return { pattern, files };
     // Symlinks resolved: a link inside the repository to a file outside it does not count.
-    const inside = files.filter((file) => isInside(realOrResolved(file), root));
+    const inside = files.filter((file) => isInside(realPathOf(file), root));
     const left = files.length - inside.length;
     return left === 0 ? { pattern, files } : { pattern, files: inside, refused: `${left} file(s) it matches are outside the repository ${confine.root} (through a symlink)` };
   });
 }
 
-function realOrResolved(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
-}
-
-function isInside(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
 
 function namedPath(path: string): string[] {
   try {

@@ -153,6 +153,11 @@ export async function runInit(rawOptions: Record<string, unknown>, ctx: CliConte
     }
     if (archive !== undefined && !isPostgresUrl(archive) && !isAbsolute(archive) && !archive.startsWith('..')) {
       note(`The archive holds transcript text: keep ${archive.split('/')[0]} out of version control (.gitignore).`);
+    } else if (archive !== undefined) {
+      note(
+        `${isPostgresUrl(archive) ? redactUrl(archive) : archive} is outside this folder: a project's config may send the archive there only when your own ~/.config/devs-ctx/config.json says "allowProjectArchive": true (or pass --config, or set DEVS_CTX_ARCHIVE_URL / DEVS_CTX_ARCHIVE)`,
+        'warn',
+      );
     }
 
     const config = validateConfig(

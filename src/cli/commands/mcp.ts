@@ -42,9 +42,16 @@ const sessionArgs = {
 };
 const maxTokensArg = z.number().int().min(100).max(MAX_TOKENS_LIMIT).optional().describe(`cap on the answer's size in tokens (default ${DEFAULT_MAX_TOKENS})`);
 
-/** The window size the status reports. One place to switch to the calibrated size (issue 14) when it lands. */
+/** The window size the status reports: the calibrated size the model sees (as `analyze` reports it). */
 export function contextSize(report: AnalyzeReport): { tokens: number; basis: string } {
-  return { tokens: report.totalTokens, basis: `estimate (${report.encoding}, the turns in the file)` };
+  const { context } = report;
+  const how =
+    context.basis === 'calibrated'
+      ? `calibrated on ${context.fit?.points ?? 0} recorded API calls of this session`
+      : context.basis === 'recorded'
+        ? 'the last recorded API call plus the estimate of what came after it'
+        : `estimate (${report.encoding}, the turns in the file)`;
+  return { tokens: context.tokens, basis: `${context.basis}: ${how}` };
 }
 
 /** Cuts `text` to at most `maxTokens`, saying how much was left out. */
@@ -190,13 +197,15 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
       if (!current) return text(noSession(args));
       const report = buildAnalyzeReport({ file: current.path, transcript: current.transcript, tokens: countEntries(current.transcript.entries, counter), settings, readIssues: current.doc.issues });
       const size = contextSize(report);
-      const window = report.recorded?.contextWindow;
+      const window = report.context.window ?? report.recorded?.contextWindow;
       return json(
         {
           session: current.path,
           format: report.format,
           contextTokens: size.tokens,
           basis: size.basis,
+          estimateTokens: report.context.estimate,
+          model: report.context.model,
           recordedContextTokens: report.recorded?.contextTokens ?? null,
           window: window ?? null,
           limits: report.limits,
@@ -204,8 +213,11 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
           turns: report.turns,
           heaviest: report.heaviest.slice(0, 5),
           compactions: current.history.compactions.map((c) => ({ line: c.line, time: c.timestamp ?? null, trigger: c.trigger ?? null, preTokens: c.preTokens ?? null })),
-          autoCompaction:
-            report.format === 'claude-code'
+          agentCompaction: report.agentCompaction,
+          peakTokens: report.lifetime.peak,
+          autoCompaction: report.agentCompaction
+            ? `the agent compacts by itself at about ${report.agentCompaction.at} tokens${report.agentCompaction.turnsLeft !== null ? `, about ${report.agentCompaction.turnsLeft} API calls from now at the recent growth` : ''}`
+            : report.format === 'claude-code'
               ? 'Claude Code compacts by itself when the window is nearly full (about 155k-170k tokens of a 200k window)'
               : report.format === 'codex'
                 ? `Codex compacts by itself near its auto-compact limit${window ? ` (window ${window} tokens)` : ''}`
