@@ -19,7 +19,6 @@ import { STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
 import type { Archive } from '../../archive/archive.js';
-import { isPostgresUrl } from '../../archive/archive.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
@@ -131,7 +130,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     const eventId = randomUUID();
     let progress = startProgress(ctx, `pruning ${display}`);
-    vectors = !rankRemotely || !cachePath ? undefined : isPostgresUrl(cachePath) ? (await import('../../archive/postgres.js')).postgresEmbeddingCache(cachePath, { readOnly: options.dryRun === true }) : await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' });
+    vectors = !rankRemotely || !cachePath ? undefined : await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' });
     const cache = vectors?.cache;
     const providers = await buildProviders(choice, {
       counter,
