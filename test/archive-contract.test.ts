@@ -7,10 +7,11 @@ import { join } from 'node:path';
 import type { Archive } from '../src/archive/archive.js';
 import { rawEventHash, redactUrl } from '../src/archive/archive.js';
 import { copyArchive } from '../src/archive/copy.js';
-import { ArchiveSchemaError, ArchiveWriteError, TranscriptChangedError, UnknownPruneEventError } from '../src/archive/errors.js';
+import { ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, TranscriptChangedError, UnknownPruneEventError } from '../src/archive/errors.js';
 import { tsQueries } from '../src/archive/fts-query.js';
 import { openArchiveAt } from '../src/archive/open.js';
-import { PG_SCHEMA_VERSION, PostgresArchive } from '../src/archive/postgres.js';
+import { PG_SCHEMA_VERSION, postgresEmbeddingCache, PostgresArchive } from '../src/archive/postgres.js';
+import { loadSqlite } from '../src/archive/sqlite.js';
 import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/store.js';
 import { readTranscript } from '../src/formats/index.js';
 import { renderOutput, writeTranscript } from '../src/formats/write.js';
@@ -20,6 +21,8 @@ import type { ParsedDocument } from '../src/io/jsonl.js';
 import { archivedTurn as turn, pruneEvent as event, recallEvents } from './helpers/archive-events.js';
 import { dropMiddleEdit } from './helpers/edits.js';
 import { startPostgres } from './helpers/postgres.js';
+import { GeminiEmbedder } from '../src/providers/gemini/embedder.js';
+import { InputError } from '../src/core/errors.js';
 import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 
 /**
@@ -204,6 +207,46 @@ for (const [kind, open] of Object.entries(stores)) {
       assert.equal(rawEventHash(back, sha), rawEventHash(raw, sha));
       assert.equal(await archive.exportEvent('missing'), undefined);
     });
+
+    test('embedding cache: vectors by model and content hash, float32 exact, empty ones skipped', async (t) => {
+      const archive = await open(t);
+      assert.deepEqual(await archive.getEmbeddings('m', []), new Map());
+      assert.deepEqual(await archive.getEmbeddings('m', ['a']), new Map(), 'nothing cached yet');
+      const a = [0.1, -2.5, 3e-8, 1e30];
+      await archive.putEmbeddings('m|redacted|https://x', [
+        { hash: 'a', vector: a },
+        { hash: 'b', vector: Float32Array.from([1, 2]) },
+        { hash: 'empty', vector: [] },
+      ]);
+      const got = await archive.getEmbeddings('m|redacted|https://x', ['a', 'b', 'a', 'empty', 'missing']);
+      assert.deepEqual([...got.keys()].sort(), ['a', 'b']);
+      assert.deepEqual(got.get('a'), Float32Array.from(a), 'the float32 values, as SQLite stores them');
+      assert.deepEqual(got.get('b'), Float32Array.from([1, 2]));
+      assert.deepEqual(await archive.getEmbeddings('m|redacted|https://y', ['a']), new Map(), 'another endpoint is another key');
+      assert.deepEqual(await archive.getEmbeddings('m|raw|https://x', ['a']), new Map(), 'unredacted text is another key');
+      // Stored again (another machine, the same text): no error, one vector.
+      await archive.putEmbeddings('m|redacted|https://x', [{ hash: 'a', vector: a }]);
+      assert.deepEqual((await archive.getEmbeddings('m|redacted|https://x', ['a'])).get('a'), Float32Array.from(a));
+    });
+
+    test('embedding cache: the Gemini embedder on this archive embeds an unchanged text once', async (t) => {
+      const archive = await open(t);
+      const sent: string[][] = [];
+      const client = {
+        async embedTexts(_model: string, texts: readonly string[]): Promise<number[][]> {
+          sent.push([...texts]);
+          return texts.map((text) => [text.length, 0.5, -1]);
+        },
+      };
+      const options = { cache: archive, cacheKey: 'http://127.0.0.1:1' };
+      const first = await new GeminiEmbedder(client, options).embed(['alpha', 'beta', 'alpha']);
+      assert.deepEqual(sent, [['alpha', 'beta']], 'a repeated text is sent once');
+      const again = new GeminiEmbedder(client, options);
+      const second = await again.embed(['beta', 'alpha', 'gamma']);
+      assert.deepEqual(sent, [['alpha', 'beta'], ['gamma']], 'cached texts are not sent again');
+      assert.equal(again.cached, 2);
+      assert.deepEqual(second, [first[1], first[0], Float32Array.from([5, 0.5, -1])]);
+    });
   });
 }
 
@@ -269,7 +312,11 @@ describe('PostgreSQL store', () => {
       GRANT SELECT, INSERT, DELETE ON prune_events, archived_records, archived_turns TO devs_ctx_writer;
       GRANT SELECT ON devs_ctx_schema_migrations TO devs_ctx_writer, devs_ctx_reader;
       GRANT USAGE ON SEQUENCE prune_events_seq_seq, archived_turns_id_seq TO devs_ctx_writer;
-      GRANT SELECT ON prune_events, archived_records, archived_turns TO devs_ctx_reader;`);
+      GRANT SELECT ON prune_events, archived_records, archived_turns TO devs_ctx_reader;
+      GRANT SELECT, INSERT ON embedding_cache TO devs_ctx_writer;
+      GRANT SELECT ON embedding_cache TO devs_ctx_reader;
+      CREATE ROLE devs_ctx_no_cache; GRANT USAGE ON SCHEMA public TO devs_ctx_no_cache;
+      GRANT SELECT ON devs_ctx_schema_migrations TO devs_ctx_no_cache;`);
     // PGlite is one backend that every connection shares: SET ROLE here is the role the archive's queries run as.
     const as = async (role: string): Promise<void> => {
       await admin.query(`SET ROLE ${role}`);
@@ -285,6 +332,8 @@ describe('PostgreSQL store', () => {
     assert.ok((await writer.recall(e.turns[0]!.content.split(/\s+/u).slice(0, 2).join(' '))).length > 0);
     await writer.recordPrune({ ...e, id: 'not-written' });
     assert.equal(await writer.forgetPrune('not-written'), true, 'a prune whose transcript was not written is removed');
+    await writer.putEmbeddings('m', [{ hash: 'h', vector: [1, 2] }]);
+    await writer.putEmbeddings('m', [{ hash: 'h', vector: [1, 2] }]); // cached again by another machine: no UPDATE needed
     await writer.close();
 
     await as('devs_ctx_reader');
@@ -292,7 +341,84 @@ describe('PostgreSQL store', () => {
     t.after(() => reader.close());
     assert.ok((await reader.restore('least', output)).equals(serializeDocument(doc)));
     assert.equal((await reader.findRestorable(output))?.id, 'least');
+    assert.deepEqual(await reader.getEmbeddings('m', ['h']), new Map([['h', Float32Array.from([1, 2])]]), 'a dry run reads cached vectors');
+    await as('devs_ctx_no_cache');
+    await assert.rejects(postgresEmbeddingCache(url, { readOnly: false }).cache.getEmbeddings('m', ['h']), (error: unknown) => {
+      assert.ok(error instanceof InputError, String(error));
+      assert.match(error.message, /could not use its cache of Gemini vectors: permission denied for table embedding_cache/);
+      assert.match(error.hint ?? '', /SELECT, INSERT on embedding_cache/);
+      assert.doesNotMatch(error.message, /pw-Zq7/);
+      return true;
+    });
     await assert.rejects(reader.recordPrune({ ...e, id: 'not-allowed' }), (error: unknown) => error instanceof ArchiveWriteError && /permission denied/.test(error.message));
+  });
+
+  test('embedding cache: the same bytes as SQLite stores (float32, little-endian), so a copy can carry them', async (t) => {
+    const { url } = await startPostgres(t);
+    const archive = await PostgresArchive.open(url);
+    t.after(() => archive.close());
+    const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-contract-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const sqlite = await openArchiveAt(join(dir, 'archive.sqlite'));
+    const vector = [0.1, -2.5, 3e-8, 1e30, 0];
+    await archive.putEmbeddings('m', [{ hash: 'h', vector }]);
+    await sqlite.putEmbeddings('m', [{ hash: 'h', vector }]);
+    await sqlite.close();
+    const db = new (loadSqlite())(join(dir, 'archive.sqlite'), { readonly: true });
+    const fromSqlite = db.prepare('SELECT dims, vector FROM embedding_cache').get() as { dims: number; vector: Buffer };
+    db.close();
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    t.after(() => client.end());
+    const fromPg = (await client.query('SELECT dims, vector FROM embedding_cache')).rows[0] as { dims: number; vector: Buffer };
+    assert.equal(fromPg.dims, 5);
+    assert.equal(fromPg.dims, fromSqlite.dims);
+    assert.ok(fromPg.vector.equals(fromSqlite.vector), 'identical bytes in both stores');
+    assert.equal(fromPg.vector.readFloatLE(4), Math.fround(-2.5));
+    await assert.rejects(client.query("INSERT INTO embedding_cache VALUES ('m', 'bad', 2, '\\x00'::bytea, 'now')"), /check constraint/, 'dims and bytes must agree');
+  });
+
+  test("a dry run's vector cache never writes: no schema in an empty database, nothing stored in a set-up one", async (t) => {
+    const { url } = await startPostgres(t);
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    t.after(() => client.end());
+    const dry = postgresEmbeddingCache(url, { readOnly: true });
+    assert.deepEqual(await dry.cache.getEmbeddings('m', ['h']), new Map());
+    await dry.cache.putEmbeddings('m', [{ hash: 'h', vector: [1] }]);
+    assert.equal((await client.query("SELECT to_regclass('devs_ctx_schema_migrations') IS NULL AS absent")).rows[0].absent, true, 'not migrated');
+    const wet = postgresEmbeddingCache(url, { readOnly: false });
+    await wet.cache.putEmbeddings('m', [{ hash: 'h', vector: [1] }]);
+    assert.deepEqual(await dry.cache.getEmbeddings('m', ['h']), new Map([['h', Float32Array.from([1])]]), 'the dry run reads what a prune cached');
+    await dry.cache.putEmbeddings('m', [{ hash: 'h2', vector: [2] }]);
+    assert.equal((await client.query('SELECT count(*)::int AS n FROM embedding_cache')).rows[0].n, 1, 'the dry run stored nothing');
+  });
+
+  test('a damaged PostgreSQL archive: restore is refused with a hint for PostgreSQL, not sqlite3', async (t) => {
+    const { url } = await startPostgres(t);
+    const archive = await PostgresArchive.open(url);
+    t.after(() => archive.close());
+    const doc = fixtureDoc('devs', 'basic-session.jsonl');
+    const { event: e, output } = realPrune('dmg', doc);
+    await archive.recordPrune(e);
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    t.after(() => client.end());
+    const refused = (detail: RegExp) => (error: unknown): boolean => {
+      assert.ok(error instanceof ArchiveCorruptError);
+      assert.match(error.message, detail);
+      assert.match(error.hint ?? '', /PostgreSQL archive may be damaged.*pg_amcheck/);
+      assert.doesNotMatch(error.hint ?? '', /sqlite3|integrity_check/);
+      return true;
+    };
+    // A record the layout needs is gone (the check shared with SQLite), then the layout itself.
+    await client.query("DELETE FROM archived_records WHERE event_id = 'dmg' AND record_index = (SELECT min(record_index) FROM archived_records WHERE event_id = 'dmg')");
+    await assert.rejects(archive.restore('dmg', output), refused(/archived record \d+ is missing/));
+    await client.query("UPDATE prune_events SET layout = 'not json' WHERE id = 'dmg'");
+    await assert.rejects(archive.restore('dmg', output), refused(/restore layout is not readable/));
   });
 
   test('an archive that must exist is not created in an empty database', async (t) => {

@@ -10,6 +10,7 @@ import { spawnChild } from './helpers/child.js';
 import type { CliResult } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
 import { startPostgres } from './helpers/postgres.js';
+import { startFakeGemini } from './helpers/fake-gemini.js';
 
 /**
  * The CLI against a PostgreSQL archive, over the wire: the built binary with the production `pg`
@@ -250,5 +251,44 @@ describe('devs-ctx with a PostgreSQL archive', () => {
     assert.ok(readFileSync(path).equals(fixtureBytes), 'nothing written');
     const left = await client.query('SELECT (SELECT count(*) FROM prune_events) AS e, (SELECT count(*) FROM archived_records) AS r, (SELECT count(*) FROM archived_turns) AS t');
     assert.deepEqual(left.rows[0], { e: '0', r: '0', t: '0' }, 'the event and its rows are gone');
+  });
+
+  test('--embedder gemini caches vectors in the database: a second prune and a dry run embed nothing, the dry run stores nothing', async (t) => {
+    const { url, password } = await startPostgres(t);
+    const gemini = await startFakeGemini({ apiKey: 'test-key-pg-embed' });
+    t.after(() => gemini.close());
+    const m = machine(t, 'embed');
+    session(m.dir);
+    const env = { ...m.env, DEVS_CTX_ARCHIVE_URL: url, GEMINI_API_KEY: 'test-key-pg-embed', DEVS_CTX_GEMINI_BASE_URL: gemini.url };
+    const args = ['--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW];
+    type Providers = { providers: { embedder: string; embeddingTokens: number; embeddingsCached: number } };
+    const embedded = (): number => gemini.requests.filter((r) => r.action === 'batchEmbedContents').length;
+
+    const first = await runCliAsync(['prune', 's.jsonl', '-o', 'one.jsonl', ...args], { cwd: m.dir, env });
+    assert.equal(first.exitCode, 0, first.stdout + first.stderr);
+    assertNoSecret(first, password);
+    assert.equal((JSON.parse(first.stdout) as Providers).providers.embedder, 'gemini:gemini-embedding-001');
+    assert.ok(embedded() >= 1, 'the first prune embeds');
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    t.after(() => client.end());
+    const cachedRows = async (): Promise<number> => Number((await client.query('SELECT count(*) AS n FROM embedding_cache')).rows[0].n);
+    const rows = await cachedRows();
+    assert.ok(rows > 0, 'vectors are stored in the database');
+
+    gemini.reset();
+    const second = await runCliAsync(['prune', 's.jsonl', '-o', 'two.jsonl', ...args], { cwd: m.dir, env });
+    assert.equal(second.exitCode, 0, second.stdout + second.stderr);
+    assert.equal(embedded(), 0, 'nothing was embedded twice');
+    const report = JSON.parse(second.stdout) as Providers;
+    assert.ok(report.providers.embeddingsCached > 0);
+    assert.equal(report.providers.embeddingTokens, 0);
+
+    const dry = await runCliAsync(['prune', 's.jsonl', '--dry-run', ...args], { cwd: m.dir, env });
+    assert.equal(dry.exitCode, 0, dry.stdout + dry.stderr);
+    assert.equal(embedded(), 0, 'the dry run embeds nothing either');
+    assert.ok((JSON.parse(dry.stdout) as Providers).providers.embeddingsCached > 0);
+    assert.equal(await cachedRows(), rows, 'no vector added by the second prune or the dry run');
   });
 });

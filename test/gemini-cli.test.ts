@@ -171,8 +171,8 @@ describe('prune --summarizer gemini', () => {
 describe('every failure mode: exit 5, the input byte-identical, nothing archived', () => {
   const cases: { name: string; fault: Fault; always?: boolean; message: RegExp; args?: string[] }[] = [
     { name: 'HTTP 500 on every attempt', fault: { kind: 'status', status: 500 }, always: true, message: /HTTP 500.*after 4 attempts/ },
-    // The CLI's own backoff is waited out once, above; here the API's RetryInfo says to retry at once.
-    { name: 'HTTP 503 on every attempt', fault: { kind: 'status', status: 503, retryDelayInBody: '0s' }, always: true, message: /HTTP 503.*after 4 attempts/ },
+    // The CLI's own backoff is waited out once, above; here the server's Retry-After says to retry at once.
+    { name: 'HTTP 503 on every attempt', fault: { kind: 'status', status: 503, retryAfterSeconds: 0 }, always: true, message: /HTTP 503.*after 4 attempts/ },
     { name: 'HTTP 429 asking to wait longer than allowed', fault: { kind: 'status', status: 429, retryAfterSeconds: 3600 }, always: true, message: /asked to wait 3600 s/ },
     { name: 'a hung request', fault: { kind: 'hang' }, always: true, message: /no answer within 1 s/, args: ['--timeout', '1'] },
     { name: 'malformed JSON', fault: { kind: 'malformed' }, message: /not valid JSON/ },
@@ -203,7 +203,7 @@ describe('every failure mode: exit 5, the input byte-identical, nothing archived
 
   test('--fallback extractive: the offline summary is written, and stderr and --json say why', async () => {
     const w = workspace();
-    server.failAlways({ kind: 'status', status: 500, retryDelayInBody: '0s' }, { action: 'generateContent' });
+    server.failAlways({ kind: 'status', status: 500, retryAfterSeconds: 0 }, { action: 'generateContent' });
     const out = join(w.dir, 'out.jsonl');
     const result = await runCliAsync(['prune', w.file, '-o', out, '--summarizer', 'gemini', '--embedder', 'local', '--fallback', 'extractive', ...WINDOW], { env: w.env });
     assert.equal(result.exitCode, 0, result.stderr);
@@ -277,8 +277,8 @@ describe('--embedder gemini', () => {
 
   test('--fallback extractive ranks with the local embedder when Gemini embeddings fail', async () => {
     const w = workspace();
-    // RetryInfo '0s': every retry at once, so the four attempts cost no waiting.
-    server.failAlways({ kind: 'status', status: 503, retryDelayInBody: '0s' }, { action: 'batchEmbedContents' });
+    // Retry-After: 0, every retry at once, so the four attempts cost no waiting.
+    server.failAlways({ kind: 'status', status: 503, retryAfterSeconds: 0 }, { action: 'batchEmbedContents' });
     const result = await runCliAsync(['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', '--fallback', 'extractive', ...WINDOW], { env: w.env });
     assert.equal(result.exitCode, 0, result.stdout);
     const report = JSON.parse(result.stdout) as Report;

@@ -83,6 +83,10 @@ export interface Archive {
   exportEvent(eventId: string): Promise<RawPruneEvent | undefined>;
   /** Stores an exported event in one transaction; false (and nothing written) when its id is already there. */
   importEvent(raw: RawPruneEvent): Promise<boolean>;
+  /** Cached embedding vectors of these content hashes for `model` (the embedder's cache key), by hash. */
+  getEmbeddings(model: string, hashes: readonly string[]): Promise<Map<string, Float32Array>>;
+  /** Caches vectors for `model` by content hash, in one transaction; an empty vector is skipped. */
+  putEmbeddings(model: string, entries: readonly { readonly hash: string; readonly vector: ArrayLike<number> }[]): Promise<void>;
   /** Counts of what is stored (for `archive copy`'s check). */
   counts(): Promise<{ readonly events: number; readonly records: number; readonly turns: number }>;
   close(): Promise<void>;

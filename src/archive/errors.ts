@@ -62,8 +62,19 @@ export class TranscriptChangedError extends DevsCtxError {
 
 /** The archive's bytes do not rebuild the original (a damaged archive or a bug): nothing is returned (exit 3). */
 export class ArchiveCorruptError extends DevsCtxError {
-  constructor(eventId: string, detail: string) {
-    super(`the archive cannot rebuild the transcript of prune ${eventId}: ${detail}`, ExitCode.input, 'archive_corrupt', 'the archive may be damaged; check it with `sqlite3 ARCHIVE "PRAGMA integrity_check"`');
+  constructor(
+    readonly eventId: string,
+    readonly detail: string,
+    store: 'sqlite' | 'postgres' = 'sqlite',
+  ) {
+    super(
+      `the archive cannot rebuild the transcript of prune ${eventId}: ${detail}`,
+      ExitCode.input,
+      'archive_corrupt',
+      store === 'postgres'
+        ? 'the PostgreSQL archive may be damaged; check the database with `pg_amcheck` and restore it from a backup if it reports errors'
+        : 'the archive may be damaged; check it with `sqlite3 ARCHIVE "PRAGMA integrity_check"`',
+    );
   }
 }
 

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Pool, PoolClient } from 'pg';
 import type { Archive, RawPruneEvent } from './archive.js';
 import { redactUrl } from './archive.js';
+import { InputError } from '../core/errors.js';
 import { ArchiveConnectError, ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { snippetOf, tsQueries } from './fts-query.js';
 import { assertStartsWithOutput, restoreBytes, RestoreLayoutSchema, startsWithOutput } from './layout.js';
@@ -84,6 +85,18 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX archived_turns_by_turn_id ON archived_turns (turn_id);
   CREATE INDEX archived_turns_search ON archived_turns USING gin (search);
+  `,
+  // 2: Gemini embeddings cached by model (with endpoint) and content hash, so an unchanged turn is
+  // embedded once. Stored as in SQLite's embedding_cache: little-endian float32 bytes, dims of them.
+  `
+  CREATE TABLE embedding_cache (
+    model text NOT NULL,
+    content_hash text NOT NULL,
+    dims integer NOT NULL CHECK (dims > 0),
+    vector bytea NOT NULL CHECK (octet_length(vector) = dims * 4),
+    created_at text NOT NULL,
+    PRIMARY KEY (model, content_hash)
+  );
   `,
 ];
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
@@ -170,6 +183,42 @@ export class PostgresArchive implements Archive {
    * `mustExist`, a database devs-ctx never wrote to is refused instead of set up.
    */
   static async open(url: string, options: { readonly mustExist?: boolean } = {}): Promise<PostgresArchive> {
+    const archive = PostgresArchive.connect(url);
+    try {
+      await archive.migrate(options.mustExist === true);
+    } catch (error) {
+      throw await archive.failed(error);
+    }
+    return archive;
+  }
+
+  /**
+   * Connects without writing anything, not even a migration: the archive when its schema is this
+   * devs-ctx's, undefined when devs-ctx never set the database up or an older one did (nothing
+   * could be read from it). A newer schema is refused (ArchiveSchemaError).
+   */
+  static async openIfCurrent(url: string): Promise<PostgresArchive | undefined> {
+    const archive = PostgresArchive.connect(url);
+    let seen: number | undefined;
+    try {
+      seen = await archive.schemaVersion();
+      if (seen !== undefined && seen > PG_SCHEMA_VERSION) throw new ArchiveSchemaError(archive.location, seen, PG_SCHEMA_VERSION);
+    } catch (error) {
+      throw await archive.failed(error);
+    }
+    if (seen === PG_SCHEMA_VERSION) return archive;
+    await archive.close().catch(() => {});
+    return undefined;
+  }
+
+  /** Closes the pool and turns a failure to open into the error to report. */
+  private async failed(error: unknown): Promise<Error> {
+    await this.pool.end().catch(() => {});
+    if (error instanceof ArchiveSchemaError || error instanceof ArchiveConnectError) return error;
+    return new ArchiveConnectError(this.location, scrub(error, this.url));
+  }
+
+  private static connect(url: string): PostgresArchive {
     const pg = loadPg();
     const parseInt8 = (value: string): number => Number(value);
     const pool = new pg.Pool({
@@ -181,15 +230,7 @@ export class PostgresArchive implements Archive {
     });
     // An idle connection the server drops emits 'error' on the pool: without a listener it would crash the process.
     pool.on('error', () => {});
-    const archive = new PostgresArchive(pool, url);
-    try {
-      await archive.migrate(options.mustExist === true);
-    } catch (error) {
-      await pool.end().catch(() => {});
-      if (error instanceof ArchiveSchemaError || error instanceof ArchiveConnectError) throw error;
-      throw new ArchiveConnectError(archive.location, scrub(error, url));
-    }
-    return archive;
+    return new PostgresArchive(pool, url);
   }
 
   private async migrate(mustExist: boolean): Promise<void> {
@@ -363,11 +404,17 @@ export class PostgresArchive implements Archive {
       layout = undefined;
     }
     const parsed = RestoreLayoutSchema.safeParse(layout);
-    if (!parsed.success) throw new ArchiveCorruptError(eventId, 'its restore layout is not readable');
+    if (!parsed.success) throw new ArchiveCorruptError(eventId, 'its restore layout is not readable', 'postgres');
     const archived = new Map<number, Buffer>();
     const records = await this.pool.query('SELECT record_index, bytes FROM archived_records WHERE event_id = $1', [eventId]);
     for (const record of records.rows as Array<{ record_index: number; bytes: Buffer }>) archived.set(record.record_index, record.bytes);
-    return restoreBytes({ eventId, layout: parsed.data, archived, current: currentBytes, output: event.output, original: event.original });
+    try {
+      return restoreBytes({ eventId, layout: parsed.data, archived, current: currentBytes, output: event.output, original: event.original });
+    } catch (error) {
+      // The layout check is shared with SQLite; its hint must name this store's tools, not sqlite3.
+      if (error instanceof ArchiveCorruptError) throw new ArchiveCorruptError(error.eventId, error.detail, 'postgres');
+      throw error;
+    }
   }
 
   async recall(query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
@@ -465,7 +512,91 @@ export class PostgresArchive implements Archive {
     return { events: row.events, records: row.records, turns: row.turns };
   }
 
+  async getEmbeddings(model: string, hashes: readonly string[]): Promise<Map<string, Float32Array>> {
+    const found = new Map<string, Float32Array>();
+    const unique = [...new Set(hashes)];
+    if (unique.length === 0) return found;
+    const { rows } = await this.pool.query('SELECT content_hash, vector FROM embedding_cache WHERE model = $1 AND content_hash = ANY($2::text[])', [model, unique]);
+    for (const row of rows as Array<{ content_hash: string; vector: Buffer }>) found.set(row.content_hash, vectorFromBytes(row.vector));
+    return found;
+  }
+
+  async putEmbeddings(model: string, entries: readonly { readonly hash: string; readonly vector: ArrayLike<number> }[]): Promise<void> {
+    const hashes: string[] = [];
+    const dims: number[] = [];
+    const vectors: Buffer[] = [];
+    for (const { hash, vector } of entries) {
+      if (vector.length === 0) continue;
+      hashes.push(hash);
+      dims.push(vector.length);
+      vectors.push(vectorToBytes(vector));
+    }
+    if (hashes.length === 0) return;
+    // One statement, so one transaction. A vector another machine cached meanwhile is kept: same
+    // model, endpoint and text, same vector; and so the role needs no UPDATE (README's grants).
+    await this.pool.query(
+      `INSERT INTO embedding_cache (model, content_hash, dims, vector, created_at)
+       SELECT $1, h, d, v, $5 FROM unnest($2::text[], $3::integer[], $4::bytea[]) AS e(h, d, v)
+       ON CONFLICT (model, content_hash) DO NOTHING`,
+      [model, hashes, dims, vectors, new Date().toISOString()],
+    );
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** A vector as the archive stores it, in either store: its float32 values, little-endian. */
+export function vectorToBytes(vector: ArrayLike<number>): Buffer {
+  const bytes = Buffer.alloc(vector.length * 4);
+  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i] ?? 0, i * 4);
+  return bytes;
+}
+
+export function vectorFromBytes(bytes: Buffer): Float32Array {
+  const vector = new Float32Array(bytes.length / 4);
+  for (let i = 0; i < vector.length; i++) vector[i] = bytes.readFloatLE(i * 4);
+  return vector;
+}
+
+/**
+ * The PostgreSQL archive as the embedder's vector cache, shaped like the CLI's SQLite one: each
+ * lookup or store connects, answers and disconnects, so nothing is left open whatever the prune
+ * does next, and a prune that never embeds never connects. `readOnly` (a dry run) never writes:
+ * it reads only from a database devs-ctx already set up and stores nothing.
+ */
+export function postgresEmbeddingCache(
+  url: string,
+  options: { readonly readOnly: boolean },
+): { readonly cache: { getEmbeddings: PostgresArchive['getEmbeddings']; putEmbeddings: PostgresArchive['putEmbeddings'] }; opened(): undefined } {
+  const withArchive = async <R>(work: (archive: PostgresArchive) => Promise<R>, none: R): Promise<R> => {
+    let archive: PostgresArchive;
+    if (options.readOnly) {
+      const opened = await PostgresArchive.openIfCurrent(url);
+      if (!opened) return none;
+      archive = opened;
+    } else {
+      archive = await PostgresArchive.open(url);
+    }
+    try {
+      return await work(archive);
+    } catch (error) {
+      throw new InputError(
+        `the PostgreSQL archive at ${archive.location} could not use its cache of Gemini vectors: ${scrub(error, url)}`,
+        'the role needs SELECT, INSERT on embedding_cache (see "Least privileges" in the README), or use --embedder local',
+      );
+    } finally {
+      await archive.close().catch(() => {});
+    }
+  };
+  return {
+    cache: {
+      getEmbeddings: (model, hashes) => withArchive((a) => a.getEmbeddings(model, hashes), new Map<string, Float32Array>()),
+      putEmbeddings: async (model, entries) => {
+        if (!options.readOnly) await withArchive((a) => a.putEmbeddings(model, entries), undefined);
+      },
+    },
+    opened: () => undefined,
+  };
 }

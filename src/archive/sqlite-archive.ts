@@ -56,6 +56,12 @@ export class SqliteArchive implements Archive {
   async exportEvent(eventId: string): Promise<RawPruneEvent | undefined> {
     return this.store.exportEvent(eventId);
   }
+  async getEmbeddings(model: string, hashes: readonly string[]): Promise<Map<string, Float32Array>> {
+    return this.store.getEmbeddings(model, hashes);
+  }
+  async putEmbeddings(model: string, entries: readonly { readonly hash: string; readonly vector: ArrayLike<number> }[]): Promise<void> {
+    this.store.putEmbeddings(model, entries);
+  }
   async importEvent(raw: RawPruneEvent): Promise<boolean> {
     return this.store.importEvent(raw);
   }

@@ -112,8 +112,8 @@ export async function lazyEmbeddingCache(
   path: string,
   options: { readonly readOnly: boolean; readonly named: boolean },
 ): Promise<{ readonly cache: EmbeddingCache; opened(): ArchiveStore | undefined }> {
-  // Vectors are cached in a SQLite archive only: the PostgreSQL one does not keep them (yet).
-  if (isPostgresUrl(path)) return { cache: { getEmbeddings: () => new Map(), putEmbeddings: () => {} }, opened: () => undefined };
+  // The PostgreSQL archive keeps its own vectors, connecting only for each lookup or store.
+  if (isPostgresUrl(path)) return (await import('../archive/postgres.js')).postgresEmbeddingCache(path, { readOnly: options.readOnly });
   const { ArchiveStore: Store } = await import('../archive/store.js');
   let store: ArchiveStore | undefined;
   let tried = false;

@@ -130,7 +130,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 
     const eventId = randomUUID();
     let progress = startProgress(ctx, `pruning ${display}`);
-    vectors = rankRemotely && cachePath ? await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' }) : undefined;
+    vectors = !rankRemotely || !cachePath ? undefined : await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' });
     const cache = vectors?.cache;
     const providers = await buildProviders(choice, {
       counter,

@@ -5,11 +5,12 @@ import { DEFAULT_EMBEDDING_MODEL } from './pricing.js';
 
 /**
  * Vectors kept between runs, keyed by model and a hash of the text, so an unchanged turn is never
- * embedded twice. `ArchiveStore` implements it in the archive database.
+ * embedded twice. The archive implements it: `ArchiveStore` (SQLite) at once, `PostgresArchive`
+ * asynchronously.
  */
 export interface EmbeddingCache {
-  getEmbeddings(model: string, hashes: readonly string[]): Map<string, Float32Array>;
-  putEmbeddings(model: string, entries: readonly { readonly hash: string; readonly vector: ArrayLike<number> }[]): void;
+  getEmbeddings(model: string, hashes: readonly string[]): Map<string, Float32Array> | Promise<Map<string, Float32Array>>;
+  putEmbeddings(model: string, entries: readonly { readonly hash: string; readonly vector: ArrayLike<number> }[]): void | Promise<void>;
 }
 
 /** What of a long turn is embedded: its head and tail (the model reads about 2,048 tokens). */
@@ -59,7 +60,7 @@ export class GeminiEmbedder implements Embedder {
     // masked text is never reused for unmasked text or the other way round.
     const cacheModel = `${this.model}|${this.options.redact === false ? 'raw' : 'redacted'}${this.options.cacheKey ? `|${this.options.cacheKey}` : ''}`;
     const hashes = sent.map(contentHash);
-    const found = this.options.cache?.getEmbeddings(cacheModel, hashes) ?? new Map<string, Float32Array>();
+    const found = (await this.options.cache?.getEmbeddings(cacheModel, hashes)) ?? new Map<string, Float32Array>();
     const missing: number[] = [];
     const seen = new Set<string>();
     hashes.forEach((hash, i) => {
@@ -72,7 +73,7 @@ export class GeminiEmbedder implements Embedder {
       const vectors = await this.client.embedTexts(this.model, missing.map((i) => sent[i] ?? ''), options);
       const entries = missing.map((i, k) => ({ hash: hashes[i] ?? '', vector: Float32Array.from(vectors[k] ?? []) }));
       for (const entry of entries) found.set(entry.hash, entry.vector);
-      this.options.cache?.putEmbeddings(cacheModel, entries);
+      await this.options.cache?.putEmbeddings(cacheModel, entries);
     }
     return hashes.map((hash) => found.get(hash) ?? new Float32Array(0));
   }
