@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
 import { writeBatch } from './helpers/batch-sessions.js';
-import { runCli } from './helpers/cli.js';
+import { runBuiltInProcess, runCli } from './helpers/cli.js';
 import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 // Finished rows of `analyze DIR` (and the report of `analyze FILE`) are cached per file identity: a re-run over unchanged files gives the
@@ -124,13 +124,23 @@ test('row cache: a file of another schema (another build or settings) is never u
 
 const singleFiles = [...filesUnder(join(repoRoot, 'fixtures')), ...(realdataSkip ? [] : realdataFiles())].filter((f) => /\.jsonl?$/.test(f));
 
-test('report cache: analyze FILE --json of every fixture and real transcript: a first run and a re-run from the cache print exactly what a cold run prints', () => {
+/** `run`, in this process on the built code (the caches are keyed on its build id): for the many-file test. */
+async function runBuilt(args: readonly string[], cache: string | undefined): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+  const result = await runBuiltInProcess(['analyze', ...args, ...(cache === undefined ? ['--no-cache'] : [])], { env: cache === undefined ? {} : { DEVS_CTX_CACHE_DIR: cache } });
+  assert.ok([0, 10, 11, 3, 4].includes(result.exitCode), result.stderr);
+  return result;
+}
+
+test('report cache: analyze FILE --json of every fixture and real transcript: a first run and a re-run from the cache print exactly what a cold run prints', async () => {
   const cache = freshDir('cache');
   assert.ok(singleFiles.length > 50);
+  // The same code the binary runs, so the cache is really in use: the first run fills it.
+  await runBuilt([singleFiles[0]!, '--json'], cache);
+  assert.ok(readdirSync(join(cache, 'reports')).length > 0, 'the built code caches reports');
   for (const file of singleFiles) {
-    const cold = run([file, '--json'], undefined);
-    const first = run([file, '--json'], cache);
-    const again = run([file, '--json'], cache);
+    const cold = await runBuilt([file, '--json'], undefined);
+    const first = await runBuilt([file, '--json'], cache);
+    const again = await runBuilt([file, '--json'], cache);
     assert.deepEqual([first.stdout, first.exitCode], [cold.stdout, cold.exitCode], file);
     assert.deepEqual([again.stdout, again.stderr, again.exitCode], [cold.stdout, cold.stderr, cold.exitCode], file);
   }

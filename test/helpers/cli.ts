@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { PassThrough, Readable } from 'node:stream';
 import assert from 'node:assert/strict';
 import { main } from '../../src/cli/main.js';
@@ -56,7 +57,22 @@ export function runCli(
 }
 
 /** Runs `main()` in-process with captured streams (fast; for many-input robustness tests). */
-export async function runInProcess(args: readonly string[], options: { input?: Buffer; cwd?: string } = {}): Promise<CliResult> {
+export function runInProcess(args: readonly string[], options: { input?: Buffer; cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  return runMain(main, args, options);
+}
+
+/**
+ * Runs the built CLI's `main()` (from dist/, beside the build id the result caches are keyed on) in
+ * this process: the code the binary runs, without a process start for each of many calls.
+ */
+export async function runBuiltInProcess(args: readonly string[], options: { input?: Buffer; cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  const built = join(repoRoot, 'dist', 'cli', 'main.js');
+  assert.ok(existsSync(built), 'run `npm run build` first (npm test does)');
+  const { main: builtMain } = (await import(pathToFileURL(built).href)) as { main: typeof main };
+  return runMain(builtMain, args, options);
+}
+
+async function runMain(run: typeof main, args: readonly string[], options: { input?: Buffer; cwd?: string; env?: Record<string, string> }): Promise<CliResult> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -64,11 +80,11 @@ export async function runInProcess(args: readonly string[], options: { input?: B
   stdout.on('data', (d: Buffer) => (out += d.toString()));
   stderr.on('data', (d: Buffer) => (err += d.toString()));
   const stdin = Readable.from(options.input ? [options.input] : []);
-  const exitCode = await main(args, {
+  const exitCode = await run(args, {
     stdout,
     stderr,
     stdin,
-    env: { NO_COLOR: '1', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir, HOME: homeDir },
+    env: { NO_COLOR: '1', COLUMNS: '100', DEVS_CTX_CACHE_DIR: cacheDir, HOME: homeDir, ...options.env },
     cwd: options.cwd ?? repoRoot,
   });
   return { exitCode, stdout: out, stderr: err };
