@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { TextTokenCounter } from '../core/accounting.js';
 import { resolveSettings } from '../core/config.js';
 import type { Settings } from '../core/config.js';
-import { InvalidTranscriptError } from '../core/errors.js';
+import { InvalidTranscriptError, UsageError } from '../core/errors.js';
 import { loadCounter } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import type { Transcript, TranscriptEntry } from '../core/transcript.js';
@@ -188,4 +188,11 @@ export async function loadTranscriptInput(
     );
   }
   return { doc, transcript, display };
+}
+
+/** A target at or above the hard limit is a usage error (the window would be pruned and still hard). */
+export function checkTarget(target: number, hard: number): void {
+  if (target >= hard) {
+    throw new UsageError(`--target ${target} is not below the hard limit (${hard})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
+  }
 }

@@ -1,7 +1,7 @@
 import type { EntryTokens } from './accounting.js';
 import type { Settings } from './config.js';
 import { limitsFromWindow } from './config.js';
-import { contextSize } from './context-size.js';
+import { contextSize, toEstimateTokens } from './context-size.js';
 import type { Calibration, ContextSize } from './context-size.js';
 import { modelWindow } from './models.js';
 import type { ModelWindow } from './models.js';
@@ -68,6 +68,24 @@ export function sessionLimits(settings: Pick<Settings, 'softLimitTokens' | 'hard
     return { soft, hard, source: found.source, from: `${found.window.toLocaleString('en-US')}-token window: ${found.how}` };
   }
   return { soft: settings.softLimitTokens, hard: settings.hardLimitTokens, source: limitKind(settings.limitSource), from: settings.limitSource };
+}
+
+/**
+ * Limits and a target given in the model's tokens (`target` defaults to half the soft limit), as
+ * the planner counts them: the turns in the file, converted through the session's calibration.
+ */
+export function plannerLimits<S extends Pick<Settings, 'softLimitTokens' | 'hardLimitTokens' | 'limitSource'>>(
+  session: Pick<SessionContext, 'calibration' | 'limits'>,
+  settings: S,
+  givenTarget: number | undefined,
+): { settings: S; modelTarget: number; targetTokens: number } {
+  const { calibration, limits } = session;
+  const modelTarget = givenTarget ?? Math.floor(limits.soft / 2);
+  return {
+    settings: withSessionLimits(settings, { ...limits, soft: toEstimateTokens(calibration, limits.soft), hard: toEstimateTokens(calibration, limits.hard) }),
+    modelTarget,
+    targetTokens: toEstimateTokens(calibration, modelTarget),
+  };
 }
 
 /** Settings with a session's limits in place (for the prune planner and the policy checks). */

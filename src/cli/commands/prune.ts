@@ -6,7 +6,7 @@ import { BudgetImpossibleError, ExitCode, InterruptedError, UsageError } from '.
 import type { ExitCodeValue } from '../../core/errors.js';
 import { summaryReserveFor } from '../../core/prune/engine.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
-import { analyzeContext, withSessionLimits } from '../../core/session-context.js';
+import { analyzeContext, plannerLimits } from '../../core/session-context.js';
 import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
 import { buildPruneReport } from '../../core/prune/report.js';
 import { pacedMap, Pacer } from '../../core/pace.js';
@@ -28,7 +28,7 @@ import { buildProviders, chooseProviders, providersReport } from '../providers.j
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
-import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
+import { CachedCounter, checkTarget, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
 
 const PruneOptionsSchema = z.object({
   ...readingOptionsShape,
@@ -117,16 +117,12 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     // calibrated size); the planner counts the turns in the file: convert through the calibration.
     const session = analyzeContext({ transcript, tokens, settings: givenSettings });
     const calibration = session.calibration;
-    const modelTarget = givenTarget ?? Math.floor(session.limits.soft / 2);
-    checkTarget(modelTarget, session.limits.hard);
     // A target below what the model sees before any turn (system prompt, tools) plans to 0: the
     // prune goes as far as it can and reports the target not reached.
-    const settings = withSessionLimits(givenSettings, {
-      ...session.limits,
-      soft: toEstimateTokens(calibration, session.limits.soft),
-      hard: toEstimateTokens(calibration, session.limits.hard),
-    });
-    let targetTokens = toEstimateTokens(calibration, modelTarget);
+    const planned = plannerLimits(session, givenSettings, givenTarget);
+    const { settings, modelTarget } = planned;
+    checkTarget(modelTarget, session.limits.hard);
+    let { targetTokens } = planned;
 
     const eventId = randomUUID();
     let progress = startProgress(ctx, `pruning ${display}`);
@@ -311,12 +307,6 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
 }
 
 
-
-function checkTarget(target: number, hard: number): void {
-  if (target >= hard) {
-    throw new UsageError(`--target ${target} is not below the hard limit (${hard})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
-  }
-}
 
 /** Removes the archived event of a prune whose transcript was not written; says so if even that fails. */
 async function forgetPrune(store: Archive, eventId: string, ctx: CliContext, json: boolean): Promise<void> {

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, ProviderError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { analyzeContext, withSessionLimits } from '../../core/session-context.js';
-import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
+import { analyzeContext, plannerLimits } from '../../core/session-context.js';
+import { toModelTokens } from '../../core/context-size.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import type { PruneStrategy } from '../../core/prune/plan.js';
 import { ContextPruner } from '../../core/prune/context-pruner.js';
@@ -23,7 +23,7 @@ import type { CliContext } from '../context.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderReplayReport } from '../render/replay-text.js';
-import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
+import { CachedCounter, checkTarget, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
 import { DEFAULT_REFRESH_TOKENS, readDocuments, thresholdOption } from './refresh.js';
 
 export const REPLAY_SCHEMA_VERSION = 1;
@@ -121,9 +121,6 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     options.threshold ??= file?.config.refreshThreshold;
     options.refreshTokens ??= file?.config.refreshTokens;
     const givenTarget = options.target ?? file?.config.target;
-    const checkTarget = (target: number, hard: number): void => {
-      if (target >= hard) throw new UsageError(`--target ${target} is not below the hard limit (${hard})`);
-    };
     if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
 
@@ -136,14 +133,8 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     // calibrated size (the loop counts turns: the limits are converted through the calibration).
     const session = analyzeContext({ transcript, tokens, settings: givenSettings });
     const calibration = session.calibration;
-    const modelTarget = givenTarget ?? Math.floor(session.limits.soft / 2);
+    const { settings, modelTarget, targetTokens } = plannerLimits(session, givenSettings, givenTarget);
     checkTarget(modelTarget, session.limits.hard);
-    const settings = withSessionLimits(givenSettings, {
-      ...session.limits,
-      soft: toEstimateTokens(calibration, session.limits.soft),
-      hard: toEstimateTokens(calibration, session.limits.hard),
-    });
-    const targetTokens = toEstimateTokens(calibration, modelTarget);
     const m = (estimate: number): number => toModelTokens(calibration, estimate);
     const saved = (estimate: number): number => Math.round(calibration.scale * estimate);
     const notes: string[] = [];
