@@ -6,20 +6,9 @@ import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, Recal
  * never re-derives anything, so what arrives is what left.
  */
 export interface RawPruneEvent {
-  readonly event: {
-    readonly id: string;
-    readonly createdAt: string;
-    readonly sourcePath: string;
-    readonly format: string;
-    readonly strategy: string;
-    readonly targetTokens: number;
-    readonly urgency: string;
+  /** The event's own fields as a prune gives them (absent text stored as null), then what the store derived. */
+  readonly event: Omit<PruneEventInput, 'goal' | 'summaryText' | 'input' | 'output' | 'turns'> & {
     readonly goal: string | null;
-    readonly tokensBefore: number;
-    readonly tokensAfter: number;
-    readonly removedTurnCount: number;
-    readonly maskedTurnCount: number;
-    readonly tokensSaved: number;
     readonly summaryText: string | null;
     readonly originalSha256: string;
     readonly originalBytes: number;
