@@ -25,15 +25,15 @@ export interface ConfigSource {
 
 /** What the prune command's flags say about providers (only what they said). */
 export interface ProviderFlags {
-  readonly summarizer?: 'extractive' | 'gemini';
-  readonly embedder?: 'local' | 'gemini';
-  readonly model?: string;
-  readonly embeddingModel?: string;
+  readonly summarizer?: 'extractive' | 'gemini' | undefined;
+  readonly embedder?: 'local' | 'gemini' | undefined;
+  readonly model?: string | undefined;
+  readonly embeddingModel?: string | undefined;
   /** Seconds. */
-  readonly timeout?: number;
-  readonly fallback?: 'extractive';
+  readonly timeout?: number | undefined;
+  readonly fallback?: 'extractive' | undefined;
   /** false with --no-redact. */
-  readonly redact?: boolean;
+  readonly redact?: boolean | undefined;
 }
 
 export interface ProviderChoice {

@@ -33,7 +33,7 @@ export function countsTowardRefresh(turn: ConversationTurn, pinnedTypes: readonl
 }
 
 export interface RefreshDecisionOptions {
-  readonly threshold?: number;
+  readonly threshold?: number | undefined;
   /** Due now whatever the count, except right after a refresh or while a tool call waits for its result. */
   readonly force?: boolean;
   readonly pinnedTypes?: readonly TurnType[];
