@@ -5,7 +5,7 @@ import type { ParsedDocument } from '../io/jsonl.js';
 import type { ArchivedTurnInput, PruneEventInput } from './store.js';
 
 /** A prune as it will be written, told in what the archive keeps of it. */
-export interface PruneOutcome {
+interface PruneOutcome {
   readonly id: string;
   /** ISO 8601. */
   readonly createdAt: string;

@@ -60,7 +60,7 @@ export async function pruneDocument(doc: ParsedDocument, transcript: Transcript,
  * output reads back as the kept turns plus one summary with every pinned turn unchanged; then the
  * output's turns counted as read back.
  */
-export async function writeAndVerify(
+async function writeAndVerify(
   doc: ParsedDocument,
   transcript: Transcript,
   change: { readonly edit: TranscriptEdit; readonly pinned: readonly number[] },

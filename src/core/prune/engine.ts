@@ -98,7 +98,7 @@ export async function rankRelevance(
 }
 
 /** How the turns were ranked: the scores, which embedder gave them, and the fallback if the first one failed. */
-export interface Ranking {
+interface Ranking {
   readonly relevance: readonly number[];
   /** The embedder every score came from. */
   readonly embedder: string;
@@ -110,7 +110,7 @@ export interface Ranking {
  * `rankRelevance` with `--fallback`: when the embedder fails, every turn is ranked again with the
  * fallback (vectors of two embedders cannot be compared), and the result says so.
  */
-export async function rankWithFallback(
+async function rankWithFallback(
   entries: readonly TranscriptEntry[],
   goal: string,
   embedders: { readonly embedder: Embedder; readonly fallback?: Embedder | undefined },
@@ -129,10 +129,10 @@ export async function rankWithFallback(
 }
 
 /** What the plan step needs: the entries, their counts, the goal and the embedder (the summary comes later). */
-export type PlanRequest = Pick<PruneRequest, 'entries' | 'tokens' | 'counter' | 'goal' | 'embedder' | 'fallbackEmbedder' | 'signal' | 'pacer' | 'onProgress'>;
+type PlanRequest = Pick<PruneRequest, 'entries' | 'tokens' | 'counter' | 'goal' | 'embedder' | 'fallbackEmbedder' | 'signal' | 'pacer' | 'onProgress'>;
 
 /** One plan: what it was made from (each entry's tokens, masked size and relevance once ranked) and what it decided. */
-export interface PlannedPrune {
+interface PlannedPrune {
   readonly plan: PrunePlan;
   readonly goal: string;
   readonly goalSource: GoalSource;
@@ -143,7 +143,7 @@ export interface PlannedPrune {
   readonly ranking?: Ranking;
 }
 
-export type GoalSource = 'flag' | 'transcript' | 'none';
+type GoalSource = 'flag' | 'transcript' | 'none';
 
 /**
  * The plan step of a prune, for one transcript: the goal and each entry's planned sizes are found
@@ -211,7 +211,7 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
 }
 
 /** What the summarize step needs besides the plan. */
-export type SummarizeRequest = Pick<PruneRequest, 'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'now' | 'newId' | 'signal' | 'pacer' | 'onProgress'> & {
+type SummarizeRequest = Pick<PruneRequest, 'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'now' | 'newId' | 'signal' | 'pacer' | 'onProgress'> & {
   readonly policy: Pick<PrunePolicy, 'summaryReserveTokens'>;
 };
 
