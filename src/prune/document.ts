@@ -1,3 +1,12 @@
+/*
+ * The prune application service, one transcript at a time. What a prune does, in order:
+ * 1. plan (core/prune/engine `startPlanning`): goal, masked sizes, ranking once, the plan;
+ * 2. review (optional, `prune --interactive`): pins and target, re-planned without ranking again;
+ * 3. summarize (core/prune/engine `summarizePlan`): the summary and the edit;
+ * 4. write and verify (`writeAndVerify` here): the format's writer, its validator, the read-back check;
+ * 5. archive, then write the file (`archiveThenWrite` in ./commit.ts; rows from archive/prune-event.ts).
+ * The CLI's `prune` (cli/commands/prune.ts) parses, loads, runs this, writes and renders.
+ */
 import type { TextTokenCounter } from '../core/accounting.js';
 import { countEntries } from '../core/accounting.js';
 import { pacedMap } from '../core/pace.js';

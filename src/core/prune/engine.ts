@@ -14,10 +14,19 @@ import { pacedMap } from '../pace.js';
 import type { Pacer } from '../pace.js';
 import type { PrunerConfig } from '../policy.js';
 
-/**
- * One prune, from counted entries to an edit: goal, relevance, plan, placeholders, summary. The
- * one engine behind the CLI and the library; it does no I/O itself (providers are injected).
+/*
+ * The two steps of a prune that decide what it does, from counted entries to an edit:
+ * - the plan step (`startPlanning` → `PrunePlanning.plan`): goal, each entry's masked size, a
+ *   relevance ranking (once, only when something is pruned; a failed embedder's fallback is in the
+ *   result, not an exception), the plan;
+ * - the summarize step (`summarizePlan`): the dropped turns summarized within their room, checked,
+ *   and the plan turned into an edit.
+ * They stay in core: they do no I/O (embedder and summarizer are injected interfaces) and the
+ * library's `ContextPruner` runs them as the CLI does. The application service around them (a
+ * transcript file's review, write and verify, archive) is `src/prune/`.
  */
+
+/** One prune, from counted entries to an edit (`preparePrune`: the plan step, then the summarize step). */
 export interface PruneRequest {
   readonly entries: readonly TranscriptEntry[];
   /** Tokens each entry counts for now (same order). */
