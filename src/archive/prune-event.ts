@@ -2,7 +2,7 @@ import type { PrunePlan } from '../core/prune/plan.js';
 import type { TranscriptEntry } from '../core/transcript.js';
 import type { OutputRecord } from '../formats/types.js';
 import type { ParsedDocument } from '../io/jsonl.js';
-import type { ArchivedTurnInput, PruneEventInput } from './store.js';
+import type { ArchivedTurnInput, PruneEventInput } from './records.js';
 
 /** A prune as it will be written, told in what the archive keeps of it. */
 interface PruneOutcome {

@@ -1,5 +1,5 @@
 import type { Archive } from '../archive/archive.js';
-import type { PruneEventInput } from '../archive/store.js';
+import type { PruneEventInput } from '../archive/records.js';
 
 /**
  * The archive step and the commit point of a prune: the event is archived first, then the pruned
