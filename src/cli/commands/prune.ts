@@ -136,7 +136,7 @@ interface PruneArgs {
   readonly input: string;
   readonly inPlace: boolean;
   readonly transcriptOnStdout: boolean;
-  readonly review?: { readonly module: typeof import('../interactive/prune-review.js'); readonly setup: InteractiveSetup };
+  readonly review?: { readonly reviewPrune: typeof import('../interactive/prune-review.js').reviewPrune; readonly setup: InteractiveSetup };
 }
 
 async function parsePruneArgs(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext, json: boolean): Promise<PruneArgs> {
@@ -151,14 +151,14 @@ async function parsePruneArgs(path: string | undefined, rawOptions: Record<strin
   // between the plan and the summary.
   const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIN);
   if (!options.interactive) return { options, json, input, inPlace, transcriptOnStdout };
-  const module = await import('../interactive/prune-review.js');
-  const setup = module.interactiveSetup(ctx, {
+  const { interactiveSetup, reviewPrune } = await import('../interactive/prune-review.js');
+  const setup = interactiveSetup(ctx, {
     fromStdin: input === STDIN,
     dryRun: options.dryRun === true,
     yes: options.yes === true,
     screen: json || transcriptOnStdout ? 'stderr' : 'stdout',
   });
-  return { options, json, input, inPlace, transcriptOnStdout, review: { module, setup } };
+  return { options, json, input, inPlace, transcriptOnStdout, review: { reviewPrune, setup } };
 }
 
 type Loaded = Awaited<ReturnType<typeof loadPrune>>;
@@ -248,7 +248,7 @@ async function runService(args: PruneArgs, loaded: Loaded, ctx: CliContext, held
             review: async (planning) => {
               progress.stop();
               const { entries } = transcript;
-              const reviewed = await review.module.reviewPrune({ ctx, setup: review.setup, file: display, destination, entries, tokens: loaded.tokens, planning, policy });
+              const reviewed = await review.reviewPrune({ ctx, setup: review.setup, file: display, destination, entries, tokens: loaded.tokens, planning, policy });
               targetTokens = reviewed.targetTokens;
               progress = startProgress(ctx, `pruning ${display}`);
               return reviewed;

@@ -46,7 +46,7 @@ export function interactiveSetup(
   return { io, ask };
 }
 
-export interface ReviewRequest {
+interface ReviewRequest {
   readonly ctx: CliContext;
   readonly setup: InteractiveSetup;
   readonly file: string;
@@ -153,7 +153,7 @@ const HEADER_CELLS = ['    #', 'turn'.padEnd(14), 'type'.padEnd(12), 'tokens'.pa
 const FIXED_WIDTH = HEADER_CELLS.slice(0, -1).join(' ').length + 1;
 
 /** The turns a prune could touch (every turn the policy does not pin), one row each; the planned action in its own column. */
-export function renderPlanTable(view: PlanView): string {
+function renderPlanTable(view: PlanView): string {
   const previewWidth = Math.max(10, view.width - FIXED_WIDTH);
   const rows = view.entries.map((_, i) => i).filter((i) => !view.policyPinned.has(i));
   // A long transcript: the rows with an action or a pin first, then kept ones, shown in order.
@@ -166,7 +166,7 @@ export function renderPlanTable(view: PlanView): string {
   return lines.join('\n');
 }
 
-export function renderTotals(view: PlanView): string {
+function renderTotals(view: PlanView): string {
   const { plan, entries } = view;
   const summaryTurn = plan.dropped.size > 0 ? 1 : 0;
   const afterTurns = entries.length - plan.dropped.size + summaryTurn;

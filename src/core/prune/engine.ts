@@ -90,7 +90,7 @@ function thousands(n: number): string {
  * ranked (and so sent to a remote embedder): never the pinned project knowledge, nor what the
  * agent's provider is not sent anyway (those score 0). `prune --interactive` shows the same scores.
  */
-export async function rankRelevance(
+async function rankRelevance(
   entries: readonly TranscriptEntry[],
   goal: string,
   embedder: Embedder,
@@ -102,7 +102,7 @@ export async function rankRelevance(
   if (!goal) return relevance;
   const indexes = entries.flatMap((e, i) => (!isPinnedTurn(e.turn, i, policy) && e.notSent === undefined ? [i] : []));
   const scores = await scoreRelevance(goal, indexes.map((i) => entries[i]?.turn.content ?? ''), embedder, { ...(signal ? { signal } : {}), ...(pacer ? { pacer } : {}) });
-  indexes.forEach((i, k) => (relevance[i] = scores[k] ?? 0));
+  for (const [k, i] of indexes.entries()) relevance[i] = scores[k] ?? 0;
   return relevance;
 }
 
