@@ -134,6 +134,19 @@ describe('the embedder fallback is a value', () => {
     assert.deepEqual(ranking?.relevance, direct.prepared.ranking?.relevance);
   });
 
+  test('a review ranked with the fallback, then confirmed a target that prunes nothing: the result still says the fallback was used', async () => {
+    const total = tokens.reduce((sum, t) => sum + t, 0);
+    const result = await pruneDocument(doc, transcript, request(failing, {
+      fallbackEmbedder: local,
+      review: async (planning) => {
+        assert.equal((await planning.plan(policy)).ranking?.fallback?.usedInstead, 'local-bm25');
+        return { targetTokens: total, pins: new Set() };
+      },
+    }));
+    assert.equal(result.prepared.plan.outcome, 'no-change');
+    assert.equal(result.prepared.ranking?.fallback?.provider, 'remote');
+  });
+
   test('without a fallback the failure is the error', async () => {
     await assert.rejects(pruneDocument(doc, transcript, request(failing)), (error: unknown) => error instanceof ProviderError && /HTTP 500/.test(error.message));
   });

@@ -148,7 +148,7 @@ interface PlannedPrune {
   readonly entries: readonly PlanEntry[];
   /** The text each maskable tool result keeps when masked. */
   readonly placeholders: ReadonlyMap<number, string>;
-  /** Set once the turns were ranked (relevance strategy, and only when something is pruned). */
+  /** Set once the turns were ranked (relevance strategy, only when a plan prunes), by this plan or an earlier one. */
   readonly ranking?: Ranking;
 }
 
@@ -206,7 +206,8 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
     await pacer?.tick();
     let planEntries = pinned;
     let ranked: Ranking | undefined;
-    if (policy.strategy === 'relevance' && probe.outcome === 'prune') {
+    // A ranking an earlier plan made (a review at another target) is used and reported again.
+    if (policy.strategy === 'relevance' && (probe.outcome === 'prune' || ranking)) {
       ranked = await rank(policy);
       const { relevance } = ranked;
       planEntries = pinned.map((e, i) => ({ ...e, relevance: relevance[i] ?? 0 }));
