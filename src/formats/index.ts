@@ -1,11 +1,11 @@
 import { InvalidTranscriptError } from '../core/errors.js';
 import type { ParsedDocument } from '../io/jsonl.js';
-import { claudeCodeAdapter } from './claude-code.js';
-import { codexAdapter } from './codex.js';
-import { devsAdapter } from './devs.js';
-import { geminiAdapter } from './gemini.js';
-import { openaiChatAdapter } from './openai-chat.js';
-import { openhandsAdapter } from './openhands.js';
+import { claudeCodeAdapter } from './claude-code/read.js';
+import { codexAdapter } from './codex/read.js';
+import { devsAdapter } from './devs/read.js';
+import { geminiAdapter } from './gemini/read.js';
+import { openaiChatAdapter } from './openai-chat/read.js';
+import { openhandsAdapter } from './openhands/read.js';
 import { FORMAT_NAMES } from './types.js';
 import type { FormatAdapter, FormatName, Transcript } from './types.js';
 

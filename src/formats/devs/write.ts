@@ -1,11 +1,11 @@
-import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
-import type { SaopEnvelope } from '../core/turn.js';
-import { toolIds } from '../core/prune/units.js';
-import { prependRefresh, refreshTurn } from '../core/refresh/orchestrator-context-injector.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import { valueTexts } from '../io/jsonl.js';
-import { isRecord, safeJson } from './json.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
+import { SaopEnvelopeSchema, TurnSchema } from '../../core/turn.js';
+import type { SaopEnvelope } from '../../core/turn.js';
+import { toolIds } from '../../core/prune/units.js';
+import { prependRefresh, refreshTurn } from '../../core/refresh/orchestrator-context-injector.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { valueTexts } from '../../io/jsonl.js';
+import { isRecord, safeJson } from '../shared/json.js';
+import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
  * Writes an edit back to a native `devs` transcript [SPEC §4]: one turn per line, so a dropped turn

@@ -1,9 +1,9 @@
-import type { ConversationTurn, TurnType } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
-import type { UsagePoint } from '../core/transcript.js';
-import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js';
+import type { ConversationTurn, TurnType } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from '../types.js';
+import type { UsagePoint } from '../../core/transcript.js';
+import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/json.js';
 
 /**
  * Gemini CLI sessions (FORMATS §3): the JSONL form (header, message records where a re-appended id

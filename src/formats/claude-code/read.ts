@@ -1,10 +1,10 @@
-import type { ConversationTurn, TurnType } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import { imageSize } from './image-size.js';
-import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEntry } from './types.js';
-import type { CompactionRecord, UsagePoint } from '../core/transcript.js';
-import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from './json.js';
+import type { ConversationTurn, TurnType } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { imageSize } from '../shared/image-size.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEntry } from '../types.js';
+import type { CompactionRecord, UsagePoint } from '../../core/transcript.js';
+import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from '../shared/json.js';
 
 /**
  * Claude Code session files (FORMATS §1): lines linked by `parentUuid` into a tree.

@@ -1,7 +1,7 @@
-import type { ParsedDocument } from '../io/jsonl.js';
-import { ANSWERED_CALLS, isEnvelope, rolloutHistory, type RolloutHistoryItem } from './codex.js';
-import { isRecord, str, type JsonObject } from './json.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from './types.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { ANSWERED_CALLS, isEnvelope, rolloutHistory, type RolloutHistoryItem } from './read.js';
+import { isRecord, str, type JsonObject } from '../shared/json.js';
+import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
 
 /**
  * Writes an edit of a Codex rollout (FORMATS §2.4) the way Codex compacts a thread itself: every

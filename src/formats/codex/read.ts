@@ -1,9 +1,9 @@
-import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, ToolLinks, TranscriptEntry } from './types.js';
-import type { CompactionRecord, UsagePoint } from '../core/transcript.js';
-import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
+import type { ConversationTurn, TurnRole, TurnType } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, ToolLinks, TranscriptEntry } from '../types.js';
+import type { CompactionRecord, UsagePoint } from '../../core/transcript.js';
+import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from '../shared/json.js';
 
 /**
  * OpenAI Codex CLI rollout files (FORMATS §2): every line `{timestamp, type, payload}`.

@@ -1,8 +1,8 @@
-import type { ConversationTurn, TurnType } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatAdapter, OpaqueBlob, SourceRef, ToolLinks, TranscriptEntry } from './types.js';
-import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js';
+import type { ConversationTurn, TurnType } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import type { FormatAdapter, OpaqueBlob, SourceRef, ToolLinks, TranscriptEntry } from '../types.js';
+import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/json.js';
 
 /**
  * OpenAI Chat Completions messages (FORMATS §4.1), in any of these shapes:

@@ -1,7 +1,7 @@
-import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
-import { geminiMessageSlots, isHeader, isLegacyDocument, isSetPatch, resultText, type MessageSlot } from './gemini.js';
-import { isRecord, type JsonObject } from './json.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
+import { geminiMessageSlots, isHeader, isLegacyDocument, isSetPatch, resultText, type MessageSlot } from './read.js';
+import { isRecord, type JsonObject } from '../shared/json.js';
 
 /**
  * Gemini CLI writer (FORMATS §3). The message list Gemini resolves (last version of each id, first

@@ -1,6 +1,6 @@
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from './types.js';
-import { findRuns, NOT_SENT_ACTIONS, NOT_SENT_OBSERVATIONS } from './openhands.js';
-import { isRecord, str, type JsonObject } from './json.js';
+import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
+import { findRuns, NOT_SENT_ACTIONS, NOT_SENT_OBSERVATIONS } from './read.js';
+import { isRecord, str, type JsonObject } from '../shared/json.js';
 
 /**
  * OpenHands writer (FORMATS §4.4). Only the active run (the last one, as the adapter reads it) is

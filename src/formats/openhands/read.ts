@@ -1,8 +1,8 @@
-import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatAdapter, OpaqueBlob, RecordedUsage, TranscriptEntry } from './types.js';
-import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
+import type { ConversationTurn, TurnRole, TurnType } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, TranscriptEntry } from '../types.js';
+import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from '../shared/json.js';
 
 /**
  * OpenHands evaluation / resolver output (FORMATS §4.4): one task run per line,

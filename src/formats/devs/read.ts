@@ -1,9 +1,9 @@
-import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
-import type { ConversationTurn } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { FormatAdapter, TranscriptEntry } from './types.js';
-import { detectionSample, safeJson } from './json.js';
-import { describeZodIssues } from './zod-issues.js';
+import { SaopEnvelopeSchema, TurnSchema } from '../../core/turn.js';
+import type { ConversationTurn } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { FormatAdapter, TranscriptEntry } from '../types.js';
+import { detectionSample, safeJson } from '../shared/json.js';
+import { describeZodIssues } from '../shared/zod-issues.js';
 
 /**
  * The native `devs` format [SPEC §4]: one canonical turn per line, or a SAOP envelope line

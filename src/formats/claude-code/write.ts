@@ -1,9 +1,9 @@
-import { toolIds } from '../core/prune/units.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import { valueTexts } from '../io/jsonl.js';
-import { contentBlocks, LEAF_TYPES, SYNTHETIC_MODEL } from './claude-code.js';
-import { isRecord, str, type JsonObject } from './json.js';
-import type { FormatWriter, OutputRecord, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
+import { toolIds } from '../../core/prune/units.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { valueTexts } from '../../io/jsonl.js';
+import { contentBlocks, LEAF_TYPES, SYNTHETIC_MODEL } from './read.js';
+import { isRecord, str, type JsonObject } from '../shared/json.js';
+import type { FormatWriter, OutputRecord, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
  * Writes an edit back to a Claude Code session file the way Claude Code compacts (FORMATS §1.8,

@@ -1,9 +1,9 @@
-import type { ParsedDocument } from '../io/jsonl.js';
-import { isNoOp, rewriteLines } from './devs-write.js';
-import { isRecord, type JsonObject, safeJson } from './json.js';
-import { answeredIds, locateMessages, readsAsMessage, toolCalls } from './openai-chat.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from './types.js';
-import { dominantEol } from './write.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { isNoOp, rewriteLines } from '../devs/write.js';
+import { isRecord, type JsonObject, safeJson } from '../shared/json.js';
+import { answeredIds, locateMessages, readsAsMessage, toolCalls } from './read.js';
+import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
+import { dominantEol } from '../write.js';
 
 /**
  * Writes an edit back to OpenAI chat messages (FORMATS §4.1), in the shape they were read from:
