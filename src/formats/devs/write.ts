@@ -5,6 +5,7 @@ import { prependRefresh, refreshTurn } from '../../core/refresh/orchestrator-con
 import type { ParsedDocument } from '../../io/jsonl.js';
 import { valueTexts } from '../../io/jsonl.js';
 import { isRecord, safeJson } from '../shared/json.js';
+import { unpairedToolIds } from '../shared/tool-pairing.js';
 import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
@@ -164,24 +165,11 @@ function summaryTurn(transcript: Transcript, edit: TranscriptEdit): unknown {
  * Tool pairing on the read-back entries (call ids from links or a turn's `callId`): every result
  * answers a call made earlier, and every call is answered, unless it is still pending at the very end.
  */
-export function toolPairProblems(entries: readonly TranscriptEntry[]): string[] {
-  const problems: string[] = [];
-  const called = new Map<string, number>();
-  const answered = new Set<string>();
-  entries.forEach((entry, i) => {
-    const { calls, answers } = toolIds(entry);
-    for (const id of calls) called.set(id, i);
-    for (const id of answers) {
-      if (!called.has(id)) problems.push(`${entry.turn.id} answers tool call ${id}, which no earlier turn makes`);
-      answered.add(id);
-    }
-  });
-  for (const [id, i] of called) {
-    if (answered.has(id)) continue;
-    const pendingAtEnd = entries.slice(i + 1).every((e) => e.turn.type === 'tool_call' || e.turn.type === 'tool_result');
-    if (!pendingAtEnd) problems.push(`tool call ${id} (${entries[i]?.turn.id}) has no result`);
-  }
-  return problems;
+function toolPairProblems(entries: readonly TranscriptEntry[]): string[] {
+  const pending = (at: number): boolean => entries.slice(at + 1).every((e) => e.turn.type === 'tool_call' || e.turn.type === 'tool_result');
+  return unpairedToolIds(entries.map(toolIds), { callBefore: 'earlier', pending }).map(({ kind, id, at }) =>
+    kind === 'answer' ? `${entries[at]?.turn.id} answers tool call ${id}, which no earlier turn makes` : `tool call ${id} (${entries[at]?.turn.id}) has no result`,
+  );
 }
 
 /** What a refresh appends (the text starts with `[CONTEXT REFRESH]`); ids and time are injected. */
