@@ -149,7 +149,7 @@ export { buildRefreshReport, REFRESH_SCHEMA_VERSION } from './core/refresh/repor
 export type { RefreshReport, InjectedRefresh, RefreshPlacement } from './core/refresh/report.js';
 
 // Writing transcripts back
-export { WRITERS, writerFor } from './formats/writers.js';
+export { WRITERS, writerFor } from './formats/index.js';
 export { writeTranscript, renderOutput, InvalidOutputError } from './formats/write.js';
 export type { FormatWriter, OutputRecord } from './formats/types.js';
 

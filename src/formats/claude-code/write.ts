@@ -5,7 +5,7 @@ import { lastAssistantPending, unpairedToolIds } from '../shared/tool-pairing.js
 import { SYNTHETIC_MODEL } from './read.js';
 import { readSessionTree, type SessionLine, type SessionTree } from './tree.js';
 import { isRecord, str, type JsonObject } from '../shared/json.js';
-import type { FormatWriter, OutputRecord, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
+import type { FormatWriter, OutputRecord, RefreshAppend, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
  * Writes an edit back to a Claude Code session file the way Claude Code compacts (FORMATS §1.8,
@@ -29,6 +29,7 @@ import type { FormatWriter, OutputRecord, SummaryInsert, Transcript, TranscriptE
  */
 export const claudeCodeWriter: FormatWriter = {
   name: 'claude-code',
+  appendRefresh,
 
   write(doc, transcript, edit) {
     if (edit.dropped.size === 0 && edit.masked.size === 0 && edit.summary === undefined) {
@@ -431,7 +432,7 @@ function toolPairing(entries: readonly TranscriptEntry[]): string[] {
  * `stop_hook_summary`), with the envelope fields (`sessionId`, `cwd`, `version`…) of that line.
  * Every existing line stays byte-identical.
  */
-export function claudeCodeRefreshRecords(doc: ParsedDocument, refresh: { readonly text: string; readonly uuid: string; readonly now: string }): OutputRecord[] {
+function appendRefresh(doc: ParsedDocument, _transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
   if (doc.kind !== 'jsonl') throw new Error('a Claude Code session is JSONL, but this document is one JSON value');
   const tree = readSessionTree(doc);
   let parent = tree.chain[tree.chain.length - 1];
@@ -446,7 +447,7 @@ export function claudeCodeRefreshRecords(doc: ParsedDocument, refresh: { readonl
     type: 'user',
     message: { role: 'user', content: [{ type: 'text', text: refresh.text }] },
     isMeta: true,
-    uuid: refresh.uuid,
+    uuid: refresh.id,
     timestamp: refresh.now,
   };
   return [...doc.records.map((r) => ({ from: r.index })), { text: JSON.stringify(line) }];

@@ -1,7 +1,7 @@
 import type { ParsedDocument } from '../../io/jsonl.js';
 import { ANSWERED_CALLS, isEnvelope, rolloutHistory, type RolloutHistoryItem } from './read.js';
 import { isRecord, str, type JsonObject } from '../shared/json.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
+import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit } from '../types.js';
 
 /**
  * Writes an edit of a Codex rollout (FORMATS §2.4) the way Codex compacts a thread itself: every
@@ -208,14 +208,14 @@ function validate(doc: ParsedDocument, _transcript: Transcript): string[] {
   return problems;
 }
 
-export const codexWriter: FormatWriter = { name: 'codex', write, validate };
+export const codexWriter: FormatWriter = { name: 'codex', write, validate, appendRefresh };
 
 /**
  * [SPEC §6 Refresh] A refresh in a Codex rollout: a user `message` response item appended (the
  * conversation is the response items; a `developer` message would read as pinned context and never
  * be pruned). Every existing line stays byte-identical.
  */
-export function codexRefreshRecords(doc: ParsedDocument, refresh: { readonly text: string; readonly now: string }): OutputRecord[] {
+function appendRefresh(doc: ParsedDocument, _transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
   const item = { timestamp: refresh.now, type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: refresh.text }] } };
   return [...doc.records.map((r) => ({ from: r.index })), { text: JSON.stringify(item) }];
 }

@@ -6,7 +6,7 @@ import type { ParsedDocument } from '../../io/jsonl.js';
 import { valueTexts } from '../../io/jsonl.js';
 import { isRecord, safeJson } from '../shared/json.js';
 import { unpairedToolIds } from '../shared/tool-pairing.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
+import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
  * Writes an edit back to a native `devs` transcript [SPEC §4]: one turn per line, so a dropped turn
@@ -16,6 +16,7 @@ import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, Transcript
  */
 export const devsWriter: FormatWriter = {
   name: 'devs',
+  appendRefresh,
 
   write(doc, transcript, edit) {
     return rewriteLines(doc, transcript, edit, {
@@ -172,21 +173,12 @@ function toolPairProblems(entries: readonly TranscriptEntry[]): string[] {
   );
 }
 
-/** What a refresh appends (the text starts with `[CONTEXT REFRESH]`); ids and time are injected. */
-export interface RefreshAppend {
-  readonly text: string;
-  readonly id: string;
-  readonly now: string;
-  /** The current orchestrator node, which the new turn belongs to. */
-  readonly node?: string | undefined;
-}
-
 /**
  * [SPEC §6 Refresh] A refresh in a native transcript: a new `refresh` turn at the end, or, when the
  * last entry is a SAOP envelope, that envelope written anew with the refresh prepended to its
  * `thought.reasoning` (seed 004's injector); every other line stays byte-identical.
  */
-export function devsRefreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
+function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
   const last = transcript.entries[transcript.entries.length - 1];
   const record = last ? doc.records[last.source.records[0] ?? -1] : undefined;
   const values = record?.values.filter(isDevsLine) ?? [];

@@ -1,5 +1,5 @@
 import type { ParsedDocument } from '../../io/jsonl.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
+import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 import { geminiMessageSlots, isHeader, isLegacyDocument, isSetPatch, resultText, type MessageSlot } from './read.js';
 import { isRecord, type JsonObject } from '../shared/json.js';
 
@@ -41,6 +41,7 @@ const TOOL_PATH = /^(?:(.*)\.)?toolCalls\[(\d+)\](\.result)?$/;
 
 export const geminiWriter: FormatWriter = {
   name: 'gemini',
+  appendRefresh,
 
   write(doc, transcript, edit) {
     const slots = geminiMessageSlots(doc);
@@ -282,7 +283,7 @@ function maskedCall(call: JsonObject, placeholder: string): JsonObject {
  * session (how Gemini CLI records a new message; every existing line stays byte-identical), or, for
  * a legacy document, the document rewritten with the message at the end of `messages`.
  */
-export function geminiRefreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: { readonly text: string; readonly id: string; readonly now: string }): OutputRecord[] {
+function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
   const lines = doc.records.filter((r) => !r.blank);
   const legacy = doc.kind === 'json-document' || (lines.length === 1 && lines[0]?.values.length === 1 && isLegacyDocument(lines[0].values[0]));
   if (legacy) {

@@ -3,7 +3,7 @@ import { isNoOp, rewriteLines } from '../devs/write.js';
 import { isRecord, type JsonObject, safeJson } from '../shared/json.js';
 import { answeredIds, locateMessages, readsAsMessage, toolCalls } from './read.js';
 import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
-import { dominantEol } from '../write.js';
+import { dominantEol } from '../shared/eol.js';
 
 /**
  * Writes an edit back to OpenAI chat messages (FORMATS §4.1), in the shape they were read from:
@@ -17,6 +17,12 @@ import { dominantEol } from '../write.js';
  */
 export const openaiChatWriter: FormatWriter = {
   name: 'openai-chat',
+
+  /** A refresh is a user message at the end: the summary of an edit that drops nothing. */
+  appendRefresh(doc, transcript, refresh) {
+    const summary = { text: refresh.text, at: transcript.entries.length };
+    return openaiChatWriter.write(doc, transcript, { dropped: new Set(), masked: new Map(), summary, now: refresh.now, newId: () => refresh.id });
+  },
 
   write(doc, transcript, edit) {
     if (isNoOp(edit)) return doc.records.map((r) => ({ from: r.index }));

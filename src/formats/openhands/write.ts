@@ -1,3 +1,4 @@
+import { UsageError } from '../../core/errors.js';
 import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
 import { findRuns, NOT_SENT_ACTIONS, NOT_SENT_OBSERVATIONS } from './read.js';
 import { isRecord, str, type JsonObject } from '../shared/json.js';
@@ -21,6 +22,10 @@ const HISTORY_PATH = /history\[(\d+)\](\.args\.tools)?$/;
 
 export const openhandsWriter: FormatWriter = {
   name: 'openhands',
+
+  appendRefresh() {
+    throw new UsageError('an OpenHands evaluation output is a finished run: there is no agent to refresh');
+  },
 
   write(doc, transcript, edit) {
     const active = findRuns(doc).runs.at(-1);
