@@ -3,6 +3,7 @@ import type { ReadIssue } from '../../core/issues.js';
 import type { ParsedDocument } from '../../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, ToolLinks, Transcript, TranscriptEntry } from '../types.js';
 import type { CompactionRecord, UsagePoint } from '../../core/transcript.js';
+import { contentPartsText } from '../shared/content-parts.js';
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from '../shared/json.js';
 
 /**
@@ -601,20 +602,9 @@ function callText(name: unknown, args: unknown): string {
   return `${label} ${typeof args === 'string' ? args : safeJson(args)}`;
 }
 
-/** Text of a Responses API content list (or a plain string); images and files become blobs. */
+/** Text of a Responses API content list (or a plain string, or one part); images and files become blobs. */
 function partsText(content: unknown, blobs: OpaqueBlob[]): string {
-  if (typeof content === 'string') return content;
-  if (isRecord(content)) content = [content];
-  if (!Array.isArray(content)) return '';
-  const texts: string[] = [];
-  for (const part of content) {
-    if (typeof part === 'string') {
-      texts.push(part);
-      continue;
-    }
-    if (!isRecord(part)) continue;
-    const text = str(part['text']) ?? str(part['refusal']);
-    if (text !== undefined) texts.push(text);
+  return contentPartsText(isRecord(content) ? [content] : content, (part) => {
     const type = part['type'];
     if (type === 'input_image') blobs.push(imageBlob(part['image_url']));
     else if (type === 'input_file') {
@@ -624,8 +614,7 @@ function partsText(content: unknown, blobs: OpaqueBlob[]): string {
       const data = str(part['encrypted_content']);
       blobs.push({ kind: 'encrypted', provider: 'openai', base64Length: data?.length ?? 0 });
     }
-  }
-  return texts.join('\n');
+  });
 }
 
 /**

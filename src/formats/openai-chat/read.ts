@@ -2,6 +2,7 @@ import type { ConversationTurn, TurnType } from '../../core/turn.js';
 import type { ReadIssue } from '../../core/issues.js';
 import type { ParsedDocument } from '../../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, SourceRef, ToolLinks, TranscriptEntry } from '../types.js';
+import { contentPartsText } from '../shared/content-parts.js';
 import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/json.js';
 
 /**
@@ -267,17 +268,7 @@ export function answeredIds(message: JsonObject): string[] {
 
 /** Text of `content` (string, null, or a list of parts); images and files become blobs. */
 function contentText(content: unknown, blobs: OpaqueBlob[]): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  const texts: string[] = [];
-  for (const part of content) {
-    if (typeof part === 'string') {
-      texts.push(part);
-      continue;
-    }
-    if (!isRecord(part)) continue;
-    if (typeof part['text'] === 'string') texts.push(part['text']);
-    else if (typeof part['refusal'] === 'string') texts.push(part['refusal']);
+  return contentPartsText(content, (part) => {
     const image = part['image_url'];
     if (image !== undefined) {
       const url = typeof image === 'string' ? image : isRecord(image) && typeof image['url'] === 'string' ? image['url'] : '';
@@ -288,8 +279,7 @@ function contentText(content: unknown, blobs: OpaqueBlob[]): string {
       const data = typeof file['file_data'] === 'string' ? file['file_data'] : '';
       blobs.push(urlBlob('document', data));
     }
-  }
-  return texts.join('\n');
+  });
 }
 
 /**
