@@ -9,23 +9,9 @@ import { lastAssistantPending, unpairedToolIds } from '../shared/tool-pairing.js
 import { readSessionTree, type SessionLine, type SessionTree } from './tree.js';
 
 /**
- * Claude Code session files (FORMATS §1): lines linked by `parentUuid` into a tree.
- *
- * Decisions:
- * - The active context is the chain from the last user/assistant/attachment line (not sidechain)
- *   up to its root, cut after the last `compact_boundary` on it (FORMATS §1.8).
- * - 2.1.x writes each parallel tool result as a child of its own tool_use line, so those results
- *   sit on side branches: every tool_result answering a tool_use on the active chain is put back,
- *   in file order, as Claude Code does when it rebuilds the request (FORMATS §1.7).
- * - The lines of one API response (one content block each, sharing `message.id`) are one turn,
- *   placed where its first line is; `source.records` lists every line.
- * - progress, system, file-history-snapshot, queue-operation, summary (titles), sidechain and
- *   `<synthetic>` assistant lines are not turns; `toolUseResult` (the UI copy of a tool output) is
- *   never read, only `message.content`.
- * - Images and documents are blobs, not text; `redacted_thinking` is an encrypted blob; thinking
- *   `signature`s are ignored (they are not sent as tokens).
- * - `attachment` lines (2.1.97+) are user context; their text is approximated (`content` when it
- *   is a string, otherwise the attachment's JSON).
+ * Reads Claude Code session files: a tree of lines linked by `parentUuid`, whose active chain (after the
+ * last compaction, parallel results re-attached) is the context. What the format is, its traps and the
+ * reading decisions: docs/formats/claude-code.md.
  */
 
 /** Lines that only say "Claude Code" weakly (no message), skipped when sampling for detection. */
@@ -93,7 +79,7 @@ function detect(doc: ParsedDocument): number {
         sampled++;
       } else if (isClaudeBookkeeping(value)) {
         bookkeeping++;
-        // A file can be mostly queue-operations (FORMATS §1.10): keep looking for messages.
+        // A file can be mostly queue-operations (docs/formats/claude-code.md, Traps): keep looking for messages.
         if (!NOISE_TYPES.has(String(value['type']))) sampled++;
       } else {
         if (isForeign(value)) foreign++;

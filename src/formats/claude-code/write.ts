@@ -8,24 +8,9 @@ import { isRecord, str, type JsonObject } from '../shared/json.js';
 import type { FormatWriter, OutputRecord, RefreshAppend, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
- * Writes an edit back to a Claude Code session file the way Claude Code compacts (FORMATS §1.8,
- * §1.9): nothing is deleted. Dropped lines stay in the file, byte-identical, but the active chain is
- * re-linked around them:
- *
- *     compact_boundary (new, parentUuid null) → kept head … → isCompactSummary user line (new)
- *       → kept tail … → leaf
- *
- * The boundary goes right before the first kept line of the chain, so the pinned first turns stay in
- * the context (a boundary after them would cut them off); the summary goes right before the first
- * kept line after the removed turns (at the end of the file when nothing follows, so it becomes the
- * line Claude Code resumes from). Kept lines whose parent is no longer their predecessor on the new
- * chain get their `parentUuid` changed, and nothing else: they are re-serialised compactly, as
- * Claude Code writes them. 2.1.x parallel tool results hang off their own tool_use line and move with
- * their call, so they only need re-linking if their parent was dropped (it never is: units).
- *
- * A masked tool result keeps its block, `tool_use_id` and `is_error`; only the block's `content`
- * becomes the placeholder. `toolUseResult` (the UI copy, never sent) is left as it is, and other
- * blocks on the line (a prompt typed while the tool ran) are kept.
+ * Writes an edit back to a Claude Code session the way Claude Code compacts: nothing is deleted, the
+ * active chain is re-linked through a new compact_boundary and summary line (docs/formats/claude-code.md,
+ * "How devs-ctx writes it").
  */
 export const claudeCodeWriter: FormatWriter = {
   name: 'claude-code',
@@ -313,7 +298,7 @@ function checkSummaryPlace(
   }
 }
 
-/** The envelope fields a new line copies from a neighbour (FORMATS §1.9.6). */
+/** The envelope fields a new line copies from a neighbour (docs/formats/claude-code.md). */
 const ENVELOPE_KEYS = ['userType', 'cwd', 'sessionId', 'version', 'gitBranch', 'slug'] as const;
 
 function envelopeOf(line: SessionLine): JsonObject {
@@ -426,7 +411,7 @@ function toolPairing(entries: readonly TranscriptEntry[]): string[] {
 }
 
 /**
- * [SPEC §6 Refresh] A refresh in a Claude Code session: one `isMeta` user line appended (how Claude
+ * A refresh in a Claude Code session: one `isMeta` user line appended (how Claude
  * Code injects context it did not type: skills, reminders), chained to the last line of the active
  * chain, i.e. the leaf or the system lines Claude Code wrote after it (`turn_duration`,
  * `stop_hook_summary`), with the envelope fields (`sessionId`, `cwd`, `version`…) of that line.

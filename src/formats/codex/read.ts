@@ -7,31 +7,8 @@ import { contentPartsText } from '../shared/content-parts.js';
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from '../shared/json.js';
 
 /**
- * OpenAI Codex CLI rollout files (FORMATS §2): every line `{timestamp, type, payload}`.
- *
- * Decisions:
- * - The conversation is the `response_item`s in file order. A `compacted` record with
- *   `replacement_history` replaces everything read so far (its items become the entries, path
- *   `payload.replacement_history[k]`); one without it (older builds) keeps the earlier
- *   user/developer messages (not earlier summaries) and adds its `payload.message` as a user
- *   `summary` turn, the way Codex rebuilds such a history.
- * - `session_meta` `base_instructions` / `instructions` (the system prompt) is sent beside the
- *   history, so compaction does not remove it. With several `session_meta` (fork/resume), the first
- *   one (the file's own thread) is used.
- * - `event_msg` records are never turns (UI duplicates of response items, telemetry). The last
- *   `token_count` with a non-empty `info.last_token_usage` is the recorded usage, unless a
- *   compaction came after it: then it describes a history that is gone and is not reported.
- * - Injected user messages (`<environment_context>`, AGENTS.md, …) are pinned context (user /
- *   system). The VS Code extension's `# Context from my IDE setup:` prefix is the exception when the
- *   message also holds `## My request for Codex:`: there it wraps every real prompt.
- * - A `compaction` item (server-side summary, encrypted) is a user `summary` turn with an encrypted
- *   blob; an `agent_message` item (a message from another agent) is a user message.
- * - `ghost_snapshot` (undo data) and unknown item kinds are skipped; a note lists them.
- * - Tool calls and results carry `callId` (the rollout's `call_id`) on the turn and as `links`, so a
- *   pruner can keep pairs together.
- * - Turn ids: `payload.id`, else `call_id` (`<call_id>.output` for a result), else `line-<n>`
- *   (`line-<n>.<k>` inside a replacement history). Ids repeated in the file get `~2`, `~3`… so
- *   every turn id is unique.
+ * Reads OpenAI Codex CLI rollouts (`{timestamp, type, payload}` lines): the history Codex rebuilds on
+ * resume, compactions applied. Format, traps and decisions: docs/formats/codex.md.
  */
 
 const ENVELOPE_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);

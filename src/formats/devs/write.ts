@@ -9,10 +9,9 @@ import { unpairedToolIds } from '../shared/tool-pairing.js';
 import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
- * Writes an edit back to a native `devs` transcript [SPEC §4]: one turn per line, so a dropped turn
- * is a removed line, a masked tool result is its line with `content` replaced, and the summary is a
- * new `summary` turn on its own line where the first dropped turn was. Every other line, including
- * blank and malformed ones (not turns, but the user's bytes), is kept as it is.
+ * Writes an edit back to a native `devs` transcript: a dropped turn is a removed line, a masked result
+ * its line with `content` replaced, the summary a new line where the first dropped turn was; every other
+ * line, blank and malformed ones included, is kept (docs/formats/devs.md).
  */
 export const devsWriter: FormatWriter = {
   name: 'devs',
@@ -174,7 +173,7 @@ function toolPairProblems(entries: readonly TranscriptEntry[]): string[] {
 }
 
 /**
- * [SPEC §6 Refresh] A refresh in a native transcript: a new `refresh` turn at the end, or, when the
+ * A refresh in a native transcript: a new `refresh` turn at the end, or, when the
  * last entry is a SAOP envelope, that envelope written anew with the refresh prepended to its
  * `thought.reasoning` (seed 004's injector); every other line stays byte-identical.
  */

@@ -6,23 +6,9 @@ import type { UsagePoint } from '../../core/transcript.js';
 import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/json.js';
 
 /**
- * Gemini CLI sessions (FORMATS §3): the JSONL form (header, message records where a re-appended id
- * is an update, `$set` patches and checkpoints, `$rewindTo`) and the legacy single JSON document
- * `{sessionId, projectHash, startTime, lastUpdated, messages:[…]}`.
- *
- * Decisions:
- * - `thoughts` (thinking summaries) are not turns: Gemini CLI does not send thoughts back in the
- *   history, so they are not part of the context; a note counts them.
- * - `info` / `warning` / `error` records are UI notices, not turns; a note counts them.
- * - A `gemini` record becomes a message turn (its text; omitted when empty, and an empty record
- *   without tool calls is skipped with a note), then for each `toolCalls[i]` a tool_call turn `${id}#call${i}` followed by its
- *   tool_result turn `${id}#result${i}` (call and result live in the same record); both carry
- *   `links` keyed by the toolCall's `id` (`${id}#${i}` without one), so a prune moves them together.
- * - The first `user` record that is a `<session_context>` bootstrap is pinned context (type
- *   `system`); a `user` record holding a `<state_snapshot>` (written by /compress) is a `summary`.
- * - JSONL `source.records` is the record holding the version of the message that is used (the
- *   last one); inside a `$set.messages` checkpoint the path is `$set.messages[i]`. For a JSON
- *   document, records is `[0]` and the path is `messages[i]`.
+ * Reads Gemini CLI sessions: the JSONL form (header, message records where a re-appended id is an
+ * update, `$set` patches and checkpoints, `$rewindTo`) and the legacy single JSON document.
+ * Format, traps and decisions: docs/formats/gemini.md.
  */
 
 const MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning']);

@@ -6,16 +6,8 @@ import { contentPartsText } from '../shared/content-parts.js';
 import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/json.js';
 
 /**
- * OpenAI Chat Completions messages (FORMATS §4.1), in any of these shapes:
- * - JSONL, one message per line (`{role, content, tool_calls?, tool_call_id?, name?}`);
- * - JSONL, one conversation per line (`{"messages":[…], "tools":[…]}`, the fine-tuning shape). Each
- *   line is a separate conversation, so the LAST line is read as the active context and a note says
- *   how many there were (a fine-tuning file has no single context; the last is the newest in a log);
- * - one JSON document: `{messages:[…]}` or a bare array of messages.
- * SWE-agent's `tool_call_ids` (a list) on tool messages is accepted beside `tool_call_id`.
- *
- * Turn ids are positional (messages carry none): `line-<n>` per line (`line-<n>.<k>` for glued
- * values), `msg-<i>` inside a conversation.
+ * Reads OpenAI Chat Completions messages: one per line, one conversation per line (the last is read),
+ * or one JSON document. Format, traps and decisions: docs/formats/openai-chat.md.
  */
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);

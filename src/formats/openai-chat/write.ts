@@ -6,14 +6,8 @@ import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../
 import { dominantEol } from '../shared/eol.js';
 
 /**
- * Writes an edit back to OpenAI chat messages (FORMATS §4.1), in the shape they were read from:
- * - one message per line: lines are removed, masked or added, like the native format;
- * - one conversation per line: the active (last) conversation's line is rewritten, compact;
- * - one JSON document: the whole document is rewritten, indented the way the input was.
- *
- * The summary is a `user` message, not a `system` one: a system message reads back as a pinned
- * `system` turn, so a later prune could never fold the summary into the next one, and text distilled
- * from tool output should not gain system authority. Codex and Claude Code write theirs as user turns too.
+ * Writes an edit back to OpenAI chat messages in the shape they were read from; the summary is a user
+ * message (docs/formats/openai-chat.md).
  */
 export const openaiChatWriter: FormatWriter = {
   name: 'openai-chat',

@@ -5,30 +5,8 @@ import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEn
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from '../shared/json.js';
 
 /**
- * OpenHands evaluation / resolver output (FORMATS §4.4): one task run per line,
- * `{instance_id, instruction, metadata, history:[Event], metrics, test_result, error}`; also one such
- * run as a single JSON document.
- *
- * Decisions:
- * - Several runs in a file: each line is an independent task with its own context, and they cannot
- *   be concatenated into one conversation (each restarts with its own system prompt). The LAST run
- *   is read as the active context (the newest one appended), and a note says how many runs there
- *   are — the same rule as the OpenAI chat adapter's one-conversation-per-line files.
- * - Events map the way OpenHands' ConversationMemory builds its messages: the `system` action is the
- *   system prompt (its `args.tools` schemas become a second system turn `<id>.tools`, since they are
- *   sent with every call); a user `message` is a user message; an agent action with
- *   `tool_call_metadata` is a tool call (content = the model's text + function name + arguments,
- *   taken from `model_response` when present, else `args`); an observation with
- *   `tool_call_metadata` is its result (`content`); an agent `message` is an assistant message.
- *   An environment `recall` observation is injected workspace context (user / system; its
- *   non-empty `extras` stand in for the rendered template); an `error` observation without a call is
- *   sent back as a user message. `recall` actions, state changes and `null` events are not sent.
- * - Recorded usage: `tool_call_metadata.model_response.usage` of the last call (prompt_tokens +
- *   completion_tokens: the prompt of that call plus its answer, which joins the history).
- *   `llm_metrics.accumulated_token_usage` and `metrics.accumulated_token_usage` are running sums
- *   over all calls, not a context size, so they are never used.
- * - Turn ids are `event-<id>` (`history-<i>` when an event has no id); calls and results carry
- *   `callId` (the `tool_call_id`) and the matching `links`.
+ * Reads OpenHands evaluation / resolver output (one task run per line; the last run is the context),
+ * mapping events the way OpenHands' ConversationMemory does. Format and decisions: docs/formats/openhands.md.
  */
 
 /** Events that are never turned into model messages. */
