@@ -5,6 +5,7 @@ import { prependRefresh, refreshTurn } from '../../core/refresh/orchestrator-con
 import type { ParsedDocument } from '../../io/jsonl.js';
 import { valueTexts } from '../../io/jsonl.js';
 import { isRecord, safeJson } from '../shared/json.js';
+import { isNoOp } from '../shared/edit.js';
 import { unpairedToolIds } from '../shared/tool-pairing.js';
 import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
@@ -116,9 +117,6 @@ export function rewriteLines(doc: ParsedDocument, transcript: Transcript, edit: 
 }
 
 /** An edit that changes nothing: every line comes back as it was. */
-export function isNoOp(edit: TranscriptEdit): boolean {
-  return edit.dropped.size === 0 && edit.masked.size === 0 && edit.summary === undefined;
-}
 
 function isDevsLine(value: unknown): boolean {
   return TurnSchema.safeParse(value).success || SaopEnvelopeSchema.safeParse(value).success;

@@ -1,6 +1,7 @@
 import type { ParsedDocument } from '../../io/jsonl.js';
 import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 import { geminiMessageSlots, isHeader, isLegacyDocument, isSetPatch, resultText, type MessageSlot } from './read.js';
+import { isNoOp } from '../shared/edit.js';
 import { isRecord, type JsonObject } from '../shared/json.js';
 
 /**
@@ -26,6 +27,7 @@ export const geminiWriter: FormatWriter = {
   appendRefresh,
 
   write(doc, transcript, edit) {
+    if (isNoOp(edit)) return doc.records.map((r) => ({ from: r.index }));
     const slots = geminiMessageSlots(doc);
     const messages = prunedMessages(slots, transcript, edit);
 

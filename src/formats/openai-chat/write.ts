@@ -1,5 +1,6 @@
 import type { ParsedDocument } from '../../io/jsonl.js';
-import { isNoOp, rewriteLines } from '../devs/write.js';
+import { rewriteLines } from '../devs/write.js';
+import { isNoOp } from '../shared/edit.js';
 import { isRecord, type JsonObject, safeJson } from '../shared/json.js';
 import { answeredIds, locateMessages, readsAsMessage, toolCalls } from './read.js';
 import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
