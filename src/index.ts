@@ -151,7 +151,7 @@ export type { RefreshReport, InjectedRefresh, RefreshPlacement } from './core/re
 // Writing transcripts back
 export { WRITERS, writerFor } from './formats/index.js';
 export { writeTranscript, renderOutput, InvalidOutputError } from './formats/write.js';
-export type { FormatWriter, OutputRecord } from './formats/types.js';
+export type { FormatWriter, OutputRecord, RefreshAppend } from './formats/types.js';
 
 // Providers [SPEC §7]: interfaces and the offline defaults
 export type { Embedder, Embedding, Summarizer, SummaryRequest } from './core/providers.js';

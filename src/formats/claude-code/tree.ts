@@ -8,7 +8,7 @@ import { isRecord, str, type JsonObject } from '../shared/json.js';
  */
 
 /** Line types a session can be resumed from ("the last suitable line"). */
-export const LEAF_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'attachment']);
+const LEAF_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'attachment']);
 const MAX_LISTED_ISSUES = 20;
 
 /** One parsed value with a `uuid`: one node of the session tree. */
@@ -53,14 +53,14 @@ export interface TreeOptions {
 }
 
 /** The content blocks of a line's message (empty for a string or missing content). */
-export function contentBlocks(value: JsonObject): JsonObject[] {
+function contentBlocks(value: JsonObject): JsonObject[] {
   const message = value['message'];
   if (!isRecord(message) || !Array.isArray(message['content'])) return [];
   return message['content'].filter(isRecord);
 }
 
 /** The `tool_use_id`s a line's tool_result blocks answer. */
-export function toolResultIds(value: JsonObject): string[] {
+function toolResultIds(value: JsonObject): string[] {
   return contentBlocks(value)
     .filter((b) => b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string')
     .map((b) => String(b['tool_use_id']));

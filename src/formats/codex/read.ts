@@ -131,7 +131,9 @@ function readRollout(doc: ParsedDocument): Transcript {
     return { format: 'codex', entries: [], issues, notes: [] };
   }
   for (const record of doc.records) {
-    record.values.forEach((value, k) => scanValue(scan, record, value, k));
+    record.values.forEach((value, k) => {
+      scanValue(scan, record, value, k);
+    });
   }
   const mapped = mapHistory(scan.history, scan.system);
   checkPairs(mapped.entries, scan.history, issues);

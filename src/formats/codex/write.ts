@@ -58,7 +58,9 @@ function write(doc: ParsedDocument, transcript: Transcript, edit: TranscriptEdit
 
   const history = rolloutHistory(doc);
   const slotOf = new Map<string, number>();
-  history.forEach((slot, i) => slotOf.set(sourceKey(slot.record, slot.path), i));
+  history.forEach((slot, i) => {
+    slotOf.set(sourceKey(slot.record, slot.path), i);
+  });
   /** entry index of each history item that is an entry. */
   const entryOf = new Map<number, number>();
   transcript.entries.forEach((entry, i) => {
@@ -184,7 +186,9 @@ function validate(doc: ParsedDocument, _transcript: Transcript): string[] {
         problems.push(`line ${record.line}: compacted replacement_history is not a list`);
         continue;
       }
-      replacement.forEach((item, i) => problems.push(...itemProblems(item, `line ${record.line}: replacement_history[${i}]`)));
+      replacement.forEach((item, i) => {
+        problems.push(...itemProblems(item, `line ${record.line}: replacement_history[${i}]`));
+      });
     }
   }
   problems.push(...pairProblems(rolloutHistory(doc)));

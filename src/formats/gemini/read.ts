@@ -209,7 +209,9 @@ function readMessage(reading: SessionReading, slot: MessageSlot): void {
     // Nothing the model would see (an aborted or placeholder response).
     reading.empty++;
   }
-  toolCalls.forEach((call, i) => readToolCall(reading, view, call, i));
+  toolCalls.forEach((call, i) => {
+    readToolCall(reading, view, call, i);
+  });
   if (isRecord(message['tokens']) && hasUsage(message['tokens'])) {
     const atEntry = Math.min(firstEntry, entries.length - 1);
     reading.usage = { tokens: message['tokens'], ...(atEntry >= 0 ? { atEntry } : {}) };
@@ -260,7 +262,7 @@ function readToolCall(reading: SessionReading, view: SlotView, call: unknown, i:
  * The id that ties a tool call to its result: the call's own `id`, or `${messageId}#${i}` when it
  * has none (call and result share the toolCalls entry, so the position is enough).
  */
-export function toolCallKey(call: JsonObject, messageId: string, index: number): string {
+function toolCallKey(call: JsonObject, messageId: string, index: number): string {
   return typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : `${messageId}#${index}`;
 }
 

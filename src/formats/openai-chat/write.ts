@@ -107,7 +107,9 @@ function rewriteDocument(value: unknown, transcript: Transcript, edit: Transcrip
 
 function rewriteMessages(messages: readonly unknown[], transcript: Transcript, edit: TranscriptEdit, summary: JsonObject | undefined): unknown[] {
   const entryOf = new Map<number, number>();
-  transcript.entries.forEach((entry, i) => entryOf.set(messageIndex(entry.source.path), i));
+  transcript.entries.forEach((entry, i) => {
+    entryOf.set(messageIndex(entry.source.path), i);
+  });
   let summaryBefore: number | undefined;
   if (edit.summary) {
     const at = transcript.entries[edit.summary.at];

@@ -14,7 +14,7 @@ export const NOT_SENT_ACTIONS = new Set(['recall', 'change_agent_state', 'null',
 export const NOT_SENT_OBSERVATIONS = new Set(['agent_state_changed', 'null', 'user_rejected']);
 
 /** One task run: an `instance_id` and a `history` list of events. */
-export function isRun(value: unknown): value is JsonObject & { history: unknown[] } {
+function isRun(value: unknown): value is JsonObject & { history: unknown[] } {
   return isRecord(value) && Array.isArray(value['history']) && (typeof value['instance_id'] === 'string' || typeof value['instance_id'] === 'number');
 }
 
@@ -96,7 +96,9 @@ function readRuns(doc: ParsedDocument): Transcript {
   if (others > 0) notes.push(`${others} value(s) that are not OpenHands runs ignored`);
 
   const reading: RunReading = { active, issues, entries: [], ids: new Set(), skipped: new Map(), open: new Map(), usage: undefined };
-  active.run.history.forEach((event, i) => readEvent(reading, event, i));
+  active.run.history.forEach((event, i) => {
+    readEvent(reading, event, i);
+  });
   for (const [callId, { eventId, finish }] of reading.open) {
     // `finish` ends the run with a call that never gets an observation.
     if (finish) continue;
