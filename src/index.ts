@@ -53,7 +53,7 @@ export type {
 } from './formats/index.js';
 
 // Reports and errors
-export { buildAnalyzeReport, worstUrgency, ANALYZE_SCHEMA_VERSION } from './core/report.js';
+export { buildAnalyzeReport, worstUrgency, ANALYZE_SCHEMA_VERSION } from './core/reports/analyze.js';
 export { analyzeContext, sessionLimits, withSessionLimits, forecastAgentCompaction } from './core/session-context.js';
 export type { SessionContext, SessionLimits, LimitSource, AgentCompaction, SessionLife } from './core/session-context.js';
 export { contextSize, calibrate, fitUsage, toModelTokens, toEstimateTokens } from './core/context-size.js';
@@ -62,7 +62,7 @@ export { modelWindow, catalogWindow } from './core/models.js';
 export type { ModelWindow } from './core/models.js';
 export { inferGoal, isSubstantiveRequest } from './core/goal.js';
 export type { InferredGoal } from './core/goal.js';
-export type { AnalyzeReport } from './core/report.js';
+export type { AnalyzeReport } from './core/reports/analyze.js';
 export {
   ExitCode,
   DevsCtxError,
@@ -92,8 +92,8 @@ export type { PruneRequest, PreparedPrune } from './core/prune/engine.js';
 export { cosineSimilarity, scoreRelevance, findActiveTask } from './core/prune/relevance.js';
 export { SlidingRelevanceWindow, ContextCompressor } from './core/prune/sliding-window.js';
 export type { RelevanceWindowOptions, ContextCompressorOptions } from './core/prune/sliding-window.js';
-export { buildPruneReport, PRUNE_SCHEMA_VERSION } from './core/prune/report.js';
-export type { PruneReport } from './core/prune/report.js';
+export { buildPruneReport, PRUNE_SCHEMA_VERSION } from './core/reports/prune.js';
+export type { PruneReport } from './core/reports/prune.js';
 export { pruneDocument } from './io/prune-document.js';
 export type { DocumentPrune } from './io/prune-document.js';
 
@@ -145,8 +145,8 @@ export type {
   StepInput,
   WindowPruner,
 } from './orchestrator/index.js';
-export { buildRefreshReport, REFRESH_SCHEMA_VERSION } from './core/refresh/report.js';
-export type { RefreshReport, InjectedRefresh, RefreshPlacement } from './core/refresh/report.js';
+export { buildRefreshReport, REFRESH_SCHEMA_VERSION } from './core/reports/refresh.js';
+export type { RefreshReport, InjectedRefresh, RefreshPlacement } from './core/reports/refresh.js';
 
 // Writing transcripts back
 export { WRITERS, writerFor } from './formats/writers.js';

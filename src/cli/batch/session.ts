@@ -5,7 +5,7 @@ import type { Settings } from '../../core/config.js';
 import { DevsCtxError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { PruneUrgency } from '../../core/policy.js';
-import { buildAnalyzeReport } from '../../core/report.js';
+import { buildAnalyzeReport } from '../../core/reports/analyze.js';
 import type { TranscriptEntry } from '../../core/transcript.js';
 import type { FormatName } from '../../formats/index.js';
 import { STDIN } from '../../io/input.js';

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { ExitCode } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { PruneUrgency } from '../../core/policy.js';
-import { worstUrgency } from '../../core/report.js';
+import { worstUrgency } from '../../core/reports/analyze.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
 import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';

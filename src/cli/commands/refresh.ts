@@ -6,8 +6,8 @@ import { ExitCode, InputError, InterruptedError, UsageError } from '../../core/e
 import type { ExitCodeValue } from '../../core/errors.js';
 import { ContextRefresher, formatRefresh } from '../../core/refresh/context-refresher.js';
 import { pendingToolCall, planRefresh } from '../../core/refresh/decision.js';
-import { buildRefreshReport } from '../../core/refresh/report.js';
-import type { InjectedRefresh, RefreshReport } from '../../core/refresh/report.js';
+import { buildRefreshReport } from '../../core/reports/refresh.js';
+import type { InjectedRefresh, RefreshReport } from '../../core/reports/refresh.js';
 import type { Transcript } from '../../core/transcript.js';
 import type { ConversationTurn } from '../../core/turn.js';
 import { adapterFor } from '../../formats/index.js';

@@ -1,8 +1,8 @@
 import { Chalk } from 'chalk';
 import type { ChalkInstance } from 'chalk';
 import type { DevsCtxError } from '../../core/errors.js';
-import { windowGrowth } from '../../core/report.js';
-import type { AnalyzeReport, TokenGroup } from '../../core/report.js';
+import { windowGrowth } from '../../core/reports/analyze.js';
+import type { AnalyzeReport, TokenGroup } from '../../core/reports/analyze.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { growthChart } from './chart.js';

@@ -1,6 +1,6 @@
 import type { FallbackEvent } from '../providers.js';
 import type { FormatName } from '../transcript.js';
-import type { RefreshDecision, RefreshStatus } from './decision.js';
+import type { RefreshDecision, RefreshStatus } from '../refresh/decision.js';
 
 export const REFRESH_SCHEMA_VERSION = 1;
 
