@@ -10,7 +10,6 @@ export type { RefreshDecision, RefreshDecisionOptions, RefreshStatus } from '../
 export {
   StaticSummaryProvider,
   PinnedTurnsSummaryProvider,
-  FileSummaryProvider,
   CondensingSummaryProvider,
   OutlineCondenser,
   MemorySummaryCache,
@@ -20,6 +19,7 @@ export {
 } from '../providers/summary-providers.js';
 export type { Condenser, CondensingOptions, ProjectDocuments, SummaryCache } from '../providers/summary-providers.js';
 export { FileSummaryCache } from '../providers/summary-cache.js';
+export { FileSummaryProvider } from '../io/file-summary-provider.js';
 export { OrchestratorLoop, taskContext } from './orchestrator-loop.js';
 export type {
   ActiveTask,
