@@ -119,7 +119,7 @@ export { writeTranscript, InvalidOutputError } from './formats/write.js';
 export type { FormatWriter, OutputRecord } from './formats/types.js';
 
 // Providers [SPEC §7]: interfaces and the offline defaults
-export type { Embedder, Embedding, Summarizer, SummaryRequest } from './core/providers.js';
+export type { Embedder, Embedding, Summarizer, SummaryRequest } from './core/provider-contracts.js';
 export { LocalEmbedder } from './providers/local-embedder.js';
 export { ExtractiveSummarizer } from './providers/extractive-summarizer.js';
 export { createDefaultContextPruner, DEFAULT_FLASH_CONFIG } from './providers/factory.js';
@@ -129,7 +129,7 @@ export { redactSecrets } from './core/redact.js';
 export type { RedactionResult } from './core/redact.js';
 
 // Gemini [SPEC §7, issue 4]: @google/genai is imported only when a request is made
-export type { LLMClient, EmbeddingClient, GenerateRequest, GenerateResult, ProviderUsage, FallbackEvent } from './core/providers.js';
+export type { LLMClient, EmbeddingClient, GenerateRequest, GenerateResult, ProviderUsage, FallbackEvent } from './core/provider-contracts.js';
 export { GeminiClient } from './providers/gemini/client.js';
 export type { GeminiClientOptions } from './providers/gemini/client.js';
 export { DEFAULT_RETRY_POLICY } from './providers/gemini/retry.js';

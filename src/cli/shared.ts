@@ -6,7 +6,7 @@ import { InvalidTranscriptError, UsageError } from '../core/errors.js';
 import { loadCounter } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import type { Transcript, TranscriptEntry } from '../core/transcript.js';
-import { parseTokenAmount } from '../core/units.js';
+import { parseTokenAmount } from '../core/token-amount.js';
 import { FORMAT_NAMES } from '../formats/types.js';
 import type { FormatName } from '../formats/index.js';
 import { loadConfig } from '../io/config.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { UsageError } from './errors.js';
-import { parseTokenAmount } from './units.js';
+import { parseTokenAmount } from './token-amount.js';
 import {
   DEFAULT_HARD_LIMIT_TOKENS,
   DEFAULT_PINNED_PREFIX_TURNS,

@@ -1,6 +1,6 @@
 import type { TextTokenCounter } from '../core/accounting.js';
 import { SUMMARY_PREFIX } from '../core/prune/edit.js';
-import type { Summarizer, SummaryRequest } from '../core/providers.js';
+import type { Summarizer, SummaryRequest } from '../core/provider-contracts.js';
 import { InterruptedError, ProviderError } from '../core/errors.js';
 import { Pacer } from '../core/pace.js';
 import type { ConversationTurn } from '../core/turn.js';

@@ -1,5 +1,5 @@
 import type { Pacer } from '../core/pace.js';
-import type { Embedder, Embedding } from '../core/providers.js';
+import type { Embedder, Embedding } from '../core/provider-contracts.js';
 
 /** What fitting BM25 weights to a corpus collects: document frequencies and each text's term counts. */
 interface CorpusStats {

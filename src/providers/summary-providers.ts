@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TextTokenCounter } from '../core/accounting.js';
 import { UsageError } from '../core/errors.js';
 import { SUMMARY_PREFIX } from '../core/prune/edit.js';
-import type { Summarizer } from '../core/providers.js';
+import type { Summarizer } from '../core/provider-contracts.js';
 import { formatRefresh } from '../core/refresh/context-refresher.js';
 import type { SummaryProvider } from '../core/refresh/context-refresher.js';
 import type { ConversationTurn } from '../core/turn.js';
@@ -60,7 +60,7 @@ export class PinnedTurnsSummaryProvider extends StaticSummaryProvider {
   }
 }
 
-/** Makes a document fit a token budget. */
+/** Makes one document (a TAS or a PRD) fit a token budget, for CondensingSummaryProvider; any `Summarizer` can serve through summarizerCondenser. */
 export interface Condenser {
   /** Part of the cache key: a different condenser's output is never reused. */
   readonly name: string;

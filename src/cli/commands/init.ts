@@ -13,7 +13,7 @@ import { PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import type { PruneStrategy } from '../../core/prune/plan.js';
 import { TurnTypeSchema } from '../../core/turn.js';
 import type { TurnType } from '../../core/turn.js';
-import { parseTokenAmount } from '../../core/units.js';
+import { parseTokenAmount } from '../../core/token-amount.js';
 import { writeError, writeFileAtomic } from '../../io/atomic.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';

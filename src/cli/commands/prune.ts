@@ -24,7 +24,7 @@ import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
-import { buildProviders, chooseProviders, providersReport } from '../providers.js';
+import { buildProviders, chooseProviders, providersReport } from '../choose-providers.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';

@@ -31,7 +31,7 @@ import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticS
 import type { ProjectDocuments } from '../../providers/summary-providers.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { refreshCondenser } from '../providers.js';
+import { refreshCondenser } from '../choose-providers.js';
 import { reportError } from '../errors.js';
 import { renderRefreshReport } from '../render/refresh-text.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';

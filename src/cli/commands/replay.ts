@@ -19,7 +19,7 @@ import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, StaticSummaryProvider } from '../../providers/summary-providers.js';
 import type { CliContext } from '../context.js';
-import { buildProviders, chooseProviders, providersReport } from '../providers.js';
+import { buildProviders, chooseProviders, providersReport } from '../choose-providers.js';
 import { reportError } from '../errors.js';
 import { renderReplayReport } from '../render/replay-text.js';
 import { REPLAY_SCHEMA_VERSION } from '../../core/reports/replay.js';

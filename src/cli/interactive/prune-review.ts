@@ -4,9 +4,9 @@ import { maskPlaceholder, rankRelevance, summaryReserveFor } from '../../core/pr
 import { planPrune } from '../../core/prune/plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy } from '../../core/prune/plan.js';
 import { findActiveTask } from '../../core/prune/relevance.js';
-import type { Embedder } from '../../core/providers.js';
+import type { Embedder } from '../../core/provider-contracts.js';
 import type { TranscriptEntry } from '../../core/transcript.js';
-import { parseTokenAmount } from '../../core/units.js';
+import { parseTokenAmount } from '../../core/token-amount.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
 import type { CliContext } from '../context.js';
 import { terminalWidth } from '../context.js';

@@ -2,7 +2,7 @@ import type { TextTokenCounter } from '../accounting.js';
 import { BudgetImpossibleError } from '../errors.js';
 import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_PINNED_PREFIX_TURNS, DEFAULT_PROTECTED_TAIL_TURNS, DEFAULT_SOFT_LIMIT_TOKENS, PINNED_TURN_TYPES } from '../policy.js';
 import type { PrunerConfig } from '../policy.js';
-import type { Embedder, Summarizer } from '../providers.js';
+import type { Embedder, Summarizer } from '../provider-contracts.js';
 import type { TranscriptEntry } from '../transcript.js';
 import type { ContextWindow, ConversationTurn } from '../turn.js';
 import { applyEdit } from './apply.js';

@@ -1,6 +1,6 @@
 import type { TextTokenCounter } from '../accounting.js';
 import { ProviderError } from '../errors.js';
-import type { Embedder, Summarizer } from '../providers.js';
+import type { Embedder, Summarizer } from '../provider-contracts.js';
 import type { TranscriptEntry } from '../transcript.js';
 import type { ConversationTurn } from '../turn.js';
 import { planToEdit } from './apply.js';

@@ -1,5 +1,5 @@
 import type { TextTokenCounter } from '../accounting.js';
-import type { Embedding } from '../providers.js';
+import type { Embedding } from '../provider-contracts.js';
 import type { ConversationTurn, TurnType } from '../turn.js';
 import { cosineSimilarity } from './relevance.js';
 

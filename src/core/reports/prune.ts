@@ -2,7 +2,7 @@ import type { PruneUrgency } from '../policy.js';
 import type { FormatName, TranscriptEntry } from '../transcript.js';
 import type { ContextPrunedEvent } from '../prune/context-pruner.js';
 import type { PreparedPrune } from '../prune/engine.js';
-import type { FallbackEvent } from '../providers.js';
+import type { FallbackEvent } from '../provider-contracts.js';
 import type { PruneActionKind, PruneStrategy } from '../prune/plan.js';
 import { toModelTokens } from '../context-size.js';
 import type { Calibration, ContextBasis } from '../context-size.js';

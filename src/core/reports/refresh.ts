@@ -1,4 +1,4 @@
-import type { FallbackEvent } from '../providers.js';
+import type { FallbackEvent } from '../provider-contracts.js';
 import type { FormatName } from '../transcript.js';
 import type { RefreshDecision, RefreshStatus } from '../refresh/decision.js';
 

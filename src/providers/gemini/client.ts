@@ -1,6 +1,6 @@
 import { InterruptedError, ProviderError } from '../../core/errors.js';
-import type { EmbeddingClient, GenerateRequest, GenerateResult, LLMClient, ProviderUsage } from '../../core/providers.js';
-import { emptyUsage } from '../../core/providers.js';
+import type { EmbeddingClient, GenerateRequest, GenerateResult, LLMClient, ProviderUsage } from '../../core/provider-contracts.js';
+import { emptyUsage } from '../../core/provider-contracts.js';
 import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import { withResponseHeaders } from './response-headers.js';
 import type { ResponseRecord } from './response-headers.js';

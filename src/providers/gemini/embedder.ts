@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Embedder, Embedding, EmbeddingClient } from '../../core/providers.js';
+import type { Embedder, Embedding, EmbeddingClient } from '../../core/provider-contracts.js';
 import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import { DEFAULT_EMBEDDING_MODEL } from './pricing.js';
 

@@ -1,7 +1,7 @@
 import type { TextTokenCounter } from '../../core/accounting.js';
 import { ProviderError } from '../../core/errors.js';
 import { SUMMARY_PREFIX } from '../../core/prune/edit.js';
-import type { GenerateResult, LLMClient, Summarizer, SummaryRequest } from '../../core/providers.js';
+import type { GenerateResult, LLMClient, Summarizer, SummaryRequest } from '../../core/provider-contracts.js';
 import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import type { ConversationTurn } from '../../core/turn.js';
 import { extractFacts, structuralFacts } from '../extractive-summarizer.js';

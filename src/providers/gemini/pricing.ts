@@ -1,4 +1,4 @@
-import type { ProviderUsage } from '../../core/providers.js';
+import type { ProviderUsage } from '../../core/provider-contracts.js';
 
 /** Flash summaries: the stable Gemini 3 generation Flash (the seed's `gemini-3-flash` is not an API id). */
 export const DEFAULT_SUMMARY_MODEL = 'gemini-3.5-flash';
