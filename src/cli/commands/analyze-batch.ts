@@ -4,7 +4,7 @@ import type { ExitCodeValue } from '../../core/errors.js';
 import type { PruneUrgency } from '../../core/policy.js';
 import { worstUrgency } from '../../core/reports/analyze.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
-import { STDIN } from '../../io/input.js';
+import { STDIO_PATH } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { BatchCounts } from '../batch/counts.js';
 import type { Discovered } from '../batch/discover.js';
@@ -228,7 +228,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
           continue;
         }
         // Standard input can only be read here; so can everything with --jobs 1.
-        const work = pool === undefined || item.path === STDIN ? analyzeHere(item.path) : pool.run(item.path);
+        const work = pool === undefined || item.path === STDIO_PATH ? analyzeHere(item.path) : pool.run(item.path);
         work.then(
           (outcome) => {
             if (cached.kind === 'miss') cached.remember(outcome);

@@ -15,7 +15,7 @@ import type { FormatName } from '../../formats/index.js';
 import { assertNoOtherWriters, assertUnchangedOrAppended, checkOutputPath, replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { STDIN } from '../../io/input.js';
+import { STDIO_PATH } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
 import type { Archive } from '../../archive/archive.js';
@@ -73,16 +73,16 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     const parsed = PruneOptionsSchema.safeParse(rawOptions);
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx prune --help');
     const options = parsed.data;
-    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
+    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIO_PATH);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
     const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--dry-run', given: options.dryRun === true }, ctx.cwd);
     // --interactive needs a terminal: checked before anything is read. The review itself runs
     // between ranking and summarizing, below.
     const review = options.interactive ? await import('../interactive/prune-review.js') : undefined;
-    const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIN);
+    const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIO_PATH);
     const setup = review?.interactiveSetup(ctx, {
-      fromStdin: input === STDIN,
+      fromStdin: input === STDIO_PATH,
       dryRun: options.dryRun === true,
       yes: options.yes === true,
       screen: json || transcriptOnStdout ? 'stderr' : 'stdout',
@@ -143,7 +143,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
         ctx,
         setup,
         file: display,
-        destination: inPlace ? display : transcriptOnStdout ? 'standard output' : (options.output ?? STDIN),
+        destination: inPlace ? display : transcriptOnStdout ? 'standard output' : (options.output ?? STDIO_PATH),
         entries: transcript.entries,
         tokens,
         counter,
@@ -215,7 +215,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       return finish(report, ctx, json, true);
     }
 
-    const outputName = inPlace ? display : options.output && options.output !== STDIN ? options.output : STDIN;
+    const outputName = inPlace ? display : options.output && options.output !== STDIO_PATH ? options.output : STDIO_PATH;
     const { written, after } = result;
     if (!written || !after) {
       // Nothing to do: the output is the input's exact bytes [SPEC §6].
@@ -232,7 +232,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
       assertUnchangedOrAppended(target, originalBytes);
       assertNoOtherWriters(target);
     }
-    if (!inPlace && outputName !== STDIN) checkOutputPath(resolve(ctx.cwd, outputName));
+    if (!inPlace && outputName !== STDIO_PATH) checkOutputPath(resolve(ctx.cwd, outputName));
     await pacer.settle();
 
     let archive: { path: string; eventId: string } | undefined;
@@ -243,7 +243,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
         await store.recordPrune({
           id: eventId,
           createdAt: new Date().toISOString(),
-          sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
+          sourcePath: input === STDIO_PATH ? STDIO_PATH : resolve(ctx.cwd, input),
           format: transcript.format,
           strategy,
           targetTokens,
@@ -322,8 +322,8 @@ function finish(report: PruneReport, ctx: CliContext, json: boolean, dryRun: boo
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
     // The transcript may be on stdout: the human report goes where it cannot mix with it.
-    const toStdout = dryRun || (report.output !== STDIN && report.output !== null) || report.output === null;
-    (toStdout && report.output !== STDIN ? ctx.stdout : ctx.stderr).write(renderPruneReport(report, ctx));
+    const toStdout = dryRun || (report.output !== STDIO_PATH && report.output !== null) || report.output === null;
+    (toStdout && report.output !== STDIO_PATH ? ctx.stdout : ctx.stderr).write(renderPruneReport(report, ctx));
   }
   return ExitCode.ok;
 }

@@ -23,7 +23,7 @@ import { writerFor } from '../../formats/writers.js';
 import { replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { assertReadableKind, STDIN } from '../../io/input.js';
+import { assertReadableKind, STDIO_PATH } from '../../io/input.js';
 import { parseDocument, serializeDocument } from '../../io/jsonl.js';
 import type { ParsedDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
@@ -82,7 +82,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const parsed = RefreshOptionsSchema.safeParse(rawOptions);
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx refresh --help');
     const options = parsed.data;
-    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
+    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIO_PATH);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
     const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--check', given: options.check === true }, ctx.cwd);
@@ -112,7 +112,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
       if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
     }
     const lastRefreshId = decision.lastRefreshIndex !== undefined ? turns[decision.lastRefreshIndex]?.id : undefined;
-    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDIN);
+    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDIO_PATH);
     const base = { file: display, format: transcript.format, decision, lastRefreshId };
 
     if (options.check || !decision.due) {
@@ -281,5 +281,5 @@ function refreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: { 
 /** The report: JSON on stdout, or text on stdout unless the transcript is there (then stderr). */
 function finish(report: RefreshReport, ctx: CliContext, json: boolean): void {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else (report.output === STDIN ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
+  else (report.output === STDIO_PATH ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
 }
