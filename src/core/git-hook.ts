@@ -46,7 +46,6 @@ export function isGitHookName(name: string): name is GitHookName {
 }
 
 export const BLOCK_LEVELS = ['none', 'soft', 'hard'] as const;
-export type BlockLevel = (typeof BLOCK_LEVELS)[number];
 
 /** Where the hook that was in place before devs-ctx is kept (relative to the hooks folder). */
 export const PREVIOUS_HOOKS_DIR = '.devs-ctx-previous';
