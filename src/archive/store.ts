@@ -17,9 +17,6 @@ import { buildExcerpt } from './excerpt.js';
 import { loadSqlite } from './sqlite.js';
 import type { SqliteDatabase } from './sqlite.js';
 
-export { defaultArchivePath } from './paths.js';
-export { ArchiveUnavailableError } from './errors.js';
-
 /** A turn a prune removed from the active context, or whose tool output it masked. */
 export interface ArchivedTurnInput {
   /** Index into the input transcript's entries. */
@@ -176,7 +173,7 @@ export interface RecallOptions {
   readonly highlight?: readonly [open: string, close: string];
 }
 
-export const MemoryRowSchema = z
+const MemoryRowSchema = z
   .object({
     entry_id: z.string(),
     type: z.string(),

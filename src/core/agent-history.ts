@@ -12,7 +12,7 @@ export interface HistoryRecord {
   readonly values: readonly unknown[];
 }
 
-export type HistoryRole = 'user' | 'assistant' | 'tool';
+type HistoryRole = 'user' | 'assistant' | 'tool';
 
 /** One turn of the agent's history. */
 export interface HistoryTurn {

@@ -30,11 +30,11 @@ export function claudeProjectDir(cwd: string, env: Env): string {
   return join(root, 'projects', cwd.replace(/[^A-Za-z0-9]/g, '-'));
 }
 
-export function codexSessionsDir(env: Env): string {
+function codexSessionsDir(env: Env): string {
   return join(env['CODEX_HOME'] ?? join(home(env), '.codex'), 'sessions');
 }
 
-export function geminiChatsDir(cwd: string, env: Env): string {
+function geminiChatsDir(cwd: string, env: Env): string {
   return join(home(env), '.gemini', 'tmp', createHash('sha256').update(cwd).digest('hex'), 'chats');
 }
 
@@ -65,7 +65,7 @@ function filesIn(dir: string, accept: (name: string) => boolean, depth: number):
 }
 
 /** Session files of one agent for this working directory, newest first (Codex: every rollout; it files them by date, not project). */
-export function sessionsOf(agent: AgentName, cwd: string, env: Env): FoundSession[] {
+function sessionsOf(agent: AgentName, cwd: string, env: Env): FoundSession[] {
   const found =
     agent === 'claude-code'
       ? filesIn(claudeProjectDir(cwd, env), (n) => n.endsWith('.jsonl'), 0)

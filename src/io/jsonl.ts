@@ -227,7 +227,7 @@ function describeJsonError(text: string, error: unknown): string {
  * The texts of `{…}{…}` (two or more top-level JSON values on one line), split at depth-0
  * boundaries, or undefined when the line is not that shape.
  */
-export function splitGluedParts(text: string): string[] | undefined {
+function splitGluedParts(text: string): string[] | undefined {
   const parts: string[] = [];
   let depth = 0;
   let inString = false;

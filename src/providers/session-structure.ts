@@ -25,7 +25,7 @@ export interface SessionStructure {
   readonly lastWords?: { readonly turnId: string; readonly text: string };
 }
 
-export type FileAction = 'read' | 'edited' | 'created' | 'deleted';
+type FileAction = 'read' | 'edited' | 'created' | 'deleted';
 
 export interface FileTouch {
   readonly path: string;
@@ -368,7 +368,7 @@ function pathOf(input: Record<string, unknown>): string | undefined {
 }
 
 /** The shell command of a call: a string, or an argv (`["bash","-lc","npm test"]` gives `npm test`). */
-export function shellCommand(input: Record<string, unknown>): string | undefined {
+function shellCommand(input: Record<string, unknown>): string | undefined {
   const command = input['command'] ?? input['cmd'];
   if (typeof command === 'string') return command;
   if (Array.isArray(command) && command.every((c) => typeof c === 'string')) {

@@ -84,7 +84,7 @@ export class MemorySummaryCache implements SummaryCache {
 }
 
 /** The cache key of one condensation: condenser, budget and the text's content hash. */
-export function condensationKey(condenser: string, budgetTokens: number, text: string): string {
+function condensationKey(condenser: string, budgetTokens: number, text: string): string {
   return createHash('sha256').update(`${condenser}\0${budgetTokens}\0${text}`).digest('base64url');
 }
 

@@ -12,7 +12,7 @@ const TRANSCRIPT_EXTENSIONS = ['.jsonl', '.json'];
 const isTranscriptName = (name: string): boolean => TRANSCRIPT_EXTENSIONS.some((ext) => name.endsWith(ext));
 
 /** True when `path` has shell wildcards (`*`, `?`, `[…]`) that devs-ctx expands itself. */
-export function hasGlob(path: string): boolean {
+function hasGlob(path: string): boolean {
   return /[*?[]/.test(path);
 }
 

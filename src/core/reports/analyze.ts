@@ -21,7 +21,7 @@ export interface TokenGroup {
   readonly tokens: number;
 }
 
-export interface HeavyTurn {
+interface HeavyTurn {
   readonly index: number;
   readonly id: string;
   readonly role: TurnRole;

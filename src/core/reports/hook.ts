@@ -12,7 +12,7 @@ export interface TranscriptMatch {
 }
 
 /** What is at a hook's path: nothing, someone else's hook, or ours. */
-export type HookFileState = 'absent' | 'foreign' | 'devs-ctx';
+type HookFileState = 'absent' | 'foreign' | 'devs-ctx';
 
 /** Which transcripts a hook covers, and where that list comes from. */
 export interface CoveredTranscripts {

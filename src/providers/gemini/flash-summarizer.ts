@@ -35,7 +35,7 @@ export interface FlashSummarizerConfig {
   readonly redact?: boolean;
 }
 
-export const DEFAULT_CHUNK_TOKENS = 200_000;
+const DEFAULT_CHUNK_TOKENS = 200_000;
 
 /** Names too common in code to show that a summary kept what mattered. */
 const GENERIC_IDENTIFIERS = new Set([
