@@ -10,7 +10,7 @@ import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor } from '../shared.js';
 
-export const AUDIT_SCHEMA_VERSION = 1;
+const AUDIT_SCHEMA_VERSION = 1;
 
 const AuditOptionsSchema = z.object({
   json: readingOptionsShape.json,

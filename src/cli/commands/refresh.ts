@@ -224,7 +224,7 @@ interface WrittenRefresh {
  * structural validator finds nothing new, every earlier turn reads back as it was, and the latest
  * turn is the refresh. Anything else is a bug (exit 1) and never reaches the disk.
  */
-export function writeRefresh(
+function writeRefresh(
   doc: ParsedDocument,
   transcript: Transcript,
   refresh: { readonly text: string; readonly node: string | null; readonly now: string; readonly newId: () => string },

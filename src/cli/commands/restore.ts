@@ -12,7 +12,7 @@ import { outputIsInput } from '../transcript-output.js';
 import { archiveDisplay, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
-export const RESTORE_SCHEMA_VERSION = 1;
+const RESTORE_SCHEMA_VERSION = 1;
 
 const RestoreOptionsSchema = z.object({
   output: z.string().optional(),
