@@ -80,6 +80,9 @@ const SLASH_COMMAND = /<command-name>([^<]*)<\/command-name>[\s\S]*?(?:<command-
 
 const ERROR_LINE = /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status):? [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory|not found|<tool_use_error>/;
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes a command's output may carry
+const ANSI_ESCAPE = /\x1b\[[0-9;]*[A-Za-z]/g;
+
 const SHELL_TOOLS = new Set(['bash', 'shell', 'local_shell', 'run_shell_command', 'execute_bash', 'exec_command', 'container.exec', 'run_command', 'terminal', 'cmd', 'powershell']);
 const READ_TOOLS = new Set(['read', 'read_file', 'notebookread', 'view_file', 'open_file', 'read_many_files']);
 const EDIT_TOOLS = new Set(['edit', 'multiedit', 'notebookedit', 'replace', 'edit_file', 'str_replace', 'insert', 'search_replace']);
@@ -341,7 +344,7 @@ export function outcomeOf(content: string): { failed: boolean; label: string; er
   if (/^The user doesn't want to proceed with this tool use/.test(trimmed)) return { failed: true, label: 'rejected by the user', errorLine: 'rejected by the user' };
   if (!failed) return { failed: false, label: exit === 0 ? 'ok' : 'ok' };
   const lines = body.replace(/<\/?tool_use_error>/g, '').split('\n');
-  const candidates = lines.map((l) => quotable(l.replace(/\x1b\[[0-9;]*[A-Za-z]/g, ''))).filter((l): l is string => l !== undefined && !/^(?:Exit code \d+|Exit Code: \d+|Command: |Directory: |Signal: |Background PIDs|Process Group PGID|Error: \(none\)|Output: \(empty\))/.test(l));
+  const candidates = lines.map((l) => quotable(l.replace(ANSI_ESCAPE, ''))).filter((l): l is string => l !== undefined && !/^(?:Exit code \d+|Exit Code: \d+|Command: |Directory: |Signal: |Background PIDs|Process Group PGID|Error: \(none\)|Output: \(empty\))/.test(l));
   const errorLine = candidates.find((l) => ERROR_LINE.test(l)) ?? candidates[0];
   return { failed: true, label: exit !== undefined ? `exit ${exit}` : 'error', ...(errorLine ? { errorLine: clip(errorLine, 200) } : {}) };
 }

@@ -120,7 +120,7 @@ export class ContextPruner implements BudgetPruner {
       tokens,
       counter: this.counter,
       policy: { ...this.config, targetTokens, strategy, summaryReserveTokens: summaryReserveFor(this.options.summaryShare) },
-      ...(activeTaskContext !== undefined && activeTaskContext.trim() ? { goal: activeTaskContext } : {}),
+      ...(activeTaskContext?.trim() ? { goal: activeTaskContext } : {}),
       embedder: this.options.embedder ?? nullEmbedder,
       summarizer: this.summarizer,
       eventId,
