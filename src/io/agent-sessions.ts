@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 
 /**
@@ -49,7 +50,7 @@ function filesIn(dir: string, accept: (name: string) => boolean, depth: number):
     }
     for (const name of names) {
       const path = join(current, name);
-      let stats;
+      let stats: Stats;
       try {
         stats = statSync(path);
       } catch {

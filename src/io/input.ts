@@ -1,5 +1,5 @@
 import { closeSync, createReadStream, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import type { Stats } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import { Readable } from 'node:stream';
 import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
@@ -31,7 +31,7 @@ export function expandInputs(paths: readonly string[], cwd: string): string[] {
       continue;
     }
     const absolute = resolve(cwd, path);
-    let stat;
+    let stat: Stats;
     try {
       stat = statSync(absolute);
     } catch (error) {
@@ -53,7 +53,7 @@ export function expandInputs(paths: readonly string[], cwd: string): string[] {
 function listTranscripts(dir: string, shown: string): string[] {
   const out: string[] = [];
   const walk = (current: string): void => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(current, { withFileTypes: true });
     } catch (error) {

@@ -81,7 +81,7 @@ const SLASH_COMMAND = /<command-name>([^<]*)<\/command-name>[\s\S]*?(?:<command-
 const ERROR_LINE = /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status):? [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory|not found|<tool_use_error>/;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes a command's output may carry
-const ANSI_ESCAPE = /\x1b\[[0-9;]*[A-Za-z]/g;
+export const ANSI_ESCAPE = /\x1b\[[0-9;]*[A-Za-z]/g;
 
 const SHELL_TOOLS = new Set(['bash', 'shell', 'local_shell', 'run_shell_command', 'execute_bash', 'exec_command', 'container.exec', 'run_command', 'terminal', 'cmd', 'powershell']);
 const READ_TOOLS = new Set(['read', 'read_file', 'notebookread', 'view_file', 'open_file', 'read_many_files']);

@@ -80,7 +80,8 @@ export class FlashSummarizer implements Summarizer {
     this.maxOutputTokens = config.maxOutputTokens ?? 4096;
     this.temperature = config.temperature ?? 0.1;
     this.chunkTokens = config.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
-    this.count = config.counter ? (t) => config.counter!.count(t) : (t) => Math.ceil(t.length / 4);
+    const counter = config.counter;
+    this.count = counter ? (t) => counter.count(t) : (t) => Math.ceil(t.length / 4);
   }
 
   async summarize(request: SummaryRequest): Promise<string> {
