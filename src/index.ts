@@ -80,8 +80,8 @@ export { SUMMARY_PREFIX } from './core/prune/edit.js';
 export type { TranscriptEdit, SummaryInsert } from './core/prune/edit.js';
 export { preparePrune } from './core/prune/engine.js';
 export type { PruneRequest, PreparedPrune } from './core/prune/engine.js';
-export { pruneDocument } from './io/prune-document.js';
-export type { DocumentPrune } from './io/prune-document.js';
+export { pruneDocument } from './prune/document.js';
+export type { DocumentPrune } from './prune/document.js';
 
 // Refresh and the orchestrator loop [SPEC §6 Refresh, §9; seeds 000, 004]
 export { ContextRefresher, formatRefresh, REFRESH_PREFIX, DEFAULT_REFRESH_THRESHOLD } from './core/refresh/context-refresher.js';

@@ -111,6 +111,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
       targetTokens,
       strategy,
       embedder: providers.embedder,
+      ...(providers.fallbackEmbedder ? { fallbackEmbedder: providers.fallbackEmbedder } : {}),
       // Ids the pruner makes end up in later summaries' text: random ones would change the counts run to run.
       newId: () => `replay-summary-${++ids}`,
       now: () => new Date(0),
