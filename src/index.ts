@@ -114,9 +114,9 @@ export type {
 } from './orchestrator/orchestrator-loop.js';
 
 // Writing transcripts back
-export { writerFor } from './formats/writers.js';
+export { writerFor } from './formats/index.js';
 export { writeTranscript, InvalidOutputError } from './formats/write.js';
-export type { FormatWriter, OutputRecord } from './formats/types.js';
+export type { FormatWriter, OutputRecord, RefreshAppend } from './formats/types.js';
 
 // Providers [SPEC §7]: interfaces and the offline defaults
 export type { Embedder, Embedding, Summarizer, SummaryRequest } from './core/provider-contracts.js';
