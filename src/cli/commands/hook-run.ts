@@ -5,7 +5,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
-import { ExitCode, UsageError } from '../../core/errors.js';
+import { ExitCode } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { HookMeta } from '../../core/git-hook.js';
 import { classifyPruneUrgency } from '../../core/policy.js';
@@ -13,6 +13,7 @@ import { writeFileAtomic } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { readHookFile } from '../../io/git-hooks.js';
 import type { CliContext } from '../context.js';
+import type { HookRunOptions } from '../registry/hook.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 import { coveredBy } from './hook.js';
@@ -25,8 +26,6 @@ import { coveredBy } from './hook.js';
  * A pruned or refreshed transcript that git tracks is staged when it had no unstaged changes, so
  * the commit holds the pruned file; otherwise the hook says it is not staged.
  */
-
-const RunOptionsSchema = z.object({ hookFile: z.string().min(1) });
 
 const StateSchema = z.object({
   version: z.literal(1),
@@ -73,12 +72,10 @@ async function devsCtx(args: readonly string[], ctx: CliContext): Promise<{ code
   return { code, first: said.split('\n')[0] ?? '' };
 }
 
-export async function runHookRun(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+export async function runHookRun(options: HookRunOptions, ctx: CliContext): Promise<ExitCodeValue> {
   const say = (line: string): void => void ctx.stderr.write(`devs-ctx: ${line}\n`);
   try {
-    const parsed = RunOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError('--hook-file: the hook script to run (the hook passes "$0")');
-    const hookPath = resolve(ctx.cwd, parsed.data.hookFile);
+    const hookPath = resolve(ctx.cwd, options.hookFile);
     const file = readHookFile(hookPath);
     if (file.state !== 'devs-ctx') {
       say(`${hookPath} is not a devs-ctx hook; nothing to do`);

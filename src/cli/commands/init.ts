@@ -1,15 +1,14 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
-import { z } from 'zod';
 import { isPostgresUrl, redactUrl } from '../../archive/archive.js';
 import { defaultArchivePath } from '../../archive/paths.js';
 import { CONFIG_FILE_NAME, ConfigFileSchema, limitsFromWindow, resolveSettings } from '../../core/config.js';
+import type { SUMMARIZER_NAMES } from '../../core/names.js';
 import type { ConfigFile } from '../../core/config.js';
 import { ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_SOFT_LIMIT_TOKENS, PINNED_TURN_TYPES } from '../../core/policy.js';
-import { PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import type { PruneStrategy } from '../../core/prune/plan.js';
 import { TurnTypeSchema } from '../../core/turn.js';
 import type { TurnType } from '../../core/turn.js';
@@ -19,32 +18,17 @@ import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { answer, canPrompt, loadClack, promptIO, shortTokens } from '../interactive/prompts.js';
 import type { Clack, PromptIO } from '../interactive/prompts.js';
-import { loadTranscriptInput, tokenOption } from '../shared.js';
+import { splitTranscriptList } from '../registry/init.js';
+import type { InitOptions } from '../registry/init.js';
+import { loadTranscriptInput } from '../shared.js';
 import { discoverTranscripts } from '../batch/discover.js';
 import { modelWindow } from '../../core/models.js';
 import type { ModelWindow } from '../../core/models.js';
 
 export const INIT_SCHEMA_VERSION = 1;
 
-const InitOptionsSchema = z.object({
-  /** Each --transcripts value, itself a comma-separated list. */
-  transcripts: z.array(z.string()).transform((values) => values.flatMap(splitTranscriptList)).optional(),
-  window: tokenOption('--window'),
-  softLimit: tokenOption('--soft-limit'),
-  hardLimit: tokenOption('--hard-limit'),
-  pinnedTypes: z.string().optional(),
-  strategy: z.enum(PRUNE_STRATEGIES).optional(),
-  summarizer: z.enum(['extractive', 'gemini']).optional(),
-  archive: z.string().trim().min(1, '--archive needs a path').optional(),
-  config: z.string().trim().min(1, '--config needs a path').optional(),
-  storeApiKey: z.boolean().optional(),
-  yes: z.boolean().optional(),
-  force: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-type InitOptions = z.infer<typeof InitOptionsSchema>;
 
-type Summarizer = 'extractive' | 'gemini';
+type Summarizer = (typeof SUMMARIZER_NAMES)[number];
 type Limits = Pick<ConfigFile, 'window' | 'softLimit' | 'hardLimit'>;
 
 /** Every question the wizard asks, with the flag that answers it instead. */
@@ -66,12 +50,9 @@ const KEY_VARIABLES = ['GEMINI_API_KEY', 'GOOGLE_API_KEY'] as const;
  * or the defaults with --yes), validates it with the config schema and writes it. A cancelled
  * prompt exits 130 and writes nothing; an existing file is replaced only when the user says so.
  */
-export async function runInit(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runInit(options: InitOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const parsed = InitOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx init --help');
-    const options = parsed.data;
     const path = resolve(ctx.cwd, options.config ?? CONFIG_FILE_NAME);
     const pinnedTypes = options.pinnedTypes !== undefined ? parsePinnedTypes(options.pinnedTypes) : undefined;
     const screen = json ? ctx.stderr : ctx.stdout;
@@ -236,23 +217,6 @@ function parsePinnedTypes(raw: string): TurnType[] {
     if (!types.includes(type.data)) types.push(type.data);
   }
   return types;
-}
-
-/** Comma-separated paths or globs; a comma inside `{a,b}` belongs to the glob. */
-export function splitTranscriptList(raw: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let current = '';
-  for (const ch of raw) {
-    if (ch === '{') depth++;
-    if (ch === '}') depth = Math.max(0, depth - 1);
-    if (ch === ',' && depth === 0) {
-      parts.push(current);
-      current = '';
-    } else current += ch;
-  }
-  parts.push(current);
-  return parts.map((p) => p.trim()).filter((p) => p !== '');
 }
 
 function isGlob(path: string): boolean {

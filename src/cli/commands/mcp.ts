@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import type { TextTokenCounter } from '../../core/accounting.js';
 import type { HistoryTurn } from '../../core/agent-history.js';
-import { ExitCode, UsageError } from '../../core/errors.js';
+import { ExitCode } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { buildAnalyzeReport } from '../../core/report.js';
 import type { AnalyzeReport } from '../../core/report.js';
-import { AGENT_NAMES, findSession } from '../../io/agent-sessions.js';
+import { AGENT_NAMES } from '../../core/names.js';
+import { findSession } from '../../io/agent-sessions.js';
 import type { AgentName } from '../../io/agent-sessions.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { findPinnedDocuments } from '../../io/project-docs.js';
@@ -15,7 +16,7 @@ import type { Archive } from '../../archive/archive.js';
 import { isPostgresUrl } from '../../archive/archive.js';
 import { archiveDisplay, resolveArchivePath } from '../archive.js';
 import type { CliContext } from '../context.js';
-import { reportError } from '../errors.js';
+import type { McpOptions } from '../registry/mcp.js';
 import { CachedCounter, settingsFor } from '../shared.js';
 import { loadAgentSession, pinnedRefresh } from '../agent-session.js';
 import type { AgentSession } from '../agent-session.js';
@@ -27,18 +28,12 @@ import type { AgentSession } from '../agent-session.js';
  * says how to get more. Nothing here writes to stdout but the protocol.
  */
 
-const McpOptionsSchema = z.object({
-  session: z.string().min(1).optional(),
-  agent: z.enum(AGENT_NAMES as [AgentName, ...AgentName[]]).optional(),
-  archive: z.string().optional(),
-});
-
 export const DEFAULT_MAX_TOKENS = 2000;
 const MAX_TOKENS_LIMIT = 20_000;
 
 const sessionArgs = {
   session: z.string().min(1).optional().describe('session id or transcript path (default: the newest session of this project)'),
-  agent: z.enum(AGENT_NAMES as [AgentName, ...AgentName[]]).optional().describe('whose sessions to look in (default: all)'),
+  agent: z.enum(AGENT_NAMES).optional().describe('whose sessions to look in (default: all)'),
 };
 const maxTokensArg = z.number().int().min(100).max(MAX_TOKENS_LIMIT).optional().describe(`cap on the answer's size in tokens (default ${DEFAULT_MAX_TOKENS})`);
 
@@ -128,15 +123,7 @@ function searchHistory(turns: readonly HistoryTurn[], query: string, limit: numb
 }
 
 /** Runs the server until the client closes standard input. */
-export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  let options: z.infer<typeof McpOptionsSchema>;
-  try {
-    const parsed = McpOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx mcp --help');
-    options = parsed.data;
-  } catch (error) {
-    return reportError(ctx, error, false);
-  }
+export async function runMcp(options: McpOptions, ctx: CliContext): Promise<ExitCodeValue> {
   const [{ McpServer }, { StdioServerTransport }, { openArchiveAt }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/mcp.js'),
     import('@modelcontextprotocol/sdk/server/stdio.js'),

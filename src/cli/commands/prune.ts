@@ -1,17 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { summaryReserveFor } from '../../core/prune/engine.js';
-import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
+import { defaultTargetTokens } from '../../core/prune/plan.js';
 import { analyzeContext, plannerLimits } from '../../core/session-context.js';
 import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
 import { buildPruneReport } from '../../core/prune/report.js';
 import { pacedMap, Pacer } from '../../core/pace.js';
 import type { PruneReport } from '../../core/prune/report.js';
-import type { FormatName } from '../../formats/index.js';
 import { assertNoOtherWriters, assertUnchangedOrAppended, checkOutputPath, replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
@@ -28,51 +26,17 @@ import { buildProviders, chooseProviders, providersReport } from '../providers.j
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
-import { CachedCounter, checkTarget, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
-
-const PruneOptionsSchema = z.object({
-  ...readingOptionsShape,
-  target: tokenOption('--target'),
-  summaryShare: z
-    .string()
-    .trim()
-    .regex(/^\d+(?:\.\d+)?%?$/, '--summary-share takes a percentage of the removed tokens, e.g. 3 or 3%')
-    .transform((v) => Number(v.replace('%', '')))
-    .refine((v) => v > 0 && v <= 50, '--summary-share must be more than 0 and at most 50 (%)')
-    .optional(),
-  output: z.string().optional(),
-  inPlace: z.boolean().optional(),
-  dryRun: z.boolean().optional(),
-  force: z.boolean().optional(),
-  strategy: z.enum(PRUNE_STRATEGIES).optional(),
-  goal: z.string().optional(),
-  archive: z.union([z.string(), z.boolean()]).optional(),
-  summarizer: z.enum(['extractive', 'gemini']).optional(),
-  embedder: z.enum(['local', 'gemini']).optional(),
-  model: z.string().trim().min(1, '--model needs a model id').optional(),
-  embeddingModel: z.string().trim().min(1, '--embedding-model needs a model id').optional(),
-  timeout: z.coerce
-    .number({ error: '--timeout takes a number of seconds' })
-    .positive('--timeout must be more than 0 seconds')
-    .max(3600, '--timeout is at most 3600 seconds')
-    .optional(),
-  fallback: z.enum(['extractive']).optional(),
-  redact: z.boolean().optional(),
-  interactive: z.boolean().optional(),
-  yes: z.boolean().optional(),
-});
+import type { PruneOptions } from '../registry/prune.js';
+import { CachedCounter, checkTarget, loadTranscriptInput, settingsFor } from '../shared.js';
 
 /** `devs-ctx prune [file|-]`: plan → summarize → write (validated) → archive → replace, or print the plan. */
-export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runPrune(path: string | undefined, options: PruneOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   let lock: FileLock | undefined;
   let store: Archive | undefined;
   let vectors: Awaited<ReturnType<typeof lazyEmbeddingCache>> | undefined;
   let trap: InterruptTrap | undefined;
   try {
-    const parsed = PruneOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx prune --help');
-    const options = parsed.data;
     const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
@@ -108,7 +72,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     trap = ctx.trapInterrupt?.();
     const pacer = new Pacer(trap?.signal);
     if (inPlace) lock = lockInPlace(target, trap);
-    const format = options.format as FormatName | undefined;
+    const { format } = options;
     const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
     const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
     await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another

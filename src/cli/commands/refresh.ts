@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { ExitCode, InputError, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { ContextRefresher, formatRefresh } from '../../core/refresh/context-refresher.js';
@@ -11,7 +10,6 @@ import type { InjectedRefresh, RefreshReport } from '../../core/refresh/report.j
 import type { Transcript } from '../../core/transcript.js';
 import type { ConversationTurn } from '../../core/turn.js';
 import { adapterFor } from '../../formats/index.js';
-import type { FormatName } from '../../formats/index.js';
 import { claudeCodeRefreshRecords } from '../../formats/claude-code-write.js';
 import { codexRefreshRecords } from '../../formats/codex-write.js';
 import { devsRefreshRecords } from '../../formats/devs-write.js';
@@ -34,54 +32,22 @@ import type { CliContext, InterruptTrap } from '../context.js';
 import { refreshCondenser } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderRefreshReport } from '../render/refresh-text.js';
-import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
+import type { RefreshOptions } from '../registry/refresh.js';
+import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 
 /** The default size of a whole refresh (both sections): enough for a TAS and PRD outline, small next to any window. */
 export const DEFAULT_REFRESH_TOKENS = 2000;
-
-export const thresholdOption = z
-  .string()
-  .optional()
-  .transform((raw, ctx) => {
-    if (raw === undefined) return undefined;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1) {
-      ctx.addIssue({ code: 'custom', message: `--threshold ${raw}: expected a whole number of turns, at least 1` });
-      return z.NEVER;
-    }
-    return value;
-  });
-
-const RefreshOptionsSchema = z.object({
-  ...readingOptionsShape,
-  output: z.string().optional(),
-  inPlace: z.boolean().optional(),
-  check: z.boolean().optional(),
-  force: z.boolean().optional(),
-  threshold: thresholdOption,
-  tas: z.string().optional(),
-  prd: z.string().optional(),
-  refreshTokens: tokenOption('--refresh-tokens'),
-  summarizer: z.enum(['extractive', 'gemini']).optional(),
-  model: z.string().trim().min(1, '--model needs a model id').optional(),
-  timeout: z.coerce.number({ error: '--timeout takes a number of seconds' }).positive('--timeout must be more than 0 seconds').max(3600).optional(),
-  fallback: z.enum(['extractive']).optional(),
-  redact: z.boolean().optional(),
-});
 
 /**
  * `devs-ctx refresh [file|-]` [SPEC §6 Refresh]: decide from the transcript itself whether a
  * `[CONTEXT REFRESH]` is due in the current node; with --check say so (exit 12), otherwise write it
  * in the transcript's own format (validated, atomically, locked with --in-place).
  */
-export async function runRefresh(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runRefresh(path: string | undefined, options: RefreshOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   let lock: FileLock | undefined;
   let trap: InterruptTrap | undefined;
   try {
-    const parsed = RefreshOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx refresh --help');
-    const options = parsed.data;
     const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
@@ -92,7 +58,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const target = inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
     trap = ctx.trapInterrupt?.();
     if (inPlace) lock = lockInPlace(target, trap);
-    const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx, keepRaw: true });
+    const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format, strict: options.strict === true, ctx, keepRaw: true });
     const turns = transcript.entries.map((e) => e.turn);
     let decision = planRefresh(turns, {
       ...((options.threshold ?? file?.config.refreshThreshold) !== undefined ? { threshold: options.threshold ?? file?.config.refreshThreshold } : {}),

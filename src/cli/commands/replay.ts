@@ -1,10 +1,9 @@
-import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, ProviderError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { analyzeContext, plannerLimits } from '../../core/session-context.js';
 import { toModelTokens } from '../../core/context-size.js';
-import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
+import { defaultTargetTokens } from '../../core/prune/plan.js';
 import type { PruneStrategy } from '../../core/prune/plan.js';
 import { ContextPruner } from '../../core/prune/context-pruner.js';
 import type { PruneResult } from '../../core/prune/context-pruner.js';
@@ -23,26 +22,11 @@ import type { CliContext } from '../context.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderReplayReport } from '../render/replay-text.js';
-import { CachedCounter, checkTarget, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
-import { DEFAULT_REFRESH_TOKENS, readDocuments, thresholdOption } from './refresh.js';
+import type { ReplayOptions } from '../registry/replay.js';
+import { CachedCounter, checkTarget, loadTranscriptInput, settingsFor } from '../shared.js';
+import { DEFAULT_REFRESH_TOKENS, readDocuments } from './refresh.js';
 
 export const REPLAY_SCHEMA_VERSION = 1;
-
-const ReplayOptionsSchema = z.object({
-  ...readingOptionsShape,
-  target: tokenOption('--target'),
-  strategy: z.enum(PRUNE_STRATEGIES).optional(),
-  goal: z.string().optional(),
-  threshold: thresholdOption,
-  tas: z.string().optional(),
-  prd: z.string().optional(),
-  refreshTokens: tokenOption('--refresh-tokens'),
-  refresh: z.boolean().optional(),
-  summarizer: z.enum(['extractive', 'gemini']).optional(),
-  embedder: z.enum(['local', 'gemini']).optional(),
-  model: z.string().trim().min(1).optional(),
-  timeout: z.coerce.number({ error: '--timeout takes a number of seconds' }).positive('--timeout must be more than 0 seconds').max(3600).optional(),
-});
 
 /** One thing the policy did at a step. */
 export interface ReplayEvent {
@@ -109,12 +93,10 @@ export interface ReplayReport {
  * with the configured limits, the offline pruner and the refresher, and reports what the policy
  * would have done: where prunes and refreshes fire, what they save, how large the window got.
  */
-export async function runReplay(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runReplay(path: string | undefined, givenOptions: ReplayOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = givenOptions.json === true;
   try {
-    const parsed = ReplayOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx replay --help');
-    const options = parsed.data;
+    const options = { ...givenOptions };
     if (path === undefined) throw new UsageError('no transcript given', 'pass the transcript path (or - to read standard input)');
     const { settings: givenSettings, file } = settingsFor(options, ctx);
     // The config file's refresh settings, where no flag gave them.
@@ -124,7 +106,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
     const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
 
-    const { doc, transcript, display } = await loadTranscriptInput(path, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx });
+    const { doc, transcript, display } = await loadTranscriptInput(path, { format: options.format, strict: options.strict === true, ctx });
     const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
     const counter = new CachedCounter(givenSettings.encoding, cacheDir);
     // Counted once per turn (blobs by their provider's rule); the loop keeps counts it is given.
@@ -307,7 +289,7 @@ class ReplayPruner implements WindowPruner {
 
 /** The refresher the replay runs: TAS/PRD from --tas/--prd or the transcript's pinned turns; with neither, no refreshes (and a note). */
 function refreshInjector(
-  options: z.infer<typeof ReplayOptionsSchema>,
+  options: ReplayOptions,
   turns: ConversationTurn[],
   run: { readonly display: string; readonly counter: CachedCounter; readonly cacheDir: string | undefined; readonly ctx: CliContext; readonly notes: string[] },
 ): { injector: OrchestratorContextInjector; save: () => void } | undefined {

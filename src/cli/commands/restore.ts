@@ -1,26 +1,18 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Archive } from '../../archive/archive.js';
-import { z } from 'zod';
 import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { readInputFile, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
+import type { RestoreOptions } from '../registry/restore.js';
 import { outputIsInput } from '../transcript-output.js';
 import { archiveDisplay, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
 export const RESTORE_SCHEMA_VERSION = 1;
-
-const RestoreOptionsSchema = z.object({
-  output: z.string().optional(),
-  inPlace: z.boolean().optional(),
-  event: z.string().min(1).optional(),
-  archive: z.string().optional(),
-  json: z.boolean().optional(),
-});
 
 /** Resolves and opens the archive a restore or recall reads (it must exist). */
 export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: Archive }> {
@@ -31,13 +23,10 @@ export async function openArchiveFor(archive: string | undefined, ctx: CliContex
 }
 
 /** `devs-ctx restore FILE`: the transcript as it was before its latest prune, byte for byte. */
-export async function runRestore(file: string, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runRestore(file: string, options: RestoreOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   let lock: FileLock | undefined;
   try {
-    const parsed = RestoreOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx restore --help');
-    const options = parsed.data;
     if (file === STDIN) throw new UsageError('restore needs the pruned file itself, not standard input');
     if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
     if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
