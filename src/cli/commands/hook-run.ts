@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import { ExitCode } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
+import type { Settings } from '../../core/config.js';
 import type { HookMeta } from '../../core/git-hook.js';
 import { classifyPruneUrgency } from '../../core/policy.js';
 import { writeFileAtomic } from '../../io/atomic.js';
@@ -107,49 +108,16 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext): Prom
       const name = relative(top, path) || path;
       const before = statKey(path);
       if (before !== undefined && state.files[path] === before) continue; // unchanged since the last run: nothing can be due
-      const acts: string[] = [];
-      let loaded;
-      try {
-        loaded = await loadTranscriptInput(path, { format: undefined, strict: false, ctx });
-      } catch (error) {
-        did.push(`${name}: not analysed (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
+      const outcome = await tendTranscript(path, name, { meta, top, settings, configArgs, ctx, counter: () => (counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env))) });
+      if (outcome.blocked !== undefined) blocked.push(outcome.blocked);
+      if (outcome.analysed === false) {
+        // Not remembered as seen: the next run tries it again.
+        if (outcome.did !== undefined) did.push(outcome.did);
         continue;
-      }
-      counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env));
-      const { transcript } = loaded;
-      const tokens = countEntries(transcript.entries, counter);
-      const total = tokens.reduce((sum, t) => sum + t.total, 0);
-      const urgency = classifyPruneUrgency({ turns: transcript.entries.map((e) => e.turn), totalTokenEstimate: total }, settings);
-      const tracked = meta.hook === 'pre-commit' && git(['ls-files', '--error-unmatch', '--', path], top, ctx.env) === 0;
-      // Staged as it is (no unstaged changes): staging the pruned file commits exactly what the hook wrote.
-      const stageable = tracked && git(['diff', '--quiet', '--', path], top, ctx.env) === 0;
-      let changed = false;
-      if (urgency !== 'none') {
-        if ((meta.blockOn === 'soft' && (urgency === 'soft' || urgency === 'hard')) || (meta.blockOn === 'hard' && urgency === 'hard')) blocked.push(`${name} (${urgency})`);
-        const pruned = await devsCtx(['prune', path, '--in-place', '--fallback', 'extractive', ...configArgs], ctx);
-        if (pruned.code === 0) {
-          acts.push(pruned.first.replace(/^.*\): /, '').replace(/ \(target.*/, ''));
-          changed = true;
-        } else acts.push(`prune failed (exit ${pruned.code}: ${pruned.first.replace(/^devs-ctx: /, '')})`);
-      }
-      // Only a transcript with a TAS or PRD has anything to refresh with (refresh --check would say "unavailable").
-      if (meta.refresh && transcript.entries.some((e) => e.turn.type === 'tas' || e.turn.type === 'prd')) {
-        const check = await devsCtx(['refresh', path, '--check', ...configArgs], ctx);
-        if (check.code === 12) {
-          const refreshed = await devsCtx(['refresh', path, '--in-place', ...configArgs], ctx);
-          if (refreshed.code === 0) {
-            acts.push('refreshed');
-            changed = true;
-          } else acts.push(`refresh failed (exit ${refreshed.code}: ${refreshed.first.replace(/^devs-ctx: /, '')})`);
-        }
-      }
-      if (changed && tracked) {
-        if (stageable && git(['add', '--', path], top, ctx.env) === 0) acts.push('staged');
-        else acts.push(`not staged (it has unstaged changes): the commit holds the file as staged; git add ${name} to commit the pruned one`);
       }
       const after = statKey(path);
       if (after !== undefined) state.files[path] = after;
-      if (acts.length > 0) did.push(`${name}: ${acts.join(', ')}`);
+      if (outcome.did !== undefined) did.push(outcome.did);
     }
     counter?.save();
     // Forget files no longer covered, so the state does not grow forever.
@@ -170,4 +138,54 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext): Prom
   } catch (error) {
     return reportError(ctx, error, false);
   }
+}
+
+/** Prunes (and refreshes) one changed transcript when due: what it did, and whether it had reached the --block-on limit. */
+async function tendTranscript(
+  path: string,
+  name: string,
+  run: { meta: HookMeta; top: string; settings: Settings; configArgs: readonly string[]; ctx: CliContext; counter: () => CachedCounter },
+): Promise<{ analysed?: false; did?: string; blocked?: string }> {
+  const { meta, top, settings, configArgs, ctx } = run;
+  let blocked: string | undefined;
+  const acts: string[] = [];
+  let loaded;
+  try {
+    loaded = await loadTranscriptInput(path, { format: undefined, strict: false, ctx });
+  } catch (error) {
+    return { analysed: false, did: `${name}: not analysed (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` };
+  }
+  const counter = run.counter();
+  const { transcript } = loaded;
+  const tokens = countEntries(transcript.entries, counter);
+  const total = tokens.reduce((sum, t) => sum + t.total, 0);
+  const urgency = classifyPruneUrgency({ turns: transcript.entries.map((e) => e.turn), totalTokenEstimate: total }, settings);
+  const tracked = meta.hook === 'pre-commit' && git(['ls-files', '--error-unmatch', '--', path], top, ctx.env) === 0;
+  // Staged as it is (no unstaged changes): staging the pruned file commits exactly what the hook wrote.
+  const stageable = tracked && git(['diff', '--quiet', '--', path], top, ctx.env) === 0;
+  let changed = false;
+  if (urgency !== 'none') {
+    if ((meta.blockOn === 'soft' && (urgency === 'soft' || urgency === 'hard')) || (meta.blockOn === 'hard' && urgency === 'hard')) blocked = `${name} (${urgency})`;
+    const pruned = await devsCtx(['prune', path, '--in-place', '--fallback', 'extractive', ...configArgs], ctx);
+    if (pruned.code === 0) {
+      acts.push(pruned.first.replace(/^.*\): /, '').replace(/ \(target.*/, ''));
+      changed = true;
+    } else acts.push(`prune failed (exit ${pruned.code}: ${pruned.first.replace(/^devs-ctx: /, '')})`);
+  }
+  // Only a transcript with a TAS or PRD has anything to refresh with (refresh --check would say "unavailable").
+  if (meta.refresh && transcript.entries.some((e) => e.turn.type === 'tas' || e.turn.type === 'prd')) {
+    const check = await devsCtx(['refresh', path, '--check', ...configArgs], ctx);
+    if (check.code === 12) {
+      const refreshed = await devsCtx(['refresh', path, '--in-place', ...configArgs], ctx);
+      if (refreshed.code === 0) {
+        acts.push('refreshed');
+        changed = true;
+      } else acts.push(`refresh failed (exit ${refreshed.code}: ${refreshed.first.replace(/^devs-ctx: /, '')})`);
+    }
+  }
+  if (changed && tracked) {
+    if (stageable && git(['add', '--', path], top, ctx.env) === 0) acts.push('staged');
+    else acts.push(`not staged (it has unstaged changes): the commit holds the file as staged; git add ${name} to commit the pruned one`);
+  }
+  return { ...(acts.length > 0 ? { did: `${name}: ${acts.join(', ')}` } : {}), ...(blocked !== undefined ? { blocked } : {}) };
 }

@@ -58,22 +58,7 @@ export async function runInit(options: InitOptions, ctx: CliContext): Promise<Ex
     const screen = json ? ctx.stderr : ctx.stdout;
     const interactive = options.yes !== true && canPrompt(ctx, screen);
 
-    const unanswered = QUESTIONS.filter(([key]) => !answeredByFlag(key, options)).map(([, flag]) => flag);
-    if (!interactive && options.yes !== true && unanswered.length > 0) {
-      throw new UsageError(
-        `no terminal to ask on, and no answer given for ${unanswered.join(', ')}`,
-        'pass --yes to take the defaults for what the flags leave out (devs-ctx init --help lists them)',
-      );
-    }
-    const exists = existsSync(path);
-    if (exists && options.force !== true && !interactive) {
-      throw new UsageError(`${path} already exists; nothing was written`, 'pass --force to replace it');
-    }
-    const apiKeyVariable = KEY_VARIABLES.find((name) => (ctx.env[name] ?? '').trim() !== '');
-    if (options.storeApiKey && !apiKeyVariable) {
-      throw new UsageError('--store-api-key copies the key from GEMINI_API_KEY or GOOGLE_API_KEY, and neither is set', 'set one first; keeping it only in the environment is better');
-    }
-
+    const { exists, apiKeyVariable } = checkInit(options, ctx, { path, interactive });
     const clack = interactive ? await loadClack() : undefined;
     const io = promptIO(ctx, screen);
     if (clack) {
@@ -96,16 +81,7 @@ export async function runInit(options: InitOptions, ctx: CliContext): Promise<Ex
     const home = ctx.env['HOME'] ?? homedir();
 
     const transcripts = options.transcripts ?? (clack ? await askTranscripts(clack, io) : []);
-    for (const missing of transcripts.filter((t) => !isGlob(t) && !existsSync(resolve(configDir, t)))) {
-      note(`${missing} does not exist yet (paths are relative to ${displayPath(configDir, ctx) || '.'})`, 'warn');
-    }
-    // The hook confines a project's transcripts to its repository (the config may come with a clone).
-    for (const outside of transcripts.filter((t) => t === '~' || t.startsWith('~/') || isAbsolute(t) || normalize(t).split(/[\\/]/)[0] === '..')) {
-      note(
-        `${outside} is outside this folder: the git hook leaves a project's transcripts outside its repository out, unless your own ~/.config/devs-ctx/config.json says "allowTranscriptsOutsideRepository": true (or install the hook with --transcript ${outside})`,
-        'warn',
-      );
-    }
+    transcriptNotes(transcripts, configDir, ctx, note);
     // The window of the model the transcripts name (Claude Code: 200k; Codex: its recorded window).
     const found = limitsFromFlags(options) ? undefined : await modelOfTranscripts(transcripts, configDir, ctx);
     if (found) note(`${found.file}: ${found.model.how}; proposing a ${shortTokens(found.model.window)} window`);
@@ -122,24 +98,7 @@ export async function runInit(options: InitOptions, ctx: CliContext): Promise<Ex
         apiKeyVariable ? 'info' : 'warn',
       );
     }
-    const archive = options.archive !== undefined ? expandHome(options.archive, home) : clack ? await askArchive(clack, io, ctx, home) : undefined;
-    if (archive !== undefined && isPostgresUrl(archive) && urlHoldsPassword(archive)) {
-      throw new UsageError(
-        `--archive ${redactUrl(archive)}: the config file would hold the database password`,
-        'leave the password out of the URL and give it with PGPASSWORD or ~/.pgpass (or set DEVS_CTX_ARCHIVE_URL in the environment instead)',
-      );
-    }
-    if (archive !== undefined && (ctx.env['DEVS_CTX_ARCHIVE'] ?? '').trim() !== '') {
-      note('DEVS_CTX_ARCHIVE is set in this environment and wins over the archive in the config file', 'warn');
-    }
-    if (archive !== undefined && !isPostgresUrl(archive) && !isAbsolute(archive) && !archive.startsWith('..')) {
-      note(`The archive holds transcript text: keep ${archive.split('/')[0]} out of version control (.gitignore).`);
-    } else if (archive !== undefined) {
-      note(
-        `${isPostgresUrl(archive) ? redactUrl(archive) : archive} is outside this folder: a project's config may send the archive there only when your own ~/.config/devs-ctx/config.json says "allowProjectArchive": true (or pass --config, or set DEVS_CTX_ARCHIVE_URL / DEVS_CTX_ARCHIVE)`,
-        'warn',
-      );
-    }
+    const archive = await chooseArchive(options, { clack, io, ctx, home, note });
 
     const config = validateConfig(
       {
@@ -164,21 +123,99 @@ export async function runInit(options: InitOptions, ctx: CliContext): Promise<Ex
     }
     if (config.geminiApiKey !== undefined) notes.push('The Gemini key is stored in the file (mode 0600): do not commit it.');
 
-    const shown = showable(config);
-    const next = nextSteps(transcripts, configDir, ctx);
-    if (json) {
-      ctx.stdout.write(`${JSON.stringify({ schemaVersion: INIT_SCHEMA_VERSION, path, replaced: exists, config: shown, notes }, null, 2)}\n`);
-    } else if (clack) {
-      for (const line of notes) clack.log.warn(line, io);
-      clack.note(JSON.stringify(shown, null, 2), `Wrote ${displayPath(path, ctx)}`, io);
-      clack.outro(`Next: ${next.join('  ·  ')}`, io);
-    } else {
-      const out = [`Wrote ${path}${exists ? ' (replaced)' : ''}:`, JSON.stringify(shown, null, 2), ...notes.map((n) => `note: ${n}`), `next: ${next.join('\n      ')}`];
-      ctx.stdout.write(`${out.join('\n')}\n`);
-    }
+    reportInit({ path, exists, config, transcripts, configDir, notes, json, clack, io, ctx });
     return ExitCode.ok;
   } catch (error) {
     return reportError(ctx, error, json);
+  }
+}
+
+/** What must hold before anything is asked: an answer for every question, leave to replace the file, a key to store. */
+function checkInit(options: InitOptions, ctx: CliContext, run: { path: string; interactive: boolean }): { exists: boolean; apiKeyVariable: string | undefined } {
+  const { path, interactive } = run;
+  const unanswered = QUESTIONS.filter(([key]) => !answeredByFlag(key, options)).map(([, flag]) => flag);
+  if (!interactive && options.yes !== true && unanswered.length > 0) {
+    throw new UsageError(
+      `no terminal to ask on, and no answer given for ${unanswered.join(', ')}`,
+      'pass --yes to take the defaults for what the flags leave out (devs-ctx init --help lists them)',
+    );
+  }
+  const exists = existsSync(path);
+  if (exists && options.force !== true && !interactive) {
+    throw new UsageError(`${path} already exists; nothing was written`, 'pass --force to replace it');
+  }
+  const apiKeyVariable = KEY_VARIABLES.find((name) => (ctx.env[name] ?? '').trim() !== '');
+  if (options.storeApiKey && !apiKeyVariable) {
+    throw new UsageError('--store-api-key copies the key from GEMINI_API_KEY or GOOGLE_API_KEY, and neither is set', 'set one first; keeping it only in the environment is better');
+  }
+  return { exists, apiKeyVariable };
+}
+
+/** Warns about transcripts that do not exist yet, or that lie outside the project. */
+function transcriptNotes(transcripts: readonly string[], configDir: string, ctx: CliContext, note: (text: string, level?: 'info' | 'warn') => void): void {
+  for (const missing of transcripts.filter((t) => !isGlob(t) && !existsSync(resolve(configDir, t)))) {
+    note(`${missing} does not exist yet (paths are relative to ${displayPath(configDir, ctx) || '.'})`, 'warn');
+  }
+  // The hook confines a project's transcripts to its repository (the config may come with a clone).
+  for (const outside of transcripts.filter((t) => t === '~' || t.startsWith('~/') || isAbsolute(t) || normalize(t).split(/[\\/]/)[0] === '..')) {
+    note(
+      `${outside} is outside this folder: the git hook leaves a project's transcripts outside its repository out, unless your own ~/.config/devs-ctx/config.json says "allowTranscriptsOutsideRepository": true (or install the hook with --transcript ${outside})`,
+      'warn',
+    );
+  }
+}
+
+/** The archive: from --archive, or asked; never a URL holding a password. */
+async function chooseArchive(
+  options: InitOptions,
+  run: { clack: Clack | undefined; io: PromptIO; ctx: CliContext; home: string; note: (text: string, level?: 'info' | 'warn') => void },
+): Promise<string | undefined> {
+  const { clack, io, ctx, home, note } = run;
+  const archive = options.archive !== undefined ? expandHome(options.archive, home) : clack ? await askArchive(clack, io, ctx, home) : undefined;
+  if (archive !== undefined && isPostgresUrl(archive) && urlHoldsPassword(archive)) {
+    throw new UsageError(
+      `--archive ${redactUrl(archive)}: the config file would hold the database password`,
+      'leave the password out of the URL and give it with PGPASSWORD or ~/.pgpass (or set DEVS_CTX_ARCHIVE_URL in the environment instead)',
+    );
+  }
+  if (archive !== undefined && (ctx.env['DEVS_CTX_ARCHIVE'] ?? '').trim() !== '') {
+    note('DEVS_CTX_ARCHIVE is set in this environment and wins over the archive in the config file', 'warn');
+  }
+  if (archive !== undefined && !isPostgresUrl(archive) && !isAbsolute(archive) && !archive.startsWith('..')) {
+    note(`The archive holds transcript text: keep ${archive.split('/')[0]} out of version control (.gitignore).`);
+  } else if (archive !== undefined) {
+    note(
+      `${isPostgresUrl(archive) ? redactUrl(archive) : archive} is outside this folder: a project's config may send the archive there only when your own ~/.config/devs-ctx/config.json says "allowProjectArchive": true (or pass --config, or set DEVS_CTX_ARCHIVE_URL / DEVS_CTX_ARCHIVE)`,
+      'warn',
+    );
+  }
+  return archive;
+}
+
+function reportInit(run: {
+  path: string;
+  exists: boolean;
+  config: ConfigFile;
+  transcripts: readonly string[];
+  configDir: string;
+  notes: readonly string[];
+  json: boolean;
+  clack: Clack | undefined;
+  io: PromptIO;
+  ctx: CliContext;
+}): void {
+  const { path, exists, config, transcripts, configDir, notes, json, clack, io, ctx } = run;
+  const shown = showable(config);
+  const next = nextSteps(transcripts, configDir, ctx);
+  if (json) {
+    ctx.stdout.write(`${JSON.stringify({ schemaVersion: INIT_SCHEMA_VERSION, path, replaced: exists, config: shown, notes }, null, 2)}\n`);
+  } else if (clack) {
+    for (const line of notes) clack.log.warn(line, io);
+    clack.note(JSON.stringify(shown, null, 2), `Wrote ${displayPath(path, ctx)}`, io);
+    clack.outro(`Next: ${next.join('  ·  ')}`, io);
+  } else {
+    const out = [`Wrote ${path}${exists ? ' (replaced)' : ''}:`, JSON.stringify(shown, null, 2), ...notes.map((n) => `note: ${n}`), `next: ${next.join('\n      ')}`];
+    ctx.stdout.write(`${out.join('\n')}\n`);
   }
 }
 
