@@ -2,13 +2,13 @@ import type { CliContext } from './context.js';
 import type { Flag, OptionsOf } from './options.js';
 
 /** A positional argument as commander declares it: `<file>`, `[file]`, `[paths...]`. */
-export interface CommandArgument {
+interface CommandArgument {
   readonly name: string;
   readonly description: string;
 }
 
 /** What a command's `run` is given: its options validated and converted, its arguments, the outside world. */
-export interface CommandInput<O> {
+interface CommandInput<O> {
   readonly options: O;
   readonly args: readonly unknown[];
   readonly ctx: CliContext;

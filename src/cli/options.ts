@@ -25,7 +25,7 @@ type LongName<F extends string> = F extends `${string}--${infer N} <${string}`
       ? N
       : never;
 type CamelCase<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
-export type FlagKey<F extends string> = LongName<F> extends `no-${infer R}` ? CamelCase<R> : CamelCase<LongName<F>>;
+type FlagKey<F extends string> = LongName<F> extends `no-${infer R}` ? CamelCase<R> : CamelCase<LongName<F>>;
 
 export interface Flag<K extends string = string, S extends z.ZodType = z.ZodType> {
   /** The key commander stores the value under (its `attributeName()`). */

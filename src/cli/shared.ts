@@ -19,7 +19,7 @@ import { installPrebuiltRankTables } from '../io/rank-tables.js';
 // load the tokenizer): counters use the prebuilt binary rank tables from here on.
 installPrebuiltRankTables();
 
-/** Parts every command that reads a transcript shares: token options, settings, counting, loading. */
+/** Parts every command that reads a transcript shares: settings, counting, loading (its flags are in options.ts). */
 
 /** Flags > environment > config file > defaults [SPEC §6]. */
 export function settingsFor(options: LimitOptions, ctx: CliContext): { settings: Settings; file: ReturnType<typeof loadConfig> } {

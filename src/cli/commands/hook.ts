@@ -107,13 +107,7 @@ export async function runHookInstall(options: HookInstallOptions, ctx: CliContex
       runner: options.stdout ? { node: null, bin: null } : { node: process.execPath, bin: pkg.bin },
     };
     const transcripts = coveredBy(settings, top, ctx);
-    const warnings: string[] = [];
-    for (const match of transcripts.patterns) {
-      if (match.refused !== undefined) warnings.push(`"${match.pattern}": ${match.refused}; the hook leaves it out (${OUTSIDE_HINT})`);
-    }
-    if (transcripts.patterns.every((p) => p.files.length === 0)) {
-      warnings.push(`no transcript matches ${transcripts.patterns.map((p) => p.pattern).join(', ')} yet; the hook will say so until one does`);
-    }
+    const warnings = coverageWarnings(transcripts);
     if (options.stdout) {
       for (const w of warnings) ctx.stderr.write(`devs-ctx: ${w}\n`);
       ctx.stdout.write(renderHookScript({ ...settings, previous: null }));
@@ -154,6 +148,18 @@ export async function runHookInstall(options: HookInstallOptions, ctx: CliContex
   } catch (error) {
     return reportError(ctx, error, json);
   }
+}
+
+/** What an install says about the transcripts it covers: patterns refused, or matching nothing yet. */
+function coverageWarnings(transcripts: CoveredTranscripts): string[] {
+  const warnings: string[] = [];
+  for (const match of transcripts.patterns) {
+    if (match.refused !== undefined) warnings.push(`"${match.pattern}": ${match.refused}; the hook leaves it out (${OUTSIDE_HINT})`);
+  }
+  if (transcripts.patterns.every((p) => p.files.length === 0)) {
+    warnings.push(`no transcript matches ${transcripts.patterns.map((p) => p.pattern).join(', ')} yet; the hook will say so until one does`);
+  }
+  return warnings;
 }
 
 /** `devs-ctx hook uninstall`: remove the devs-ctx hook(s), putting back what was there before. */

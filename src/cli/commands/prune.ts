@@ -18,7 +18,7 @@ import { serializeDocument } from '../../io/jsonl.js';
 import { pruneDocument } from '../../io/prune-document.js';
 import type { Archive } from '../../archive/archive.js';
 import { EmbedderSwitched } from '../../providers/fallback.js';
-import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
+import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
@@ -176,7 +176,7 @@ export async function runPrune(path: string | undefined, options: PruneOptions, 
     if (options.dryRun) {
       const report = buildPruneReport({ ...base, dryRun: true, output: null });
       counter.save();
-      return finish(report, ctx, json, true);
+      return finish(report, ctx, json);
     }
 
     const outputName = inPlace ? display : options.output && options.output !== STDIN ? options.output : STDIN;
@@ -185,7 +185,7 @@ export async function runPrune(path: string | undefined, options: PruneOptions, 
       // Nothing to do: the output is the input's exact bytes [SPEC §6].
       if (!inPlace) writeOutput(outputName, serializeDocument(doc), ctx);
       counter.save();
-      return finish(buildPruneReport({ ...base, dryRun: false, output: inPlace ? null : outputName }), ctx, json, false);
+      return finish(buildPruneReport({ ...base, dryRun: false, output: inPlace ? null : outputName }), ctx, json);
     }
 
     const afterTokens = after.tokens;
@@ -259,7 +259,7 @@ export async function runPrune(path: string | undefined, options: PruneOptions, 
       ctx.stderr.write('devs-ctx: interrupted after the pruned transcript was written; the prune is complete (undo it with devs-ctx restore)\n');
     }
     const report = buildPruneReport({ ...base, dryRun: false, after, ...(archive ? { archive } : {}), output: outputName });
-    return finish(report, ctx, json, false);
+    return finish(report, ctx, json);
   } catch (error) {
     return reportError(ctx, error, json);
   } finally {
@@ -282,12 +282,9 @@ async function forgetPrune(store: Archive, eventId: string, ctx: CliContext, jso
 }
 
 
-function finish(report: PruneReport, ctx: CliContext, json: boolean, dryRun: boolean): ExitCodeValue {
+function finish(report: PruneReport, ctx: CliContext, json: boolean): ExitCodeValue {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else {
-    // The transcript may be on stdout: the human report goes where it cannot mix with it.
-    const toStdout = dryRun || (report.output !== STDIN && report.output !== null) || report.output === null;
-    (toStdout && report.output !== STDIN ? ctx.stdout : ctx.stderr).write(renderPruneReport(report, ctx));
-  }
+  // The transcript may be on stdout: the human report goes where it cannot mix with it.
+  else (report.output === STDOUT ? ctx.stderr : ctx.stdout).write(renderPruneReport(report, ctx));
   return ExitCode.ok;
 }

@@ -5,6 +5,8 @@ import { ExitCode, InputError, InterruptedError, UsageError } from '../../core/e
 import type { ExitCodeValue } from '../../core/errors.js';
 import { ContextRefresher, formatRefresh } from '../../core/refresh/context-refresher.js';
 import { pendingToolCall, planRefresh } from '../../core/refresh/decision.js';
+import type { RefreshDecision } from '../../core/refresh/decision.js';
+import type { Settings } from '../../core/config.js';
 import { buildRefreshReport } from '../../core/refresh/report.js';
 import type { InjectedRefresh, RefreshReport } from '../../core/refresh/report.js';
 import type { Transcript } from '../../core/transcript.js';
@@ -27,7 +29,7 @@ import type { ParsedDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticSummaryProvider } from '../../providers/summary-providers.js';
 import type { ProjectDocuments } from '../../providers/summary-providers.js';
-import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
+import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { refreshCondenser } from '../providers.js';
 import { reportError } from '../errors.js';
@@ -60,25 +62,9 @@ export async function runRefresh(path: string | undefined, options: RefreshOptio
     if (inPlace) lock = lockInPlace(target, trap);
     const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format, strict: options.strict === true, ctx, keepRaw: true });
     const turns = transcript.entries.map((e) => e.turn);
-    let decision = planRefresh(turns, {
-      ...((options.threshold ?? file?.config.refreshThreshold) !== undefined ? { threshold: options.threshold ?? file?.config.refreshThreshold } : {}),
-      force: options.force === true,
-      pinnedTypes: settings.pinnedTypes,
-      pendingToolCall: pendingToolCall(transcript.entries),
-    });
-    if (options.check && decision.due) {
-      // --check answers whether `refresh` would inject: a refresh it cannot write is not due.
-      const cannot =
-        transcript.format === 'openhands'
-          ? 'an OpenHands evaluation output is a finished run: there is no agent to refresh'
-          : (() => {
-              const { texts } = readDocuments(options, turns, ctx);
-              return texts.tas === undefined && texts.prd === undefined ? 'there is no TAS or PRD to refresh with (none in the transcript; pass --tas/--prd)' : undefined;
-            })();
-      if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
-    }
+    const decision = decideRefresh(transcript, options, { settings, file, ctx });
     const lastRefreshId = decision.lastRefreshIndex !== undefined ? turns[decision.lastRefreshIndex]?.id : undefined;
-    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDIN);
+    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDOUT);
     const base = { file: display, format: transcript.format, decision, lastRefreshId };
 
     if (options.check || !decision.due) {
@@ -138,6 +124,34 @@ export async function runRefresh(path: string | undefined, options: RefreshOptio
     trap?.release();
     lock?.release();
   }
+}
+
+/** Whether a refresh is due in the current node; with --check, one that cannot be written is not. */
+function decideRefresh(
+  transcript: Transcript,
+  options: RefreshOptions,
+  run: { settings: Settings; file: ReturnType<typeof settingsFor>['file']; ctx: CliContext },
+): RefreshDecision {
+  const { settings, file, ctx } = run;
+  const turns = transcript.entries.map((e) => e.turn);
+  let decision = planRefresh(turns, {
+    ...((options.threshold ?? file?.config.refreshThreshold) !== undefined ? { threshold: options.threshold ?? file?.config.refreshThreshold } : {}),
+    force: options.force === true,
+    pinnedTypes: settings.pinnedTypes,
+    pendingToolCall: pendingToolCall(transcript.entries),
+  });
+  if (options.check && decision.due) {
+    // --check answers whether `refresh` would inject: a refresh it cannot write is not due.
+    const cannot =
+      transcript.format === 'openhands'
+        ? 'an OpenHands evaluation output is a finished run: there is no agent to refresh'
+        : (() => {
+            const { texts } = readDocuments(options, turns, ctx);
+            return texts.tas === undefined && texts.prd === undefined ? 'there is no TAS or PRD to refresh with (none in the transcript; pass --tas/--prd)' : undefined;
+          })();
+    if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
+  }
+  return decision;
 }
 
 
@@ -247,5 +261,5 @@ function refreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: { 
 /** The report: JSON on stdout, or text on stdout unless the transcript is there (then stderr). */
 function finish(report: RefreshReport, ctx: CliContext, json: boolean): void {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else (report.output === STDIN ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
+  else (report.output === STDOUT ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
 }

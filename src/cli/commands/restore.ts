@@ -8,7 +8,7 @@ import type { FileLock } from '../../io/atomic.js';
 import { readInputFile, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import type { RestoreOptions } from '../registry/restore.js';
-import { outputIsInput } from '../transcript-output.js';
+import { outputIsInput, STDOUT } from '../transcript-output.js';
 import { archiveDisplay, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
@@ -32,7 +32,7 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
     if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
     // -o naming the pruned file itself (by any name) is --in-place: locked, and appended lines kept.
     const inPlace = options.inPlace === true || outputIsInput(file, options.output, ctx.cwd);
-    if (json && !inPlace && (options.output === undefined || options.output === STDIN)) {
+    if (json && !inPlace && (options.output === undefined || options.output === STDOUT)) {
       throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
     }
     let path = resolve(ctx.cwd, file);
@@ -66,16 +66,16 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
     }
     const appended = current.length - event.output.length;
     if (inPlace) replaceKeepingAppends(path, current, restored);
-    else if (options.output !== undefined && options.output !== STDIN) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
+    else if (options.output !== undefined && options.output !== STDOUT) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
     else ctx.stdout.write(restored);
-    const target = inPlace ? file : (options.output ?? STDIN);
+    const target = inPlace ? file : (options.output ?? STDOUT);
     if (json) {
       ctx.stdout.write(
         `${JSON.stringify({ schemaVersion: RESTORE_SCHEMA_VERSION, file, eventId: event.id, prunedAt: event.createdAt, bytes: restored.length, appendedBytesKept: appended, output: target, archive: archivePath }, null, 2)}\n`,
       );
     } else {
-      const out = target === STDIN ? ctx.stderr : ctx.stdout;
-      out.write(`${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDIN ? '' : `; written to ${target}`}\n`);
+      const out = target === STDOUT ? ctx.stderr : ctx.stdout;
+      out.write(`${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDOUT ? '' : `; written to ${target}`}\n`);
     }
     return ExitCode.ok;
   } catch (error) {

@@ -96,15 +96,12 @@ function groupRows(groups: Readonly<Partial<Record<string, TokenGroup>>>, total:
     .map(([name, g]) => [`  ${name}`, n(g.turns), n(g.tokens), pct(g.tokens, total)]);
 }
 
-/** The human report for one transcript. */
-export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): string {
-  const c = paint(ctx);
-  const width = terminalWidth(ctx);
+/** The report's head: the context size against the limits, the model, urgency, lifetime, goal, recorded size. */
+function summaryLines(report: AnalyzeReport, c: ReturnType<typeof paint>, width: number): string[] {
   const out: string[] = [];
-  const total = report.totalTokens;
+  const cx = report.context;
   out.push(`${c.bold(report.file)}  ${c.dim(`${report.format} · ${n(report.turns)} turns · ${report.encoding}`)}`);
   out.push('');
-  const cx = report.context;
   out.push(`Context   ${c.bold(n(cx.tokens))} tokens  ${limitBar(c, report, Math.max(20, Math.min(50, width - 40)))}`);
   out.push(...wrap(`          ${c.dim(contextBasisText(report))}`, width, '          '));
   if (cx.model !== null || cx.window !== null) {
@@ -147,6 +144,16 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
     }
   }
   if (report.blobTokens > 0) out.push(`Blobs     ${n(report.blobTokens)} tokens of images/documents/encrypted content, estimated by provider rules`);
+  return out;
+}
+
+/** The human report for one transcript. */
+export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): string {
+  const c = paint(ctx);
+  const width = terminalWidth(ctx);
+  const out: string[] = [];
+  const total = report.totalTokens;
+  out.push(...summaryLines(report, c, width));
 
   out.push('', c.bold('By type'));
   out.push(...table([['  type', 'turns', 'tokens', 'share'], ...groupRows(report.byType, total)], ['l', 'r', 'r', 'r']));
