@@ -7,11 +7,15 @@ interface CommandArgument {
   readonly description: string;
 }
 
+/** The CLI's entry point, for a command that runs others in the same process (`hook run`). */
+export type Main = (argv: readonly string[], given?: CliContext) => Promise<number>;
+
 /** What a command's `run` is given: its options validated and converted, its arguments, the outside world. */
 interface CommandInput<O> {
   readonly options: O;
   readonly args: readonly unknown[];
   readonly ctx: CliContext;
+  readonly main: Main;
 }
 
 /**
@@ -27,7 +31,7 @@ export interface CommandDefinition {
   readonly examples?: string;
   readonly subcommands?: readonly CommandDefinition[];
   /** Validates commander's raw options (every bad flag reported) and runs the command; `path` names it in messages. */
-  readonly run?: (raw: Record<string, unknown>, args: readonly unknown[], ctx: CliContext, path: string) => Promise<number>;
+  readonly run?: (raw: Record<string, unknown>, args: readonly unknown[], ctx: CliContext, path: string, main: Main) => Promise<number>;
 }
 
 /** A command with its flags' options type inferred for `run`. */
@@ -42,9 +46,9 @@ export function defineCommand<const F extends readonly Flag[]>(definition: {
   const { run, ...rest } = definition;
   return {
     ...rest,
-    run: async (raw, args, ctx, path) => {
+    run: async (raw, args, ctx, path, main) => {
       const { parseOptions } = await import('./parse-options.js');
-      return run({ options: parseOptions(definition.options, raw, path), args, ctx });
+      return run({ options: parseOptions(definition.options, raw, path), args, ctx, main });
     },
   };
 }

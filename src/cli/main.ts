@@ -22,7 +22,7 @@ function addCommand(parent: Command, definition: CommandDefinition, ctx: CliCont
     // commander passes the arguments, then the options, then the command itself.
     const raw = params.at(-2) as Record<string, unknown>;
     try {
-      result.exitCode = await run(raw, params.slice(0, -2), ctx, path);
+      result.exitCode = await run(raw, params.slice(0, -2), ctx, path, main);
     } catch (error) {
       // Errors are JSON on stdout in both data modes.
       result.exitCode = reportError(ctx, error, raw['json'] === true || raw['ndjson'] === true);

@@ -142,7 +142,7 @@ export const archiveLocation = (description: string) => text('--archive <path|ur
 export const yes = (description: string) => boolean('-y, --yes', description);
 
 /** The limits every command that reads a transcript takes. */
-export const limits = () =>
+const limits = () =>
   [
     tokens('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k; default: the session's model's window)"),
     tokens('--soft-limit <tokens>', "soft limit: prune recommended from here (default 50% of the model's window, else 500k)"),

@@ -15,7 +15,7 @@ import { findPinnedDocuments } from '../../io/project-docs.js';
 import { archiveWindow, loadAgentSession, regrounding } from '../agent-session.js';
 import { openArchive, resolveArchivePath } from '../archive.js';
 import type { CliContext } from '../context.js';
-import type { AgentHookOptions } from '../registry/agent-hook.js';
+import type { AgentHookOptions } from '../flags/agent-hook.js';
 import { CachedCounter, settingsFor } from '../shared.js';
 
 /**

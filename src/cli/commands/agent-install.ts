@@ -24,7 +24,7 @@ import type { ExitCodeValue } from '../../core/errors.js';
 import { writeFileAtomic } from '../../io/atomic.js';
 import { projectRoot } from '../../io/project-docs.js';
 import type { CliContext } from '../context.js';
-import type { AgentOptions } from '../registry/hook.js';
+import type { AgentOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
 
 /**

@@ -21,10 +21,10 @@ import { BatchTable, batchRowDiagnostic, ndjsonRow } from '../render/analyze-bat
 import type { BatchNames, BatchRow, BatchTotals, ProjectTotals } from '../render/analyze-batch.js';
 
 /** `--json` and `--ndjson` of a batch keep the schema of the multi-file `--json`: additions only. */
-export const ANALYZE_BATCH_SCHEMA_VERSION = 1;
+const ANALYZE_BATCH_SCHEMA_VERSION = 1;
 
-export type BatchOutput = 'text' | 'json' | 'ndjson';
-export type BatchSort = 'tokens' | 'urgency';
+type BatchOutput = 'text' | 'json' | 'ndjson';
+type BatchSort = 'tokens' | 'urgency';
 
 export interface BatchOptions {
   readonly output: BatchOutput;
@@ -41,7 +41,7 @@ export interface BatchOptions {
 
 const URGENCY_RANK: Record<PruneUrgency, number> = { none: 0, soft: 1, hard: 2 };
 /** Up to this many transcripts, no workers. */
-export const SMALL_BATCH = 16;
+const SMALL_BATCH = 16;
 
 /** A finished row kept for `--sort` (its full report, for `--json`, waits in the spill file). */
 interface HeldRow {

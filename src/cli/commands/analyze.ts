@@ -12,7 +12,7 @@ import { buildId, fileIdentity, ReportCache, rowSchemaKey } from '../../io/row-c
 import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
-import type { AnalyzeOptions } from '../registry/analyze.js';
+import type { AnalyzeOptions } from '../flags/analyze.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 import { renderAnalyzeReport } from '../render/analyze-text.js';
 import { checkInputPaths, discoverTranscripts, inputRoot } from '../batch/discover.js';

@@ -4,7 +4,7 @@ import { isPostgresUrl } from '../../archive/archive.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
-import type { ArchiveCopyOptions } from '../registry/archive.js';
+import type { ArchiveCopyOptions } from '../flags/archive.js';
 import { archiveDisplay, openArchive } from '../archive.js';
 import { reportError } from '../errors.js';
 

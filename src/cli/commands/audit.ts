@@ -7,7 +7,7 @@ import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
-import type { AuditOptions } from '../registry/audit.js';
+import type { AuditOptions } from '../flags/audit.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 
 export const AUDIT_SCHEMA_VERSION = 1;

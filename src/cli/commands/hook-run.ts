@@ -13,10 +13,12 @@ import { classifyPruneUrgency } from '../../core/policy.js';
 import { writeFileAtomic } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { readHookFile } from '../../io/git-hooks.js';
+import type { Main } from '../command.js';
 import type { CliContext } from '../context.js';
-import type { HookRunOptions } from '../registry/hook.js';
+import type { HookRunOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
+import type { LoadedTranscript } from '../shared.js';
 import { coveredBy } from './hook.js';
 
 /**
@@ -61,8 +63,7 @@ function git(args: readonly string[], cwd: string, env: CliContext['env']): numb
 }
 
 /** Runs a devs-ctx command in this process; its exit code and the first line it said. */
-async function devsCtx(args: readonly string[], ctx: CliContext): Promise<{ code: number; first: string }> {
-  const { main } = await import('../main.js');
+async function devsCtx(args: readonly string[], ctx: CliContext, main: Main): Promise<{ code: number; first: string }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let said = '';
@@ -73,7 +74,7 @@ async function devsCtx(args: readonly string[], ctx: CliContext): Promise<{ code
   return { code, first: said.split('\n')[0] ?? '' };
 }
 
-export async function runHookRun(options: HookRunOptions, ctx: CliContext): Promise<ExitCodeValue> {
+export async function runHookRun(options: HookRunOptions, ctx: CliContext, main: Main): Promise<ExitCodeValue> {
   const say = (line: string): void => void ctx.stderr.write(`devs-ctx: ${line}\n`);
   try {
     const hookPath = resolve(ctx.cwd, options.hookFile);
@@ -108,7 +109,7 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext): Prom
       const name = relative(top, path) || path;
       const before = statKey(path);
       if (before !== undefined && state.files[path] === before) continue; // unchanged since the last run: nothing can be due
-      const outcome = await tendTranscript(path, name, { meta, top, settings, configArgs, ctx, counter: () => (counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env))) });
+      const outcome = await tendTranscript(path, name, { meta, top, settings, configArgs, ctx, main, counter: () => (counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env))) });
       if (outcome.blocked !== undefined) blocked.push(outcome.blocked);
       if (outcome.analysed === false) {
         // Not remembered as seen: the next run tries it again.
@@ -144,12 +145,12 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext): Prom
 async function tendTranscript(
   path: string,
   name: string,
-  run: { meta: HookMeta; top: string; settings: Settings; configArgs: readonly string[]; ctx: CliContext; counter: () => CachedCounter },
+  run: { meta: HookMeta; top: string; settings: Settings; configArgs: readonly string[]; ctx: CliContext; main: Main; counter: () => CachedCounter },
 ): Promise<{ analysed?: false; did?: string; blocked?: string }> {
-  const { meta, top, settings, configArgs, ctx } = run;
+  const { meta, top, settings, configArgs, ctx, main } = run;
   let blocked: string | undefined;
   const acts: string[] = [];
-  let loaded;
+  let loaded: LoadedTranscript;
   try {
     loaded = await loadTranscriptInput(path, { format: undefined, strict: false, ctx });
   } catch (error) {
@@ -166,7 +167,7 @@ async function tendTranscript(
   let changed = false;
   if (urgency !== 'none') {
     if ((meta.blockOn === 'soft' && (urgency === 'soft' || urgency === 'hard')) || (meta.blockOn === 'hard' && urgency === 'hard')) blocked = `${name} (${urgency})`;
-    const pruned = await devsCtx(['prune', path, '--in-place', '--fallback', 'extractive', ...configArgs], ctx);
+    const pruned = await devsCtx(['prune', path, '--in-place', '--fallback', 'extractive', ...configArgs], ctx, main);
     if (pruned.code === 0) {
       acts.push(pruned.first.replace(/^.*\): /, '').replace(/ \(target.*/, ''));
       changed = true;
@@ -174,9 +175,9 @@ async function tendTranscript(
   }
   // Only a transcript with a TAS or PRD has anything to refresh with (refresh --check would say "unavailable").
   if (meta.refresh && transcript.entries.some((e) => e.turn.type === 'tas' || e.turn.type === 'prd')) {
-    const check = await devsCtx(['refresh', path, '--check', ...configArgs], ctx);
+    const check = await devsCtx(['refresh', path, '--check', ...configArgs], ctx, main);
     if (check.code === 12) {
-      const refreshed = await devsCtx(['refresh', path, '--in-place', ...configArgs], ctx);
+      const refreshed = await devsCtx(['refresh', path, '--in-place', ...configArgs], ctx, main);
       if (refreshed.code === 0) {
         acts.push('refreshed');
         changed = true;

@@ -11,7 +11,7 @@ import { loadConfig, loadUserConfig } from '../../io/config.js';
 import { expandTranscripts, installHookFile, locateRepository, readHookFile, uninstallHookFile } from '../../io/git-hooks.js';
 import type { GitRepository, HookFile, TranscriptMatch } from '../../io/git-hooks.js';
 import type { CliContext } from '../context.js';
-import type { HookInstallOptions, HookStatusOptions, HookUninstallOptions } from '../registry/hook.js';
+import type { HookInstallOptions, HookStatusOptions, HookUninstallOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
 import { renderHookInstall, renderHookStatus, renderHookUninstall } from '../render/hook-text.js';
 

@@ -16,7 +16,7 @@ import type { Archive } from '../../archive/archive.js';
 import { isPostgresUrl } from '../../archive/archive.js';
 import { archiveDisplay, resolveArchivePath } from '../archive.js';
 import type { CliContext } from '../context.js';
-import type { McpOptions } from '../registry/mcp.js';
+import type { McpOptions } from '../flags/mcp.js';
 import { CachedCounter, settingsFor } from '../shared.js';
 import { loadAgentSession, pinnedRefresh } from '../agent-session.js';
 import type { AgentSession } from '../agent-session.js';

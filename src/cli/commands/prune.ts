@@ -26,7 +26,7 @@ import { buildProviders, chooseProviders, providersReport } from '../providers.j
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
-import type { PruneOptions } from '../registry/prune.js';
+import type { PruneOptions } from '../flags/prune.js';
 import { CachedCounter, checkTarget, loadTranscriptInput, settingsFor } from '../shared.js';
 
 /** `devs-ctx prune [file|-]`: plan → summarize → write (validated) → archive → replace, or print the plan. */

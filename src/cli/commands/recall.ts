@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
-import type { RecallOptions } from '../registry/recall.js';
+import type { RecallOptions } from '../flags/recall.js';
 import { reportError } from '../errors.js';
 import { damagedArchiveError } from '../archive.js';
 import { openArchiveFor } from './restore.js';

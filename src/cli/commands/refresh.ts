@@ -34,7 +34,7 @@ import type { CliContext, InterruptTrap } from '../context.js';
 import { refreshCondenser } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderRefreshReport } from '../render/refresh-text.js';
-import type { RefreshOptions } from '../registry/refresh.js';
+import type { RefreshOptions } from '../flags/refresh.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 
 /** The default size of a whole refresh (both sections): enough for a TAS and PRD outline, small next to any window. */

@@ -23,7 +23,7 @@ import { buildProviders, chooseProviders, providersReport } from '../providers.j
 import type { ProviderSet } from '../providers.js';
 import { reportError } from '../errors.js';
 import { renderReplayReport } from '../render/replay-text.js';
-import type { ReplayOptions } from '../registry/replay.js';
+import type { ReplayOptions } from '../flags/replay.js';
 import { CachedCounter, checkTarget, loadTranscriptInput, settingsFor } from '../shared.js';
 import { DEFAULT_REFRESH_TOKENS, readDocuments } from './refresh.js';
 

@@ -7,7 +7,7 @@ import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/at
 import type { FileLock } from '../../io/atomic.js';
 import { readInputFile, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
-import type { RestoreOptions } from '../registry/restore.js';
+import type { RestoreOptions } from '../flags/restore.js';
 import { outputIsInput, STDOUT } from '../transcript-output.js';
 import { archiveDisplay, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';

@@ -1,22 +1,12 @@
 import { defineCommand } from '../command.js';
-import { config, encoding, flag, json, noCache } from '../options.js';
-import type { OptionsOf } from '../options.js';
-
-const options = [
-  json('print one JSON document (with schemaVersion) on stdout: every compaction, every kept and lost identifier'),
-  flag('--lost <n>', 'lost identifiers listed per compaction in the text report (default 15)', (z) => z.string().regex(/^\d+$/, '--lost: expected a whole number').transform(Number).optional()),
-  encoding(),
-  config(),
-  noCache('the token-count cache'),
-] as const;
-export type AuditOptions = OptionsOf<typeof options>;
+import { auditFlags } from '../flags/audit.js';
 
 export const auditCommand = defineCommand({
   name: 'audit',
   description:
     "what each of the agent's own compactions kept and lost: tokens before and after, identifiers of the compacted turns its summary kept or dropped, and the recall query for each lost one",
   arguments: [{ name: '[file]', description: 'a Claude Code, Codex or Gemini CLI session file; - reads standard input' }],
-  options,
+  options: auditFlags,
   examples: `
 Identifiers are file paths, error messages, commands, the user's instructions and code names of
 the compacted turns; one counts as kept when the summary names it (errors and instructions: most of

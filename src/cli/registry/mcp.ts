@@ -1,18 +1,10 @@
 import { defineCommand } from '../command.js';
-import { agent, flag, text } from '../options.js';
-import type { OptionsOf } from '../options.js';
-
-const options = [
-  flag('--session <id|path>', "the session to answer for (default: each call's session argument, else the newest session of this directory)", (z) => z.string().min(1).optional()),
-  agent("only look at this agent's sessions"),
-  text('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)'),
-] as const;
-export type McpOptions = OptionsOf<typeof options>;
+import { mcpFlags } from '../flags/mcp.js';
 
 export const mcpCommand = defineCommand({
   name: 'mcp',
   description: 'serve the agent over MCP (stdio): its context status, recall of pruned and compacted turns, any turn read back, the pinned documents',
-  options,
+  options: mcpFlags,
   examples: `
 Tools: context_status, recall (archived and compacted turns), get_turn (paged), pinned_context.
 Every answer is capped in tokens (maxTokens, default 2000) and says how to get more.
