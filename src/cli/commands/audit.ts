@@ -1,4 +1,5 @@
 import { readAgentHistory } from '../../core/agent-history.js';
+import { AGENT_NAMES } from '../../core/names.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { auditCompactions } from '../../core/identifiers.js';
@@ -55,7 +56,7 @@ export async function runAudit(file: string | undefined, options: AuditOptions, 
     }
     if (audits.length === 0) {
       ctx.stdout.write(
-        `${display}: no compaction by the agent in this ${transcript.format} session${['claude-code', 'codex', 'gemini'].includes(transcript.format) ? '' : ' (audit reads Claude Code compact boundaries, Codex compacted records and Gemini CLI checkpoints)'}\n`,
+        `${display}: no compaction by the agent in this ${transcript.format} session${(AGENT_NAMES as readonly string[]).includes(transcript.format) ? '' : ' (audit reads Claude Code compact boundaries, Codex compacted records and Gemini CLI checkpoints)'}\n`,
       );
       return ExitCode.ok;
     }

@@ -153,11 +153,9 @@ async function mcpTools(options: McpOptions, ctx: CliContext): Promise<Tools> {
     archivePath,
     cwd: ctx.cwd,
     session: (args) => {
-      const found = findSession(
-        { ...((args.session ?? options.session) !== undefined ? { session: (args.session ?? options.session) as string } : {}), ...((args.agent ?? options.agent) ? { agent: (args.agent ?? options.agent) as AgentName } : {}) },
-        ctx.cwd,
-        ctx.env,
-      );
+      const id = args.session ?? options.session;
+      const agent = args.agent ?? options.agent;
+      const found = findSession({ ...(id !== undefined ? { session: id } : {}), ...(agent ? { agent } : {}) }, ctx.cwd, ctx.env);
       return found ? loadAgentSession(found.path) : undefined;
     },
     noSession: (args) =>
