@@ -94,8 +94,8 @@ export { SlidingRelevanceWindow, ContextCompressor } from './core/prune/sliding-
 export type { RelevanceWindowOptions, ContextCompressorOptions } from './core/prune/sliding-window.js';
 export { buildPruneReport, PRUNE_SCHEMA_VERSION } from './core/prune/report.js';
 export type { PruneReport } from './core/prune/report.js';
-export { pruneDocument } from './io/prune-document.js';
-export type { DocumentPrune } from './io/prune-document.js';
+export { pruneDocument } from './prune/document.js';
+export type { DocumentPrune } from './prune/document.js';
 
 // Refresh and the orchestrator loop [SPEC §6 Refresh, §9; seeds 000, 004]
 export {

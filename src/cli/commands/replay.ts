@@ -154,19 +154,20 @@ type ReplaySetup = Awaited<ReturnType<typeof replaySetup>>;
 function offlinePruner(setup: ReplaySetup, providers: ProviderSet, newId: () => string): ContextPruner {
   const { counter, settings, targetTokens, strategy } = setup;
   return new ContextPruner(providers.summarizer, {
-        counter,
-        softLimitTokens: settings.softLimitTokens,
-        hardLimitTokens: settings.hardLimitTokens,
-        pinnedPrefixTurns: settings.pinnedPrefixTurns,
-        pinnedTypes: settings.pinnedTypes,
-        protectedTailTurns: settings.protectedTailTurns,
-        targetTokens,
-        strategy,
-        embedder: providers.embedder,
-        // Ids the pruner makes end up in later summaries' text: random ones would change the counts run to run.
-        newId,
-        now: () => new Date(0),
-      });
+    counter,
+    softLimitTokens: settings.softLimitTokens,
+    hardLimitTokens: settings.hardLimitTokens,
+    pinnedPrefixTurns: settings.pinnedPrefixTurns,
+    pinnedTypes: settings.pinnedTypes,
+    protectedTailTurns: settings.protectedTailTurns,
+    targetTokens,
+    strategy,
+    embedder: providers.embedder,
+    ...(providers.fallbackEmbedder ? { fallbackEmbedder: providers.fallbackEmbedder } : {}),
+    // Ids the pruner makes end up in later summaries' text: random ones would change the counts run to run.
+    newId,
+    now: () => new Date(0),
+  });
 }
 
 /** Runs the orchestrator loop over the turns; what fired at each step and the windows it left. */
