@@ -149,9 +149,9 @@ export { buildRefreshReport, REFRESH_SCHEMA_VERSION } from './core/refresh/repor
 export type { RefreshReport, InjectedRefresh, RefreshPlacement } from './core/refresh/report.js';
 
 // Writing transcripts back
-export { WRITERS, writerFor } from './formats/writers.js';
+export { WRITERS, writerFor } from './formats/index.js';
 export { writeTranscript, renderOutput, InvalidOutputError } from './formats/write.js';
-export type { FormatWriter, OutputRecord } from './formats/types.js';
+export type { FormatWriter, OutputRecord, RefreshAppend } from './formats/types.js';
 
 // Providers [SPEC §7]: interfaces and the offline defaults
 export type { Embedder, Embedding, Summarizer, SummaryRequest } from './core/providers.js';

@@ -11,7 +11,7 @@ import { resolveSettings } from '../src/core/config.js';
 import type { Transcript, TranscriptEntry, UsagePoint } from '../src/core/transcript.js';
 import type { ConversationTurn } from '../src/core/turn.js';
 import { readTranscript } from '../src/formats/index.js';
-import { claudeCodeAdapter, claudeCodeWholeLife } from '../src/formats/claude-code.js';
+import { claudeCodeAdapter, claudeCodeWholeLife } from '../src/formats/claude-code/read.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import { runCli } from './helpers/cli.js';
 import { realdataDir, realdataSkip } from './helpers/realdata.js';

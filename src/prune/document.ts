@@ -18,7 +18,7 @@ import { verifyReadBack } from '../core/prune/verify.js';
 import type { Transcript } from '../core/transcript.js';
 import { InvalidOutputError, writeTranscript } from '../formats/write.js';
 import type { WrittenTranscript } from '../formats/write.js';
-import { writerFor } from '../formats/writers.js';
+import { writerFor } from '../formats/index.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 
 export interface DocumentPrune {

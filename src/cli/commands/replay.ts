@@ -13,7 +13,7 @@ import { OrchestratorContextInjector } from '../../core/refresh/orchestrator-con
 import type { FormatName } from '../../core/transcript.js';
 import type { ContextWindow, ConversationTurn } from '../../core/turn.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { claudeCodeWholeLife } from '../../formats/claude-code.js';
+import { claudeCodeWholeLife } from '../../formats/claude-code/read.js';
 import { OrchestratorLoop } from '../../orchestrator/orchestrator-loop.js';
 import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
