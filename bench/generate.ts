@@ -166,7 +166,7 @@ function code(rng: Rng): string {
     }
   }
   lines.push(`  return ${identifier(rng)};`, '}');
-  return '```ts\n' + lines.join('\n') + '\n```\n\n';
+  return `\`\`\`ts\n${lines.join('\n')}\n\`\`\`\n\n`;
 }
 
 function jsonOutput(rng: Rng): string {
@@ -182,7 +182,7 @@ function jsonOutput(rng: Rng): string {
     files,
     summary: { passed: rng.int(0, 400), failed: rng.int(0, 5), todo: rng.int(0, 3) },
   };
-  return JSON.stringify(value, null, rng.chance(0.5) ? 2 : undefined) + '\n';
+  return `${JSON.stringify(value, null, rng.chance(0.5) ? 2 : undefined)}\n`;
 }
 
 function stackTrace(rng: Rng): string {
@@ -195,7 +195,7 @@ function stackTrace(rng: Rng): string {
         : `    at ${identifier(rng, 2)} (/work/main/${filePath(rng)}:${rng.int(1, 800)}:${rng.int(1, 80)})`,
     );
   }
-  return lines.join('\n') + '\n\n';
+  return `${lines.join('\n')}\n\n`;
 }
 
 function nonAscii(rng: Rng): string {
@@ -214,7 +214,7 @@ function nonAscii(rng: Rng): string {
       parts.push(`${rng.pick(EMOJI)}${rng.chance(0.5) ? rng.pick(EMOJI) : ''} ${rng.pick(WORDS)}`);
     }
   }
-  return parts.join(' ') + '\n\n';
+  return `${parts.join(' ')}\n\n`;
 }
 
 const CHUNKS = { prose, code, json: jsonOutput, stack: stackTrace, nonAscii } as const;
@@ -351,7 +351,7 @@ export function* generateLines(spec: TranscriptSpec, calibration: Calibration, f
     };
     if (turn.node !== undefined) line['node'] = turn.node;
     time += rng.int(1_000, 120_000);
-    yield JSON.stringify(line) + '\n';
+    yield `${JSON.stringify(line)}\n`;
   }
 }
 
@@ -435,7 +435,7 @@ export async function countContentTokens(file: string): Promise<{ turns: number;
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const dir = args.find((a) => !a.startsWith('--')) ?? join(dirname(fileURLToPath(import.meta.url)), '.data');
-  const data = await ensureBenchData(dir, (m) => process.stderr.write(m + '\n'));
+  const data = await ensureBenchData(dir, (m) => process.stderr.write(`${m}\n`));
   for (const file of [data.small, data.large, data.appended]) console.log(`${sha256File(file)}  ${file}`);
   if (args.includes('--check')) console.log(JSON.stringify(await countContentTokens(data.small)));
 }
@@ -531,7 +531,7 @@ export function* claudeCodeLines(spec: TranscriptSpec, calibration: Calibration,
       line = { ...base, type: 'user', message: { role: 'user', content }, uuid, timestamp: turn.timestamp };
     }
     parent = uuid;
-    yield JSON.stringify(line) + '\n';
+    yield `${JSON.stringify(line)}\n`;
   }
 }
 

@@ -90,6 +90,7 @@ function rssHookFile(): string {
   writeFileSync(
     file,
     "import { writeSync } from 'node:fs';\n" +
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the text is JavaScript for the child, whose template it is
       "process.on('exit', () => writeSync(2, `\\nDEVS_CTX_BENCH_MAXRSS_KB ${process.resourceUsage().maxRSS}\\n`));\n",
   );
   return file;
@@ -319,7 +320,7 @@ async function main(): Promise<number> {
   const batchName = `${BATCH.sessions.toLocaleString('en-US')} sessions`;
   // DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without generating the 1M/10M/batch data.
   const generatedNeeded = !benchOnly || ['floor 1M', 'analyze 1M cold', 'floor 1M+20', 'floor 10M', 'analyze 10M cold', `analyze ${batchName} cold`, `floor ${batchName}`].some((n) => benchOnly.test(n));
-  const log = (m: string): boolean => process.stderr.write(m + '\n');
+  const log = (m: string): boolean => process.stderr.write(`${m}\n`);
   const data = generatedNeeded ? await ensureBenchData(dataDir, log) : { small: '', large: '', appended: '', appendedTurns: 20 };
   const batchDir = generatedNeeded ? await ensureBatchData(dataDir, log) : '';
   const claudeNeeded = !benchOnly || /ccusage|Claude/.test(benchOnly.source);

@@ -102,7 +102,7 @@ function tampered(written: WrittenTranscript, change: (lines: Record<string, unk
     .filter((l) => l.length > 0)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
   change(lines);
-  const doc = parseDocument(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), { path: 'tampered', keepRaw: true });
+  const doc = parseDocument(Buffer.from(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`), { path: 'tampered', keepRaw: true });
   return codexWriter.validate(doc, codexAdapter.read(doc));
 }
 

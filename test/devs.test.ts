@@ -19,7 +19,7 @@ test('reads a native session: every line one turn, linked to its line', () => {
   ]);
   assert.equal(t.entries[2]?.turn.pinned, true);
   assert.equal(t.entries[3]?.turn.node, 'implement');
-  t.entries.forEach((e, i) => assert.deepEqual(e.source.records, [i]));
+  for (const [i, e] of t.entries.entries()) assert.deepEqual(e.source.records, [i]);
   assert.equal(t.issues.length, 0);
   assert.equal(detectFormat(doc).adapter.name, 'devs');
 });

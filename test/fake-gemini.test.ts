@@ -87,7 +87,7 @@ describe('generateContent', () => {
     assert.equal(response.modelVersion, MODEL);
     assert.match(response.responseId ?? '', /^fake-\d+$/);
     const usage = response.usageMetadata;
-    assert.equal(usage?.promptTokenCount, estimateTokens('You summarize transcripts.' + transcript));
+    assert.equal(usage?.promptTokenCount, estimateTokens(`You summarize transcripts.${transcript}`));
     assert.equal(usage?.candidatesTokenCount, estimateTokens(response.text ?? ''));
     assert.equal(usage?.totalTokenCount, (usage?.promptTokenCount ?? 0) + (usage?.candidatesTokenCount ?? 0));
 

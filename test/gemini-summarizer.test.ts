@@ -104,7 +104,11 @@ describe('FlashSummarizer through the real @google/genai client', () => {
     server.reset();
     // Any LLMClient gets masked text: the summarizer masks before the client is called.
     const seen: string[] = [];
-    const recording = { generate: (r: { prompt: string }) => (seen.push(r.prompt), client().generate(r as never)) };
+    const recording = { generate: (r: { prompt: string }) => {
+        seen.push(r.prompt);
+        return client().generate(r as never);
+      },
+    };
     await new FlashSummarizer(recording as never).summarize(request());
     assert.ok(seen.length === 1 && !seen[0]!.includes(PLANTED));
     server.reset();

@@ -32,7 +32,7 @@ describe('devs-ctx init without a terminal', () => {
     const result = await runInProcess(['init', '--yes'], { cwd: dir });
     assert.equal(result.exitCode, 0, result.stderr);
     assert.deepEqual(readConfig(dir), { window: 1_000_000, pinnedTypes: DEFAULT_PINNED, strategy: 'relevance', summarizer: 'extractive', embedder: 'local' });
-    assert.match(result.stdout, /^Wrote .*devs-ctx\.config\.json:\n\{\n  "window": 1000000,/);
+    assert.match(result.stdout, /^Wrote .*devs-ctx\.config\.json:\n\{\n {2}"window": 1000000,/);
     assert.equal(result.stderr, '');
     // The written file is the one analyze finds and reads.
     const analyze = await runInProcess(['analyze', join(process.cwd(), 'fixtures/devs/basic-session.jsonl'), '--json'], { cwd: dir });
@@ -133,7 +133,7 @@ describe('devs-ctx init without a terminal', () => {
     writeFileSync(path, '{ "window": 128000 }\n');
     const kept = await runInProcess(['init', '--yes'], { cwd: dir });
     assert.equal(kept.exitCode, 2);
-    assert.match(kept.stderr, /already exists; nothing was written\n  hint: pass --force/);
+    assert.match(kept.stderr, /already exists; nothing was written\n {2}hint: pass --force/);
     assert.equal(readFileSync(path, 'utf8'), '{ "window": 128000 }\n');
     const replaced = await runInProcess(['init', '--yes', '--force', '--strategy', 'recency'], { cwd: dir });
     assert.equal(replaced.exitCode, 0, replaced.stderr);

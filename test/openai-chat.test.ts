@@ -29,7 +29,7 @@ test('one message per line: roles map to canonical turns', () => {
   assert.equal(t.entries[3]?.turn.content, 'The user wants a short definition.\nIt replays your commits on top of another base commit.');
   assert.equal(t.entries[4]?.turn.content, 'And git merge?');
   assert.equal(t.entries[5]?.turn.content, 'I can only answer one git question per session.');
-  t.entries.forEach((e, i) => assert.deepEqual(e.source, { records: [i] }));
+  for (const [i, e] of t.entries.entries()) assert.deepEqual(e.source, { records: [i] });
   assert.deepEqual(t.issues, []);
   assert.equal(t.recorded, undefined);
 });

@@ -164,7 +164,11 @@ describe('OrchestratorLoop', () => {
     assert.equal(taskContext({ title: 'Fix retries' }), 'Fix retries');
     assert.equal(taskContext('  '), undefined);
     const seen: (string | undefined)[] = [];
-    const pruner = { prune: (window: ContextWindow, task?: string): Promise<PruneResult> => (seen.push(task), Promise.resolve({ pruned: false, window, removedTurnCount: 0, tokensSaved: 0 })) };
+    const pruner = { prune: (window: ContextWindow, task?: string): Promise<PruneResult> => {
+        seen.push(task);
+        return Promise.resolve({ pruned: false, window, removedTurnCount: 0, tokensSaved: 0 });
+      },
+    };
     const steps = [{ turns: [turn('a', 1)] }, { turns: [turn('b', 1)], task: { id: 'REQ-9', title: 'replay endpoint' } }];
     let i = 0;
     await new OrchestratorLoop({ step: () => Promise.resolve(steps[i++]), contextPruner: pruner, task: 'REQ-8' }).run();
@@ -172,7 +176,11 @@ describe('OrchestratorLoop', () => {
   });
 
   test('refreshes through the injector: a refresh turn after every 5th turn of a node; a new node starts again', async () => {
-    const provider = { calls: 0, getSummary: () => (provider.calls++, Promise.resolve({ tasSummary: 'TAS', prdSummary: 'PRD' })) };
+    const provider = { calls: 0, getSummary: () => {
+        provider.calls++;
+        return Promise.resolve({ tasSummary: 'TAS', prdSummary: 'PRD' });
+      },
+    };
     const injector = new OrchestratorContextInjector(new ContextRefresher({ summaryProvider: provider }));
     const log: OrchestratorLogEvent[] = [];
     const turns = [

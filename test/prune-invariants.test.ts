@@ -138,7 +138,7 @@ for (const format of ['devs', 'openai-chat'] as const) {
         const eventId = `00000000-0000-4000-8000-${String(seed).padStart(6, '0')}${format === 'devs' ? '000001' : '000002'}`;
         const limits = { soft, hard, target, strategy };
 
-        let result;
+        let result: Awaited<ReturnType<typeof pruneOnce>>;
         try {
           result = await pruneOnce(doc, transcript, limits, eventId);
         } catch (error) {

@@ -253,7 +253,11 @@ describe('SummaryProviders', () => {
 
   test('a document that fits is never condensed', async () => {
     let runs = 0;
-    const condenser: Condenser = { name: 'count', condense: (text) => (runs++, Promise.resolve(text.slice(0, 10))) };
+    const condenser: Condenser = { name: 'count', condense: (text) => {
+        runs++;
+        return Promise.resolve(text.slice(0, 10));
+      },
+    };
     const provider = new CondensingSummaryProvider(new StaticSummaryProvider({ tas: 'small TAS', prd: 'small PRD' }), { budgetTokens: 2000, counter, condenser });
     assert.deepEqual(await provider.getSummary(), { tasSummary: 'small TAS', prdSummary: 'small PRD' });
     assert.equal(runs, 0);
@@ -261,7 +265,11 @@ describe('SummaryProviders', () => {
 
   test('cached by content hash: an unchanged TAS is not condensed again; a changed one is', async () => {
     let runs = 0;
-    const condenser: Condenser = { name: 'count', condense: (text) => (runs++, Promise.resolve(`condensed ${text.length}`)) };
+    const condenser: Condenser = { name: 'count', condense: (text) => {
+        runs++;
+        return Promise.resolve(`condensed ${text.length}`);
+      },
+    };
     const cache = new MemorySummaryCache();
     const documents = { tas: longTas, prd: 'PRD' };
     const make = (tas: string): CondensingSummaryProvider => new CondensingSummaryProvider(new StaticSummaryProvider({ ...documents, tas }), { budgetTokens: 300, counter, condenser, cache });

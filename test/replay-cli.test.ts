@@ -48,7 +48,7 @@ describe('devs-ctx replay', () => {
     }
     assert.equal(r.tokensSaved, prunes.reduce((s, p) => s + (p.tokensSaved ?? 0), 0));
     // No prune where none was due: between prunes every window is below the soft limit.
-    r.windowTokens.forEach((w, i) => assert.ok(w < 6000, `step ${i + 1}: ${w}`));
+    for (const [i, w] of r.windowTokens.entries()) assert.ok(w < 6000, `step ${i + 1}: ${w}`);
     assert.equal(r.largestWindow.tokens, Math.max(...r.peakTokens));
     assert.equal(r.hardLimitExceeded, false);
     assert.deepEqual(r.stepsOverHardLimit, []);

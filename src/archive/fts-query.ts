@@ -60,7 +60,10 @@ function queryWords(query: string): { readonly exact: ReadonlySet<string>; reado
   const prefixes: string[] = [];
   for (const { text, prefix } of queryTerms(query)) {
     const words = termWords(text);
-    words.forEach((word, i) => (prefix && i === words.length - 1 ? prefixes.push(word) : exact.add(word)));
+    for (const [i, word] of words.entries()) {
+      if (prefix && i === words.length - 1) prefixes.push(word);
+      else exact.add(word);
+    }
   }
   return { exact, prefixes };
 }

@@ -72,7 +72,7 @@ export class CachedCounter implements TextTokenCounter {
       keys.push(key);
     }
     if (missing.length === 0) return;
-    const counts = await countAcrossThreads(missing, (this.counter ??= loadCounter(this.encoding)), this.encoding, jobs);
+    const counts = await countAcrossThreads(missing, this.#counter(), this.encoding, jobs);
     for (const [i, text] of missing.entries()) {
       const count = counts[i] as number;
       this.#known.set(text, count);
@@ -80,15 +80,21 @@ export class CachedCounter implements TextTokenCounter {
     }
   }
 
+  /** The exact counter, loaded on first use (its rank table is the slow part). */
+  #counter(): TextTokenCounter {
+    this.counter ??= loadCounter(this.encoding);
+    return this.counter;
+  }
+
   count(text: string): number {
     if (text.length === 0) return 0;
     const known = this.#known.get(text);
     if (known !== undefined && known >= 0) return known;
-    if (!this.cache.enabled) return (this.counter ??= loadCounter(this.encoding)).count(text);
+    if (!this.cache.enabled) return this.#counter().count(text);
     const key = TokenCountCache.key(text);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
-    const counter = (this.counter ??= loadCounter(this.encoding));
+    const counter = this.#counter();
     const count = counter.count(text);
     this.cache.set(key, count);
     return count;

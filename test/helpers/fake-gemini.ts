@@ -95,7 +95,7 @@ export interface FakeGeminiOptions {
    * What generateContent answers when no fault applies; default: `defaultSummary(text)`.
    * `text` is the text of `contents` (see `requestText`), without the system instruction.
    */
-  respond?: (request: { model: string; body: any; text: string }) => string;
+  respond?: (request: { model: string; body: unknown; text: string }) => string;
   /** Dimensions of fake embeddings when a request sets no `outputDimensionality` (default 16). */
   dimensions?: number;
   /**

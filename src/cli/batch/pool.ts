@@ -18,7 +18,10 @@ function analyzeWorkerUrl(): URL {
   if (workerFile) return workerFile;
   for (const candidate of WORKER_CANDIDATES) {
     const url = new URL(candidate, import.meta.url);
-    if (existsSync(fileURLToPath(url))) return (workerFile = url);
+    if (existsSync(fileURLToPath(url))) {
+      workerFile = url;
+      return url;
+    }
   }
   throw new Error(`the analyze worker is missing (looked for ${WORKER_CANDIDATES.join(', ')} beside ${import.meta.url}); reinstall devs-ctx`);
 }

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Archive } from '../../archive/archive.js';
+import type { PruneEventSummary } from '../../archive/records.js';
 import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
@@ -47,7 +48,7 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
     const current = readInputFile(path, file);
     const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);
     let restored: Buffer;
-    let event;
+    let event: PruneEventSummary | undefined;
     try {
       event = await store.findRestorable(current, options.event !== undefined ? { eventId: options.event } : {});
       if (!event) {

@@ -166,7 +166,7 @@ function validate(doc: ParsedDocument, _transcript: Transcript): string[] {
   const problems: string[] = [];
   const first = doc.records.find((r) => !r.blank);
   const meta = first?.values[0];
-  if (!first || first.values.length !== 1 || !isEnvelope(meta) || meta.type !== 'session_meta') {
+  if (first?.values.length !== 1 || !isEnvelope(meta) || meta.type !== 'session_meta') {
     problems.push('the first line is not a session_meta record (Codex reads the session from it)');
   }
   for (const record of doc.records) {
