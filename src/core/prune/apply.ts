@@ -7,6 +7,8 @@ export interface PlanTexts {
   readonly summary?: string;
   /** Placeholder text for each masked entry. */
   readonly placeholders: ReadonlyMap<number, string>;
+  /** The excerpt text (placeholder and the lines about the goal) for each entry the plan may excerpt. */
+  readonly excerpts?: ReadonlyMap<number, string>;
   readonly now: string;
   readonly newId: () => string;
 }
@@ -15,7 +17,7 @@ export interface PlanTexts {
 export function planToEdit(plan: PrunePlan, texts: PlanTexts): TranscriptEdit {
   const masked = new Map<number, string>();
   for (const i of plan.masked) {
-    const placeholder = texts.placeholders.get(i);
+    const placeholder = plan.excerpted.has(i) ? texts.excerpts?.get(i) : texts.placeholders.get(i);
     if (placeholder === undefined) throw new Error(`no placeholder for masked entry ${i}`);
     masked.set(i, placeholder);
   }

@@ -9,6 +9,8 @@ import type { TranscriptEdit } from './edit.js';
 import { defaultTargetTokens, planPrune, summaryBudgetFor, summaryRule } from './plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy, SummaryBudgetRule } from './plan.js';
 import { findActiveTask, scoreRelevance } from './relevance.js';
+import { goalExcerpt } from './excerpt.js';
+import type { GoalExcerpt } from './excerpt.js';
 import { isPinnedTurn } from '../policy.js';
 import { pacedMap } from '../pace.js';
 import type { Pacer } from '../pace.js';
@@ -67,6 +69,15 @@ export function maskPlaceholder(tokens: number, turnId: string): string {
   return `[devs-ctx: ${thousands(tokens)} tokens of tool output archived; full text: devs-ctx recall --turn ${turnId}]`;
 }
 
+/**
+ * A large tool result's partial mask: the same placeholder (so the archived size is read back the
+ * same way, core/context-size.ts), saying how many lines it keeps, then those lines.
+ */
+function excerptPlaceholder(tokens: number, turnId: string, excerpt: GoalExcerpt): string {
+  const kept = `kept below: ${excerpt.keptLines} of its ${excerpt.totalLines} lines, those about the goal`;
+  return `[devs-ctx: ${thousands(tokens)} tokens of tool output archived; ${kept}; full text: devs-ctx recall --turn ${turnId}]\n${excerpt.text}`;
+}
+
 /** 12345 → "12,345" (toLocaleString costs ~10 µs a call, and a prune makes one per tool result). */
 function thousands(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
@@ -102,6 +113,7 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
 
   request.onProgress?.('plan');
   const placeholders = new Map<number, string>();
+  const excerpts = new Map<number, string>();
   const { pacer } = request;
   const baseEntries: PlanEntry[] = await pacedMap(entries, (entry, i) => {
     const now = tokens[i] ?? 0;
@@ -122,7 +134,11 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
   if (policy.strategy === 'relevance' && probe.outcome === 'prune') {
     request.onProgress?.('relevance');
     const relevance = await rankRelevance(entries, goal, request.embedder, policy, request.signal, pacer);
-    planEntries = baseEntries.map((e, i) => ({ ...e, relevance: relevance[i] ?? 0 }));
+    const excerptTokens = await excerptAll(baseEntries, goal, counter, excerpts, pacer);
+    planEntries = baseEntries.map((e, i) => {
+      const excerpt = excerptTokens[i];
+      return { ...e, relevance: relevance[i] ?? 0, ...(excerpt !== undefined ? { excerptTokens: excerpt } : {}) };
+    });
     await pacer?.tick();
   }
   const plan = policy.strategy === 'relevance' ? planPrune(planEntries, { ...policy, targetTokens }) : probe;
@@ -161,10 +177,36 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
   const edit = planToEdit(plan, {
     ...(summaryText !== undefined ? { summary: summaryText } : {}),
     placeholders,
+    excerpts,
     now: request.now,
     newId: request.newId,
   });
   return { plan, goal, goalSource, edit, ...(summaryText !== undefined ? { summaryText } : {}), summaryTokens, droppedTokens };
+}
+
+/**
+ * Each maskable tool result's excerpt for the goal (its text into `texts`) and its tokens; undefined
+ * where there is none, where it would not save a third, or where the result is a placeholder already
+ * (a pruned transcript is pruned again without excerpting an excerpt).
+ */
+async function excerptAll(
+  planEntries: readonly PlanEntry[],
+  goal: string,
+  counter: TextTokenCounter,
+  texts: Map<number, string>,
+  pacer: Pacer | undefined,
+): Promise<(number | undefined)[]> {
+  return pacedMap(planEntries, (e, i) => {
+    const { content, id } = e.entry.turn;
+    if (e.maskedTokens === undefined || !goal || content.startsWith('[devs-ctx:')) return undefined;
+    const excerpt = goalExcerpt(content, goal);
+    if (!excerpt) return undefined;
+    const text = excerptPlaceholder(e.tokens, id, excerpt);
+    const tokens = counter.count(text);
+    if (tokens > (e.tokens * 2) / 3) return undefined;
+    texts.set(i, text);
+    return tokens;
+  }, pacer);
 }
 
 /** An empty or failed summary is never written; one without the marker gets it. */
