@@ -700,8 +700,18 @@ function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {
         : {}),
     },
     lifetime: { compactions, peakRecorded, ...(firstAt && lastAt ? { span: { first: firstAt.raw, last: lastAt.raw } } : {}) },
+    ...carriedCalibration(boundary?.value),
     notes,
   };
+}
+
+/** The calibration a devs-ctx prune recorded on the compact boundary it wrote (`devsCtxCalibration`). */
+function carriedCalibration(boundary: JsonObject | undefined): { carriedCalibration?: { overhead: number; scale: number } } {
+  const carried = boundary?.['devsCtxCalibration'];
+  if (!isRecord(carried)) return {};
+  const { overhead, scale } = carried;
+  if (typeof overhead !== 'number' || typeof scale !== 'number' || !Number.isFinite(overhead) || !(scale > 0)) return {};
+  return { carriedCalibration: { overhead, scale } };
 }
 
 /** The content blocks of a line's message (empty for a string or missing content). */

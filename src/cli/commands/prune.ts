@@ -172,6 +172,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
         ...(archivePath ? { archiveLocation: archiveDisplay(archivePath) } : {}),
         now: new Date().toISOString(),
         newId: randomUUID,
+        ...(calibration.basis !== 'estimate' ? { calibration: { overhead: calibration.overhead, scale: calibration.scale } } : {}),
         ...(trap ? { signal: trap.signal } : {}),
         pacer,
         onProgress: (step: 'relevance' | 'plan' | 'summary') =>

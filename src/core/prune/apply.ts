@@ -11,6 +11,7 @@ export interface PlanTexts {
   readonly excerpts?: ReadonlyMap<number, string>;
   readonly now: string;
   readonly newId: () => string;
+  readonly calibration?: { readonly overhead: number; readonly scale: number };
 }
 
 /** The plan as an edit a format writer can apply. */
@@ -26,7 +27,8 @@ export function planToEdit(plan: PrunePlan, texts: PlanTexts): TranscriptEdit {
     if (texts.summary === undefined) throw new Error('a plan that drops turns needs a summary');
     summary = { text: texts.summary, at: Math.min(...plan.dropped) };
   }
-  return { dropped: plan.dropped, masked, ...(summary ? { summary } : {}), now: texts.now, newId: texts.newId };
+  const calibration = texts.calibration ? { calibration: texts.calibration } : {};
+  return { dropped: plan.dropped, masked, ...(summary ? { summary } : {}), ...calibration, now: texts.now, newId: texts.newId };
 }
 
 /**

@@ -35,6 +35,8 @@ export interface PruneRequest {
   readonly archiveLocation?: string;
   readonly now: string;
   readonly newId: () => string;
+  /** The session's calibration (when it is not the plain estimate), recorded where the format allows. */
+  readonly calibration?: { readonly overhead: number; readonly scale: number };
   readonly signal?: AbortSignal;
   /** Gives the event loop a turn between steps (so a signal is seen) and stops once `signal` is aborted. */
   readonly pacer?: Pacer;
@@ -178,6 +180,7 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
     ...(summaryText !== undefined ? { summary: summaryText } : {}),
     placeholders,
     excerpts,
+    ...(request.calibration ? { calibration: request.calibration } : {}),
     now: request.now,
     newId: request.newId,
   });
