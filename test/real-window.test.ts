@@ -401,6 +401,7 @@ test('a Claude Code session freshly pruned is sized by the fit from before the p
   // What the model sees: the overhead and the scale still apply to what is left.
   assert.ok(Math.abs(after.context.tokens - (30_000 + 1.3 * after.context.estimate)) < 300, `${after.context.tokens} vs ${30_000 + 1.3 * after.context.estimate}`);
   assert.equal(after.context.tokens, report.after.tokens, 'analyze says what prune planned');
+  assert.match(runCli(['analyze', out]).stdout, /the calibration from before devs-ctx last pruned it: 1\.3\d* × the estimate/);
 
   // Once the agent resumes, its own calls win: a new call recording 70,000 is the size.
   const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
