@@ -12,7 +12,7 @@ import { AnalyzePool, FILES_PER_WORKER } from '../batch/pool.js';
 import { BatchRows } from '../batch/rows.js';
 import type { RowLookup } from '../batch/rows.js';
 import type { TimeRange } from '../batch/range.js';
-import { analyzeSession, projectOf, sessionError } from '../batch/session.js';
+import { analyzeSession, projectOf, sessionError, subagentParent } from '../batch/session.js';
 import type { SessionError, SessionOutcome, SessionRun } from '../batch/session.js';
 import { Spill } from '../batch/spill.js';
 import type { SpillRef } from '../batch/spill.js';
@@ -138,7 +138,8 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
   let outOfRange = 0;
   let urgency = 'none' as PruneUrgency;
   let firstError: SessionError | undefined;
-  const projects = new Map<string, { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: PruneUrgency }>();
+  let subagents = 0;
+  const projects = new Map<string, { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: PruneUrgency; subagents: number }>();
   const held: HeldRow[] = [];
 
   /** Takes one finished transcript, in discovery order. */
@@ -147,10 +148,15 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
       outOfRange++;
       return;
     }
-    const project = projects.get(outcome.kind === 'session' ? outcome.summary.project : outcome.project) ?? { transcripts: 0, failed: 0, turns: 0, totalTokens: 0, urgency: 'none' };
+    const project = projects.get(outcome.kind === 'session' ? outcome.summary.project : outcome.project) ?? { transcripts: 0, failed: 0, turns: 0, totalTokens: 0, urgency: 'none', subagents: 0 };
     projects.set(outcome.kind === 'session' ? outcome.summary.project : outcome.project, project);
     transcripts++;
     project.transcripts++;
+    // A subagent's transcript counts under its session and project (its turns and tokens are its own, not the parent's).
+    if (subagentParent(outcome.kind === 'session' ? outcome.summary.file : outcome.file) !== undefined) {
+      subagents++;
+      project.subagents++;
+    }
     let row: BatchRow;
     if (outcome.kind === 'error') {
       failed++;
@@ -280,7 +286,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     spill?.close();
   }
 
-  const totals: BatchTotals = { transcripts, failed, turns, totalTokens, urgency, outOfRange };
+  const totals: BatchTotals = { transcripts, failed, turns, totalTokens, urgency, outOfRange, subagents };
   const projectList: ProjectTotals[] = [...projects].map(([project, p]) => ({ project, ...p })).sort(compareProjects(options.sort));
   switch (options.output) {
     case 'text':
