@@ -7,7 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Archive } from '../src/archive/archive.js';
 import { openArchiveAt } from '../src/archive/open.js';
-import type { PruneEventInput } from '../src/archive/store.js';
+import type { PruneEventInput } from '../src/archive/records.js';
 import { renderOutput } from '../src/formats/write.js';
 import { parseDocument } from '../src/io/jsonl.js';
 

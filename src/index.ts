@@ -184,7 +184,7 @@ export type { RedactionResult } from './core/redact.js';
 
 // The archive [SPEC §8] (better-sqlite3 is loaded only when an archive is opened)
 export { ArchiveStore, defaultArchivePath } from './archive/store.js';
-export type { PruneEventInput, PruneEventSummary, ArchivedTurn, RecallHit } from './archive/store.js';
+export type { PruneEventInput, PruneEventSummary, ArchivedTurn, RecallHit } from './archive/records.js';
 export { TieredMemoryManager, MemoryRefresher } from './archive/tiered-memory.js';
 // One archive interface, two stores: a SQLite file or PostgreSQL (pg is loaded only for a postgres:// URL)
 export type { Archive, RawPruneEvent } from './archive/archive.js';

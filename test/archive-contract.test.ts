@@ -12,7 +12,7 @@ import { tsQueries } from '../src/archive/fts-query.js';
 import { openArchiveAt } from '../src/archive/open.js';
 import { PG_SCHEMA_VERSION, postgresEmbeddingCache, PostgresArchive } from '../src/archive/postgres.js';
 import { loadSqlite } from '../src/archive/sqlite.js';
-import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/store.js';
+import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/records.js';
 import { readTranscript } from '../src/formats/index.js';
 import { renderOutput, writeTranscript } from '../src/formats/write.js';
 import { writerFor } from '../src/formats/writers.js';

@@ -12,7 +12,7 @@ import { defaultArchivePath } from '../src/archive/paths.js';
 import { MIGRATIONS, prepareDatabase, SCHEMA_VERSION, schemaVersion } from '../src/archive/schema.js';
 import { loadSqlite } from '../src/archive/sqlite.js';
 import { ArchiveStore } from '../src/archive/store.js';
-import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/store.js';
+import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/records.js';
 import type { TranscriptEdit } from '../src/core/prune/edit.js';
 import { readTranscript } from '../src/formats/index.js';
 import type { OutputRecord, Transcript } from '../src/formats/types.js';

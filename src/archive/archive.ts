@@ -1,39 +1,6 @@
-import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './store.js';
+import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RawPruneEvent, RecallHit, RecallOptions } from './records.js';
 
-/**
- * One prune event exactly as an archive stores it (the event row, the input lines it keeps and the
- * turns it removed), the unit `archive copy` moves between stores. Rows, not objects: copying it
- * never re-derives anything, so what arrives is what left.
- */
-export interface RawPruneEvent {
-  /** The event's own fields as a prune gives them (absent text stored as null), then what the store derived. */
-  readonly event: Omit<PruneEventInput, 'goal' | 'summaryText' | 'input' | 'output' | 'turns'> & {
-    readonly goal: string | null;
-    readonly summaryText: string | null;
-    readonly originalSha256: string;
-    readonly originalBytes: number;
-    readonly outputSha256: string;
-    readonly outputBytes: number;
-    readonly bom: boolean;
-    /** The restore layout, as the JSON text stored. */
-    readonly layout: string;
-  };
-  /** Archived input lines by record index, ascending. */
-  readonly records: readonly { readonly index: number; readonly bytes: Buffer }[];
-  /** Archived turns, by entry index ascending. */
-  readonly turns: readonly {
-    readonly entryIndex: number;
-    readonly turnId: string;
-    readonly role: string;
-    readonly type: string;
-    readonly action: 'dropped' | 'masked';
-    readonly tokens: number;
-    readonly content: string;
-    readonly timestamp: string | null;
-    /** JSON array of input record indexes, as stored. */
-    readonly records: string;
-  }[];
-}
+export type { RawPruneEvent } from './records.js';
 
 /**
  * The archive as every command sees it [SPEC §8], whatever stores it: a SQLite file (the embedded

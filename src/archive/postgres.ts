@@ -7,15 +7,9 @@ import { InputError } from '../core/errors.js';
 import { ArchiveConnectError, ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { snippetOf, tsQueries } from './fts-query.js';
 import { assertStartsWithOutput, restoreBytes, RestoreLayoutSchema, startsWithOutput } from './layout.js';
-import {
-  ArchivedTurnRowSchema,
-  EVENT_COLUMNS,
-  planRecord,
-  PruneEventRowSchema,
-  rawEventFromRow,
-  RecallRowSchema,
-} from './store.js';
-import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './store.js';
+import { ArchivedTurnRowSchema, PruneEventRowSchema, RecallRowSchema } from './records.js';
+import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './records.js';
+import { EVENT_COLUMNS, planRecord, rawEventFromRow } from './store.js';
 
 /**
  * The archive's PostgreSQL schema, as forward-only migrations: migration i takes the database from

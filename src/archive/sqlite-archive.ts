@@ -1,6 +1,6 @@
 import type { Archive, RawPruneEvent } from './archive.js';
 import { ArchiveStore } from './store.js';
-import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './store.js';
+import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './records.js';
 
 /** The SQLite archive (ArchiveStore, synchronous) behind the async Archive interface. */
 export class SqliteArchive implements Archive {

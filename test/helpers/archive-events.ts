@@ -1,4 +1,4 @@
-import type { ArchivedTurnInput, PruneEventInput } from '../../src/archive/store.js';
+import type { ArchivedTurnInput, PruneEventInput } from '../../src/archive/records.js';
 import type { OutputRecord } from '../../src/formats/types.js';
 import { renderOutput } from '../../src/formats/write.js';
 import { parseDocument } from '../../src/io/jsonl.js';

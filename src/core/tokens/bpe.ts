@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { RankTable } from './rank-table.js';
+import { RankTable, type RankSource } from './rank-table.js';
 
 /**
  * An exact byte-pair-encoding token counter, equal to js-tiktoken's
@@ -14,11 +14,7 @@ import { RankTable } from './rank-table.js';
  * Byte strings are latin1 JS strings (one char per byte), so a span's bytes are `s.slice(a, b)`.
  */
 
-/** The shape of js-tiktoken's rank modules (`js-tiktoken/ranks/o200k_base`). */
-export interface RankSource {
-  readonly pat_str: string;
-  readonly bpe_ranks: string;
-}
+export type { RankSource } from './rank-table.js';
 
 /** Pieces at most this many bytes use the simple loop; longer ones the queue (measured: the queue,
  * with its pair cache, is as fast from about 10 bytes and far faster beyond). */

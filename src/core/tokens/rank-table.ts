@@ -1,4 +1,8 @@
-import type { RankSource } from './bpe.js';
+/** The shape of js-tiktoken's rank modules (`js-tiktoken/ranks/o200k_base`). */
+export interface RankSource {
+  readonly pat_str: string;
+  readonly bpe_ranks: string;
+}
 
 /**
  * A BPE rank table in a compact binary form that needs no parsing: `npm run build` writes one per
