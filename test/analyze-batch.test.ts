@@ -444,7 +444,7 @@ test('batch: a Claude Code subagent transcript is listed under its session and c
       message: { id: 'm1', role: 'assistant', model: 'claude-haiku-4-5-20251001', content: [{ type: 'text', text: 'Three callers.' }], usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 } },
     },
   ];
-  writeFileSync(join(project, 's1', 'subagents', 'agent-a1.jsonl'), sub.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  writeFileSync(join(project, 's1', 'subagents', 'agent-a1.jsonl'), `${sub.map((l) => JSON.stringify(l)).join('\n')}\n`);
 
   const text = runCli(['analyze', join(dir, 'projects')], { env: { COLUMNS: '120' } });
   const lines = text.stdout.split('\n');

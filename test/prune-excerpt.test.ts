@@ -201,7 +201,7 @@ describe('prune keeps the excerpt end to end', () => {
       lines.push({ id: `a${i}`, role: 'assistant', type: 'message', content: `Renamed the report column ${i}. ${'The export stream writes rows as it reads them. '.repeat(40)}` });
     }
     lines.push({ id: 'goal', role: 'user', type: 'message', content: GOAL });
-    const original = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+    const original = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
     writeFileSync(join(dir, 's.jsonl'), original);
     const first = runCli(['prune', 's.jsonl', '--force', '--target', '5k', '-o', 'p.jsonl', '--json'], { cwd: dir, env });
     assert.equal(first.exitCode, 0, first.stderr);

@@ -366,7 +366,7 @@ function syntheticClaudeSession(n: number, overhead: number, scale: number): str
       : { ...base, type: 'assistant', requestId: `req_${i}`, message: { id: `msg_${i}`, role: 'assistant', model: 'claude-opus-4-5-20251101', content: [{ type: 'text', text: text(100 + Math.floor(rand() * 300)) }] } });
     parent = uuid;
   }
-  const jsonl = (): string => lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+  const jsonl = (): string => `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
   const transcript = readTranscript(parseDocument(Buffer.from(jsonl()), { path: 's.jsonl' }));
   const counter = loadCounter('o200k_base');
   const perEntry = countEntries(transcript.entries, counter).map((t) => t.total);
@@ -411,7 +411,7 @@ test('a Claude Code session freshly pruned is sized by the fit from before the p
     { parentUuid: '10000000-0000-4000-8000-000000000001', isSidechain: false, sessionId: last.sessionId, type: 'assistant', uuid: '10000000-0000-4000-8000-000000000002', timestamp: '2099-01-01T00:00:01.000Z', requestId: 'req_new',
       message: { id: 'msg_new', role: 'assistant', model: 'claude-opus-4-5-20251101', content: [{ type: 'text', text: 'ok' }], usage: { input_tokens: 70_000, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 1 } } },
   ];
-  writeFileSync(out, readFileSync(out, 'utf8') + resumed.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  writeFileSync(out, `${readFileSync(out, 'utf8')}${resumed.map((l) => JSON.stringify(l)).join('\n')}\n`);
   const later = JSON.parse(runCli(['analyze', out, '--json']).stdout);
   assert.equal(later.context.basis, 'recorded');
   assert.ok(Math.abs(later.context.tokens - 70_000) < 50, `the new call wins: ${later.context.tokens}`);

@@ -17,7 +17,7 @@ export interface GoalExcerpt {
 }
 
 /** Below this many lines a tool result is kept or masked whole. */
-export const EXCERPT_MIN_LINES = 12;
+const EXCERPT_MIN_LINES = 12;
 /** The excerpt keeps at most this share of the output's characters. */
 const EXCERPT_MAX_SHARE = 0.2;
 /** And at most this many lines, however long the output. */
