@@ -14,6 +14,7 @@ import { readTranscript } from '../src/formats/index.js';
 import { countEntries } from '../src/core/accounting.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { claudeCodeAdapter, claudeCodeWholeLife } from '../src/formats/claude-code.js';
+import { codexWholeLife } from '../src/formats/codex.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import { runCli } from './helpers/cli.js';
 import { realdataDir, realdataSkip } from './helpers/realdata.js';
@@ -415,4 +416,51 @@ test('a Claude Code session freshly pruned is sized by the fit from before the p
   const later = JSON.parse(runCli(['analyze', out, '--json']).stdout);
   assert.equal(later.context.basis, 'recorded');
   assert.ok(Math.abs(later.context.tokens - 70_000) < 50, `the new call wins: ${later.context.tokens}`);
+});
+
+/** A Codex rollout of `n` exchanges that compacts (replacement_history) after `compactAt` of them, with token_count events. */
+function codexRollout(n: number, compactAt: number): string {
+  const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+  const lines: Record<string, unknown>[] = [
+    { timestamp: at(0), type: 'session_meta', payload: { id: 'c1', timestamp: at(0), cwd: '/p', originator: 'codex_cli_rs', cli_version: '0.40.0', instructions: 'You are Codex.' } },
+    { timestamp: at(0), type: 'turn_context', payload: { cwd: '/p', model: 'gpt-5.3-codex' } },
+  ];
+  let context = 20_000;
+  for (let i = 0; i < n; i++) {
+    if (i === compactAt) {
+      lines.push({ timestamp: at(10 * i), type: 'compacted', payload: { message: '', replacement_history: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Summary of the work so far: parser fixed.' }] }] } });
+      context = 8_000;
+    }
+    lines.push({ timestamp: at(10 * i + 1), type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: `Step ${i}: fix the parser for case ${i}. ${'details '.repeat(300)}` }] } });
+    lines.push({ timestamp: at(10 * i + 2), type: 'response_item', payload: { type: 'function_call', name: 'shell', arguments: '{"command":["ls"]}', call_id: `call_${i}` } });
+    lines.push({ timestamp: at(10 * i + 3), type: 'response_item', payload: { type: 'function_call_output', call_id: `call_${i}`, output: `${'src/file.ts\n'.repeat(400)}` } });
+    context += 4_000;
+    lines.push({ timestamp: at(10 * i + 4), type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: context, output_tokens: 100 }, model_context_window: 272_000 } } });
+    lines.push({ timestamp: at(10 * i + 5), type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `Fixed case ${i}.` }] } });
+  }
+  return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+}
+
+test('replay walks the whole file of a Codex session that compacted: the turns before the compaction, its size there', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-codex-whole-'));
+  const file = join(dir, 'rollout.jsonl');
+  writeFileSync(file, codexRollout(12, 8));
+  const doc = parseDocument(readFileSync(file), { path: file });
+  const active = readTranscript(doc);
+  const whole = codexWholeLife(doc);
+  assert.ok(whole.length > active.entries.length + 20, `${whole.length} whole vs ${active.entries.length} active`);
+  assert.ok(whole.some((e) => e.turn.content.startsWith('Step 0:')), 'the first request, from before the compaction');
+  assert.ok(!whole.some((e) => e.turn.content.startsWith('Summary of the work so far')), 'the compaction summary is left out');
+  assert.deepEqual(active.lifetime?.compactions.map((c) => c.preTokens), [20_000 + 8 * 4_000 + 100]);
+
+  const json = runCli(['replay', file, '--window', '60k', '--json']);
+  assert.equal(json.exitCode, 0, json.stderr);
+  const report = JSON.parse(json.stdout) as { turns: number; notes: string[]; events: { kind: string }[]; lifetime: { compactions: number; compactionSizes: number[]; wholeFile: boolean; peak: number } };
+  assert.equal(report.turns, whole.length);
+  assert.equal(report.lifetime.wholeFile, true);
+  assert.equal(report.lifetime.compactions, 1);
+  assert.deepEqual(report.lifetime.compactionSizes, [52_100]);
+  assert.ok(report.lifetime.peak >= 52_100);
+  assert.ok(report.notes.some((n) => n.startsWith(`walked the whole file: ${whole.length} turns through the agent's 1 compaction`)), report.notes.join('\n'));
+  assert.ok(report.events.some((e) => e.kind === 'prune'), 'the turns before the compaction are judged too');
 });

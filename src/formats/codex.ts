@@ -2,7 +2,7 @@ import type { ConversationTurn, TurnRole, TurnType } from '../core/turn.js';
 import type { ReadIssue } from '../core/issues.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, ToolLinks, TranscriptEntry } from './types.js';
-import type { CompactionRecord, UsagePoint } from '../core/transcript.js';
+import type { CompactionRecord, Transcript, UsagePoint } from '../core/transcript.js';
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from './json.js';
 
 /**
@@ -99,7 +99,15 @@ export const codexAdapter: FormatAdapter = {
     return 3;
   },
 
-  read(doc) {
+  read: (doc) => readRollout(doc),
+};
+
+/**
+ * A rollout as its active context (`codexAdapter.read`), or with `wholeLife` every response item of
+ * the file in order: a `compacted` record does not replace the history (its summary and
+ * replacement left out), for `replay` to walk the session's whole life.
+ */
+function readRollout(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {}): Transcript {
     const issues: ReadIssue[] = [];
     const notes: string[] = [];
     let history: HistoryItem[] = [];
@@ -180,7 +188,7 @@ export const codexAdapter: FormatAdapter = {
             lifetime.push({ preTokens: usage && usage.epoch === epoch - 1 ? usage.input + usage.output : 0, trigger: 'auto', ...(timestamp !== undefined ? { timestamp } : {}) });
             marks = [];
             compactions.push({ line: record.line, replaced: Array.isArray(payload['replacement_history']) });
-            history = historyAfterCompaction(history, payload, { ...base, lineId, prefix }, issues);
+            if (options.wholeLife !== true) history = historyAfterCompaction(history, payload, { ...base, lineId, prefix }, issues);
             return;
           }
           case 'event_msg': {
@@ -290,8 +298,15 @@ export const codexAdapter: FormatAdapter = {
       },
       lifetime: { compactions: lifetime, peakRecorded },
     };
-  },
-};
+}
+
+/**
+ * The turns of a Codex session's whole life, in order: every response item of the file, through the
+ * agent's compactions (their summaries and replacement histories left out). `replay` walks them.
+ */
+export function codexWholeLife(doc: ParsedDocument): readonly TranscriptEntry[] {
+  return readRollout(doc, { wholeLife: true }).entries;
+}
 
 /** Where a record's value sits: its record, line and timestamp, and how ids and paths are made for it. */
 interface RecordPlace {

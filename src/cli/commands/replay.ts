@@ -15,6 +15,7 @@ import type { FormatName } from '../../core/transcript.js';
 import type { ContextWindow, ConversationTurn } from '../../core/turn.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { claudeCodeWholeLife } from '../../formats/claude-code.js';
+import { codexWholeLife } from '../../formats/codex.js';
 import { OrchestratorLoop } from '../../orchestrator/orchestrator-loop.js';
 import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
@@ -90,8 +91,8 @@ export interface ReplayReport {
   /** The window at each step before its prune (the peaks). */
   readonly peakTokens: readonly number[];
   /**
-   * The session's whole life, as the agent recorded it. A Claude Code session that compacted is walked
-   * whole; another (Codex) is replayed from its last compaction on, and `overHardLimit` says that a
+   * The session's whole life, as the agent recorded it. A Claude Code or Codex session that compacted is walked
+   * whole; another (Gemini CLI) is replayed from its last compaction on, and `overHardLimit` says that a
    * size it recorded before a compaction (or its recorded peak) reached the hard limit.
    */
   readonly lifetime: {
@@ -99,7 +100,7 @@ export interface ReplayReport {
     readonly compactions: number;
     readonly compactionSizes: readonly number[];
     readonly overHardLimit: boolean;
-    /** The replay walked the whole file through the agent's compactions (Claude Code), not only the turns after the last. */
+    /** The replay walked the whole file through the agent's compactions (Claude Code, Codex), not only the turns after the last. */
     readonly wholeFile: boolean;
   };
 }
@@ -141,11 +142,11 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
     if (calibration.basis !== 'estimate') {
       notes.push(`sizes in the model's tokens (${calibration.basis}: ${calibration.scale} × the estimate + ${calibration.overhead.toLocaleString('en-US')})`);
     }
-    // A Claude Code session the agent compacted is walked whole: every turn of the file, through its
+    // A Claude Code or Codex session the agent compacted is walked whole: every turn of the file, through its
     // compactions (their summaries left out: the policy prunes instead), each point judged by the
     // session's calibration (it maps the estimate of any turns to the model's tokens).
     const compactions = transcript.lifetime?.compactions.length ?? 0;
-    const whole = transcript.format === 'claude-code' && compactions > 0 ? claudeCodeWholeLife(doc) : undefined;
+    const whole = compactions === 0 ? undefined : transcript.format === 'claude-code' ? claudeCodeWholeLife(doc) : transcript.format === 'codex' ? codexWholeLife(doc) : undefined;
     const walked = whole ?? transcript.entries;
     const walkedTokens = whole ? countEntries(whole, counter).map((t) => t.total) : tokens;
     if (whole) notes.push(`walked the whole file: ${whole.length.toLocaleString('en-US')} turns through the agent's ${compactions} compaction${compactions === 1 ? '' : 's'} (the active context after the last has ${transcript.entries.length.toLocaleString('en-US')})`);
