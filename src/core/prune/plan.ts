@@ -260,24 +260,20 @@ class PlanState {
   }
 
   result(): Pick<PrunePlan, 'actions' | 'dropped' | 'masked' | 'excerpted' | 'totalAfter' | 'tokensAfterActions' | 'reachedTarget'> {
-    // Masks of dropped entries go, and an excerpt later masked whole is one action (once, here:
-    // filtering at every step made large plans quadratic).
-    const saved = new Map<number, number>();
-    const actions: PruneAction[] = [];
-    for (const a of this.actions) {
+    // Masks of dropped entries go, and an excerpt later masked whole is one action, where the whole
+    // mask was decided (once, here: filtering at every step made large plans quadratic).
+    const lastMask = new Map<number, number>();
+    this.actions.forEach((a, k) => {
+      if (a.kind === 'mask') lastMask.set(a.entries[0] ?? -1, k);
+    });
+    const savedBy = new Map<number, number>();
+    for (const a of this.actions) if (a.kind === 'mask') savedBy.set(a.entries[0] ?? -1, (savedBy.get(a.entries[0] ?? -1) ?? 0) + a.tokensSaved);
+    const actions = this.actions.flatMap((a, k): PruneAction[] => {
       const i = a.entries[0] ?? -1;
-      if (a.kind === 'mask' && this.dropped.has(i)) continue;
-      if (a.kind === 'mask' && saved.has(i)) {
-        const at = actions.findIndex((x) => x.kind === 'mask' && x.entries[0] === i);
-        const merged = { ...a, tokensSaved: (saved.get(i) ?? 0) + a.tokensSaved };
-        actions.splice(at, 1);
-        actions.push(merged);
-        saved.set(i, merged.tokensSaved);
-        continue;
-      }
-      if (a.kind === 'mask') saved.set(i, a.tokensSaved);
-      actions.push(a);
-    }
+      if (a.kind !== 'mask') return [a];
+      if (this.dropped.has(i) || lastMask.get(i) !== k) return [];
+      return [{ ...a, tokensSaved: savedBy.get(i) ?? a.tokensSaved }];
+    });
     const totalAfter = this.total + this.reserve();
     return {
       actions,
@@ -325,9 +321,10 @@ function rankSteps(units: readonly UnitState[], entries: readonly PlanEntry[]): 
     for (const i of unit.entries) {
       const e = entries[i];
       if (e?.entry.turn.type !== 'tool_result' || e.maskedTokens === undefined) continue;
+      // The latest result of a tool: after every drop and every other mask (order 3 breaks a tie with a drop).
       const key = latest.has(i) ? lastMaskKey + keyOf(i) : keyOf(i);
       const why = latest.has(i) ? 'latest result of its tool' : 'tool output least relevant to the goal';
-      ranked.push({ step: { kind: 'mask', entry: i, reason: `${why} (${keyOf(i).toFixed(3)})` }, key, order: 1, at: i });
+      ranked.push({ step: { kind: 'mask', entry: i, reason: `${why} (${keyOf(i).toFixed(3)})` }, key, order: latest.has(i) ? 3 : 1, at: i });
       if (e.excerptTokens !== undefined) {
         ranked.push({ step: { kind: 'excerpt', entry: i, reason: `lines about the goal kept (${keyOf(i).toFixed(3)})` }, key: key * EXCERPT_SHARE, order: 0, at: i });
       }
