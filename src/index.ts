@@ -94,8 +94,8 @@ export { SlidingRelevanceWindow, ContextCompressor } from './core/prune/sliding-
 export type { RelevanceWindowOptions, ContextCompressorOptions } from './core/prune/sliding-window.js';
 export { buildPruneReport, PRUNE_SCHEMA_VERSION } from './core/prune/report.js';
 export type { PruneReport } from './core/prune/report.js';
-export { pruneDocument } from './io/prune-document.js';
-export type { DocumentPrune } from './io/prune-document.js';
+export { pruneDocument } from './prune/document.js';
+export type { DocumentPrune } from './prune/document.js';
 
 // Refresh and the orchestrator loop [SPEC §6 Refresh, §9; seeds 000, 004]
 export {
@@ -149,9 +149,9 @@ export { buildRefreshReport, REFRESH_SCHEMA_VERSION } from './core/refresh/repor
 export type { RefreshReport, InjectedRefresh, RefreshPlacement } from './core/refresh/report.js';
 
 // Writing transcripts back
-export { WRITERS, writerFor } from './formats/writers.js';
+export { WRITERS, writerFor } from './formats/index.js';
 export { writeTranscript, renderOutput, InvalidOutputError } from './formats/write.js';
-export type { FormatWriter, OutputRecord } from './formats/types.js';
+export type { FormatWriter, OutputRecord, RefreshAppend } from './formats/types.js';
 
 // Providers [SPEC §7]: interfaces and the offline defaults
 export type { Embedder, Embedding, Summarizer, SummaryRequest } from './core/providers.js';

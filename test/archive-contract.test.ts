@@ -15,7 +15,7 @@ import { loadSqlite } from '../src/archive/sqlite.js';
 import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/records.js';
 import { readTranscript } from '../src/formats/index.js';
 import { renderOutput, writeTranscript } from '../src/formats/write.js';
-import { writerFor } from '../src/formats/writers.js';
+import { writerFor } from '../src/formats/index.js';
 import { serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
 import { archivedTurn as turn, pruneEvent as event, recallEvents } from './helpers/archive-events.js';

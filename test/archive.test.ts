@@ -17,7 +17,7 @@ import type { TranscriptEdit } from '../src/core/prune/edit.js';
 import { readTranscript } from '../src/formats/index.js';
 import type { OutputRecord, Transcript } from '../src/formats/types.js';
 import { renderOutput, writeTranscript } from '../src/formats/write.js';
-import { writerFor } from '../src/formats/writers.js';
+import { writerFor } from '../src/formats/index.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
 import { archivedTurn as turn, pruneEvent as event, recallEvents } from './helpers/archive-events.js';

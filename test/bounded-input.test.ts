@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deepJson, safeJson } from '../src/formats/json.js';
+import { deepJson, safeJson } from '../src/formats/shared/json.js';
 import { LONG_PIECE_CHUNK_BYTES } from '../src/core/tokens/bpe.js';
 import { cliEnv, runCli } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';

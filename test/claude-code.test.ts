@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { claudeCodeAdapter } from '../src/formats/claude-code.js';
+import { claudeCodeAdapter } from '../src/formats/claude-code/read.js';
 import { countEntries } from '../src/core/accounting.js';
 import { detectFormat } from '../src/formats/index.js';
 import type { Transcript } from '../src/formats/types.js';

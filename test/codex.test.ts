@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { codexAdapter } from '../src/formats/codex.js';
-import { devsAdapter } from '../src/formats/devs.js';
-import { geminiAdapter } from '../src/formats/gemini.js';
-import { openaiChatAdapter } from '../src/formats/openai-chat.js';
+import { codexAdapter } from '../src/formats/codex/read.js';
+import { devsAdapter } from '../src/formats/devs/read.js';
+import { geminiAdapter } from '../src/formats/gemini/read.js';
+import { openaiChatAdapter } from '../src/formats/openai-chat/read.js';
 import type { Transcript } from '../src/formats/types.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { devsAdapter } from '../src/formats/devs.js';
+import { devsAdapter } from '../src/formats/devs/read.js';
 import { detectFormat } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import { fixtureDoc } from './helpers/transcripts.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { imageSize } from '../src/formats/image-size.js';
+import { imageSize } from '../src/formats/shared/image-size.js';
 
 const b64 = (...parts: (number[] | Buffer)[]): string =>
   Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p)))).toString('base64');

@@ -13,7 +13,7 @@ import type { Transcript } from '../src/core/transcript.js';
 import { readTranscript } from '../src/formats/index.js';
 import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
-import { pruneDocument } from '../src/io/prune-document.js';
+import { pruneDocument } from '../src/prune/document.js';
 import { ExtractiveSummarizer } from '../src/providers/extractive-summarizer.js';
 import { LocalEmbedder } from '../src/providers/local-embedder.js';
 import { sequentialIds } from './helpers/edits.js';

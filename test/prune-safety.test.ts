@@ -118,7 +118,7 @@ describe('prune safety', () => {
 
 describe('Claude Code tool-result lines that hold more than one tool output', () => {
   test('are marked unmaskable (only dropped whole); a line with one tool output alone stays maskable', async () => {
-    const { claudeCodeAdapter } = await import('../src/formats/claude-code.js');
+    const { claudeCodeAdapter } = await import('../src/formats/claude-code/read.js');
     const { parseDocument } = await import('../src/io/jsonl.js');
     const lines = readFileSync(join(repoRoot, 'fixtures/claude-code/multi-block-response.jsonl'), 'utf8').trimEnd().split('\n');
     // Add a typed prompt beside the tool_result, as Claude Code writes when the user types while a tool runs.
@@ -143,8 +143,8 @@ describe('Claude Code tool-result lines that hold more than one tool output', ()
 describe('glued lines', () => {
   test('a pinned value glued to a dropped one keeps its exact text (big numbers, 1.50, spacing)', async () => {
     const { parseDocument } = await import('../src/io/jsonl.js');
-    const { devsAdapter } = await import('../src/formats/devs.js');
-    const { devsWriter } = await import('../src/formats/devs-write.js');
+    const { devsAdapter } = await import('../src/formats/devs/read.js');
+    const { devsWriter } = await import('../src/formats/devs/write.js');
     const { writeTranscript } = await import('../src/formats/write.js');
     const { editOf } = await import('./helpers/edits.js');
     const pinned = '{"id":"spec1","role":"user","type":"spec","content":"SPEC","seq":12345678901234567890, "x" : 1.50}';

@@ -10,6 +10,7 @@ import { formatRefresh } from '../core/refresh/context-refresher.js';
 import type { Transcript } from '../core/transcript.js';
 import { readTranscript } from '../formats/index.js';
 import type { Archive } from '../archive/archive.js';
+import { archivedTurns } from '../archive/prune-event.js';
 import { parseDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { AgentName } from '../io/agent-sessions.js';
@@ -67,17 +68,12 @@ export async function archiveWindow(
     tokensSaved: 0,
     input: doc,
     output: { records: doc.records.map((r) => ({ from: r.index })), bytes: session.bytes },
-    turns: transcript.entries.map((entry, i) => ({
-      entryIndex: i,
-      turnId: entry.turn.id,
-      role: entry.turn.role,
-      type: entry.turn.type,
-      action: 'dropped' as const,
-      tokens: tokens[i]?.total ?? 0,
-      content: entry.turn.content,
-      ...(entry.turn.timestamp !== undefined ? { timestamp: entry.turn.timestamp } : {}),
-      records: entry.source.records,
-    })),
+    turns: archivedTurns(
+      transcript.entries,
+      tokens.map((t) => t.total),
+      transcript.entries.map((_, i) => i),
+      () => 'dropped',
+    ),
   });
   // The SQLite store indexes new turns at the next search, PostgreSQL as it writes them: either way a
   // recall right after this finds them.

@@ -10,7 +10,7 @@ import { emptyUsage } from '../core/providers.js';
 import { addRedactionCounts, redactionTotal } from '../core/redact.js';
 import type { InjectedRefresh } from '../core/refresh/report.js';
 import { ExtractiveSummarizer } from '../providers/extractive-summarizer.js';
-import { FallbackEmbedder, FallbackSummarizer } from '../providers/fallback.js';
+import { FallbackSummarizer } from '../providers/fallback.js';
 import type { EmbeddingCache } from '../providers/gemini/embedder.js';
 import { LocalEmbedder } from '../providers/local-embedder.js';
 import { OutlineCondenser } from '../providers/summary-providers.js';
@@ -105,8 +105,9 @@ function nonEmpty(value: string | undefined): string | undefined {
 export interface ProviderSet {
   readonly summarizer: Summarizer;
   readonly embedder: Embedder;
-  /** The offline embedder, for a run again after the remote one failed under --fallback. */
-  readonly localEmbedder: Embedder;
+  /** `--fallback extractive` with a remote embedder: the offline one, to rank every turn again with if the remote one fails. */
+  readonly fallbackEmbedder?: Embedder;
+  /** Fallbacks the summarizer took (a ranking's is in its result). */
   readonly fallbacks: FallbackEvent[];
   readonly usage: () => ProviderUsage;
 }
@@ -129,7 +130,7 @@ export async function buildProviders(
   const extractive = new ExtractiveSummarizer(options.counter);
   const local = options.pacer ? await LocalEmbedder.fit(options.corpus, options.pacer) : new LocalEmbedder(options.corpus);
   if (choice.summarizer === 'extractive' && choice.embedder === 'local') {
-    return { summarizer: extractive, embedder: local, localEmbedder: local, fallbacks, usage: emptyUsage };
+    return { summarizer: extractive, embedder: local, fallbacks, usage: emptyUsage };
   }
   const { GeminiClient, displayUrl } = await import('../providers/gemini/client.js');
   const { FlashSummarizer } = await import('../providers/gemini/flash-summarizer.js');
@@ -158,12 +159,12 @@ export async function buildProviders(
       cacheKey: displayUrl(client.baseUrl),
       redact: choice.redact,
     });
-    embedder = choice.fallback ? new FallbackEmbedder(geminiEmbedder, local, (e) => fallbacks.push(e)) : geminiEmbedder;
+    embedder = geminiEmbedder;
   }
   return {
     summarizer,
     embedder,
-    localEmbedder: local,
+    ...(choice.fallback && embedder !== local ? { fallbackEmbedder: local } : {}),
     fallbacks,
     usage: () => {
       const redactions: Record<string, number> = {};
@@ -173,9 +174,18 @@ export async function buildProviders(
   };
 }
 
-export async function providersReport(choice: ProviderChoice, set: ProviderSet, offlineSummary: boolean, summaryWritten = true): Promise<ProvidersReport> {
+/** `rankingFallback`: the ranking's fallback, when its embedder failed (a value of the prune's result). */
+export async function providersReport(
+  choice: ProviderChoice,
+  set: ProviderSet,
+  offlineSummary: boolean,
+  summaryWritten = true,
+  rankingFallback?: FallbackEvent,
+): Promise<ProvidersReport> {
   const { estimateCost } = await import('../providers/gemini/pricing.js');
   const usage = set.usage();
+  // The ranking comes before the summary: its fallback is listed first.
+  const fallbacks = rankingFallback ? [rankingFallback, ...set.fallbacks] : set.fallbacks;
   const summaryModel = choice.summarizer === 'gemini' && !offlineSummary ? choice.summaryModel : undefined;
   const embeddingModel = choice.embedder === 'gemini' ? choice.embeddingModel : undefined;
   const cost = estimateCost(usage, { ...(summaryModel ? { summaryModel } : {}), ...(embeddingModel ? { embeddingModel } : {}) });
@@ -184,13 +194,13 @@ export async function providersReport(choice: ProviderChoice, set: ProviderSet, 
   const summarizerLabel = (): string => {
     if (!summaryWritten) return 'none (no summary needed)';
     if (offlineSummary && choice.summarizer === 'gemini') return 'extractive (dry-run estimate)';
-    if (set.fallbacks.some((f) => f.usedInstead === 'extractive')) return 'extractive (fallback)';
+    if (fallbacks.some((f) => f.usedInstead === 'extractive')) return 'extractive (fallback)';
     return summaryModel ? `gemini:${summaryModel}` : 'extractive';
   };
   return {
     summarizer: summarizerLabel(),
-    embedder: set.fallbacks.some((f) => f.usedInstead === 'local-bm25') ? 'local (fallback)' : embeddingModel ? `gemini:${embeddingModel}` : 'local',
-    fallback: set.fallbacks,
+    embedder: fallbacks.some((f) => f.usedInstead === 'local-bm25') ? 'local (fallback)' : embeddingModel ? `gemini:${embeddingModel}` : 'local',
+    fallback: fallbacks,
     requests: usage.requests,
     retries: usage.retries,
     tokensSent: usage.inputTokens,

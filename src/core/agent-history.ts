@@ -2,7 +2,7 @@
  * The agent's own history, compactions included: every turn the file still holds (also the ones an
  * agent compacted away) and every compaction with its summary. Claude Code keeps the lines before
  * each `compact_boundary` in the file; Codex keeps the items before each `compacted` record
- * (FORMATS §1.8, §2.3). Pure: it reads parsed records, never the file system.
+ * (docs/formats/claude-code.md, docs/formats/codex.md). Pure: it reads parsed records, never the file system.
  */
 
 /** One record of the input, as the JSONL reader gives it (only what this module reads). */
@@ -78,7 +78,7 @@ function contentText(content: unknown): string {
   return parts.join('\n');
 }
 
-/** Injected Claude Code user text that is not a person's request (FORMATS §1.6). */
+/** Injected Claude Code user text that is not a person's request (docs/formats/claude-code.md, Traps). */
 const INJECTED = /^\s*(<command-|<local-command-|<bash-|<system-reminder>|<task-notification>|<agent-notification>|Caveat: The messages below|\[Request interrupted)/;
 
 /** Reads a Claude Code session file's whole history. */
@@ -161,7 +161,7 @@ function codexCommand(args: unknown): string | undefined {
   return undefined;
 }
 
-/** Codex user messages that are injected context, not requests (FORMATS §2.3). */
+/** Codex user messages that are injected context, not requests (docs/formats/codex.md). */
 const CODEX_INJECTED = /^\s*(<environment_context>|<user_instructions>|# AGENTS\.md instructions for|<INSTRUCTIONS>|# Context from my IDE setup:)/;
 
 function codexItem(item: Json, id: string, at: { line: number; timestamp?: string }): HistoryTurn | undefined {
@@ -232,7 +232,7 @@ function geminiTurn(message: Json, line: number): HistoryTurn | undefined {
 /**
  * Reads a Gemini CLI JSONL session's whole history: message records in file order (a re-appended
  * id is its latest version); a `{"$set":{"messages":[…]}}` checkpoint whose first user message holds
- * a `<state_snapshot>` is a compression, and the checkpoint's text is what it kept (FORMATS §3.3).
+ * a `<state_snapshot>` is a compression, and the checkpoint's text is what it kept (docs/formats/gemini.md).
  */
 function geminiHistory(records: readonly HistoryRecord[]): AgentHistory {
   const turns: HistoryTurn[] = [];

@@ -1,13 +1,19 @@
 import { InvalidTranscriptError } from '../core/errors.js';
 import type { ParsedDocument } from '../io/jsonl.js';
-import { claudeCodeAdapter } from './claude-code.js';
-import { codexAdapter } from './codex.js';
-import { devsAdapter } from './devs.js';
-import { geminiAdapter } from './gemini.js';
-import { openaiChatAdapter } from './openai-chat.js';
-import { openhandsAdapter } from './openhands.js';
+import { claudeCodeAdapter } from './claude-code/read.js';
+import { codexAdapter } from './codex/read.js';
+import { devsAdapter } from './devs/read.js';
+import { geminiAdapter } from './gemini/read.js';
+import { openaiChatAdapter } from './openai-chat/read.js';
+import { openhandsAdapter } from './openhands/read.js';
+import { claudeCodeWriter } from './claude-code/write.js';
+import { codexWriter } from './codex/write.js';
+import { devsWriter } from './devs/write.js';
+import { geminiWriter } from './gemini/write.js';
+import { openaiChatWriter } from './openai-chat/write.js';
+import { openhandsWriter } from './openhands/write.js';
 import { FORMAT_NAMES } from './types.js';
-import type { FormatAdapter, FormatName, Transcript } from './types.js';
+import type { FormatAdapter, FormatName, FormatWriter, Transcript } from './types.js';
 
 export type { FormatAdapter, FormatName, OpaqueBlob, RecordedUsage, SourceRef, Transcript, TranscriptEntry } from './types.js';
 export { FORMAT_NAMES } from './types.js';
@@ -21,6 +27,20 @@ export const ADAPTERS: readonly FormatAdapter[] = [
   openaiChatAdapter,
   openhandsAdapter,
 ];
+
+/** Every format's writer (the other half of its adapter): edit → lines, and a refresh appended. */
+export const WRITERS: Readonly<Record<FormatName, FormatWriter>> = {
+  devs: devsWriter,
+  'claude-code': claudeCodeWriter,
+  codex: codexWriter,
+  gemini: geminiWriter,
+  'openai-chat': openaiChatWriter,
+  openhands: openhandsWriter,
+};
+
+export function writerFor(name: FormatName): FormatWriter {
+  return WRITERS[name];
+}
 
 export function isFormatName(value: string): value is FormatName {
   return (FORMAT_NAMES as readonly string[]).includes(value);

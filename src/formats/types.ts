@@ -39,4 +39,19 @@ export interface FormatWriter {
    * does not resolve, or not exactly one summary where one was written. A non-empty answer is a bug.
    */
   validate(doc: ParsedDocument, transcript: Transcript): string[];
+  /**
+   * A `[CONTEXT REFRESH]` added at the end of the active context, the way the format's own agent adds
+   * context it did not type; every line it does not change comes back as `{ from }`. The read-back
+   * check is shared (`appendRefresh` in write.ts). Throws a UsageError for a format nothing can resume.
+   */
+  appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: RefreshAppend): OutputRecord[];
+}
+
+/** What a refresh appends (the text starts with `[CONTEXT REFRESH]`); ids and time are injected. */
+export interface RefreshAppend {
+  readonly text: string;
+  readonly id: string;
+  readonly now: string;
+  /** The current orchestrator node, which the new turn belongs to (native transcripts record it). */
+  readonly node?: string | undefined;
 }

@@ -1,20 +1,13 @@
 import { parseDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
+import type { InjectedRefresh } from '../core/refresh/report.js';
+import { planRefresh } from '../core/refresh/decision.js';
 import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from './types.js';
-import { adapterFor } from './index.js';
+import { adapterFor, writerFor } from './index.js';
+import { dominantEol } from './shared/eol.js';
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-/** The line terminator most of the input's lines use (`\n` when there is no terminator at all). */
-export function dominantEol(doc: ParsedDocument): '\n' | '\r\n' {
-  let crlf = 0;
-  let lf = 0;
-  for (const record of doc.records) {
-    if (record.eol === '\r\n') crlf++;
-    else if (record.eol === '\n') lf++;
-  }
-  return crlf > lf ? '\r\n' : '\n';
-}
 
 /**
  * The bytes of a written transcript. Lines taken `from` the input keep their bytes and their own
@@ -69,6 +62,13 @@ export function writeTranscript(
   writer: FormatWriter,
 ): WrittenTranscript {
   const records = writer.write(doc, transcript, edit);
+  const written = readBackCheck(doc, transcript, records, writer);
+  if (written.problems.length > 0) throw new InvalidOutputError(writer.name, written.problems);
+  return { records, bytes: written.bytes, readBack: written.readBack, document: written.document };
+}
+
+/** Renders the records, reads them back with the writer's format, and lists the problems the output adds. */
+function readBackCheck(doc: ParsedDocument, transcript: Transcript, records: readonly OutputRecord[], writer: FormatWriter) {
   const bytes = renderOutput(doc, records);
   const document = parseDocument(bytes, { path: doc.path, keepRaw: true });
   const readBack = adapterFor(writer.name).read(document);
@@ -76,6 +76,43 @@ export function writeTranscript(
   // problems the output adds are a bug.
   const before = new Set(writer.validate(doc, transcript));
   const problems = writer.validate(document, readBack).filter((p) => !before.has(p));
-  if (problems.length > 0) throw new InvalidOutputError(writer.name, problems);
-  return { records, bytes, readBack, document };
+  return { bytes, document, readBack, problems };
+}
+
+export interface AppendedRefresh {
+  readonly bytes: Buffer;
+  /** The turn that reads back as the refresh. */
+  readonly turnId: string;
+  readonly placement: InjectedRefresh['placement'];
+}
+
+/**
+ * The transcript with a refresh written in its own format (the writer's `appendRefresh`), read back
+ * and checked: the format's structural validator finds nothing new, every earlier turn reads back as
+ * it was, and the latest turn is the refresh. Anything else is a bug (exit 1) and never reaches the disk.
+ */
+export function appendRefresh(
+  doc: ParsedDocument,
+  transcript: Transcript,
+  refresh: { readonly text: string; readonly node: string | null; readonly now: string; readonly newId: () => string },
+  writer: FormatWriter = writerFor(transcript.format),
+): AppendedRefresh {
+  const id = refresh.newId();
+  const records = writer.appendRefresh(doc, transcript, { text: refresh.text, id, now: refresh.now, node: refresh.node ?? undefined });
+  const { bytes, readBack, problems } = readBackCheck(doc, transcript, records, writer);
+  const old = transcript.entries;
+  const now = readBack.entries;
+  const rewrote = now.length === old.length;
+  const kept = rewrote ? old.length - 1 : old.length;
+  if (now.length !== old.length && now.length !== old.length + 1) problems.push(`${now.length} turns read back, ${old.length} before`);
+  for (let i = 0; i < kept; i++) {
+    const a = old[i]?.turn;
+    const b = now[i]?.turn;
+    if (a?.id !== b?.id || a?.content !== b?.content) problems.push(`turn ${i} (${a?.id}) does not read back as it was`);
+  }
+  const last = now[now.length - 1];
+  const decision = planRefresh(now.map((e) => e.turn));
+  if (!last || decision.status !== 'just-refreshed') problems.push('the latest turn does not read back as the refresh');
+  if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
+  return { bytes, turnId: last?.turn.id ?? id, placement: rewrote ? 'envelope-rewritten' : 'appended' };
 }

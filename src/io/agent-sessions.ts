@@ -3,7 +3,7 @@ import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from
 import { isAbsolute, join, resolve } from 'node:path';
 
 /**
- * Where each agent keeps a project's sessions (FORMATS §0): Claude Code
+ * Where each agent keeps a project's sessions (docs/formats/): Claude Code
  * `~/.claude/projects/<cwd with non-alphanumerics as ->/<sessionId>.jsonl` (or `$CLAUDE_CONFIG_DIR`),
  * Codex `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl` (default `~/.codex`), Gemini CLI
  * `~/.gemini/tmp/<sha256(projectRoot)>/chats/session-<ts>-<id8>.jsonl`.

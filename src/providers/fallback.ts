@@ -27,7 +27,13 @@ export class FallbackSummarizer implements Summarizer {
   }
 }
 
-/** The same for relevance: a failed remote embedding falls back to the local one, for all texts. */
+/**
+ * The same for embeddings: once the primary fails (a `ProviderError`), this and every later batch
+ * is embedded by the fallback, and the caller is told once. Vectors of two embedders cannot be
+ * compared, so a ranking should not mix them: a prune given `embedder` and `fallbackEmbedder`
+ * (PruneRequest, ContextPrunerOptions) ranks every turn again with the fallback instead, and says
+ * so in its result.
+ */
 export class FallbackEmbedder implements Embedder {
   readonly name: string;
   private failed = false;
@@ -41,22 +47,14 @@ export class FallbackEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Embedding[]> {
-    // Vectors of two embedders cannot be compared: once one batch fails, every batch goes local.
     if (this.failed) return this.fallback.embed(texts, options);
     try {
       return await this.primary.embed(texts, options);
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
+      if (!this.failed) this.onFallback({ provider: this.primary.name, reason: error.message, usedInstead: this.fallback.name });
       this.failed = true;
-      this.onFallback({ provider: this.primary.name, reason: error.message, usedInstead: this.fallback.name });
-      throw new EmbedderSwitched();
+      return this.fallback.embed(texts, options);
     }
-  }
-}
-
-/** Thrown once when FallbackEmbedder switches, so relevance is scored again with one embedder. */
-export class EmbedderSwitched extends Error {
-  constructor() {
-    super('the embedder fell back; score again');
   }
 }

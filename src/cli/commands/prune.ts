@@ -17,14 +17,18 @@ import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
-import { pruneDocument } from '../../io/prune-document.js';
 import type { Archive } from '../../archive/archive.js';
-import { EmbedderSwitched } from '../../providers/fallback.js';
+import { pruneEvent } from '../../archive/prune-event.js';
+import { archiveThenWrite } from '../../prune/commit.js';
+import { pruneDocument } from '../../prune/document.js';
+import type { DocumentPrune } from '../../prune/document.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../providers.js';
+import type { ProviderSet } from '../providers.js';
+import type { InteractiveSetup } from '../interactive/prune-review.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
@@ -62,269 +66,271 @@ const PruneOptionsSchema = z.object({
   yes: z.boolean().optional(),
 });
 
-/** `devs-ctx prune [file|-]`: plan → summarize → write (validated) → archive → replace, or print the plan. */
+type PruneOptions = z.output<typeof PruneOptionsSchema>;
+
+/** `devs-ctx prune [file|-]`: parse → load → run the prune service (plan → summarize → write and verify) → archive and write → report. */
 export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
   const json = rawOptions['json'] === true;
-  let lock: FileLock | undefined;
-  let store: Archive | undefined;
-  let vectors: Awaited<ReturnType<typeof lazyEmbeddingCache>> | undefined;
-  let trap: InterruptTrap | undefined;
+  const held: Held = {};
   try {
-    const parsed = PruneOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx prune --help');
-    const options = parsed.data;
-    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
-    if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
-    // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
-    const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--dry-run', given: options.dryRun === true }, ctx.cwd);
-    // --interactive needs a terminal: checked before anything is read. The review itself runs
-    // between ranking and summarizing, below.
-    const review = options.interactive ? await import('../interactive/prune-review.js') : undefined;
-    const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIN);
-    const setup = review?.interactiveSetup(ctx, {
-      fromStdin: input === STDIN,
-      dryRun: options.dryRun === true,
-      yes: options.yes === true,
-      screen: json || transcriptOnStdout ? 'stderr' : 'stdout',
-    });
+    const args = await parsePruneArgs(path, rawOptions, ctx, json);
+    const loaded = await loadPrune(args, ctx, held);
+    const run = await runService(args, loaded, ctx, held);
+    const { options, inPlace } = args;
+    const { transcript, session, counter } = loaded;
+    const { prepared, written, after } = run.result;
+    const { plan } = prepared;
+    const providerBlock = await providersReport(loaded.choice, run.providers, options.dryRun === true, prepared.summaryText !== undefined, prepared.ranking?.fallback);
+    for (const fallback of providerBlock.fallback) {
+      if (!json) ctx.stderr.write(`devs-ctx: ${fallback.reason}\n  → used the offline ${fallback.usedInstead} instead (--fallback extractive)\n`);
+    }
+    if (plan.outcome === 'impossible') {
+      throw new BudgetImpossibleError(`${loaded.display}: ${plan.note ?? 'the budget cannot be met'}; nothing was written`, 'raise the limits (--window, --hard-limit) or unpin turns');
+    }
+    const { calibration } = session;
+    const modelTarget = run.targetTokens === toEstimateTokens(calibration, loaded.modelTarget) ? loaded.modelTarget : toModelTokens(calibration, run.targetTokens);
+    const base = {
+      file: loaded.display,
+      format: transcript.format,
+      prepared,
+      entries: transcript.entries,
+      tokens: loaded.tokens,
+      softLimit: loaded.settings.softLimitTokens,
+      providers: providerBlock,
+      calibration,
+      modelLimits: { soft: session.limits.soft, hard: session.limits.hard, target: modelTarget },
+    };
+    counter.save();
+    if (options.dryRun) return finish(buildPruneReport({ ...base, dryRun: true, output: null }), ctx, json);
 
-    const { settings: givenSettings, file } = settingsFor(options, ctx);
-    const givenTarget = options.target ?? file?.config.target;
-    // Explicit limits are known before the transcript is read: a bad --target fails first.
-    if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
-    const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
-    const summaryPercent = options.summaryShare ?? file?.config.summaryShare;
-    const summaryShare = summaryPercent === undefined ? undefined : summaryPercent / 100;
-    const choice = await chooseProviders(options, ctx, file);
-    const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
-    const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
-    // A dry run writes nothing, the archive included; it only reads Gemini vectors cached there.
-    const cachePath = options.dryRun && rankRemotely && options.archive !== false ? await resolveArchivePath(options.archive, ctx, file) : archivePath;
+    const outputName = inPlace ? loaded.display : options.output && options.output !== STDIN ? options.output : STDIN;
+    if (!written || !after) {
+      // Nothing to do: the output is the input's exact bytes [SPEC §6].
+      if (!inPlace) writeOutput(outputName, serializeDocument(loaded.doc), ctx);
+      return finish(buildPruneReport({ ...base, dryRun: false, output: inPlace ? null : outputName }), ctx, json);
+    }
+    const archive = await writePrune(args, loaded, { ...run, written, after, outputName }, ctx, held);
+    return finish(buildPruneReport({ ...base, dryRun: false, after, ...(archive ? { archive } : {}), output: outputName }), ctx, json);
+  } catch (error) {
+    return reportError(ctx, error, json);
+  } finally {
+    held.trap?.release();
+    if (held.store) await held.store.close().catch(() => {});
+    else held.vectors?.opened()?.close();
+    held.lock?.release();
+  }
+}
 
-    // --in-place works on the real file: replacing a symlink would leave the agent's file unpruned.
-    const target = inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
-    // Ctrl-C from here on stops at the next safe point with exit 130 and nothing written; a
-    // second one ends the process at once, removing the lock first.
-    trap = ctx.trapInterrupt?.();
-    const pacer = new Pacer(trap?.signal);
-    if (inPlace) lock = lockInPlace(target, trap);
-    const format = options.format as FormatName | undefined;
-    const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
-    const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
-    await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
-    const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
-    // --target and the limits are in the model's tokens (the window of the session's model, its
-    // calibrated size); the planner counts the turns in the file: convert through the calibration.
-    const session = analyzeContext({ transcript, tokens, settings: givenSettings });
-    const calibration = session.calibration;
-    // A target below what the model sees before any turn (system prompt, tools) plans to 0: the
-    // prune goes as far as it can and reports the target not reached.
-    const planned = plannerLimits(session, givenSettings, givenTarget);
-    const { settings, modelTarget } = planned;
-    checkTarget(modelTarget, session.limits.hard);
-    let { targetTokens } = planned;
+/** What a prune holds while it runs, released however it ends. */
+interface Held {
+  lock?: FileLock | undefined;
+  store?: Archive | undefined;
+  vectors?: Awaited<ReturnType<typeof lazyEmbeddingCache>> | undefined;
+  trap?: InterruptTrap | undefined;
+}
 
-    const eventId = randomUUID();
-    let progress = startProgress(ctx, `pruning ${display}`);
-    vectors = !rankRemotely || !cachePath ? undefined : await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' });
-    const cache = vectors?.cache;
-    const providers = await buildProviders(choice, {
-      counter,
+/** The command line, checked before anything is read. */
+interface PruneArgs {
+  readonly options: PruneOptions;
+  readonly json: boolean;
+  readonly input: string;
+  readonly inPlace: boolean;
+  readonly transcriptOnStdout: boolean;
+  readonly review?: { readonly reviewPrune: typeof import('../interactive/prune-review.js').reviewPrune; readonly setup: InteractiveSetup };
+}
+
+async function parsePruneArgs(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext, json: boolean): Promise<PruneArgs> {
+  const parsed = PruneOptionsSchema.safeParse(rawOptions);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx prune --help');
+  const options = parsed.data;
+  const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
+  if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
+  // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
+  const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--dry-run', given: options.dryRun === true }, ctx.cwd);
+  // --interactive needs a terminal: checked before anything is read. The review itself runs
+  // between the plan and the summary.
+  const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIN);
+  if (!options.interactive) return { options, json, input, inPlace, transcriptOnStdout };
+  const { interactiveSetup, reviewPrune } = await import('../interactive/prune-review.js');
+  const setup = interactiveSetup(ctx, {
+    fromStdin: input === STDIN,
+    dryRun: options.dryRun === true,
+    yes: options.yes === true,
+    screen: json || transcriptOnStdout ? 'stderr' : 'stdout',
+  });
+  return { options, json, input, inPlace, transcriptOnStdout, review: { reviewPrune, setup } };
+}
+
+type Loaded = Awaited<ReturnType<typeof loadPrune>>;
+
+/** Settings, providers and archive chosen; the transcript read (locked with --in-place), counted, and its limits in the planner's tokens. */
+async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
+  const { options, input, inPlace } = args;
+  const { settings: givenSettings, file } = settingsFor(options, ctx);
+  const givenTarget = options.target ?? file?.config.target;
+  // Explicit limits are known before the transcript is read: a bad --target fails first.
+  if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
+  const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
+  const summaryPercent = options.summaryShare ?? file?.config.summaryShare;
+  const summaryShare = summaryPercent === undefined ? undefined : summaryPercent / 100;
+  const choice = await chooseProviders(options, ctx, file);
+  const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
+  const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
+  // A dry run writes nothing, the archive included; it only reads Gemini vectors cached there.
+  const cachePath = options.dryRun && rankRemotely && options.archive !== false ? await resolveArchivePath(options.archive, ctx, file) : archivePath;
+
+  // --in-place works on the real file: replacing a symlink would leave the agent's file unpruned.
+  const target = inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
+  // Ctrl-C from here on stops at the next safe point with exit 130 and nothing written; a
+  // second one ends the process at once, removing the lock first.
+  held.trap = ctx.trapInterrupt?.();
+  const pacer = new Pacer(held.trap?.signal);
+  if (inPlace) held.lock = lockInPlace(target, held.trap);
+  const format = options.format as FormatName | undefined;
+  const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
+  const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
+  await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
+  const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
+  // --target and the limits are in the model's tokens (the window of the session's model, its
+  // calibrated size); the planner counts the turns in the file: convert through the calibration.
+  const session = analyzeContext({ transcript, tokens, settings: givenSettings });
+  // A target below what the model sees before any turn (system prompt, tools) plans to 0: the
+  // prune goes as far as it can and reports the target not reached.
+  const { settings, modelTarget, targetTokens } = plannerLimits(session, givenSettings, givenTarget);
+  checkTarget(modelTarget, session.limits.hard);
+  return { strategy, summaryShare, choice, rankRemotely, archivePath, cachePath, target, pacer, doc, transcript, display, counter, tokens, session, settings, modelTarget, targetTokens };
+}
+
+/** The prune service on the loaded transcript: providers built, then plan → (review) → summarize → write and verify, nothing written yet. */
+async function runService(args: PruneArgs, loaded: Loaded, ctx: CliContext, held: Held): Promise<{ result: DocumentPrune; providers: ProviderSet; eventId: string; targetTokens: number }> {
+  const { options, review } = args;
+  const { display, pacer, strategy, transcript } = loaded;
+  const eventId = randomUUID();
+  let targetTokens = loaded.targetTokens;
+  let progress = startProgress(ctx, `pruning ${display}`);
+  let result: DocumentPrune;
+  let providers: ProviderSet;
+  try {
+    const { cachePath } = loaded;
+    held.vectors = !loaded.rankRemotely || !cachePath ? undefined : await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' });
+    const cache = held.vectors?.cache;
+    const set = await buildProviders(loaded.choice, {
+      counter: loaded.counter,
       corpus: strategy === 'relevance' ? transcript.entries.map((e) => e.turn.content) : [],
       ...(cache ? { cache } : {}),
       offlineSummary: options.dryRun === true,
       onProgress: (message) => progress.update(message),
       pacer,
     });
-    let pinned: ReadonlySet<number> = new Set();
-    if (review && setup) {
-      progress.stop();
-      ({ targetTokens, pinned } = await review.reviewPrune({
-        ctx,
-        setup,
-        file: display,
-        destination: inPlace ? display : transcriptOnStdout ? 'standard output' : (options.output ?? STDIN),
-        entries: transcript.entries,
-        tokens,
-        counter,
-        policy: { ...settings, strategy, force: options.force === true },
-        targetTokens,
-        ...(summaryShare !== undefined ? { summaryShare } : {}),
-        ...(options.goal !== undefined ? { goal: options.goal } : {}),
-        embedder: providers.embedder,
-      }));
-      progress = startProgress(ctx, `pruning ${display}`);
-    }
-    // The user's pins (--interactive) are planned and checked as pinned turns.
-    const prune = (r: Parameters<typeof pruneDocument>[2]) => pruneDocument(doc, transcript, { ...r, pins: pinned });
-    await testPause(ctx, trap?.signal, 'pipeline');
+    providers = set;
+    await testPause(ctx, held.trap?.signal, 'pipeline');
     pacer.check();
-    let result;
-    try {
-      const request = {
-        tokens,
-        counter,
-        policy: { ...settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(summaryShare) },
-        ...(options.goal !== undefined ? { goal: options.goal } : {}),
-        embedder: providers.embedder,
-        summarizer: providers.summarizer,
-        eventId,
-        ...(archivePath ? { archiveLocation: archiveDisplay(archivePath) } : {}),
-        now: new Date().toISOString(),
-        newId: randomUUID,
-        ...(calibration.basis !== 'estimate' ? { calibration: { overhead: calibration.overhead, scale: calibration.scale } } : {}),
-        ...(trap ? { signal: trap.signal } : {}),
-        pacer,
-        onProgress: (step: 'relevance' | 'plan' | 'summary') =>
-          progress.update(step === 'relevance' ? `ranking turns by relevance (${providers.embedder.name})` : step === 'summary' ? `summarizing (${providers.summarizer.name})` : 'planning'),
-      };
-      try {
-        result = await prune(request);
-      } catch (error) {
-        // --fallback: the remote embedder failed; rank every turn again with the local one.
-        if (!(error instanceof EmbedderSwitched)) throw error;
-        result = await prune({ ...request, embedder: providers.localEmbedder });
-      }
-    } finally {
-      progress.stop();
-    }
-    if (trap?.signal.aborted) throw new InterruptedError();
-    const providerBlock = await providersReport(choice, providers, options.dryRun === true, result.prepared.summaryText !== undefined);
-    for (const fallback of providers.fallbacks) {
-      if (!json) ctx.stderr.write(`devs-ctx: ${fallback.reason}\n  → used the offline ${fallback.usedInstead} instead (--fallback extractive)\n`);
-    }
-    const { prepared } = result;
-    const { plan } = prepared;
-    if (plan.outcome === 'impossible') {
-      throw new BudgetImpossibleError(`${display}: ${plan.note ?? 'the budget cannot be met'}; nothing was written`, 'raise the limits (--window, --hard-limit) or unpin turns');
-    }
-    const base = {
-      file: display,
-      format: transcript.format,
-      prepared,
-      entries: transcript.entries,
-      tokens,
-      softLimit: settings.softLimitTokens,
-      providers: providerBlock,
-      calibration,
-      modelLimits: { soft: session.limits.soft, hard: session.limits.hard, target: targetTokens === toEstimateTokens(calibration, modelTarget) ? modelTarget : toModelTokens(calibration, targetTokens) },
-    };
-
-    if (options.dryRun) {
-      const report = buildPruneReport({ ...base, dryRun: true, output: null });
-      counter.save();
-      return finish(report, ctx, json, true);
-    }
-
-    const outputName = inPlace ? display : options.output && options.output !== STDIN ? options.output : STDIN;
-    const { written, after } = result;
-    if (!written || !after) {
-      // Nothing to do: the output is the input's exact bytes [SPEC §6].
-      if (!inPlace) writeOutput(outputName, serializeDocument(doc), ctx);
-      counter.save();
-      return finish(buildPruneReport({ ...base, dryRun: false, output: inPlace ? null : outputName }), ctx, json, false);
-    }
-
-    const afterTokens = after.tokens;
-    counter.save();
-    const originalBytes = serializeDocument(doc);
-    // Archive only a prune that can be written: a file changed meanwhile is found before archiving.
-    if (inPlace) {
-      assertUnchangedOrAppended(target, originalBytes);
-      assertNoOtherWriters(target);
-    }
-    if (!inPlace && outputName !== STDIN) checkOutputPath(resolve(ctx.cwd, outputName));
-    await pacer.settle();
-
-    let archive: { path: string; eventId: string } | undefined;
-    if (archivePath) {
-      const cached = vectors?.opened();
-      store = cached ? new (await import('../../archive/sqlite-archive.js')).SqliteArchive(cached) : await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
-      {
-        await store.recordPrune({
-          id: eventId,
-          createdAt: new Date().toISOString(),
-          sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
-          format: transcript.format,
-          strategy,
-          targetTokens,
-          urgency: plan.urgency,
-          ...(prepared.goal ? { goal: prepared.goal } : {}),
-          tokensBefore: plan.totalBefore,
-          tokensAfter: afterTokens,
-          removedTurnCount: plan.dropped.size,
-          maskedTurnCount: plan.masked.size,
-          tokensSaved: plan.totalBefore - afterTokens,
-          ...(prepared.summaryText !== undefined ? { summaryText: prepared.summaryText } : {}),
-          input: doc,
-          output: { records: written.records, bytes: written.bytes },
-          turns: [...plan.dropped, ...plan.masked]
-            .sort((a, b) => a - b)
-            .map((i) => {
-              const entry = transcript.entries[i];
-              if (!entry) throw new Error(`entry ${i} missing`);
-              return {
-                entryIndex: i,
-                turnId: entry.turn.id,
-                role: entry.turn.role,
-                type: entry.turn.type,
-                action: plan.dropped.has(i) ? ('dropped' as const) : ('masked' as const),
-                tokens: tokens[i] ?? 0,
-                content: entry.turn.content,
-                ...(entry.turn.timestamp !== undefined ? { timestamp: entry.turn.timestamp } : {}),
-                records: entry.source.records,
-              };
-            }),
-        });
-      }
-      archive = { path: archiveDisplay(archivePath), eventId };
-    }
-
-    try {
-      await testPause(ctx, trap?.signal, 'archived');
-      // The commit point: a signal that arrived before it is seen here (exit 130, nothing written).
-      await pacer.settle();
-      if (inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
-      else writeOutput(outputName, written.bytes, ctx);
-    } catch (error) {
-      // The transcript was not written: the archive must not list a prune that did not happen.
-      if (archive && store) await forgetPrune(store, eventId, ctx, json);
-      throw error;
-    }
-    await testPause(ctx, trap?.signal, 'written');
-    if (trap?.signal.aborted && !json) {
-      ctx.stderr.write('devs-ctx: interrupted after the pruned transcript was written; the prune is complete (undo it with devs-ctx restore)\n');
-    }
-    const report = buildPruneReport({ ...base, dryRun: false, after, ...(archive ? { archive } : {}), output: outputName });
-    return finish(report, ctx, json, false);
-  } catch (error) {
-    return reportError(ctx, error, json);
+    const policy = { ...loaded.settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(loaded.summaryShare) };
+    const destination = args.inPlace ? display : args.transcriptOnStdout ? 'standard output' : (options.output ?? STDIN);
+    result = await pruneDocument(loaded.doc, transcript, {
+      tokens: loaded.tokens,
+      counter: loaded.counter,
+      policy,
+      ...(options.goal !== undefined ? { goal: options.goal } : {}),
+      embedder: set.embedder,
+      ...(set.fallbackEmbedder ? { fallbackEmbedder: set.fallbackEmbedder } : {}),
+      summarizer: set.summarizer,
+      eventId,
+      ...(loaded.archivePath ? { archiveLocation: archiveDisplay(loaded.archivePath) } : {}),
+      now: new Date().toISOString(),
+      newId: randomUUID,
+      ...(loaded.session.calibration.basis !== 'estimate' ? { calibration: { overhead: loaded.session.calibration.overhead, scale: loaded.session.calibration.scale } } : {}),
+      ...(held.trap ? { signal: held.trap.signal } : {}),
+      pacer,
+      onProgress: (step) =>
+        progress.update(step === 'relevance' ? `ranking turns by relevance (${set.embedder.name})` : step === 'summary' ? `summarizing (${set.summarizer.name})` : 'planning'),
+      ...(review
+        ? {
+            review: async (planning) => {
+              progress.stop();
+              const { entries } = transcript;
+              const reviewed = await review.reviewPrune({ ctx, setup: review.setup, file: display, destination, entries, tokens: loaded.tokens, planning, policy });
+              targetTokens = reviewed.targetTokens;
+              progress = startProgress(ctx, `pruning ${display}`);
+              return reviewed;
+            },
+          }
+        : {}),
+    });
   } finally {
-    trap?.release();
-    if (store) await store.close().catch(() => {});
-    else vectors?.opened()?.close();
-    lock?.release();
+    progress.stop();
   }
+  if (held.trap?.signal.aborted) throw new InterruptedError();
+  return { result, providers, eventId, targetTokens };
 }
 
-
-
-/** Removes the archived event of a prune whose transcript was not written; says so if even that fails. */
-async function forgetPrune(store: Archive, eventId: string, ctx: CliContext, json: boolean): Promise<void> {
-  try {
-    await store.forgetPrune(eventId);
-  } catch (error) {
-    if (!json) ctx.stderr.write(`devs-ctx: the archive still lists prune ${eventId}, which was not written (${(error as Error).message}); ignore it in recall\n`);
+/** Checks the destination, archives the prune, then writes it (in place, keeping what the agent appended meanwhile). */
+async function writePrune(
+  args: PruneArgs,
+  loaded: Loaded,
+  run: { readonly result: DocumentPrune; readonly written: NonNullable<DocumentPrune['written']>; readonly after: NonNullable<DocumentPrune['after']> } & {
+    readonly eventId: string;
+    readonly targetTokens: number;
+    readonly outputName: string;
+  },
+  ctx: CliContext,
+  held: Held,
+): Promise<{ path: string; eventId: string } | undefined> {
+  const { options, inPlace, input, json } = args;
+  const { target, pacer, transcript, archivePath } = loaded;
+  const { written, outputName, eventId } = run;
+  const originalBytes = serializeDocument(loaded.doc);
+  // Archive only a prune that can be written: a file changed meanwhile is found before archiving.
+  if (inPlace) {
+    assertUnchangedOrAppended(target, originalBytes);
+    assertNoOtherWriters(target);
   }
+  if (!inPlace && outputName !== STDIN) checkOutputPath(resolve(ctx.cwd, outputName));
+  await pacer.settle();
+
+  let archive: { store: Archive; event: ReturnType<typeof pruneEvent> } | undefined;
+  if (archivePath) {
+    const cached = held.vectors?.opened();
+    held.store = cached ? new (await import('../../archive/sqlite-archive.js')).SqliteArchive(cached) : await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
+    const { prepared } = run.result;
+    const event = pruneEvent({
+      id: eventId,
+      createdAt: new Date().toISOString(),
+      sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
+      format: transcript.format,
+      strategy: loaded.strategy,
+      targetTokens: run.targetTokens,
+      plan: prepared.plan,
+      ...(prepared.goal ? { goal: prepared.goal } : {}),
+      ...(prepared.summaryText !== undefined ? { summaryText: prepared.summaryText } : {}),
+      entries: transcript.entries,
+      tokens: loaded.tokens,
+      input: loaded.doc,
+      output: written,
+      tokensAfter: run.after.tokens,
+    });
+    archive = { store: held.store, event };
+  }
+  const write = async (): Promise<void> => {
+    await testPause(ctx, held.trap?.signal, 'archived');
+    // The commit point: a signal that arrived before it is seen here (exit 130, nothing written).
+    await pacer.settle();
+    if (inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
+    else writeOutput(outputName, written.bytes, ctx);
+  };
+  await archiveThenWrite(archive, write, (id, error) => {
+    if (!json) ctx.stderr.write(`devs-ctx: the archive still lists prune ${id}, which was not written (${error.message}); ignore it in recall\n`);
+  });
+  await testPause(ctx, held.trap?.signal, 'written');
+  if (held.trap?.signal.aborted && !json) {
+    ctx.stderr.write('devs-ctx: interrupted after the pruned transcript was written; the prune is complete (undo it with devs-ctx restore)\n');
+  }
+  return archivePath ? { path: archiveDisplay(archivePath), eventId } : undefined;
 }
 
-
-function finish(report: PruneReport, ctx: CliContext, json: boolean, dryRun: boolean): ExitCodeValue {
+function finish(report: PruneReport, ctx: CliContext, json: boolean): ExitCodeValue {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else {
-    // The transcript may be on stdout: the human report goes where it cannot mix with it.
-    const toStdout = dryRun || (report.output !== STDIN && report.output !== null) || report.output === null;
-    (toStdout && report.output !== STDIN ? ctx.stdout : ctx.stderr).write(renderPruneReport(report, ctx));
-  }
+  // The transcript may be on stdout: the human report goes where it cannot mix with it.
+  else (report.output === STDIN ? ctx.stderr : ctx.stdout).write(renderPruneReport(report, ctx));
   return ExitCode.ok;
 }

@@ -8,24 +8,14 @@ import { ContextRefresher, formatRefresh } from '../../core/refresh/context-refr
 import { pendingToolCall, planRefresh } from '../../core/refresh/decision.js';
 import { buildRefreshReport } from '../../core/refresh/report.js';
 import type { InjectedRefresh, RefreshReport } from '../../core/refresh/report.js';
-import type { Transcript } from '../../core/transcript.js';
 import type { ConversationTurn } from '../../core/turn.js';
-import { adapterFor } from '../../formats/index.js';
 import type { FormatName } from '../../formats/index.js';
-import { claudeCodeRefreshRecords } from '../../formats/claude-code-write.js';
-import { codexRefreshRecords } from '../../formats/codex-write.js';
-import { devsRefreshRecords } from '../../formats/devs-write.js';
-import { geminiRefreshRecords } from '../../formats/gemini-write.js';
-import { openaiChatWriter } from '../../formats/openai-chat-write.js';
-import type { OutputRecord } from '../../formats/types.js';
-import { InvalidOutputError, renderOutput } from '../../formats/write.js';
-import { writerFor } from '../../formats/writers.js';
+import { appendRefresh } from '../../formats/write.js';
 import { replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { assertReadableKind, STDIN } from '../../io/input.js';
-import { parseDocument, serializeDocument } from '../../io/jsonl.js';
-import type { ParsedDocument } from '../../io/jsonl.js';
+import { serializeDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticSummaryProvider } from '../../providers/summary-providers.js';
 import type { ProjectDocuments } from '../../providers/summary-providers.js';
@@ -149,7 +139,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
       if (!json) ctx.stderr.write(`devs-ctx: ${fallback.reason}\n  → used the offline outline instead (--fallback extractive)\n`);
     }
 
-    const written = writeRefresh(doc, transcript, { text, node: decision.node, now: new Date().toISOString(), newId: randomUUID });
+    const written = appendRefresh(doc, transcript, { text, node: decision.node, now: new Date().toISOString(), newId: randomUUID });
     const injected: InjectedRefresh = {
       turnId: written.turnId,
       placement: written.placement,
@@ -212,71 +202,6 @@ export function readDocuments(options: { readonly tas?: string | undefined; read
 function bothTexts(texts: ProjectDocuments, where: string): [string, string] {
   return [texts.tas ?? `(no TAS in ${where})`, texts.prd ?? `(no PRD in ${where})`];
 }
-
-interface WrittenRefresh {
-  readonly bytes: Buffer;
-  readonly turnId: string;
-  readonly placement: InjectedRefresh['placement'];
-}
-
-/**
- * The transcript with the refresh written in its own format, read back and checked: the format's
- * structural validator finds nothing new, every earlier turn reads back as it was, and the latest
- * turn is the refresh. Anything else is a bug (exit 1) and never reaches the disk.
- */
-export function writeRefresh(
-  doc: ParsedDocument,
-  transcript: Transcript,
-  refresh: { readonly text: string; readonly node: string | null; readonly now: string; readonly newId: () => string },
-): WrittenRefresh {
-  const id = refresh.newId();
-  const records = refreshRecords(doc, transcript, { text: refresh.text, id, now: refresh.now, node: refresh.node ?? undefined });
-  const bytes = renderOutput(doc, records);
-  const document = parseDocument(bytes, { path: doc.path, keepRaw: true });
-  const readBack = adapterFor(transcript.format).read(document);
-  const writer = writerFor(transcript.format);
-  const before = new Set(writer.validate(doc, transcript));
-  const problems = writer.validate(document, readBack).filter((p) => !before.has(p));
-
-  const old = transcript.entries;
-  const now = readBack.entries;
-  const rewrote = now.length === old.length;
-  const kept = rewrote ? old.length - 1 : old.length;
-  if (now.length !== old.length && now.length !== old.length + 1) problems.push(`${now.length} turns read back, ${old.length} before`);
-  for (let i = 0; i < kept; i++) {
-    const a = old[i]?.turn;
-    const b = now[i]?.turn;
-    if (a?.id !== b?.id || a?.content !== b?.content) problems.push(`turn ${i} (${a?.id}) does not read back as it was`);
-  }
-  const last = now[now.length - 1];
-  const decision = planRefresh(now.map((e) => e.turn));
-  if (!last || decision.status !== 'just-refreshed') problems.push('the latest turn does not read back as the refresh');
-  if (problems.length > 0) throw new InvalidOutputError(transcript.format, problems);
-  return { bytes, turnId: last?.turn.id ?? id, placement: rewrote ? 'envelope-rewritten' : 'appended' };
-}
-
-function refreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: { text: string; id: string; now: string; node: string | undefined }): OutputRecord[] {
-  const format = transcript.format;
-  switch (format) {
-    case 'devs':
-      return devsRefreshRecords(doc, transcript, refresh);
-    case 'claude-code':
-      return claudeCodeRefreshRecords(doc, { text: refresh.text, uuid: refresh.id, now: refresh.now });
-    case 'codex':
-      return codexRefreshRecords(doc, refresh);
-    case 'gemini':
-      return geminiRefreshRecords(doc, transcript, refresh);
-    case 'openai-chat':
-      // The writer's summary is a user message at `at`; at the end, with nothing dropped, it is just an appended message.
-      return openaiChatWriter.write(doc, transcript, { dropped: new Set(), masked: new Map(), summary: { text: refresh.text, at: transcript.entries.length }, now: refresh.now, newId: () => refresh.id });
-    case 'openhands':
-      throw new UsageError('an OpenHands evaluation output is a finished run: there is no agent to refresh');
-    default:
-      return format satisfies never;
-  }
-}
-
-
 
 /** The report: JSON on stdout, or text on stdout unless the transcript is there (then stderr). */
 function finish(report: RefreshReport, ctx: CliContext, json: boolean): void {

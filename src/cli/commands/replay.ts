@@ -14,8 +14,8 @@ import { OrchestratorContextInjector } from '../../core/refresh/orchestrator-con
 import type { FormatName } from '../../core/transcript.js';
 import type { ContextWindow, ConversationTurn } from '../../core/turn.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { claudeCodeWholeLife } from '../../formats/claude-code.js';
-import { codexWholeLife } from '../../formats/codex.js';
+import { claudeCodeWholeLife } from '../../formats/claude-code/read.js';
+import { codexWholeLife } from '../../formats/codex/read.js';
 import { OrchestratorLoop } from '../../orchestrator/orchestrator-loop.js';
 import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
@@ -173,6 +173,7 @@ export async function runReplay(path: string | undefined, rawOptions: Record<str
       targetTokens,
       strategy,
       embedder: providers.embedder,
+      ...(providers.fallbackEmbedder ? { fallbackEmbedder: providers.fallbackEmbedder } : {}),
       // Ids the pruner makes end up in later summaries' text: random ones would change the counts run to run.
       newId: () => `replay-summary-${++ids}`,
       now: () => new Date(0),

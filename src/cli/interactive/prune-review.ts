@@ -1,13 +1,10 @@
-import type { TextTokenCounter } from '../../core/accounting.js';
 import { UsageError } from '../../core/errors.js';
-import { maskPlaceholder, rankRelevance, summaryReserveFor } from '../../core/prune/engine.js';
+import type { PrunePlanning } from '../../core/prune/engine.js';
 import { planPrune } from '../../core/prune/plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy } from '../../core/prune/plan.js';
-import { findActiveTask } from '../../core/prune/relevance.js';
-import type { Embedder } from '../../core/providers.js';
 import type { TranscriptEntry } from '../../core/transcript.js';
 import { parseTokenAmount } from '../../core/units.js';
-import { EmbedderSwitched } from '../../providers/fallback.js';
+import type { ReviewedPlan } from '../../prune/document.js';
 import type { CliContext } from '../context.js';
 import { terminalWidth } from '../context.js';
 import { answer, cancel, canPrompt, loadClack, promptIO, shortTokens, thousands } from './prompts.js';
@@ -16,8 +13,9 @@ import type { Clack, PromptIO } from './prompts.js';
 /**
  * `devs-ctx prune --interactive`: the plan as a table (candidate turns with type, tokens, relevance
  * and the planned action), the before/after totals, and a menu to pin or unpin turns and change the
- * target, re-planning after each change, before the prune command writes anything. Planning here
- * is the same pure `planPrune` the prune runs; the summary is only written after "Prune".
+ * target, re-planning after each change, before the prune command writes anything. The plans are
+ * the prune's own plan step (`PrunePlanning`): the turns are ranked once, and the plan confirmed
+ * here is the one summarized and written.
  */
 
 export interface InteractiveSetup {
@@ -48,7 +46,7 @@ export function interactiveSetup(
   return { io, ask };
 }
 
-export interface ReviewRequest {
+interface ReviewRequest {
   readonly ctx: CliContext;
   readonly setup: InteractiveSetup;
   readonly file: string;
@@ -56,26 +54,17 @@ export interface ReviewRequest {
   readonly destination: string;
   readonly entries: readonly TranscriptEntry[];
   readonly tokens: readonly number[];
-  readonly counter: TextTokenCounter;
-  readonly policy: Omit<PrunePolicy, 'targetTokens' | 'summaryReserveTokens'>;
-  /** The summary's share of the removed tokens (`--summary-share`), as the prune will use it. */
-  readonly summaryShare?: number;
-  readonly targetTokens: number;
-  readonly goal?: string;
-  readonly embedder: Embedder;
-}
-
-export interface ReviewResult {
-  readonly targetTokens: number;
-  /** Entry indexes the user pinned for this prune (kept as if they had `pinned: true`). */
-  readonly pinned: ReadonlySet<number>;
+  /** The prune's plan step: plans for any pins and target, ranked once. */
+  readonly planning: PrunePlanning;
+  /** The prune's policy, its target included. */
+  readonly policy: PrunePolicy & { readonly targetTokens: number };
 }
 
 const MAX_TABLE_ROWS = 40;
 
 /** Shows the plan and lets the user adjust it; resolves with their choices, or throws InterruptedError (exit 130) on cancel. */
-export async function reviewPrune(request: ReviewRequest): Promise<ReviewResult> {
-  const { setup, entries, tokens, policy } = request;
+export async function reviewPrune(request: ReviewRequest): Promise<ReviewedPlan> {
+  const { setup, entries, tokens, policy, planning } = request;
   const clack = setup.ask ? await loadClack() : undefined;
   const { io } = setup;
   const width = Math.max(60, ((io.output as { columns?: number }).columns ?? terminalWidth(request.ctx)) - 4);
@@ -83,26 +72,22 @@ export async function reviewPrune(request: ReviewRequest): Promise<ReviewResult>
 
   const spin = clack?.spinner({ ...io });
   spin?.start(policy.strategy === 'relevance' ? 'Ranking turns by relevance' : 'Planning');
-  const base = await planEntries(request);
+  const first = await planning.plan(policy);
   spin?.stop(policy.strategy === 'relevance' ? `Ranked ${thousands(entries.length)} turns by relevance to the goal` : 'Planned');
 
-  let targetTokens = request.targetTokens;
-  let pinned = new Set<number>();
-  const planFor = (): PrunePlan =>
-    planPrune(
-      base.map((e, i) => (pinned.has(i) ? { ...e, entry: pinEntry(e.entry) } : e)),
-      { ...policy, targetTokens, summaryReserveTokens: summaryReserveFor(request.summaryShare) },
-    );
+  let targetTokens = policy.targetTokens;
+  let pins = new Set<number>();
   // Pinned by the policy (prefix, type, `pinned: true`): not the user's to unpin here.
-  const policyPinned = new Set(planPrune(base, { ...policy, targetTokens, summaryReserveTokens: 0, force: true }).pinned);
+  const policyPinned = new Set(planPrune(first.entries, { ...policy, targetTokens, summaryReserveTokens: 0, force: true }).pinned);
   const pinnable = entries.map((_, i) => i).filter((i) => !policyPinned.has(i));
 
   for (;;) {
-    const plan = planFor();
-    const view: PlanView = { entries, tokens, base, plan, pinned, policyPinned, planPinned: new Set(plan.pinned), tail: new Set(plan.protectedTail), width };
+    const planned = targetTokens === policy.targetTokens && pins.size === 0 ? first : await planning.plan({ ...policy, targetTokens }, pins);
+    const { plan } = planned;
+    const view: PlanView = { entries, tokens, base: planned.entries, plan, pinned: pins, policyPinned, planPinned: new Set(plan.pinned), tail: new Set(plan.protectedTail), width };
     if (!clack) {
       io.output.write(`${renderPlanTable(view)}\n${renderTotals(view)}\n`);
-      return { targetTokens, pinned };
+      return { targetTokens, pins };
     }
     clack.log.message(renderPlanTable(view), io);
     clack.log.info(renderTotals(view), io);
@@ -110,69 +95,25 @@ export async function reviewPrune(request: ReviewRequest): Promise<ReviewResult>
     if (plan.outcome === 'prune') options.push({ value: 'prune', label: `Prune: write it to ${request.destination}`, hint: 'and archive what is removed' });
     else if (plan.outcome === 'no-change') options.push({ value: 'prune', label: 'Go ahead: nothing to prune, the output is the input' });
     options.push(
-      { value: 'pins', label: 'Pin or unpin turns…', hint: pinned.size > 0 ? `${pinned.size} pinned by you` : 'pinned turns are kept as they are' },
+      { value: 'pins', label: 'Pin or unpin turns…', hint: pins.size > 0 ? `${pins.size} pinned by you` : 'pinned turns are kept as they are' },
       { value: 'target', label: `Change the target (now ${thousands(targetTokens)} tokens)…` },
       { value: 'cancel', label: 'Cancel: write nothing' },
     );
     const choice = answer(clack, io, await clack.select({ message: 'What now?', options, ...io }));
     if (choice === 'cancel') cancel(clack, io);
     if (choice === 'prune') {
-      clack.outro(pinned.size > 0 ? `Pruning, keeping the ${pinned.size} turn(s) you pinned` : 'Pruning', io);
-      return { targetTokens, pinned };
+      clack.outro(pins.size > 0 ? `Pruning, keeping the ${pins.size} turn(s) you pinned` : 'Pruning', io);
+      return { targetTokens, pins };
     }
-    if (choice === 'pins') pinned = await askPins(clack, io, view, pinnable);
+    if (choice === 'pins') pins = await askPins(clack, io, view, pinnable);
     if (choice === 'target') targetTokens = await askTarget(clack, io, targetTokens, plan.hardLimitTokens);
   }
-}
-
-/**
- * What the plan knows about each entry, built as `preparePrune` builds it (its tokens, what it
- * would count masked, its relevance to the goal), so the table shows the plan the prune will make.
- */
-async function planEntries(request: ReviewRequest): Promise<PlanEntry[]> {
-  const { entries, tokens, counter, policy } = request;
-  const turns = entries.map((e) => e.turn);
-  const goal = request.goal ?? findActiveTask(turns) ?? '';
-  let relevance: number[] | undefined;
-  // As in the prune: nothing is ranked (nor sent to a remote embedder) when nothing would be pruned.
-  const probe = planPrune(
-    entries.map((entry, i) => ({ entry, tokens: tokens[i] ?? 0 })),
-    { ...policy, strategy: 'recency', targetTokens: request.targetTokens, summaryReserveTokens: summaryReserveFor(request.summaryShare) },
-  );
-  if (policy.strategy === 'relevance' && probe.outcome !== 'prune') relevance = turns.map(() => 0);
-  else if (policy.strategy === 'relevance') {
-    // The engine's own ranking: pinned and unsent turns are not embedded and score 0, as in the prune.
-    const score = (): Promise<number[]> => rankRelevance(entries, goal, request.embedder, policy);
-    if (!goal) relevance = turns.map(() => 0);
-    else {
-      try {
-        relevance = await score();
-      } catch (error) {
-        // --fallback: the remote embedder failed and switched to the local one; score again with it.
-        if (!(error instanceof EmbedderSwitched)) throw error;
-        relevance = await score();
-      }
-    }
-  }
-  return entries.map((entry, i) => {
-    const now = tokens[i] ?? 0;
-    const maskable = entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0;
-    return {
-      entry,
-      tokens: now,
-      ...(maskable ? { maskedTokens: counter.count(maskPlaceholder(now, entry.turn.id)) } : {}),
-      ...(relevance ? { relevance: relevance[i] ?? 0 } : {}),
-    };
-  });
-}
-
-function pinEntry(entry: TranscriptEntry): TranscriptEntry {
-  return { ...entry, turn: { ...entry.turn, pinned: true } };
 }
 
 interface PlanView {
   readonly entries: readonly TranscriptEntry[];
   readonly tokens: readonly number[];
+  /** What the plan was made from (tokens, masked size, relevance once ranked). */
   readonly base: readonly PlanEntry[];
   readonly plan: PrunePlan;
   readonly pinned: ReadonlySet<number>;
@@ -194,7 +135,8 @@ function actionOf(view: PlanView, i: number): string {
 
 function row(view: PlanView, i: number, previewWidth: number): string {
   const entry = view.entries[i];
-  const score = view.base[i]?.relevance;
+  // A relevance plan that ranked nothing (nothing to prune) scores every turn 0.
+  const score = view.base[i]?.relevance ?? (view.plan.strategy === 'relevance' ? 0 : undefined);
   const cells = [
     `#${i + 1}`.padStart(5),
     clip(entry?.turn.id ?? '', 14).padEnd(14),
@@ -211,7 +153,7 @@ const HEADER_CELLS = ['    #', 'turn'.padEnd(14), 'type'.padEnd(12), 'tokens'.pa
 const FIXED_WIDTH = HEADER_CELLS.slice(0, -1).join(' ').length + 1;
 
 /** The turns a prune could touch (every turn the policy does not pin), one row each; the planned action in its own column. */
-export function renderPlanTable(view: PlanView): string {
+function renderPlanTable(view: PlanView): string {
   const previewWidth = Math.max(10, view.width - FIXED_WIDTH);
   const rows = view.entries.map((_, i) => i).filter((i) => !view.policyPinned.has(i));
   // A long transcript: the rows with an action or a pin first, then kept ones, shown in order.
@@ -224,7 +166,7 @@ export function renderPlanTable(view: PlanView): string {
   return lines.join('\n');
 }
 
-export function renderTotals(view: PlanView): string {
+function renderTotals(view: PlanView): string {
   const { plan, entries } = view;
   const summaryTurn = plan.dropped.size > 0 ? 1 : 0;
   const afterTurns = entries.length - plan.dropped.size + summaryTurn;

@@ -37,6 +37,8 @@ export interface ContextPrunerOptions extends Partial<PrunerConfig> {
   readonly summaryShare?: number;
   /** Needed for `relevance`; without one, `recency` is used. */
   readonly embedder?: Embedder;
+  /** Ranks every turn again with this one when `embedder` fails with a ProviderError (e.g. a local embedder behind a remote one). */
+  readonly fallbackEmbedder?: Embedder;
   /** Counts text the pruner creates (summaries, placeholders) and turns without `tokenCount`. */
   readonly counter?: TextTokenCounter;
   readonly onEvent?: (event: ContextPrunedEvent) => void;
@@ -103,6 +105,7 @@ export class ContextPruner implements BudgetPruner {
       policy: { ...this.config, targetTokens, strategy, summaryReserveTokens: summaryReserveFor(this.options.summaryShare) },
       ...(activeTaskContext !== undefined && activeTaskContext.trim() ? { goal: activeTaskContext } : {}),
       embedder: this.options.embedder ?? nullEmbedder,
+      ...(this.options.fallbackEmbedder ? { fallbackEmbedder: this.options.fallbackEmbedder } : {}),
       summarizer: this.summarizer,
       eventId,
       now,

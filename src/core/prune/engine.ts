@@ -1,6 +1,6 @@
 import type { TextTokenCounter } from '../accounting.js';
 import { ProviderError } from '../errors.js';
-import type { Embedder, Summarizer } from '../providers.js';
+import type { Embedder, FallbackEvent, Summarizer } from '../providers.js';
 import type { TranscriptEntry } from '../transcript.js';
 import type { ConversationTurn } from '../turn.js';
 import { planToEdit } from './apply.js';
@@ -16,10 +16,19 @@ import { pacedMap } from '../pace.js';
 import type { Pacer } from '../pace.js';
 import type { PrunerConfig } from '../policy.js';
 
-/**
- * One prune, from counted entries to an edit: goal, relevance, plan, placeholders, summary. The
- * one engine behind the CLI and the library; it does no I/O itself (providers are injected).
+/*
+ * The two steps of a prune that decide what it does, from counted entries to an edit:
+ * - the plan step (`startPlanning` → `PrunePlanning.plan`): goal, each entry's masked size, a
+ *   relevance ranking (once, only when something is pruned; a failed embedder's fallback is in the
+ *   result, not an exception), the plan;
+ * - the summarize step (`summarizePlan`): the dropped turns summarized within their room, checked,
+ *   and the plan turned into an edit.
+ * They stay in core: they do no I/O (embedder and summarizer are injected interfaces) and the
+ * library's `ContextPruner` runs them as the CLI does. The application service around them (a
+ * transcript file's review, write and verify, archive) is `src/prune/`.
  */
+
+/** One prune, from counted entries to an edit (`preparePrune`: the plan step, then the summarize step). */
 export interface PruneRequest {
   readonly entries: readonly TranscriptEntry[];
   /** Tokens each entry counts for now (same order). */
@@ -42,18 +51,22 @@ export interface PruneRequest {
   readonly pacer?: Pacer;
   /** Called as the long steps start, for a progress display. */
   readonly onProgress?: (step: 'relevance' | 'plan' | 'summary') => void;
+  /** `--fallback`: when `embedder` fails, every turn is ranked again with this one (the result's `ranking` says so). */
+  readonly fallbackEmbedder?: Embedder;
 }
 
 export interface PreparedPrune {
   readonly plan: PrunePlan;
   readonly goal: string;
-  readonly goalSource: 'flag' | 'transcript' | 'none';
+  readonly goalSource: GoalSource;
   /** Undefined when the plan changes nothing. */
   readonly edit?: TranscriptEdit;
   readonly summaryText?: string;
   readonly summaryTokens: number;
   /** Tokens of everything dropped (what the summary replaces). */
   readonly droppedTokens: number;
+  /** How the turns were ranked, when they were. */
+  readonly ranking?: Ranking;
 }
 
 /**
@@ -90,7 +103,7 @@ function thousands(n: number): string {
  * ranked (and so sent to a remote embedder): never the pinned project knowledge, nor what the
  * agent's provider is not sent anyway (those score 0). `prune --interactive` shows the same scores.
  */
-export async function rankRelevance(
+async function rankRelevance(
   entries: readonly TranscriptEntry[],
   goal: string,
   embedder: Embedder,
@@ -102,22 +115,87 @@ export async function rankRelevance(
   if (!goal) return relevance;
   const indexes = entries.flatMap((e, i) => (!isPinnedTurn(e.turn, i, policy) && e.notSent === undefined ? [i] : []));
   const scores = await scoreRelevance(goal, indexes.map((i) => entries[i]?.turn.content ?? ''), embedder, { ...(signal ? { signal } : {}), ...(pacer ? { pacer } : {}) });
-  indexes.forEach((i, k) => (relevance[i] = scores[k] ?? 0));
+  for (const [k, i] of indexes.entries()) relevance[i] = scores[k] ?? 0;
   return relevance;
 }
 
-export async function preparePrune(request: PruneRequest): Promise<PreparedPrune> {
-  const { entries, tokens, counter, policy } = request;
+/** How the turns were ranked: the scores, which embedder gave them, and the fallback if the first one failed. */
+interface Ranking {
+  readonly relevance: readonly number[];
+  /** The embedder every score came from. */
+  readonly embedder: string;
+  /** Set when `embedder` failed (a ProviderError) and every turn was ranked again with the fallback. */
+  readonly fallback?: FallbackEvent;
+}
+
+/**
+ * `rankRelevance` with `--fallback`: when the embedder fails, every turn is ranked again with the
+ * fallback (vectors of two embedders cannot be compared), and the result says so.
+ */
+async function rankWithFallback(
+  entries: readonly TranscriptEntry[],
+  goal: string,
+  embedders: { readonly embedder: Embedder; readonly fallback?: Embedder | undefined },
+  policy: PrunerConfig,
+  signal?: AbortSignal,
+  pacer?: Pacer,
+): Promise<Ranking> {
+  const { embedder, fallback } = embedders;
+  try {
+    return { relevance: await rankRelevance(entries, goal, embedder, policy, signal, pacer), embedder: embedder.name };
+  } catch (error) {
+    if (!fallback || !(error instanceof ProviderError)) throw error;
+    const relevance = await rankRelevance(entries, goal, fallback, policy, signal, pacer);
+    return { relevance, embedder: fallback.name, fallback: { provider: embedder.name, reason: error.message, usedInstead: fallback.name } };
+  }
+}
+
+/** What the plan step needs: the entries, their counts, the goal and the embedder (the summary comes later). */
+type PlanRequest = Pick<PruneRequest, 'entries' | 'tokens' | 'counter' | 'goal' | 'embedder' | 'fallbackEmbedder' | 'signal' | 'pacer' | 'onProgress'>;
+
+/** One plan: what it was made from (each entry's tokens, masked size and relevance once ranked) and what it decided. */
+interface PlannedPrune {
+  readonly plan: PrunePlan;
+  readonly goal: string;
+  readonly goalSource: GoalSource;
+  readonly entries: readonly PlanEntry[];
+  /** The text each maskable tool result keeps when masked. */
+  readonly placeholders: ReadonlyMap<number, string>;
+  /** The text a large tool result keeps when only its lines about the goal stay (relevance strategy). */
+  readonly excerpts: ReadonlyMap<number, string>;
+  /** Set once the turns were ranked (relevance strategy, only when a plan prunes), by this plan or an earlier one. */
+  readonly ranking?: Ranking;
+}
+
+type GoalSource = 'flag' | 'transcript' | 'none';
+
+/**
+ * The plan step of a prune, for one transcript: the goal and each entry's planned sizes are found
+ * once; `plan` can then be asked again with other pins or another target (`prune --interactive`)
+ * and ranks relevance only the first time a plan needs it, never twice.
+ */
+export interface PrunePlanning {
+  readonly goal: string;
+  readonly goalSource: GoalSource;
+  /**
+   * Plans with this policy. `pins`: entries kept as if they were pinned, for this prune only: they
+   * are planned as pinned (and a writer checks them byte for byte), but the file does not say so.
+   */
+  plan(policy: PrunePolicy, pins?: ReadonlySet<number>): Promise<PlannedPrune>;
+}
+
+export async function startPlanning(request: PlanRequest): Promise<PrunePlanning> {
+  const { entries, tokens, counter, pacer } = request;
   const turns = entries.map((e) => e.turn);
   const found = request.goal === undefined ? findActiveTask(turns) : undefined;
   const goal = request.goal ?? found ?? '';
-  const goalSource = request.goal !== undefined ? 'flag' : found !== undefined ? 'transcript' : 'none';
+  const goalSource: GoalSource = request.goal !== undefined ? 'flag' : found !== undefined ? 'transcript' : 'none';
 
   request.onProgress?.('plan');
   const placeholders = new Map<number, string>();
   const excerpts = new Map<number, string>();
-  const { pacer } = request;
-  const baseEntries: PlanEntry[] = await pacedMap(entries, (entry, i) => {
+  let excerptTokens: Promise<(number | undefined)[]> | undefined;
+  const base: PlanEntry[] = await pacedMap(entries, (entry, i) => {
     const now = tokens[i] ?? 0;
     let maskedTokens: number | undefined;
     if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
@@ -127,35 +205,66 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
     }
     return { entry, tokens: now, ...(maskedTokens !== undefined ? { maskedTokens } : {}) };
   }, pacer);
-  const targetTokens = policy.targetTokens ?? defaultTargetTokens(policy);
-  // Whether anything is pruned does not depend on the ranking: decide that first, so a transcript
-  // with nothing to do is never sent to an embedding provider.
-  const probe = planPrune(baseEntries, { ...policy, targetTokens, strategy: 'recency' });
-  await pacer?.tick();
-  let planEntries = baseEntries;
-  if (policy.strategy === 'relevance' && probe.outcome === 'prune') {
+  // Ranked once, over the entries the policy lets a prune drop (a user's pins do not change a score).
+  let ranking: Promise<Ranking> | undefined;
+  const rank = (policy: PrunerConfig): Promise<Ranking> => {
+    if (ranking) return ranking;
     request.onProgress?.('relevance');
-    const relevance = await rankRelevance(entries, goal, request.embedder, policy, request.signal, pacer);
-    const excerptTokens = await excerptAll(baseEntries, goal, counter, excerpts, pacer);
-    planEntries = baseEntries.map((e, i) => {
-      const excerpt = excerptTokens[i];
-      return { ...e, relevance: relevance[i] ?? 0, ...(excerpt !== undefined ? { excerptTokens: excerpt } : {}) };
-    });
-    await pacer?.tick();
-  }
-  const plan = policy.strategy === 'relevance' ? planPrune(planEntries, { ...policy, targetTokens }) : probe;
-  await pacer?.tick();
-  if (plan.outcome !== 'prune') return { plan, goal, goalSource, summaryTokens: 0, droppedTokens: 0 };
+    ranking = rankWithFallback(entries, goal, { embedder: request.embedder, fallback: request.fallbackEmbedder }, policy, request.signal, pacer);
+    return ranking;
+  };
 
+  const plan = async (policy: PrunePolicy, pins?: ReadonlySet<number>): Promise<PlannedPrune> => {
+    const pinned = pins && pins.size > 0 ? base.map((e, i) => (pins.has(i) ? { ...e, entry: { ...e.entry, turn: { ...e.entry.turn, pinned: true } } } : e)) : base;
+    const targetTokens = policy.targetTokens ?? defaultTargetTokens(policy);
+    // Whether anything is pruned does not depend on the ranking: decide that first, so a transcript
+    // with nothing to do is never sent to an embedding provider.
+    const probe = planPrune(pinned, { ...policy, targetTokens, strategy: 'recency' });
+    await pacer?.tick();
+    let planEntries = pinned;
+    let ranked: Ranking | undefined;
+    // A ranking an earlier plan made (a review at another target) is used and reported again.
+    if (policy.strategy === 'relevance' && (probe.outcome === 'prune' || ranking)) {
+      ranked = await rank(policy);
+      const { relevance } = ranked;
+      excerptTokens ??= excerptAll(base, goal, counter, excerpts, pacer);
+      const excerptSizes = await excerptTokens;
+      planEntries = pinned.map((e, i) => {
+        const excerpt = excerptSizes[i];
+        return { ...e, relevance: relevance[i] ?? 0, ...(excerpt !== undefined ? { excerptTokens: excerpt } : {}) };
+      });
+      await pacer?.tick();
+    }
+    const planned = policy.strategy === 'relevance' ? planPrune(planEntries, { ...policy, targetTokens }) : probe;
+    await pacer?.tick();
+    return { plan: planned, goal, goalSource, entries: planEntries, placeholders, excerpts, ...(ranked ? { ranking: ranked } : {}) };
+  };
+  return { goal, goalSource, plan };
+}
+
+/** What the summarize step needs besides the plan. */
+type SummarizeRequest = Pick<PruneRequest, 'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'now' | 'newId' | 'calibration' | 'signal' | 'pacer' | 'onProgress'> & {
+  readonly policy: Pick<PrunePolicy, 'summaryReserveTokens'>;
+};
+
+/** The summarize step: the dropped turns summarized in their share of the room, checked, and the plan turned into an edit. */
+export async function summarizePlan(planned: PlannedPrune, request: SummarizeRequest): Promise<PreparedPrune> {
+  const { plan, goal, goalSource, entries } = planned;
+  const ranking = planned.ranking ? { ranking: planned.ranking } : {};
+  if (plan.outcome !== 'prune') return { plan, goal, goalSource, summaryTokens: 0, droppedTokens: 0, ...ranking };
+  const { counter, pacer } = request;
   let summaryText: string | undefined;
   let summaryTokens = 0;
   let droppedTokens = 0;
-  for (const i of plan.dropped) droppedTokens += tokens[i] ?? 0;
+  for (const i of plan.dropped) droppedTokens += entries[i]?.tokens ?? 0;
   if (plan.dropped.size > 0) {
     request.onProgress?.('summary');
-    const removed: ConversationTurn[] = [...plan.dropped].sort((a, b) => a - b).map((i) => turns[i]).filter((t): t is ConversationTurn => t !== undefined);
+    const removed: ConversationTurn[] = [...plan.dropped]
+      .sort((a, b) => a - b)
+      .map((i) => entries[i]?.entry.turn)
+      .filter((t): t is ConversationTurn => t !== undefined);
     // [issue 15] A share of what is removed; inside the target when the plan reaches it.
-    const rule = summaryBudgetFor(droppedTokens, policy.summaryReserveTokens);
+    const rule = summaryBudgetFor(droppedTokens, request.policy.summaryReserveTokens);
     const budgetTokens = plan.reachedTarget ? Math.min(rule, Math.max(0, plan.targetTokens - plan.tokensAfterActions)) : rule;
     const raw = await request.summarizer.summarize({
       turns: removed,
@@ -178,13 +287,19 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
   }
   const edit = planToEdit(plan, {
     ...(summaryText !== undefined ? { summary: summaryText } : {}),
-    placeholders,
-    excerpts,
+    placeholders: planned.placeholders,
+    excerpts: planned.excerpts,
     ...(request.calibration ? { calibration: request.calibration } : {}),
     now: request.now,
     newId: request.newId,
   });
-  return { plan, goal, goalSource, edit, ...(summaryText !== undefined ? { summaryText } : {}), summaryTokens, droppedTokens };
+  return { plan, goal, goalSource, edit, ...(summaryText !== undefined ? { summaryText } : {}), summaryTokens, droppedTokens, ...ranking };
+}
+
+/** One prune from counted entries to an edit: the plan step, then the summarize step. */
+export async function preparePrune(request: PruneRequest): Promise<PreparedPrune> {
+  const planning = await startPlanning(request);
+  return summarizePlan(await planning.plan(request.policy), request);
 }
 
 /**

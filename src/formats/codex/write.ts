@@ -1,28 +1,11 @@
-import type { ParsedDocument } from '../io/jsonl.js';
-import { ANSWERED_CALLS, isEnvelope, rolloutHistory, type RolloutHistoryItem } from './codex.js';
-import { isRecord, str, type JsonObject } from './json.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from './types.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { ANSWERED_CALLS, isEnvelope, rolloutHistory, type RolloutHistoryItem } from './read.js';
+import { isRecord, str, type JsonObject } from '../shared/json.js';
+import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit } from '../types.js';
 
 /**
- * Writes an edit of a Codex rollout (FORMATS §2.4) the way Codex compacts a thread itself: every
- * input line stays as it is, and a `compacted` record whose `replacement_history` is the pruned
- * history is appended, followed by `event_msg/context_compacted`. On resume Codex replaces the
- * history it rebuilt so far with that list, so the appended record is the whole active context.
- *
- * Decisions:
- * - The history is rebuilt with the adapter's own rules (`rolloutHistory`), and entries are mapped
- *   back to its items by `SourceRef` (record + path). Kept items are copied verbatim (encrypted
- *   reasoning untouched); earlier-turn reasoning the API leaves out (`notSent`) is still history.
- * - Items the adapter does not turn into entries (`ghost_snapshot`, unknown kinds) keep their place:
- *   the edit does not speak about them, and Codex keeps them in its history.
- * - A masked output keeps its item and `call_id`; its `output` becomes the placeholder (one
- *   `input_text` part when it was a content list, else a string, which every build accepts).
- * - The summary is a user message (`input_text`), as Codex's own local compaction writes it; it goes
- *   where the first dropped entry was. `compacted.message` carries the summary text too.
- * - The system prompt (`session_meta` instructions) is sent beside the history, not in it: an edit
- *   that drops or masks it is refused, since this writer only appends.
- * - Newer builds number lines (`ordinal`); appended lines continue the numbering when the input's
- *   last record has one.
+ * Writes an edit of a Codex rollout the way Codex compacts a thread itself: every input line kept, a
+ * `compacted` record with the pruned `replacement_history` appended (docs/formats/codex.md).
  */
 
 /** `output` values Codex accepts for every `*_output` item; a content list stays a list. */
@@ -75,7 +58,9 @@ function write(doc: ParsedDocument, transcript: Transcript, edit: TranscriptEdit
 
   const history = rolloutHistory(doc);
   const slotOf = new Map<string, number>();
-  history.forEach((slot, i) => slotOf.set(sourceKey(slot.record, slot.path), i));
+  history.forEach((slot, i) => {
+    slotOf.set(sourceKey(slot.record, slot.path), i);
+  });
   /** entry index of each history item that is an entry. */
   const entryOf = new Map<number, number>();
   transcript.entries.forEach((entry, i) => {
@@ -201,21 +186,23 @@ function validate(doc: ParsedDocument, _transcript: Transcript): string[] {
         problems.push(`line ${record.line}: compacted replacement_history is not a list`);
         continue;
       }
-      replacement.forEach((item, i) => problems.push(...itemProblems(item, `line ${record.line}: replacement_history[${i}]`)));
+      replacement.forEach((item, i) => {
+        problems.push(...itemProblems(item, `line ${record.line}: replacement_history[${i}]`));
+      });
     }
   }
   problems.push(...pairProblems(rolloutHistory(doc)));
   return problems;
 }
 
-export const codexWriter: FormatWriter = { name: 'codex', write, validate };
+export const codexWriter: FormatWriter = { name: 'codex', write, validate, appendRefresh };
 
 /**
- * [SPEC §6 Refresh] A refresh in a Codex rollout: a user `message` response item appended (the
+ * A refresh in a Codex rollout: a user `message` response item appended (the
  * conversation is the response items; a `developer` message would read as pinned context and never
  * be pruned). Every existing line stays byte-identical.
  */
-export function codexRefreshRecords(doc: ParsedDocument, refresh: { readonly text: string; readonly now: string }): OutputRecord[] {
+function appendRefresh(doc: ParsedDocument, _transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
   const item = { timestamp: refresh.now, type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: refresh.text }] } };
   return [...doc.records.map((r) => ({ from: r.index })), { text: JSON.stringify(item) }];
 }

@@ -1,13 +1,13 @@
-import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
-import type { ConversationTurn } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { FormatAdapter, TranscriptEntry } from './types.js';
-import { detectionSample, safeJson } from './json.js';
-import { describeZodIssues } from './zod-issues.js';
+import { SaopEnvelopeSchema, TurnSchema } from '../../core/turn.js';
+import type { ConversationTurn } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { FormatAdapter, TranscriptEntry } from '../types.js';
+import { detectionSample, safeJson } from '../shared/json.js';
+import { describeZodIssues } from '../shared/zod-issues.js';
 
 /**
- * The native `devs` format [SPEC §4]: one canonical turn per line, or a SAOP envelope line
- * (seed 004), which is read as one assistant turn holding its reasoning, action and observation.
+ * The native `devs` format: one canonical turn per line, or a SAOP envelope line (seed 004), which is
+ * read as one assistant turn holding its reasoning, action and observation (docs/formats/devs.md).
  */
 export const devsAdapter: FormatAdapter = {
   name: 'devs',

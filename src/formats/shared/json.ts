@@ -1,4 +1,4 @@
-import type { ParsedDocument } from '../io/jsonl.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
 
 /** Small helpers every adapter needs to read untrusted JSON without throwing. */
 

@@ -1,28 +1,14 @@
-import type { ConversationTurn, TurnType } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, TranscriptEntry } from './types.js';
-import type { UsagePoint } from '../core/transcript.js';
-import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js';
+import type { ConversationTurn, TurnType } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, Transcript, TranscriptEntry } from '../types.js';
+import type { UsagePoint } from '../../core/transcript.js';
+import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/json.js';
 
 /**
- * Gemini CLI sessions (FORMATS §3): the JSONL form (header, message records where a re-appended id
- * is an update, `$set` patches and checkpoints, `$rewindTo`) and the legacy single JSON document
- * `{sessionId, projectHash, startTime, lastUpdated, messages:[…]}`.
- *
- * Decisions:
- * - `thoughts` (thinking summaries) are not turns: Gemini CLI does not send thoughts back in the
- *   history, so they are not part of the context; a note counts them.
- * - `info` / `warning` / `error` records are UI notices, not turns; a note counts them.
- * - A `gemini` record becomes a message turn (its text; omitted when empty, and an empty record
- *   without tool calls is skipped with a note), then for each `toolCalls[i]` a tool_call turn `${id}#call${i}` followed by its
- *   tool_result turn `${id}#result${i}` (call and result live in the same record); both carry
- *   `links` keyed by the toolCall's `id` (`${id}#${i}` without one), so a prune moves them together.
- * - The first `user` record that is a `<session_context>` bootstrap is pinned context (type
- *   `system`); a `user` record holding a `<state_snapshot>` (written by /compress) is a `summary`.
- * - JSONL `source.records` is the record holding the version of the message that is used (the
- *   last one); inside a `$set.messages` checkpoint the path is `$set.messages[i]`. For a JSON
- *   document, records is `[0]` and the path is `messages[i]`.
+ * Reads Gemini CLI sessions: the JSONL form (header, message records where a re-appended id is an
+ * update, `$set` patches and checkpoints, `$rewindTo`) and the legacy single JSON document.
+ * Format, traps and decisions: docs/formats/gemini.md.
  */
 
 const MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning']);
@@ -105,139 +91,178 @@ export const geminiAdapter: FormatAdapter = {
   },
 
   read(doc) {
-    const issues: ReadIssue[] = [];
-    const notes: string[] = [];
-    const slots = doc.kind === 'json-document' ? documentSlots(doc, issues) : jsonlSlots(doc, issues, notes);
-
-    const entries: TranscriptEntry[] = [];
-    let notices = 0;
-    let thoughts = 0;
-    let unknown = 0;
-    let empty = 0;
-    let sawUser = false;
-    let usage: { tokens: JsonObject; atEntry?: number } | undefined;
-    const points: UsagePoint[] = [];
-    let model: string | undefined;
-    let peakRecorded = 0;
-
-    for (const slot of slots) {
-      const { message } = slot;
-      const id = typeof message['id'] === 'string' ? message['id'] : `record-${slot.record}`;
-      const type = typeof message['type'] === 'string' ? message['type'] : '';
-      const timestamp = typeof message['timestamp'] === 'string' ? message['timestamp'] : undefined;
-      const at = (sub: string): SourceRef => ({
-        records: [slot.record],
-        ...(slot.path || sub ? { path: joinPath(slot.path, sub) } : {}),
-      });
-      const turn = (t: BaseTurn): ConversationTurn => (timestamp !== undefined ? { ...t, timestamp } : { ...t });
-
-      if (NOTICE_TYPES.has(type)) {
-        notices++;
-        continue;
-      }
-      if (type === 'user') {
-        const { text, blobs } = partsText(message['content']);
-        let turnType: TurnType = 'message';
-        if (!sawUser && text.trimStart().startsWith('<session_context>')) turnType = 'system';
-        else if (text.includes('<state_snapshot>')) turnType = 'summary';
-        sawUser = true;
-        entries.push({ turn: turn({ id, role: 'user', type: turnType, content: text }), source: at(''), blobs });
-        continue;
-      }
-      if (type !== 'gemini') {
-        unknown++;
-        continue;
-      }
-
-      const firstEntry = entries.length;
-      if (typeof message['model'] === 'string' && message['model'] !== '') model = message['model'];
-      const toolCalls = Array.isArray(message['toolCalls']) ? message['toolCalls'] : [];
-      if (Array.isArray(message['thoughts'])) thoughts += message['thoughts'].length;
-      const { text, blobs } = partsText(message['content']);
-      if (text.length > 0 || blobs.length > 0) {
-        entries.push({ turn: turn({ id, role: 'assistant', type: 'message', content: text }), source: at(''), blobs });
-      } else if (toolCalls.length === 0) {
-        // Nothing the model would see (an aborted or placeholder response).
-        empty++;
-      }
-      toolCalls.forEach((call, i) => {
-        const path = `toolCalls[${i}]`;
-        if (!isRecord(call)) {
-          issues.push({ line: slot.line, severity: 'warning', reason: `message ${id}: ${path} is not an object; skipped` });
-          return;
-        }
-        const name = typeof call['name'] === 'string' ? call['name'] : 'unknown_tool';
-        const args = call['args'] === undefined ? '{}' : safeJson(call['args']);
-        const key = toolCallKey(call, id, i);
-        entries.push({
-          turn: turn({ id: `${id}#call${i}`, role: 'assistant', type: 'tool_call', content: `${name} ${args}` }),
-          source: at(path),
-          blobs: [],
-          links: { calls: [key] },
-        });
-        const result = resultText(call['result']);
-        if (result === undefined) {
-          const status = typeof call['status'] === 'string' ? ` (status ${call['status']})` : '';
-          issues.push({
-            line: slot.line,
-            severity: 'warning',
-            reason: `message ${id}: tool call ${name}${status} has no recorded result`,
-            hint: 'Gemini CLI records the result in the same toolCalls entry once the tool finishes',
-          });
-          return;
-        }
-        entries.push({
-          turn: turn({ id: `${id}#result${i}`, role: 'tool', type: 'tool_result', content: result.text }),
-          source: at(`${path}.result`),
-          blobs: result.blobs,
-          links: { answers: [key] },
-        });
-      });
-      if (isRecord(message['tokens']) && hasUsage(message['tokens'])) {
-        const atEntry = Math.min(firstEntry, entries.length - 1);
-        usage = { tokens: message['tokens'], ...(atEntry >= 0 ? { atEntry } : {}) };
-        // `input` is the prompt of this call: everything before this message.
-        const input = numberField(message['tokens'], 'input');
-        if (input > 0) points.push({ entriesBefore: firstEntry, contextTokens: input });
-        peakRecorded = Math.max(peakRecorded, input + numberField(message['tokens'], 'output'));
-      }
-    }
-
-    if (notices > 0) notes.push(`${notices} UI notice record(s) (info/warning/error) are not sent to the model: skipped`);
-    if (thoughts > 0) notes.push(`${thoughts} thought summary(ies) not counted: Gemini CLI does not resend thoughts`);
-    if (empty > 0) notes.push(`${empty} empty gemini record(s) (no text, no tool calls) skipped`);
-    if (unknown > 0) notes.push(`${unknown} message record(s) of an unknown type skipped`);
-
-    let recorded: RecordedUsage | undefined;
-    if (usage) {
-      const input = numberField(usage.tokens, 'input');
-      const output = numberField(usage.tokens, 'output');
-      // `input` is the prompt of that call (cached tokens included); the answer (`output`) joins the
-      // history for the next call; `thoughts` do not, so they are left out.
-      recorded = {
-        contextTokens: input + output,
-        source: 'last gemini record tokens: input (prompt incl. cached) + output; thoughts are not kept in history',
-        ...(usage.atEntry !== undefined ? { atEntry: usage.atEntry } : {}),
-      };
-    }
-    return {
-      format: 'gemini',
-      entries,
-      issues,
-      notes,
-      ...(recorded ? { recorded } : {}),
-      usage: points,
-      model: { agent: 'gemini-cli', ...(model !== undefined ? { id: model } : {}) },
-      lifetime: { compactions: [], peakRecorded },
-    };
+    return readSession(doc);
   },
 };
+
+/** What reading the active messages collects. */
+interface SessionReading {
+  readonly issues: ReadIssue[];
+  readonly entries: TranscriptEntry[];
+  notices: number;
+  thoughts: number;
+  unknown: number;
+  empty: number;
+  sawUser: boolean;
+  usage: { tokens: JsonObject; atEntry?: number } | undefined;
+  readonly points: UsagePoint[];
+  model: string | undefined;
+  peakRecorded: number;
+}
+
+/** Where a message's turns come from, and how a turn gets its timestamp. */
+interface SlotView {
+  readonly slot: MessageSlot;
+  readonly id: string;
+  at(sub: string): SourceRef;
+  turn(t: BaseTurn): ConversationTurn;
+}
+
+function readSession(doc: ParsedDocument): Transcript {
+  const issues: ReadIssue[] = [];
+  const notes: string[] = [];
+  const slots = doc.kind === 'json-document' ? documentSlots(doc, issues) : jsonlSlots(doc, issues, notes);
+  const reading: SessionReading = {
+    issues,
+    entries: [],
+    notices: 0,
+    thoughts: 0,
+    unknown: 0,
+    empty: 0,
+    sawUser: false,
+    usage: undefined,
+    points: [],
+    model: undefined,
+    peakRecorded: 0,
+  };
+  for (const slot of slots) readMessage(reading, slot);
+
+  const { notices, thoughts, empty, unknown, usage, model } = reading;
+  if (notices > 0) notes.push(`${notices} UI notice record(s) (info/warning/error) are not sent to the model: skipped`);
+  if (thoughts > 0) notes.push(`${thoughts} thought summary(ies) not counted: Gemini CLI does not resend thoughts`);
+  if (empty > 0) notes.push(`${empty} empty gemini record(s) (no text, no tool calls) skipped`);
+  if (unknown > 0) notes.push(`${unknown} message record(s) of an unknown type skipped`);
+
+  let recorded: RecordedUsage | undefined;
+  if (usage) {
+    const input = numberField(usage.tokens, 'input');
+    const output = numberField(usage.tokens, 'output');
+    // `input` is the prompt of that call (cached tokens included); the answer (`output`) joins the
+    // history for the next call; `thoughts` do not, so they are left out.
+    recorded = {
+      contextTokens: input + output,
+      source: 'last gemini record tokens: input (prompt incl. cached) + output; thoughts are not kept in history',
+      ...(usage.atEntry !== undefined ? { atEntry: usage.atEntry } : {}),
+    };
+  }
+  return {
+    format: 'gemini',
+    entries: reading.entries,
+    issues,
+    notes,
+    ...(recorded ? { recorded } : {}),
+    usage: reading.points,
+    model: { agent: 'gemini-cli', ...(model !== undefined ? { id: model } : {}) },
+    lifetime: { compactions: [], peakRecorded: reading.peakRecorded },
+  };
+}
+
+/** One message of the active list: a user turn, or a model answer with its tool calls and their results. */
+function readMessage(reading: SessionReading, slot: MessageSlot): void {
+  const { message } = slot;
+  const { entries } = reading;
+  const id = typeof message['id'] === 'string' ? message['id'] : `record-${slot.record}`;
+  const type = typeof message['type'] === 'string' ? message['type'] : '';
+  const timestamp = typeof message['timestamp'] === 'string' ? message['timestamp'] : undefined;
+  const view: SlotView = {
+    slot,
+    id,
+    at: (sub) => ({ records: [slot.record], ...(slot.path || sub ? { path: joinPath(slot.path, sub) } : {}) }),
+    turn: (t) => (timestamp !== undefined ? { ...t, timestamp } : { ...t }),
+  };
+  if (NOTICE_TYPES.has(type)) {
+    reading.notices++;
+    return;
+  }
+  if (type === 'user') {
+    const { text, blobs } = partsText(message['content']);
+    let turnType: TurnType = 'message';
+    if (!reading.sawUser && text.trimStart().startsWith('<session_context>')) turnType = 'system';
+    else if (text.includes('<state_snapshot>')) turnType = 'summary';
+    reading.sawUser = true;
+    entries.push({ turn: view.turn({ id, role: 'user', type: turnType, content: text }), source: view.at(''), blobs });
+    return;
+  }
+  if (type !== 'gemini') {
+    reading.unknown++;
+    return;
+  }
+
+  const firstEntry = entries.length;
+  if (typeof message['model'] === 'string' && message['model'] !== '') reading.model = message['model'];
+  const toolCalls = Array.isArray(message['toolCalls']) ? message['toolCalls'] : [];
+  if (Array.isArray(message['thoughts'])) reading.thoughts += message['thoughts'].length;
+  const { text, blobs } = partsText(message['content']);
+  if (text.length > 0 || blobs.length > 0) {
+    entries.push({ turn: view.turn({ id, role: 'assistant', type: 'message', content: text }), source: view.at(''), blobs });
+  } else if (toolCalls.length === 0) {
+    // Nothing the model would see (an aborted or placeholder response).
+    reading.empty++;
+  }
+  toolCalls.forEach((call, i) => {
+    readToolCall(reading, view, call, i);
+  });
+  if (isRecord(message['tokens']) && hasUsage(message['tokens'])) {
+    const atEntry = Math.min(firstEntry, entries.length - 1);
+    reading.usage = { tokens: message['tokens'], ...(atEntry >= 0 ? { atEntry } : {}) };
+    // `input` is the prompt of this call: everything before this message.
+    const input = numberField(message['tokens'], 'input');
+    if (input > 0) reading.points.push({ entriesBefore: firstEntry, contextTokens: input });
+    reading.peakRecorded = Math.max(reading.peakRecorded, input + numberField(message['tokens'], 'output'));
+  }
+}
+
+/** A `toolCalls` entry: the call, and its result recorded in the same entry once the tool finished. */
+function readToolCall(reading: SessionReading, view: SlotView, call: unknown, i: number): void {
+  const { id, slot } = view;
+  const path = `toolCalls[${i}]`;
+  if (!isRecord(call)) {
+    reading.issues.push({ line: slot.line, severity: 'warning', reason: `message ${id}: ${path} is not an object; skipped` });
+    return;
+  }
+  const name = typeof call['name'] === 'string' ? call['name'] : 'unknown_tool';
+  const args = call['args'] === undefined ? '{}' : safeJson(call['args']);
+  const key = toolCallKey(call, id, i);
+  reading.entries.push({
+    turn: view.turn({ id: `${id}#call${i}`, role: 'assistant', type: 'tool_call', content: `${name} ${args}` }),
+    source: view.at(path),
+    blobs: [],
+    links: { calls: [key] },
+  });
+  const result = resultText(call['result']);
+  if (result === undefined) {
+    const status = typeof call['status'] === 'string' ? ` (status ${call['status']})` : '';
+    reading.issues.push({
+      line: slot.line,
+      severity: 'warning',
+      reason: `message ${id}: tool call ${name}${status} has no recorded result`,
+      hint: 'Gemini CLI records the result in the same toolCalls entry once the tool finishes',
+    });
+    return;
+  }
+  reading.entries.push({
+    turn: view.turn({ id: `${id}#result${i}`, role: 'tool', type: 'tool_result', content: result.text }),
+    source: view.at(`${path}.result`),
+    blobs: result.blobs,
+    links: { answers: [key] },
+  });
+}
 
 /**
  * The id that ties a tool call to its result: the call's own `id`, or `${messageId}#${i}` when it
  * has none (call and result share the toolCalls entry, so the position is enough).
  */
-export function toolCallKey(call: JsonObject, messageId: string, index: number): string {
+function toolCallKey(call: JsonObject, messageId: string, index: number): string {
   return typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : `${messageId}#${index}`;
 }
 

@@ -1,29 +1,12 @@
-import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
-import { geminiMessageSlots, isHeader, isLegacyDocument, isSetPatch, resultText, type MessageSlot } from './gemini.js';
-import { isRecord, type JsonObject } from './json.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
+import { geminiMessageSlots, isHeader, isLegacyDocument, isSetPatch, resultText, type MessageSlot } from './read.js';
+import { isNoOp } from '../shared/edit.js';
+import { isRecord, type JsonObject } from '../shared/json.js';
 
 /**
- * Gemini CLI writer (FORMATS §3). The message list Gemini resolves (last version of each id, first
- * position) is pruned at the record level and written back the way Gemini itself rewrites history:
- * - JSONL: every input line is kept byte for byte and one `{"$set":{"messages":[…]}}` checkpoint is
- *   appended (Gemini writes the same after /compress or tool-output masking); the loader restarts
- *   the message list there, so the lines before it no longer count.
- * - Legacy document (one pretty-printed JSON object, whatever the file is called): the whole
- *   document is rewritten with its `messages` replaced, 2-space indented like Gemini writes it. A
- *   legacy document on a single JSONL line stays a single line.
- *
- * What an edit does to a record:
- * - a dropped `user` / `gemini` record is removed (when every entry it produced is dropped);
- * - a dropped tool call removes its whole `toolCalls[]` entry: call and result live there together;
- * - a dropped text with kept tool calls empties `content` to `""` (what Gemini writes for a
- *   tool-only response), so the calls read back without the text;
- * - a masked result becomes one `functionResponse` whose `response.output` is the placeholder, same
- *   call id and name, so the call is still answered and nothing else of the body is sent;
- * - the summary is a new `user` record `[{text}]`. When it falls between two parts of one gemini
- *   record (text and early calls kept, a middle call dropped, later calls kept), the record is split
- *   in two around it, the second half a new gemini record holding the later calls.
- * Notices (info / warning / error) and records that produced no entry pass through unchanged.
+ * Gemini CLI writer: the resolved message list pruned at the record level, appended as a `$set.messages`
+ * checkpoint (JSONL) or written into the legacy document (docs/formats/gemini.md).
  */
 
 /** What one entry is, inside the message its slot holds. */
@@ -41,8 +24,10 @@ const TOOL_PATH = /^(?:(.*)\.)?toolCalls\[(\d+)\](\.result)?$/;
 
 export const geminiWriter: FormatWriter = {
   name: 'gemini',
+  appendRefresh,
 
   write(doc, transcript, edit) {
+    if (isNoOp(edit)) return doc.records.map((r) => ({ from: r.index }));
     const slots = geminiMessageSlots(doc);
     const messages = prunedMessages(slots, transcript, edit);
 
@@ -278,11 +263,11 @@ function maskedCall(call: JsonObject, placeholder: string): JsonObject {
 }
 
 /**
- * [SPEC §6 Refresh] A refresh in a Gemini CLI session: a `user` message record appended to a JSONL
+ * A refresh in a Gemini CLI session: a `user` message record appended to a JSONL
  * session (how Gemini CLI records a new message; every existing line stays byte-identical), or, for
  * a legacy document, the document rewritten with the message at the end of `messages`.
  */
-export function geminiRefreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: { readonly text: string; readonly id: string; readonly now: string }): OutputRecord[] {
+function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
   const lines = doc.records.filter((r) => !r.blank);
   const legacy = doc.kind === 'json-document' || (lines.length === 1 && lines[0]?.values.length === 1 && isLegacyDocument(lines[0].values[0]));
   if (legacy) {

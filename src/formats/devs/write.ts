@@ -1,20 +1,22 @@
-import { SaopEnvelopeSchema, TurnSchema } from '../core/turn.js';
-import type { SaopEnvelope } from '../core/turn.js';
-import { toolIds } from '../core/prune/units.js';
-import { prependRefresh, refreshTurn } from '../core/refresh/orchestrator-context-injector.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import { valueTexts } from '../io/jsonl.js';
-import { isRecord, safeJson } from './json.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
+import { SaopEnvelopeSchema, TurnSchema } from '../../core/turn.js';
+import type { SaopEnvelope } from '../../core/turn.js';
+import { toolIds } from '../../core/prune/units.js';
+import { prependRefresh, refreshTurn } from '../../core/refresh/orchestrator-context-injector.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { valueTexts } from '../../io/jsonl.js';
+import { isRecord, safeJson } from '../shared/json.js';
+import { isNoOp } from '../shared/edit.js';
+import { unpairedToolIds } from '../shared/tool-pairing.js';
+import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
- * Writes an edit back to a native `devs` transcript [SPEC §4]: one turn per line, so a dropped turn
- * is a removed line, a masked tool result is its line with `content` replaced, and the summary is a
- * new `summary` turn on its own line where the first dropped turn was. Every other line, including
- * blank and malformed ones (not turns, but the user's bytes), is kept as it is.
+ * Writes an edit back to a native `devs` transcript: a dropped turn is a removed line, a masked result
+ * its line with `content` replaced, the summary a new line where the first dropped turn was; every other
+ * line, blank and malformed ones included, is kept (docs/formats/devs.md).
  */
 export const devsWriter: FormatWriter = {
   name: 'devs',
+  appendRefresh,
 
   write(doc, transcript, edit) {
     return rewriteLines(doc, transcript, edit, {
@@ -115,9 +117,6 @@ export function rewriteLines(doc: ParsedDocument, transcript: Transcript, edit: 
 }
 
 /** An edit that changes nothing: every line comes back as it was. */
-export function isNoOp(edit: TranscriptEdit): boolean {
-  return edit.dropped.size === 0 && edit.masked.size === 0 && edit.summary === undefined;
-}
 
 function isDevsLine(value: unknown): boolean {
   return TurnSchema.safeParse(value).success || SaopEnvelopeSchema.safeParse(value).success;
@@ -164,41 +163,19 @@ function summaryTurn(transcript: Transcript, edit: TranscriptEdit): unknown {
  * Tool pairing on the read-back entries (call ids from links or a turn's `callId`): every result
  * answers a call made earlier, and every call is answered, unless it is still pending at the very end.
  */
-export function toolPairProblems(entries: readonly TranscriptEntry[]): string[] {
-  const problems: string[] = [];
-  const called = new Map<string, number>();
-  const answered = new Set<string>();
-  entries.forEach((entry, i) => {
-    const { calls, answers } = toolIds(entry);
-    for (const id of calls) called.set(id, i);
-    for (const id of answers) {
-      if (!called.has(id)) problems.push(`${entry.turn.id} answers tool call ${id}, which no earlier turn makes`);
-      answered.add(id);
-    }
-  });
-  for (const [id, i] of called) {
-    if (answered.has(id)) continue;
-    const pendingAtEnd = entries.slice(i + 1).every((e) => e.turn.type === 'tool_call' || e.turn.type === 'tool_result');
-    if (!pendingAtEnd) problems.push(`tool call ${id} (${entries[i]?.turn.id}) has no result`);
-  }
-  return problems;
-}
-
-/** What a refresh appends (the text starts with `[CONTEXT REFRESH]`); ids and time are injected. */
-export interface RefreshAppend {
-  readonly text: string;
-  readonly id: string;
-  readonly now: string;
-  /** The current orchestrator node, which the new turn belongs to. */
-  readonly node?: string | undefined;
+function toolPairProblems(entries: readonly TranscriptEntry[]): string[] {
+  const pending = (at: number): boolean => entries.slice(at + 1).every((e) => e.turn.type === 'tool_call' || e.turn.type === 'tool_result');
+  return unpairedToolIds(entries.map(toolIds), { callBefore: 'earlier', pending }).map(({ kind, id, at }) =>
+    kind === 'answer' ? `${entries[at]?.turn.id} answers tool call ${id}, which no earlier turn makes` : `tool call ${id} (${entries[at]?.turn.id}) has no result`,
+  );
 }
 
 /**
- * [SPEC §6 Refresh] A refresh in a native transcript: a new `refresh` turn at the end, or, when the
+ * A refresh in a native transcript: a new `refresh` turn at the end, or, when the
  * last entry is a SAOP envelope, that envelope written anew with the refresh prepended to its
  * `thought.reasoning` (seed 004's injector); every other line stays byte-identical.
  */
-export function devsRefreshRecords(doc: ParsedDocument, transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
+function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
   const last = transcript.entries[transcript.entries.length - 1];
   const record = last ? doc.records[last.source.records[0] ?? -1] : undefined;
   const values = record?.values.filter(isDevsLine) ?? [];

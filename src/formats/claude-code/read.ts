@@ -1,36 +1,22 @@
-import type { ConversationTurn, TurnType } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import { imageSize } from './image-size.js';
-import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEntry } from './types.js';
-import type { CompactionRecord, UsagePoint } from '../core/transcript.js';
-import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from './json.js';
+import type { ConversationTurn, TurnType } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { imageSize } from '../shared/image-size.js';
+import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEntry } from '../types.js';
+import type { CompactionRecord, UsagePoint } from '../../core/transcript.js';
+import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from '../shared/json.js';
+import { lastAssistantPending, unpairedToolIds } from '../shared/tool-pairing.js';
+import { readSessionTree, type SessionLine, type SessionTree } from './tree.js';
 
 /**
- * Claude Code session files (FORMATS §1): lines linked by `parentUuid` into a tree.
- *
- * Decisions:
- * - The active context is the chain from the last user/assistant/attachment line (not sidechain)
- *   up to its root, cut after the last `compact_boundary` on it (FORMATS §1.8).
- * - 2.1.x writes each parallel tool result as a child of its own tool_use line, so those results
- *   sit on side branches: every tool_result answering a tool_use on the active chain is put back,
- *   in file order, as Claude Code does when it rebuilds the request (FORMATS §1.7).
- * - The lines of one API response (one content block each, sharing `message.id`) are one turn,
- *   placed where its first line is; `source.records` lists every line.
- * - progress, system, file-history-snapshot, queue-operation, summary (titles), sidechain and
- *   `<synthetic>` assistant lines are not turns; `toolUseResult` (the UI copy of a tool output) is
- *   never read, only `message.content`.
- * - Images and documents are blobs, not text; `redacted_thinking` is an encrypted blob; thinking
- *   `signature`s are ignored (they are not sent as tokens).
- * - `attachment` lines (2.1.97+) are user context; their text is approximated (`content` when it
- *   is a string, otherwise the attachment's JSON).
+ * Reads Claude Code session files: a tree of lines linked by `parentUuid`, whose active chain (after the
+ * last compaction, parallel results re-attached) is the context. What the format is, its traps and the
+ * reading decisions: docs/formats/claude-code.md.
  */
 
 /** Lines that only say "Claude Code" weakly (no message), skipped when sampling for detection. */
 const NOISE_TYPES = new Set(['queue-operation', 'file-history-snapshot']);
 const DETECT_SCAN_LIMIT = 5000;
-/** Line types a session can be resumed from (FORMATS §1.8: "the last suitable line"). */
-export const LEAF_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'attachment']);
 /** Claude Code's window for Claude models (the 1M window is an opt-in mode, seen in records above this). */
 const CLAUDE_CODE_WINDOW = 200_000;
 const CLAUDE_1M_WINDOW = 1_000_000;
@@ -93,7 +79,7 @@ function detect(doc: ParsedDocument): number {
         sampled++;
       } else if (isClaudeBookkeeping(value)) {
         bookkeeping++;
-        // A file can be mostly queue-operations (FORMATS §1.10): keep looking for messages.
+        // A file can be mostly queue-operations (docs/formats/claude-code.md, Traps): keep looking for messages.
         if (!NOISE_TYPES.has(String(value['type']))) sampled++;
       } else {
         if (isForeign(value)) foreign++;
@@ -105,17 +91,6 @@ function detect(doc: ParsedDocument): number {
   if (foreign > messages + bookkeeping) return 2;
   if (messages >= 3) return 9;
   return messages + bookkeeping >= 2 ? 8 : 7;
-}
-
-/** One line (one parsed value) with a `uuid`. */
-interface Node {
-  readonly value: JsonObject;
-  readonly uuid: string;
-  readonly type: string;
-  readonly record: number;
-  readonly line: number;
-  /** Position among all parsed values (glued lines hold several). */
-  readonly order: number;
 }
 
 /** A turn being built (an assistant turn collects the lines of its response). */
@@ -283,7 +258,7 @@ function addContent(builder: Builder, content: unknown, state: ReadState): void 
   }
 }
 
-function newBuilder(node: Node, role: ConversationTurn['role']): Builder {
+function newBuilder(node: SessionLine, role: ConversationTurn['role']): Builder {
   return {
     id: node.uuid,
     role,
@@ -359,169 +334,167 @@ function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {
     issues.push({ line: 0, severity: 'error', reason: 'a Claude Code session is JSONL, but this file is one JSON document' });
     return { format: 'claude-code', entries: [], issues, notes };
   }
+  const file = scanFile(doc, issues);
+  const tree = readSessionTree(doc, { wholeLife: options.wholeLife === true, subagents: true });
+  issues.push(...tree.issues);
+  let model = file.model;
+  if (tree.subagent) {
+    notes.push('only sidechain lines: read as a subagent transcript (its own chain)');
+    model ??= subagentModel(tree);
+  }
+  if (!tree.leaf) notes.push('no user or assistant line to start the active chain from');
+  const compaction = compactionsOnChain(tree.walk, file.compactBoundariesInFile, notes);
+  if (tree.reattached.size > 0) {
+    notes.push(`${plural(tree.reattached.size, 'tool result')} of parallel calls re-attached from side branches`);
+  }
 
-  // Pass 1: index every line with a uuid; remember the largest usage copy of each API response.
-  const byUuid = new Map<string, Node>();
-  const nodes: Node[] = [];
-  const usageByKey = new Map<string, { context: number; total: number }>();
-  const skippedByType = new Map<string, number>();
-  const duplicateUuids: { line: number; first: number; uuid: string }[] = [];
-  let leaf: Node | undefined;
-  let order = 0;
-  let values = 0;
-  let compactBoundariesInFile = 0;
-  let sidechainLines = 0;
-  let sidechainLeaf: Node | undefined;
-  let model: string | undefined;
-  let peakRecorded = 0;
-  const compactions: CompactionRecord[] = [];
-  // The whole file's time span: a session that compacted started long before its active chain.
-  let firstAt: { at: number; raw: string } | undefined;
-  let lastAt: { at: number; raw: string } | undefined;
+  const turns = buildTurns(tree.context, state, options.wholeLife === true);
+  issues.push(...pairingIssues(turns.builders));
+  const entries = turns.builders.map((b) => {
+    const entry = toEntry(b);
+    const cleared = b.toolResultIds.length > 0 && b.toolResultIds.every((id) => compaction.clearedToolIds.has(id));
+    return cleared ? { ...entry, notSent: 'tool result cleared from the request by Claude Code microcompaction' } : entry;
+  });
+  const { usage, recorded } = recordedUsage(turns.builders, file.usageByKey, compaction.boundary, notes);
+  notes.push(...leftOutNotes(file, tree, turns, state));
+
+  issues.sort((a, b) => a.line - b.line);
+  const recordedWindow = file.peakRecorded > CLAUDE_CODE_WINDOW ? CLAUDE_1M_WINDOW : undefined;
+  const { firstAt, lastAt } = file;
+  return {
+    format: 'claude-code',
+    entries,
+    issues,
+    ...(recorded ? { recorded } : {}),
+    usage,
+    model: {
+      agent: 'claude-code',
+      ...(model !== undefined ? { id: model } : {}),
+      ...(recordedWindow !== undefined
+        ? { recordedWindow, recordedWindowHow: `a recorded context of ${file.peakRecorded.toLocaleString('en-US')} tokens (above 200k: 1M mode)` }
+        : {}),
+    },
+    lifetime: { compactions: file.compactions, peakRecorded: file.peakRecorded, ...(firstAt && lastAt ? { span: { first: firstAt.raw, last: lastAt.raw } } : {}) },
+    ...carriedCalibration(compaction.boundary?.value),
+    notes,
+  };
+}
+
+/** The calibration a devs-ctx prune recorded on the compact boundary it wrote (`devsCtxCalibration`). */
+function carriedCalibration(boundary: JsonObject | undefined): { carriedCalibration?: { overhead: number; scale: number } } {
+  const carried = boundary?.['devsCtxCalibration'];
+  if (!isRecord(carried)) return {};
+  const { overhead, scale } = carried;
+  if (typeof overhead !== 'number' || typeof scale !== 'number' || !Number.isFinite(overhead) || !(scale > 0)) return {};
+  return { carriedCalibration: { overhead, scale } };
+}
+
+/** What the whole file says besides its tree: compactions, recorded usage, the model, its time span. */
+interface FileScan {
+  values: number;
+  readonly skippedByType: Map<string, number>;
+  readonly usageByKey: Map<string, { context: number; total: number }>;
+  readonly compactions: CompactionRecord[];
+  compactBoundariesInFile: number;
+  model: string | undefined;
+  peakRecorded: number;
+  firstAt: { at: number; raw: string } | undefined;
+  lastAt: { at: number; raw: string } | undefined;
+}
+
+/** Every value of the file, tree or not: remembers the largest usage copy of each API response. */
+function scanFile(doc: ParsedDocument, issues: ReadIssue[]): FileScan {
+  const scan: FileScan = {
+    values: 0,
+    skippedByType: new Map(),
+    usageByKey: new Map(),
+    compactions: [],
+    compactBoundariesInFile: 0,
+    model: undefined,
+    peakRecorded: 0,
+    firstAt: undefined,
+    lastAt: undefined,
+  };
   for (const record of doc.records) {
     for (const value of record.values) {
-      values++;
+      scan.values++;
       if (!isRecord(value)) {
         issues.push({ line: record.line, severity: 'warning', reason: 'line is JSON but not an object; skipped' });
         continue;
       }
       const type = str(value['type']) ?? 'without a type';
-      const uuid = str(value['uuid']);
+      // The whole file's time span: a session that compacted started long before its active chain.
       const stamp = str(value['timestamp']);
       const at = stamp === undefined ? NaN : Date.parse(stamp);
       if (stamp !== undefined && Number.isFinite(at)) {
-        if (firstAt === undefined || at < firstAt.at) firstAt = { at, raw: stamp };
-        if (lastAt === undefined || at > lastAt.at) lastAt = { at, raw: stamp };
+        if (scan.firstAt === undefined || at < scan.firstAt.at) scan.firstAt = { at, raw: stamp };
+        if (scan.lastAt === undefined || at > scan.lastAt.at) scan.lastAt = { at, raw: stamp };
       }
       if (type === 'system' && value['subtype'] === 'compact_boundary') {
-        compactBoundariesInFile++;
+        scan.compactBoundariesInFile++;
         const meta = value['compactMetadata'];
-        const timestamp = str(value['timestamp']);
-        compactions.push({
+        scan.compactions.push({
           preTokens: isRecord(meta) ? num(meta['preTokens']) : 0,
           trigger: (isRecord(meta) ? str(meta['trigger']) : undefined) ?? 'unknown',
-          ...(timestamp !== undefined ? { timestamp } : {}),
+          ...(stamp !== undefined ? { timestamp: stamp } : {}),
         });
       }
-      if (type === 'assistant' && isRecord(value['message'])) {
-        const key = usageKeyOf(value, value['message']);
-        const usage = usageOf(value['message']);
-        const id = str(value['message']['model']);
-        if (id !== undefined && id !== SYNTHETIC_MODEL && value['isSidechain'] !== true) model = id;
-        if (usage && usage.context > peakRecorded) peakRecorded = usage.context;
-        const known = key === undefined ? undefined : usageByKey.get(key);
-        if (key !== undefined && usage && (!known || usage.total > known.total)) usageByKey.set(key, usage);
-      }
-      if (uuid === undefined) {
-        skippedByType.set(type, (skippedByType.get(type) ?? 0) + 1);
-        continue;
-      }
-      const node: Node = { value, uuid, type, record: record.index, line: record.line, order: order++ };
-      const earlier = byUuid.get(uuid);
-      if (earlier) duplicateUuids.push({ line: record.line, first: earlier.line, uuid });
-      byUuid.set(uuid, node);
-      nodes.push(node);
-      if (value['isSidechain'] === true) {
-        sidechainLines++;
-        if (LEAF_TYPES.has(type)) sidechainLeaf = node;
-      } else if (LEAF_TYPES.has(type)) leaf = node;
+      if (type === 'assistant' && isRecord(value['message'])) scanAssistant(scan, value, value['message']);
+      if (str(value['uuid']) === undefined) scan.skippedByType.set(type, (scan.skippedByType.get(type) ?? 0) + 1);
     }
   }
-  for (const dup of duplicateUuids.slice(0, MAX_LISTED_ISSUES)) {
-    issues.push({
-      line: dup.line,
-      severity: 'warning',
-      reason: `uuid ${dup.uuid} was already used on line ${dup.first}; the later line is used (a resumed session rewrote it?)`,
-    });
-  }
-  if (duplicateUuids.length > MAX_LISTED_ISSUES) {
-    issues.push({ line: 0, severity: 'warning', reason: `${duplicateUuids.length - MAX_LISTED_ISSUES} more repeated uuids` });
-  }
+  return scan;
+}
 
-  // A subagent's own file (subagents/agent-*.jsonl) holds only sidechain lines: read its own chain.
-  const subagent = leaf === undefined && sidechainLeaf !== undefined;
-  if (subagent) {
-    leaf = sidechainLeaf;
-    notes.push('only sidechain lines: read as a subagent transcript (its own chain)');
-    if (model === undefined) {
-      for (const node of nodes) {
-        const message = node.value['message'];
-        const id = isRecord(message) ? str(message['model']) : undefined;
-        if (node.type === 'assistant' && id !== undefined && id !== SYNTHETIC_MODEL) model = id;
-      }
-    }
-  }
+function scanAssistant(scan: FileScan, value: JsonObject, message: JsonObject): void {
+  const key = usageKeyOf(value, message);
+  const usage = usageOf(message);
+  const id = str(message['model']);
+  if (id !== undefined && id !== SYNTHETIC_MODEL && value['isSidechain'] !== true) scan.model = id;
+  if (usage && usage.context > scan.peakRecorded) scan.peakRecorded = usage.context;
+  const known = key === undefined ? undefined : scan.usageByKey.get(key);
+  if (key !== undefined && usage && (!known || usage.total > known.total)) scan.usageByKey.set(key, usage);
+}
 
-  // Pass 2: walk from the leaf to its root.
-  const chain: Node[] = [];
-  if (leaf) {
-    const seen = new Set<string>();
-    for (let node: Node | undefined = leaf; node; ) {
-      if (seen.has(node.uuid)) {
-        issues.push({ line: node.line, severity: 'error', reason: `parentUuid links form a cycle at uuid ${node.uuid}; the chain stops here` });
-        break;
-      }
-      seen.add(node.uuid);
-      chain.push(node);
-      let parent = node.value['parentUuid'];
-      if (typeof parent !== 'string' && options.wholeLife === true && node.value['subtype'] === 'compact_boundary') {
-        // A compact boundary starts a new chain. The session before it ended at its logical parent,
-        // which real files often do not hold: then at the last main-chain message before the boundary.
-        const logical = node.value['logicalParentUuid'];
-        const at = node.order;
-        const before = typeof logical === 'string' && byUuid.has(logical) ? byUuid.get(logical) : nodes.findLast((n) => n.order < at && LEAF_TYPES.has(n.type) && n.value['isSidechain'] !== true);
-        if (before === undefined) break;
-        parent = before.uuid;
-      }
-      if (typeof parent !== 'string') break;
-      const next = byUuid.get(parent);
-      if (!next) {
-        issues.push({
-          line: node.line,
-          severity: 'warning',
-          reason: `parentUuid ${parent} is not in the file (dangling link): the active chain starts at this line`,
-          hint: 'Claude Code --resume may show a truncated history for this session',
-        });
-        break;
-      }
-      node = next;
-    }
-    chain.reverse();
-  } else {
-    notes.push('no user or assistant line to start the active chain from');
+/** A subagent file's model: the last real assistant line's, sidechain or not. */
+function subagentModel(tree: SessionTree): string | undefined {
+  let model: string | undefined;
+  for (const line of tree.lines) {
+    const message = line.value['message'];
+    const id = isRecord(message) ? str(message['model']) : undefined;
+    if (line.type === 'assistant' && id !== undefined && id !== SYNTHETIC_MODEL) model = id;
   }
+  return model;
+}
 
-  // Everything before the last compact boundary on the chain is summarised away.
-  let cut = 0;
-  let boundary: Node | undefined;
-  let boundariesOnChain = 0;
+/** The last compact boundary on the walk, and the tool results microcompaction cleared after it. */
+function compactionsOnChain(walk: readonly SessionLine[], inFile: number, notes: string[]) {
+  let boundary: SessionLine | undefined;
   let microcompactsAfter = 0;
   /** tool_use ids whose results Claude Code cleared from the request (microcompaction after the last compaction). */
   let clearedToolIds = new Set<string>();
-  chain.forEach((node, i) => {
-    if (node.type !== 'system') return;
-    if (node.value['subtype'] === 'compact_boundary') {
-      boundariesOnChain++;
-      boundary = node;
-      if (options.wholeLife !== true) cut = i + 1;
+  for (const line of walk) {
+    if (line.type !== 'system') continue;
+    if (line.value['subtype'] === 'compact_boundary') {
+      boundary = line;
       microcompactsAfter = 0;
       clearedToolIds = new Set();
-    } else if (node.value['subtype'] === 'microcompact_boundary') {
+    } else if (line.value['subtype'] === 'microcompact_boundary') {
       microcompactsAfter++;
-      const meta = node.value['microcompactMetadata'];
+      const meta = line.value['microcompactMetadata'];
       const ids = isRecord(meta) ? meta['compactedToolIds'] : undefined;
       if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'string') clearedToolIds.add(id);
     }
-  });
+  }
   if (boundary) {
     const meta = boundary.value['compactMetadata'];
     const pre = isRecord(meta) ? num(meta['preTokens']) : 0;
     notes.push(
-      `${plural(compactBoundariesInFile, 'compact boundary', 'compact boundaries')}; counting after the last` +
+      `${plural(inFile, 'compact boundary', 'compact boundaries')}; counting after the last` +
         (pre > 0 ? ` (Claude Code counted ${pre.toLocaleString('en-US')} before it)` : ''),
     );
-  } else if (compactBoundariesInFile > 0) {
-    notes.push(`${plural(compactBoundariesInFile, 'compact boundary', 'compact boundaries')} in the file, none on the active chain`);
+  } else if (inFile > 0) {
+    notes.push(`${plural(inFile, 'compact boundary', 'compact boundaries')} in the file, none on the active chain`);
   }
   if (microcompactsAfter > 0) {
     notes.push(
@@ -529,79 +502,59 @@ function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {
         `the results of ${plural(clearedToolIds.size, 'tool call')} are cleared from the request (the file keeps them) and count 0`,
     );
   }
-  const active = chain.slice(cut);
-  const onChain = new Set(active.map((n) => n.uuid));
+  return { boundary, clearedToolIds };
+}
 
-  // Pass 3: put back tool results that hang on side branches (2.1.x parallel calls).
-  const callsOnChain = new Set<string>();
-  const answered = new Set<string>();
-  for (const node of active) {
-    for (const block of contentBlocks(node.value)) {
-      if (node.type === 'assistant' && block['type'] === 'tool_use' && typeof block['id'] === 'string') callsOnChain.add(block['id']);
-      if (node.type === 'user' && block['type'] === 'tool_result' && typeof block['tool_use_id'] === 'string') answered.add(block['tool_use_id']);
-    }
-  }
-  const reattached: Node[] = [];
-  const firstActiveOrder = active[0]?.order ?? Number.POSITIVE_INFINITY;
-  for (const node of nodes) {
-    if (node.type !== 'user' || node.order < firstActiveOrder || onChain.has(node.uuid) || (node.value['isSidechain'] === true) !== subagent) continue;
-    const ids = contentBlocks(node.value)
-      .filter((b) => b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string')
-      .map((b) => String(b['tool_use_id']));
-    if (ids.length > 0 && ids.some((id) => callsOnChain.has(id) && !answered.has(id))) {
-      for (const id of ids) answered.add(id);
-      reattached.push(node);
-      onChain.add(node.uuid);
-    }
-  }
-  const context = reattached.length > 0 ? [...active, ...reattached].sort((a, b) => a.order - b.order) : active;
-  if (reattached.length > 0) {
-    notes.push(`${plural(reattached.length, 'tool result')} of parallel calls re-attached from side branches`);
-  }
+interface BuiltTurns {
+  readonly builders: Builder[];
+  /** Lines on the chain that are no turn, by type (`system/<subtype>` for system lines). */
+  readonly skippedOnChain: Map<string, number>;
+  synthetic: number;
+  attachments: number;
+}
 
-  // Pass 4: lines → turns (one assistant turn per API response).
-  const builders: Builder[] = [];
+/** Pass 4: context lines → turns (one assistant turn per API response). */
+function buildTurns(context: readonly SessionLine[], state: ReadState, wholeLife: boolean): BuiltTurns {
+  const built: BuiltTurns = { builders: [], skippedOnChain: new Map(), synthetic: 0, attachments: 0 };
+  const { builders, skippedOnChain } = built;
   const byMessageId = new Map<string, Builder>();
-  const skippedOnChain = new Map<string, number>();
-  let synthetic = 0;
-  let attachments = 0;
-  for (const node of context) {
-    const { value } = node;
-    if (node.type === 'attachment') {
-      const builder = newBuilder(node, 'user');
+  for (const line of context) {
+    const { value } = line;
+    if (line.type === 'attachment') {
+      const builder = newBuilder(line, 'user');
       const attachment = value['attachment'];
       builder.parts.push(
         isRecord(attachment) && typeof attachment['content'] === 'string' ? attachment['content'] : safeJson(attachment ?? null),
       );
       builder.blockTypes.add('text');
       builders.push(builder);
-      attachments++;
+      built.attachments++;
       continue;
     }
-    if (node.type !== 'user' && node.type !== 'assistant') {
-      const key = node.type === 'system' ? `system/${str(value['subtype']) ?? '?'}` : node.type;
+    if (line.type !== 'user' && line.type !== 'assistant') {
+      const key = line.type === 'system' ? `system/${str(value['subtype']) ?? '?'}` : line.type;
       skippedOnChain.set(key, (skippedOnChain.get(key) ?? 0) + 1);
       continue;
     }
-    if (options.wholeLife === true && value['isCompactSummary'] === true) continue;
+    if (wholeLife && value['isCompactSummary'] === true) continue;
     const message = value['message'];
     if (!isRecord(message)) {
-      issues.push({ line: node.line, severity: 'warning', reason: `${node.type} line without a message object; skipped` });
+      state.issues.push({ line: line.line, severity: 'warning', reason: `${line.type} line without a message object; skipped` });
       continue;
     }
-    if (node.type === 'assistant') {
+    if (line.type === 'assistant') {
       if (message['model'] === SYNTHETIC_MODEL) {
-        synthetic++;
+        built.synthetic++;
         continue;
       }
       const messageId = str(message['id']);
       const existing = messageId === undefined ? undefined : byMessageId.get(messageId);
       if (existing) {
-        existing.records.push(node.record);
+        existing.records.push(line.record);
         addContent(existing, message['content'], state);
         continue;
       }
-      const builder = newBuilder(node, 'assistant');
+      const builder = newBuilder(line, 'assistant');
       builder.usageKey = usageKeyOf(value, message);
       if (messageId !== undefined) byMessageId.set(messageId, builder);
       addContent(builder, message['content'], state);
@@ -610,45 +563,42 @@ function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {
     }
     const content = message['content'];
     const isResult = Array.isArray(content) && content.some((b) => isRecord(b) && b['type'] === 'tool_result');
-    const builder = newBuilder(node, isResult ? 'tool' : 'user');
+    const builder = newBuilder(line, isResult ? 'tool' : 'user');
     addContent(builder, content, state);
     builders.push(builder);
   }
+  return built;
+}
 
-  // Pairing checks: a prune must never separate a call from its result.
-  const calls = new Set(builders.flatMap((b) => b.toolUseIds));
-  const results = new Set(builders.flatMap((b) => b.toolResultIds));
-  const pairingIssues: ReadIssue[] = [];
-  for (const b of builders) {
-    for (const id of b.toolResultIds) {
-      if (!calls.has(id)) {
-        pairingIssues.push({ line: b.line, severity: 'warning', reason: `tool_result for ${id} has no tool_use on the active chain` });
-      }
-    }
-  }
-  const lastAssistant = [...builders].reverse().find((b) => b.role === 'assistant');
-  for (const b of builders) {
-    if (b === lastAssistant) continue; // a session can end while its last tools run
-    for (const id of b.toolUseIds) {
-      if (!results.has(id)) {
-        pairingIssues.push({ line: b.line, severity: 'warning', reason: `tool_use ${id} has no tool_result on the active chain` });
-      }
-    }
-  }
-  issues.push(...pairingIssues.slice(0, MAX_LISTED_ISSUES));
-  if (pairingIssues.length > MAX_LISTED_ISSUES) {
-    issues.push({ line: 0, severity: 'warning', reason: `${pairingIssues.length - MAX_LISTED_ISSUES} more unpaired tool calls or results` });
-  }
-
-  const entries = builders.map((b) => {
-    const entry = toEntry(b);
-    const cleared = b.toolResultIds.length > 0 && b.toolResultIds.every((id) => clearedToolIds.has(id));
-    return cleared ? { ...entry, notSent: 'tool result cleared from the request by Claude Code microcompaction' } : entry;
+/** Pairing checks: a prune must never separate a call from its result. */
+function pairingIssues(builders: readonly Builder[]): ReadIssue[] {
+  const problems = unpairedToolIds(
+    builders.map((b) => ({ calls: b.toolUseIds, answers: b.toolResultIds })),
+    { callBefore: 'anywhere', pending: lastAssistantPending(builders.map((b) => b.role)) },
+  );
+  const issues: ReadIssue[] = problems.slice(0, MAX_LISTED_ISSUES).map((p) => {
+    const line = builders[p.at]?.line ?? 0;
+    return p.kind === 'answer'
+      ? { line, severity: 'warning', reason: `tool_result for ${p.id} has no tool_use on the active chain` }
+      : { line, severity: 'warning', reason: `tool_use ${p.id} has no tool_result on the active chain` };
   });
+  if (problems.length > MAX_LISTED_ISSUES) {
+    issues.push({ line: 0, severity: 'warning', reason: `${problems.length - MAX_LISTED_ISSUES} more unpaired tool calls or results` });
+  }
+  return issues;
+}
 
-  // Recorded usage: every real API call on the active chain that still describes it. A call made
-  // before the last compact boundary is stale: the lines a prune keeps after its boundary carry
-  // the usage of requests that held the turns it dropped.
+/**
+ * Recorded usage: every real API call on the active chain that still describes it. A call made
+ * before the last compact boundary is stale: the lines a prune keeps after its boundary carry
+ * the usage of requests that held the turns it dropped.
+ */
+function recordedUsage(
+  builders: readonly Builder[],
+  usageByKey: ReadonlyMap<string, { context: number; total: number }>,
+  boundary: SessionLine | undefined,
+  notes: string[],
+): { usage: UsagePoint[]; recorded: RecordedUsage | undefined } {
   const boundaryTime = boundary ? str(boundary.value['timestamp']) : undefined;
   const usage: UsagePoint[] = [];
   let staleCalls = 0;
@@ -667,58 +617,28 @@ function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {
   if (staleCalls > 0) {
     notes.push(`${plural(staleCalls, 'recorded API call')} made before the context was last pruned or compacted: not used for its size`);
   }
-  const recordedWindow = peakRecorded > CLAUDE_CODE_WINDOW ? CLAUDE_1M_WINDOW : undefined;
+  return { usage, recorded };
+}
 
-  // What was left out, in one line.
-  const offChain = nodes.length - context.length - (subagent ? 0 : sidechainLines);
+/** What was left out, in one line, and what was read only approximately. */
+function leftOutNotes(file: FileScan, tree: SessionTree, turns: BuiltTurns, state: ReadState): string[] {
+  const notes: string[] = [];
+  const sidechainLines = tree.lines.filter((l) => l.value['isSidechain'] === true).length;
+  const offChain = tree.lines.length - tree.context.length - (tree.subagent ? 0 : sidechainLines);
   const skipped: string[] = [];
   const add = (n: number, what: string): void => {
     if (n > 0) skipped.push(`${n.toLocaleString('en-US')} ${what}`);
   };
-  for (const [type, n] of [...skippedByType].sort((a, b) => b[1] - a[1])) add(n, type);
-  for (const [type, n] of [...skippedOnChain].sort((a, b) => b[1] - a[1])) add(n, `${type} on the chain`);
-  if (!subagent) add(sidechainLines, 'sidechain');
-  add(synthetic, '<synthetic> assistant');
+  for (const [type, n] of [...file.skippedByType].sort((a, b) => b[1] - a[1])) add(n, type);
+  for (const [type, n] of [...turns.skippedOnChain].sort((a, b) => b[1] - a[1])) add(n, `${type} on the chain`);
+  if (!tree.subagent) add(sidechainLines, 'sidechain');
+  add(turns.synthetic, '<synthetic> assistant');
   add(offChain, 'off the active chain (before the last compaction or on other branches)');
-  if (skipped.length > 0) notes.push(`${plural(values, 'line')} read; not context: ${skipped.join(', ')}`);
-  if (attachments > 0) notes.push(`${plural(attachments, 'attachment line')} read as user context (text approximated)`);
+  if (skipped.length > 0) notes.push(`${plural(file.values, 'line')} read; not context: ${skipped.join(', ')}`);
+  if (turns.attachments > 0) notes.push(`${plural(turns.attachments, 'attachment line')} read as user context (text approximated)`);
   if (state.repeatedBlocks > 0) notes.push(`${plural(state.repeatedBlocks, 'repeated content block')} of a response written twice counted once`);
   if (state.unknownBlocks > 0) notes.push(`${plural(state.unknownBlocks, 'content block')} of an unknown type: only their text is counted`);
-
-  issues.sort((a, b) => a.line - b.line);
-  return {
-    format: 'claude-code',
-    entries,
-    issues,
-    ...(recorded ? { recorded } : {}),
-    usage,
-    model: {
-      agent: 'claude-code',
-      ...(model !== undefined ? { id: model } : {}),
-      ...(recordedWindow !== undefined
-        ? { recordedWindow, recordedWindowHow: `a recorded context of ${peakRecorded.toLocaleString('en-US')} tokens (above 200k: 1M mode)` }
-        : {}),
-    },
-    lifetime: { compactions, peakRecorded, ...(firstAt && lastAt ? { span: { first: firstAt.raw, last: lastAt.raw } } : {}) },
-    ...carriedCalibration(boundary?.value),
-    notes,
-  };
-}
-
-/** The calibration a devs-ctx prune recorded on the compact boundary it wrote (`devsCtxCalibration`). */
-function carriedCalibration(boundary: JsonObject | undefined): { carriedCalibration?: { overhead: number; scale: number } } {
-  const carried = boundary?.['devsCtxCalibration'];
-  if (!isRecord(carried)) return {};
-  const { overhead, scale } = carried;
-  if (typeof overhead !== 'number' || typeof scale !== 'number' || !Number.isFinite(overhead) || !(scale > 0)) return {};
-  return { carriedCalibration: { overhead, scale } };
-}
-
-/** The content blocks of a line's message (empty for a string or missing content). */
-export function contentBlocks(value: JsonObject): JsonObject[] {
-  const message = value['message'];
-  if (!isRecord(message) || !Array.isArray(message['content'])) return [];
-  return message['content'].filter(isRecord);
+  return notes;
 }
 
 /**

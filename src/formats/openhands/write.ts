@@ -1,26 +1,21 @@
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from './types.js';
-import { findRuns, NOT_SENT_ACTIONS, NOT_SENT_OBSERVATIONS } from './openhands.js';
-import { isRecord, str, type JsonObject } from './json.js';
+import { UsageError } from '../../core/errors.js';
+import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
+import { findRuns, NOT_SENT_ACTIONS, NOT_SENT_OBSERVATIONS } from './read.js';
+import { isRecord, str, type JsonObject } from '../shared/json.js';
 
 /**
- * OpenHands writer (FORMATS §4.4). Only the active run (the last one, as the adapter reads it) is
- * rewritten, as one new line replacing its own; every other line is kept byte for byte.
- * - A dropped entry removes its event from `history`. Events that are never sent to the model
- *   (`recall` actions, state changes…) have no entry of their own: they leave with the event they
- *   are tied to by `cause` (a recall action with its recall observation), so nothing is left half.
- *   Action and observation of one tool call are one prune unit (same `tool_call_id`), so they are
- *   dropped together by the edit itself.
- * - A masked observation keeps its place, id, `cause` and `tool_call_metadata`; only `content` (the
- *   text sent back to the model) becomes the placeholder.
- * - The summary is a user `message` action, which OpenHands sends as a user message; its id is one
- *   more than the largest event id, so no id (nor any `cause` pointing at one) is reused.
- * A run stored as a single JSON document is rewritten whole, 2-space indented.
+ * OpenHands writer: only the active run is rewritten, as one line replacing its own; every other line is
+ * kept byte for byte (docs/formats/openhands.md).
  */
 
 const HISTORY_PATH = /history\[(\d+)\](\.args\.tools)?$/;
 
 export const openhandsWriter: FormatWriter = {
   name: 'openhands',
+
+  appendRefresh() {
+    throw new UsageError('an OpenHands evaluation output is a finished run: there is no agent to refresh');
+  },
 
   write(doc, transcript, edit) {
     const active = findRuns(doc).runs.at(-1);

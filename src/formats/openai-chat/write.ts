@@ -1,22 +1,23 @@
-import type { ParsedDocument } from '../io/jsonl.js';
-import { isNoOp, rewriteLines } from './devs-write.js';
-import { isRecord, type JsonObject, safeJson } from './json.js';
-import { answeredIds, locateMessages, readsAsMessage, toolCalls } from './openai-chat.js';
-import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from './types.js';
-import { dominantEol } from './write.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { rewriteLines } from '../devs/write.js';
+import { isNoOp } from '../shared/edit.js';
+import { isRecord, type JsonObject, safeJson } from '../shared/json.js';
+import { answeredIds, locateMessages, readsAsMessage, toolCalls } from './read.js';
+import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
+import { dominantEol } from '../shared/eol.js';
 
 /**
- * Writes an edit back to OpenAI chat messages (FORMATS §4.1), in the shape they were read from:
- * - one message per line: lines are removed, masked or added, like the native format;
- * - one conversation per line: the active (last) conversation's line is rewritten, compact;
- * - one JSON document: the whole document is rewritten, indented the way the input was.
- *
- * The summary is a `user` message, not a `system` one: a system message reads back as a pinned
- * `system` turn, so a later prune could never fold the summary into the next one, and text distilled
- * from tool output should not gain system authority. Codex and Claude Code write theirs as user turns too.
+ * Writes an edit back to OpenAI chat messages in the shape they were read from; the summary is a user
+ * message (docs/formats/openai-chat.md).
  */
 export const openaiChatWriter: FormatWriter = {
   name: 'openai-chat',
+
+  /** A refresh is a user message at the end: the summary of an edit that drops nothing. */
+  appendRefresh(doc, transcript, refresh) {
+    const summary = { text: refresh.text, at: transcript.entries.length };
+    return openaiChatWriter.write(doc, transcript, { dropped: new Set(), masked: new Map(), summary, now: refresh.now, newId: () => refresh.id });
+  },
 
   write(doc, transcript, edit) {
     if (isNoOp(edit)) return doc.records.map((r) => ({ from: r.index }));
@@ -106,7 +107,9 @@ function rewriteDocument(value: unknown, transcript: Transcript, edit: Transcrip
 
 function rewriteMessages(messages: readonly unknown[], transcript: Transcript, edit: TranscriptEdit, summary: JsonObject | undefined): unknown[] {
   const entryOf = new Map<number, number>();
-  transcript.entries.forEach((entry, i) => entryOf.set(messageIndex(entry.source.path), i));
+  transcript.entries.forEach((entry, i) => {
+    entryOf.set(messageIndex(entry.source.path), i);
+  });
   let summaryBefore: number | undefined;
   if (edit.summary) {
     const at = transcript.entries[edit.summary.at];

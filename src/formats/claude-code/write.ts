@@ -1,44 +1,32 @@
-import { toolIds } from '../core/prune/units.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import { valueTexts } from '../io/jsonl.js';
-import { contentBlocks, LEAF_TYPES, SYNTHETIC_MODEL } from './claude-code.js';
-import { isRecord, str, type JsonObject } from './json.js';
-import type { FormatWriter, OutputRecord, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from './types.js';
+import { toolIds } from '../../core/prune/units.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import { valueTexts } from '../../io/jsonl.js';
+import { lastAssistantPending, unpairedToolIds } from '../shared/tool-pairing.js';
+import { SYNTHETIC_MODEL } from './read.js';
+import { readSessionTree, type SessionLine, type SessionTree } from './tree.js';
+import { isRecord, str, type JsonObject } from '../shared/json.js';
+import type { FormatWriter, OutputRecord, RefreshAppend, SummaryInsert, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
 /**
- * Writes an edit back to a Claude Code session file the way Claude Code compacts (FORMATS §1.8,
- * §1.9): nothing is deleted. Dropped lines stay in the file, byte-identical, but the active chain is
- * re-linked around them:
- *
- *     compact_boundary (new, parentUuid null) → kept head … → isCompactSummary user line (new)
- *       → kept tail … → leaf
- *
- * The boundary goes right before the first kept line of the chain, so the pinned first turns stay in
- * the context (a boundary after them would cut them off); the summary goes right before the first
- * kept line after the removed turns (at the end of the file when nothing follows, so it becomes the
- * line Claude Code resumes from). Kept lines whose parent is no longer their predecessor on the new
- * chain get their `parentUuid` changed, and nothing else: they are re-serialised compactly, as
- * Claude Code writes them. 2.1.x parallel tool results hang off their own tool_use line and move with
- * their call, so they only need re-linking if their parent was dropped (it never is: units).
- *
- * A masked tool result keeps its block, `tool_use_id` and `is_error`; only the block's `content`
- * becomes the placeholder. `toolUseResult` (the UI copy, never sent) is left as it is, and other
- * blocks on the line (a prompt typed while the tool ran) are kept.
+ * Writes an edit back to a Claude Code session the way Claude Code compacts: nothing is deleted, the
+ * active chain is re-linked through a new compact_boundary and summary line (docs/formats/claude-code.md,
+ * "How devs-ctx writes it").
  */
 export const claudeCodeWriter: FormatWriter = {
   name: 'claude-code',
+  appendRefresh,
 
   write(doc, transcript, edit) {
     if (edit.dropped.size === 0 && edit.masked.size === 0 && edit.summary === undefined) {
       return doc.records.map((r) => ({ from: r.index }));
     }
     if (doc.kind !== 'jsonl') throw new Error('a Claude Code session is JSONL, but this document is one JSON value');
-    const tree = readTree(doc);
+    const tree = readSessionTree(doc);
     const entryOf = entryLines(tree, transcript);
     checkEdit(edit, transcript);
     const kept = keptLines(tree, entryOf, edit.dropped);
-    const changed = new Map<TreeLine, JsonObject>();
-    const update = (line: TreeLine, change: (value: JsonObject) => JsonObject): void => {
+    const changed = new Map<SessionLine, JsonObject>();
+    const update = (line: SessionLine, change: (value: JsonObject) => JsonObject): void => {
       changed.set(line, change(changed.get(line) ?? line.value));
     };
 
@@ -71,7 +59,7 @@ export const claudeCodeWriter: FormatWriter = {
   validate(doc, transcript) {
     if (doc.kind !== 'jsonl') return ['the output is not JSONL'];
     const problems: string[] = [];
-    const tree = readTree(doc);
+    const tree = readSessionTree(doc);
     const contextRecords = new Set(tree.context.map((line) => line.record));
     const seen = new Set<string>();
     const reported = new Set<string>();
@@ -134,101 +122,14 @@ export const claudeCodeWriter: FormatWriter = {
   },
 };
 
-/** A parsed value with a uuid: one node of the session tree. */
-interface TreeLine {
-  readonly value: JsonObject;
-  readonly uuid: string;
-  readonly type: string;
-  readonly record: number;
-  /** Which value of its record (a glued line holds several). */
-  readonly slot: number;
-  /** Position among all lines with a uuid, in file order. */
-  readonly order: number;
-}
-
-/** The session as Claude Code resumes it, line for line (the same walk as the adapter's read). */
-interface SessionTree {
-  readonly lines: readonly TreeLine[];
-  /** The last line with each uuid (a resumed session can write a line twice). */
-  readonly byUuid: ReadonlyMap<string, TreeLine>;
-  /** The active chain after the last compact boundary on it, root first. */
-  readonly chain: readonly TreeLine[];
-  /** Parallel tool results on side branches that answer calls on the chain (2.1.x). */
-  readonly reattached: ReadonlySet<TreeLine>;
-  /** Chain and re-attached results, in file order: the lines the adapter reads turns from. */
-  readonly context: readonly TreeLine[];
-}
-
-function toolResultIds(value: JsonObject): string[] {
-  return contentBlocks(value)
-    .filter((b) => b['type'] === 'tool_result' && typeof b['tool_use_id'] === 'string')
-    .map((b) => String(b['tool_use_id']));
-}
-
-/** Mirrors passes 1–3 of the adapter's read; `entryLines` checks that both agree. */
-function readTree(doc: ParsedDocument): SessionTree {
-  const lines: TreeLine[] = [];
-  const byUuid = new Map<string, TreeLine>();
-  let leaf: TreeLine | undefined;
-  for (const record of doc.records) {
-    record.values.forEach((value, slot) => {
-      if (!isRecord(value)) return;
-      const uuid = str(value['uuid']);
-      if (uuid === undefined) return;
-      const line: TreeLine = { value, uuid, type: str(value['type']) ?? '', record: record.index, slot, order: lines.length };
-      lines.push(line);
-      byUuid.set(uuid, line);
-      if (value['isSidechain'] !== true && LEAF_TYPES.has(line.type)) leaf = line;
-    });
-  }
-
-  const walk: TreeLine[] = [];
-  const seen = new Set<string>();
-  for (let line = leaf; line && !seen.has(line.uuid); ) {
-    seen.add(line.uuid);
-    walk.push(line);
-    const parent = line.value['parentUuid'];
-    line = typeof parent === 'string' ? byUuid.get(parent) : undefined;
-  }
-  walk.reverse();
-  let cut = 0;
-  walk.forEach((line, i) => {
-    if (line.type === 'system' && line.value['subtype'] === 'compact_boundary') cut = i + 1;
-  });
-  const chain = walk.slice(cut);
-
-  const onChain = new Set(chain.map((l) => l.uuid));
-  const calls = new Set<string>();
-  const answered = new Set<string>();
-  for (const line of chain) {
-    for (const block of contentBlocks(line.value)) {
-      if (line.type === 'assistant' && block['type'] === 'tool_use' && typeof block['id'] === 'string') calls.add(block['id']);
-    }
-    if (line.type === 'user') for (const id of toolResultIds(line.value)) answered.add(id);
-  }
-  const reattached = new Set<TreeLine>();
-  const firstOrder = chain[0]?.order ?? Number.POSITIVE_INFINITY;
-  for (const line of lines) {
-    if (line.type !== 'user' || line.order < firstOrder || onChain.has(line.uuid) || line.value['isSidechain'] === true) continue;
-    const ids = toolResultIds(line.value);
-    if (ids.length > 0 && ids.some((id) => calls.has(id) && !answered.has(id))) {
-      for (const id of ids) answered.add(id);
-      reattached.add(line);
-      onChain.add(line.uuid);
-    }
-  }
-  const context = [...chain, ...reattached].sort((a, b) => a.order - b.order);
-  return { lines, byUuid, chain, reattached, context };
-}
-
 /**
  * Which entry each context line belongs to (the lines of one API response share one entry;
  * progress, system and `<synthetic>` lines belong to none), checked against the transcript.
  */
-function entryLines(tree: SessionTree, transcript: Transcript): Map<TreeLine, number> {
-  const entryOf = new Map<TreeLine, number>();
+function entryLines(tree: SessionTree, transcript: Transcript): Map<SessionLine, number> {
+  const entryOf = new Map<SessionLine, number>();
   const byMessageId = new Map<string, number>();
-  const starts: TreeLine[] = [];
+  const starts: SessionLine[] = [];
   for (const line of tree.context) {
     const message = line.value['message'];
     if (line.type !== 'attachment') {
@@ -269,13 +170,13 @@ function checkEdit(edit: TranscriptEdit, transcript: Transcript): void {
  * is no turn (progress, stop hooks, turn durations, `<synthetic>` replies) follows the turn before
  * it on the chain, because that is what it reports on (lines before the first turn follow it).
  */
-function keptLines(tree: SessionTree, entryOf: ReadonlyMap<TreeLine, number>, dropped: ReadonlySet<number>): Set<TreeLine> {
+function keptLines(tree: SessionTree, entryOf: ReadonlyMap<SessionLine, number>, dropped: ReadonlySet<number>): Set<SessionLine> {
   const status = tree.chain.map((line) => {
     const entry = entryOf.get(line);
     return entry === undefined ? undefined : !dropped.has(entry);
   });
   let previous = status.find((s) => s !== undefined) ?? true;
-  const kept = new Set<TreeLine>();
+  const kept = new Set<SessionLine>();
   tree.chain.forEach((line, i) => {
     const own = status[i];
     if (own !== undefined) previous = own;
@@ -289,20 +190,20 @@ function keptLines(tree: SessionTree, entryOf: ReadonlyMap<TreeLine, number>, dr
 }
 
 interface Layout {
-  update(line: TreeLine, change: (value: JsonObject) => JsonObject): void;
+  update(line: SessionLine, change: (value: JsonObject) => JsonObject): void;
   /** New lines to write before an input record. */
   readonly insertBefore: Map<number, string[]>;
   readonly atEnd: string[];
 }
 
 /** A node of the new chain: an input line, or one of the two lines the writer adds. */
-type ChainNode = { readonly uuid: string; readonly line: TreeLine } | { readonly uuid: string; readonly line?: undefined };
+type ChainNode = { readonly uuid: string; readonly line: SessionLine } | { readonly uuid: string; readonly line?: undefined };
 
 /** Re-links the active chain around the dropped lines, through a new boundary and summary line. */
 function relink(
   tree: SessionTree,
-  entryOf: ReadonlyMap<TreeLine, number>,
-  kept: ReadonlySet<TreeLine>,
+  entryOf: ReadonlyMap<SessionLine, number>,
+  kept: ReadonlySet<SessionLine>,
   edit: TranscriptEdit,
   transcript: Transcript,
   layout: Layout,
@@ -333,7 +234,7 @@ function relink(
   if (summaryUuid && summaryIndex === keptChain.length) chain.push({ uuid: summaryUuid });
 
   const droppedUuids = new Set(tree.context.filter((line) => !kept.has(line)).map((line) => line.uuid));
-  const relinkTo = (line: TreeLine, parent: string): void => {
+  const relinkTo = (line: SessionLine, parent: string): void => {
     layout.update(line, (value) => {
       const next: JsonObject = { ...value, parentUuid: parent };
       for (const key of ['logicalParentUuid', 'sourceToolAssistantUUID']) {
@@ -353,20 +254,20 @@ function relink(
     const parent = str(line.value['parentUuid']);
     if (!kept.has(line) || parent === undefined || !droppedUuids.has(parent)) continue;
     let at = chainIndex.get(parent) ?? -1;
-    while (at >= 0 && !kept.has(tree.chain[at] as TreeLine)) at--;
-    relinkTo(line, at >= 0 ? (tree.chain[at] as TreeLine).uuid : boundaryUuid);
+    while (at >= 0 && !kept.has(tree.chain[at] as SessionLine)) at--;
+    relinkTo(line, at >= 0 ? (tree.chain[at] as SessionLine).uuid : boundaryUuid);
   }
 
   // Where the new lines go: the summary right before the first kept line after the removed turns.
   const summaryChild = keptChain[summaryIndex];
-  const place = (child: TreeLine | undefined): string[] => {
+  const place = (child: SessionLine | undefined): string[] => {
     if (!child) return layout.atEnd;
     const list = layout.insertBefore.get(child.record) ?? [];
     layout.insertBefore.set(child.record, list);
     return list;
   };
   const boundaryChild = keptChain[0] && summaryIndex > 0 ? keptChain[0] : summaryChild;
-  const neighbour = (line: TreeLine | undefined): TreeLine => line ?? oldLeaf;
+  const neighbour = (line: SessionLine | undefined): SessionLine => line ?? oldLeaf;
   place(boundaryChild).push(
     JSON.stringify(boundaryLine(boundaryUuid, oldLeaf, neighbour(keptChain[0]), edit, transcript)),
   );
@@ -381,10 +282,10 @@ function relink(
 /** Every kept line of an earlier turn is before the summary's place in the file, every later one after. */
 function checkSummaryPlace(
   tree: SessionTree,
-  entryOf: ReadonlyMap<TreeLine, number>,
-  kept: ReadonlySet<TreeLine>,
+  entryOf: ReadonlyMap<SessionLine, number>,
+  kept: ReadonlySet<SessionLine>,
   summary: SummaryInsert,
-  child: TreeLine,
+  child: SessionLine,
 ): void {
   for (const line of tree.context) {
     if (!kept.has(line)) continue;
@@ -397,10 +298,10 @@ function checkSummaryPlace(
   }
 }
 
-/** The envelope fields a new line copies from a neighbour (FORMATS §1.9.6). */
+/** The envelope fields a new line copies from a neighbour (docs/formats/claude-code.md). */
 const ENVELOPE_KEYS = ['userType', 'cwd', 'sessionId', 'version', 'gitBranch', 'slug'] as const;
 
-function envelopeOf(line: TreeLine): JsonObject {
+function envelopeOf(line: SessionLine): JsonObject {
   const envelope: JsonObject = {};
   for (const key of ENVELOPE_KEYS) {
     const value = line.value[key];
@@ -410,7 +311,7 @@ function envelopeOf(line: TreeLine): JsonObject {
 }
 
 /** A manual compact boundary, shaped (and ordered) like the ones Claude Code writes. */
-function boundaryLine(uuid: string, oldLeaf: TreeLine, neighbour: TreeLine, edit: TranscriptEdit, transcript: Transcript): JsonObject {
+function boundaryLine(uuid: string, oldLeaf: SessionLine, neighbour: SessionLine, edit: TranscriptEdit, transcript: Transcript): JsonObject {
   return {
     parentUuid: null,
     logicalParentUuid: oldLeaf.uuid,
@@ -430,7 +331,7 @@ function boundaryLine(uuid: string, oldLeaf: TreeLine, neighbour: TreeLine, edit
 }
 
 /** The summary as Claude Code writes its own: a user line with string content, flagged as a compact summary. */
-function summaryLine(uuid: string, parent: string, neighbour: TreeLine, summary: SummaryInsert, edit: TranscriptEdit): JsonObject {
+function summaryLine(uuid: string, parent: string, neighbour: SessionLine, summary: SummaryInsert, edit: TranscriptEdit): JsonObject {
   return {
     parentUuid: parent,
     isSidechain: false,
@@ -467,7 +368,7 @@ function maskToolResults(value: JsonObject, placeholder: string): JsonObject | u
 function assemble(
   doc: ParsedDocument,
   tree: SessionTree,
-  changed: ReadonlyMap<TreeLine, JsonObject>,
+  changed: ReadonlyMap<SessionLine, JsonObject>,
   insertBefore: ReadonlyMap<number, readonly string[]>,
   atEnd: readonly string[],
 ): OutputRecord[] {
@@ -503,37 +404,24 @@ function assemble(
  * every tool_use is answered, except in the last assistant turn (a session can end while tools run).
  */
 function toolPairing(entries: readonly TranscriptEntry[]): string[] {
-  const problems: string[] = [];
-  const calledAt = new Map<string, number>();
-  const answered = new Set<string>();
-  entries.forEach((entry, i) => {
-    const { calls, answers } = toolIds(entry);
-    for (const id of calls) calledAt.set(id, i);
-    for (const id of answers) {
-      if (!calledAt.has(id)) problems.push(`${entry.turn.id} answers tool_use ${id}, which is not earlier on the active chain`);
-      answered.add(id);
-    }
-  });
-  let lastAssistant = -1;
-  entries.forEach((entry, i) => {
-    if (entry.turn.role === 'assistant') lastAssistant = i;
-  });
-  for (const [id, i] of calledAt) {
-    if (!answered.has(id) && i !== lastAssistant) problems.push(`tool_use ${id} (${entries[i]?.turn.id}) has no tool_result on the active chain`);
-  }
-  return problems;
+  const rules = { callBefore: 'earlier', pending: lastAssistantPending(entries.map((e) => e.turn.role)) } as const;
+  return unpairedToolIds(entries.map(toolIds), rules).map(({ kind, id, at }) =>
+    kind === 'answer'
+      ? `${entries[at]?.turn.id} answers tool_use ${id}, which is not earlier on the active chain`
+      : `tool_use ${id} (${entries[at]?.turn.id}) has no tool_result on the active chain`,
+  );
 }
 
 /**
- * [SPEC §6 Refresh] A refresh in a Claude Code session: one `isMeta` user line appended (how Claude
+ * A refresh in a Claude Code session: one `isMeta` user line appended (how Claude
  * Code injects context it did not type: skills, reminders), chained to the last line of the active
  * chain, i.e. the leaf or the system lines Claude Code wrote after it (`turn_duration`,
  * `stop_hook_summary`), with the envelope fields (`sessionId`, `cwd`, `version`…) of that line.
  * Every existing line stays byte-identical.
  */
-export function claudeCodeRefreshRecords(doc: ParsedDocument, refresh: { readonly text: string; readonly uuid: string; readonly now: string }): OutputRecord[] {
+function appendRefresh(doc: ParsedDocument, _transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
   if (doc.kind !== 'jsonl') throw new Error('a Claude Code session is JSONL, but this document is one JSON value');
-  const tree = readTree(doc);
+  const tree = readSessionTree(doc);
   let parent = tree.chain[tree.chain.length - 1];
   if (!parent) throw new Error('the Claude Code session has no active chain to append a refresh to');
   for (const line of tree.lines) {
@@ -546,7 +434,7 @@ export function claudeCodeRefreshRecords(doc: ParsedDocument, refresh: { readonl
     type: 'user',
     message: { role: 'user', content: [{ type: 'text', text: refresh.text }] },
     isMeta: true,
-    uuid: refresh.uuid,
+    uuid: refresh.id,
     timestamp: refresh.now,
   };
   return [...doc.records.map((r) => ({ from: r.index })), { text: JSON.stringify(line) }];

@@ -1,20 +1,13 @@
-import type { ConversationTurn, TurnType } from '../core/turn.js';
-import type { ReadIssue } from '../core/issues.js';
-import type { ParsedDocument } from '../io/jsonl.js';
-import type { FormatAdapter, OpaqueBlob, SourceRef, ToolLinks, TranscriptEntry } from './types.js';
-import { detectionSample, isRecord, type JsonObject, safeJson } from './json.js';
+import type { ConversationTurn, TurnType } from '../../core/turn.js';
+import type { ReadIssue } from '../../core/issues.js';
+import type { ParsedDocument } from '../../io/jsonl.js';
+import type { FormatAdapter, OpaqueBlob, SourceRef, ToolLinks, TranscriptEntry } from '../types.js';
+import { contentPartsText } from '../shared/content-parts.js';
+import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/json.js';
 
 /**
- * OpenAI Chat Completions messages (FORMATS §4.1), in any of these shapes:
- * - JSONL, one message per line (`{role, content, tool_calls?, tool_call_id?, name?}`);
- * - JSONL, one conversation per line (`{"messages":[…], "tools":[…]}`, the fine-tuning shape). Each
- *   line is a separate conversation, so the LAST line is read as the active context and a note says
- *   how many there were (a fine-tuning file has no single context; the last is the newest in a log);
- * - one JSON document: `{messages:[…]}` or a bare array of messages.
- * SWE-agent's `tool_call_ids` (a list) on tool messages is accepted beside `tool_call_id`.
- *
- * Turn ids are positional (messages carry none): `line-<n>` per line (`line-<n>.<k>` for glued
- * values), `msg-<i>` inside a conversation.
+ * Reads OpenAI Chat Completions messages: one per line, one conversation per line (the last is read),
+ * or one JSON document. Format, traps and decisions: docs/formats/openai-chat.md.
  */
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -267,17 +260,7 @@ export function answeredIds(message: JsonObject): string[] {
 
 /** Text of `content` (string, null, or a list of parts); images and files become blobs. */
 function contentText(content: unknown, blobs: OpaqueBlob[]): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  const texts: string[] = [];
-  for (const part of content) {
-    if (typeof part === 'string') {
-      texts.push(part);
-      continue;
-    }
-    if (!isRecord(part)) continue;
-    if (typeof part['text'] === 'string') texts.push(part['text']);
-    else if (typeof part['refusal'] === 'string') texts.push(part['refusal']);
+  return contentPartsText(content, (part) => {
     const image = part['image_url'];
     if (image !== undefined) {
       const url = typeof image === 'string' ? image : isRecord(image) && typeof image['url'] === 'string' ? image['url'] : '';
@@ -288,8 +271,7 @@ function contentText(content: unknown, blobs: OpaqueBlob[]): string {
       const data = typeof file['file_data'] === 'string' ? file['file_data'] : '';
       blobs.push(urlBlob('document', data));
     }
-  }
-  return texts.join('\n');
+  });
 }
 
 /**
