@@ -15,7 +15,8 @@
  * Same seed → the same bytes (the bench's seeded PRNG, never Math.random).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { countEntries, DEFAULT_PRUNER_CONFIG, isPinnedTurn, loadCounter, parseDocument, readTranscript, SUMMARY_PREFIX } from '../src/index.js';
+import { countEntries } from '../src/core/accounting.js';
+import { DEFAULT_PRUNER_CONFIG, isPinnedTurn, loadCounter, parseDocument, readTranscript, SUMMARY_PREFIX } from '../src/index.js';
 import { createRng } from './generate.js';
 import type { Rng } from './generate.js';
 

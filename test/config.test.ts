@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { limitsFromWindow, parseConfigFile, resolveSettings } from '../src/core/config.js';
 import { InputError, UsageError } from '../src/core/errors.js';
-import { parseTokenAmount } from '../src/core/units.js';
+import { parseTokenAmount } from '../src/core/token-amount.js';
 import { findConfigFile, loadConfig, MAX_CONFIG_BYTES } from '../src/io/config.js';
 
 test('defaults are 500k / 800k with o200k_base', () => {

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { HookInstallReport, HookStatusReport, HookUninstallReport } from '../src/cli/commands/hook.js';
+import type { HookInstallReport, HookStatusReport, HookUninstallReport } from '../src/core/reports/hook.js';
 import { parseHookScript, renderHookScript } from '../src/core/git-hook.js';
 import type { HookSettings } from '../src/core/git-hook.js';
 import { segmentRegExp } from '../src/core/path-glob.js';

@@ -56,6 +56,16 @@ test('the package root exports the library surface (SPEC §9 names built so far)
   assert.equal(classifyPruneUrgency(toContextWindow(turns), DEFAULT_PRUNER_CONFIG), 'none');
 });
 
+test('the package root keeps internals to itself, and ContextPruner names its two forms', async () => {
+  const packageName = 'devs-ctx';
+  const lib = (await import(packageName)) as Record<string, unknown>;
+  for (const name of ['countEntries', 'buildUnits', 'WRITERS', 'renderOutput', 'analyzeContext', 'calibrate', 'pruneToBudget', 'buildPruneReport', 'isPostgresUrl']) {
+    assert.equal(lib[name], undefined, name);
+  }
+  const pruner = lib['ContextPruner'] as { prototype: Record<string, unknown> };
+  for (const method of ['prune', 'pruneWindow', 'pruneToBudget']) assert.equal(typeof pruner.prototype[method], 'function', method);
+});
+
 test('the library entry never imports the CLI', () => {
   const index = readFileSync(join(repoRoot, 'src', 'index.ts'), 'utf8');
   assert.doesNotMatch(index, /from '\.\/cli\//);

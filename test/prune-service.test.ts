@@ -11,7 +11,7 @@ import { ProviderError } from '../src/core/errors.js';
 import { DEFAULT_PRUNER_CONFIG } from '../src/core/policy.js';
 import { summaryReserveFor } from '../src/core/prune/engine.js';
 import type { PrunePlan, PrunePolicy } from '../src/core/prune/plan.js';
-import type { Embedder } from '../src/core/providers.js';
+import type { Embedder } from '../src/core/provider-contracts.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { readTranscript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';

@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { RefreshReport } from '../src/core/refresh/report.js';
+import type { RefreshReport } from '../src/core/reports/refresh.js';
 import { assertGolden, runCli, runInProcess } from './helpers/cli.js';
 import type { CliResult } from './helpers/cli.js';
 import { filesUnder, realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';

@@ -12,9 +12,9 @@ import type { TranscriptEntry } from '../src/core/transcript.js';
 import { SaopEnvelopeSchema } from '../src/core/turn.js';
 import type { ConversationTurn, SaopEnvelope } from '../src/core/turn.js';
 import { FileSummaryCache } from '../src/providers/summary-cache.js';
+import { FileSummaryProvider } from '../src/io/file-summary-provider.js';
 import {
   CondensingSummaryProvider,
-  FileSummaryProvider,
   MemorySummaryCache,
   OutlineCondenser,
   PinnedTurnsSummaryProvider,

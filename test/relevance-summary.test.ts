@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProviderError } from '../src/core/errors.js';
 import { cosineSimilarity, findActiveTask, scoreRelevance } from '../src/core/prune/relevance.js';
-import type { Embedder, Embedding } from '../src/core/providers.js';
+import type { Embedder, Embedding } from '../src/core/provider-contracts.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import type { ConversationTurn } from '../src/core/turn.js';
 import { ExtractiveSummarizer, extractFacts, linesAboutGoal } from '../src/providers/extractive-summarizer.js';

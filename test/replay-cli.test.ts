@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { ReplayReport } from '../src/cli/commands/replay.js';
+import type { ReplayReport } from '../src/core/reports/replay.js';
 import { agentSteps } from '../src/cli/commands/replay.js';
 import { countsTowardRefresh } from '../src/core/refresh/decision.js';
 import type { ConversationTurn } from '../src/core/turn.js';

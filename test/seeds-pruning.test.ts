@@ -266,3 +266,24 @@ test('ContextPruner: a window whose pinned turns and latest turn reach the hard 
   const turns = [turn('system', 700_000, { role: 'system', type: 'system' }), turn('prd', 50_000, { type: 'prd' }), ...Array.from({ length: 6 }, (_, i) => turn(`t${i}`, 10_000)), turn('last', 60_000)];
   await assert.rejects(pruner.prune(windowOf(turns), 'task'), (e: unknown) => e instanceof BudgetImpossibleError && e.exitCode === 6);
 });
+
+test('ContextPruner: pruneToBudget (sync) and pruneWindow (async) are the two named forms prune(…) picks between', async () => {
+  const now = () => new Date('2026-01-01T00:00:00Z');
+  const pruner = new ContextPruner(new FixedSummarizer(), { counter, now });
+  const entries: ContextEntry[] = [
+    { id: 'tas', type: 'tas', content: 'TAS', tokenCount: 50, timestamp: 1 },
+    ...Array.from({ length: 5 }, (_, i): ContextEntry => ({ id: `r${i}`, type: 'reasoning', content: `r${i}`, tokenCount: 20, timestamp: 10 + i })),
+  ];
+  const kept = pruner.pruneToBudget(entries, 100);
+  assert.ok(Array.isArray(kept), 'an array, not a promise');
+  assert.deepEqual(kept.map((e) => e.id), ['tas', 'r3', 'r4']);
+  assert.deepEqual(pruner.prune(entries, 100), kept);
+
+  const turns = [...pinnedPair(20_000), ...Array.from({ length: 12 }, (_, i) => turn(`t${i}`, 45_000))]; // 580k: above the soft limit
+  const pending = pruner.pruneWindow(windowOf(turns), 'task REQ-42');
+  assert.ok(pending instanceof Promise);
+  const viaWindow = await pending;
+  const viaPrune = await new ContextPruner(new FixedSummarizer(), { counter, now }).prune(windowOf(turns), 'task REQ-42');
+  assert.equal(viaWindow.pruned, true);
+  assert.deepEqual(viaWindow, viaPrune);
+});

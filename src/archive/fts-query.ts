@@ -55,7 +55,7 @@ export function tsQueries(query: string): { readonly allTerms: string; readonly 
 }
 
 /** The words a query looks for, lower-cased, and the ones a prefix ends (for snippets). */
-export function queryWords(query: string): { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] } {
+function queryWords(query: string): { readonly exact: ReadonlySet<string>; readonly prefixes: readonly string[] } {
   const exact = new Set<string>();
   const prefixes: string[] = [];
   for (const { text, prefix } of queryTerms(query)) {

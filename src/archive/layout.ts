@@ -10,7 +10,7 @@ import { ArchiveCorruptError, TranscriptChangedError } from './errors.js';
  * byte, terminator included) or taken from the archive. Ranges are offsets into the whole output
  * file, BOM included. Pure: no SQLite here.
  */
-export const LayoutSegmentSchema = z.union([
+const LayoutSegmentSchema = z.union([
   /** `records` consecutive input records, reproduced as output bytes [start, end). */
   z.strictObject({
     output: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
@@ -19,7 +19,7 @@ export const LayoutSegmentSchema = z.union([
   /** Input records [first, end), whose bytes are in `archived_records`. */
   z.strictObject({ archived: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]) }),
 ]);
-export type LayoutSegment = z.infer<typeof LayoutSegmentSchema>;
+type LayoutSegment = z.infer<typeof LayoutSegmentSchema>;
 
 export const RestoreLayoutSchema = z.strictObject({
   version: z.literal(1),
@@ -28,7 +28,7 @@ export const RestoreLayoutSchema = z.strictObject({
   recordCount: z.number().int().nonnegative(),
   segments: z.array(LayoutSegmentSchema),
 });
-export type RestoreLayout = z.infer<typeof RestoreLayoutSchema>;
+type RestoreLayout = z.infer<typeof RestoreLayoutSchema>;
 
 export interface PlannedLayout {
   readonly layout: RestoreLayout;

@@ -14,16 +14,13 @@ import { buildExcerpt } from './excerpt.js';
 import { loadSqlite } from './sqlite.js';
 import type { SqliteDatabase } from './sqlite.js';
 
-export { defaultArchivePath } from './paths.js';
-export { ArchiveUnavailableError } from './errors.js';
-
 export const EVENT_COLUMNS = `id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
   removed_turn_count, masked_turn_count, tokens_saved, summary_text, original_sha256, original_bytes, output_sha256, output_bytes`;
 
 import { ArchivedTurnRowSchema, PruneEventRowSchema, RecallRowSchema } from './records.js';
 import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RawPruneEvent, RecallHit, RecallOptions } from './records.js';
 
-export const MemoryRowSchema = z
+const MemoryRowSchema = z
   .object({
     entry_id: z.string(),
     type: z.string(),

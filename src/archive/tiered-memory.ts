@@ -8,7 +8,7 @@ export const DEFAULT_PRUNE_THRESHOLD = 800_000;
  * Default budget a prune cuts the buffer down to, as a share of the threshold: well below it, so
  * the next few entries do not trigger another prune at once.
  */
-export const DEFAULT_BUDGET_RATIO = 0.75;
+const DEFAULT_BUDGET_RATIO = 0.75;
 
 /**
  * Seed 002's medium-term memory: context entries flushed out of the short-term buffer, kept in the

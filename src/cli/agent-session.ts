@@ -34,7 +34,7 @@ export function loadAgentSession(path: string): AgentSession {
 }
 
 /** The strategy a compaction event is archived under (a prune's is recency or relevance). */
-export const COMPACTION_STRATEGY = 'compaction';
+const COMPACTION_STRATEGY = 'compaction';
 
 /**
  * Archives the session's current window before the agent compacts it [issue 17]: one `compaction`
@@ -81,7 +81,7 @@ export async function archiveWindow(
 }
 
 /** The turns the agent's latest compaction summarised (the span just before its last boundary). */
-export function lastCompactedSpan(history: AgentHistory): readonly HistoryTurn[] {
+function lastCompactedSpan(history: AgentHistory): readonly HistoryTurn[] {
   const last = history.compactions[history.compactions.length - 1];
   return last ? history.turns.slice(last.from, last.to) : [];
 }
@@ -99,7 +99,7 @@ export function pinnedRefresh(docs: readonly PinnedDocument[], maxChars: number)
 }
 
 /** One line per lookup hint, with the recall query that brings it back. */
-export function renderHints(hints: readonly Identifier[]): string {
+function renderHints(hints: readonly Identifier[]): string {
   return hints.map((h) => `- ${h.kind}: ${h.text}  (recall "${h.recallQuery}")`).join('\n');
 }
 

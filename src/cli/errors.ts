@@ -2,7 +2,7 @@ import { DevsCtxError, ExitCode } from '../core/errors.js';
 import type { ExitCodeValue } from '../core/errors.js';
 import type { CliContext } from './context.js';
 
-export const ERROR_SCHEMA_VERSION = 1;
+const ERROR_SCHEMA_VERSION = 1;
 
 /** The one boundary where errors become exit codes and messages (JSON in --json mode). */
 export function reportError(ctx: CliContext, error: unknown, json: boolean): ExitCodeValue {

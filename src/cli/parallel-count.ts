@@ -4,7 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { TextTokenCounter } from '../core/accounting.js';
 
-/** Below this many characters to count, one thread: a worker costs more to start than it saves. */
+/**
+ * Below this many characters to count, one thread: a worker costs more to start than it saves.
+ * @public test/parallel-count.test.ts reads it from the built module.
+ */
 export const PARALLEL_MIN_CHARS = 2_000_000;
 
 /**

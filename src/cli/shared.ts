@@ -6,12 +6,12 @@ import { InvalidTranscriptError, UsageError } from '../core/errors.js';
 import { loadCounter } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import type { Transcript, TranscriptEntry } from '../core/transcript.js';
-import { parseTokenAmount } from '../core/units.js';
+import { parseTokenAmount } from '../core/token-amount.js';
 import { FORMAT_NAMES } from '../formats/types.js';
 import type { FormatName } from '../formats/index.js';
 import { loadConfig } from '../io/config.js';
 import { TokenCountCache } from '../io/count-cache.js';
-import { STDIN, readInput } from '../io/input.js';
+import { STDIO_PATH, readInput } from '../io/input.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { CliContext } from './context.js';
 import { countAcrossThreads } from './parallel-count.js';
@@ -163,7 +163,7 @@ export async function loadTranscriptInput(
   run: { format: FormatName | undefined; strict: boolean; ctx: CliContext; keepRaw?: boolean },
 ): Promise<LoadedTranscript> {
   const doc = await readInput(path, { stdin: run.ctx.stdin, cwd: run.ctx.cwd, keepRaw: run.keepRaw === true });
-  const display = path === STDIN ? '(stdin)' : path;
+  const display = path === STDIO_PATH ? '(stdin)' : path;
   if (doc.records.every((r) => r.blank)) {
     throw new InvalidTranscriptError(`${display}: the transcript is empty`, 'nothing to analyse; check that the agent has written to it');
   }

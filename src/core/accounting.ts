@@ -17,7 +17,7 @@ export interface EntryTokens {
   readonly total: number;
 }
 
-export function blobTokens(blobs: readonly OpaqueBlob[]): number {
+function blobTokens(blobs: readonly OpaqueBlob[]): number {
   let sum = 0;
   for (const blob of blobs) sum += estimateBlobTokens(blob);
   return sum;

@@ -39,8 +39,8 @@ export const AGENT_HOOKS: Readonly<Record<AgentKind, readonly AgentHookSpec[]>> 
 };
 
 /** Marks every command devs-ctx installs, so it finds (and only ever removes) its own entries. */
-export const HOOK_MARK = 'agent-hook';
-export const MCP_SERVER_NAME = 'devs-ctx';
+const HOOK_MARK = 'agent-hook';
+const MCP_SERVER_NAME = 'devs-ctx';
 
 type Json = Record<string, unknown>;
 

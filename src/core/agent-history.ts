@@ -12,7 +12,7 @@ export interface HistoryRecord {
   readonly values: readonly unknown[];
 }
 
-export type HistoryRole = 'user' | 'assistant' | 'tool';
+type HistoryRole = 'user' | 'assistant' | 'tool';
 
 /** One turn of the agent's history. */
 export interface HistoryTurn {
@@ -210,7 +210,7 @@ function codexHistory(records: readonly HistoryRecord[]): AgentHistory {
       }
       if (value['type'] !== 'response_item') continue;
       const turn = codexItem(payload, str(payload['id']) ?? `line-${record.line}`, at);
-      if (turn && turn.text.trim()) turns.push(turn);
+      if (turn?.text.trim()) turns.push(turn);
     }
   }
   return close(turns, compactions);
@@ -252,7 +252,7 @@ function geminiHistory(records: readonly HistoryRecord[]): AgentHistory {
       }
       if (typeof value['id'] !== 'string' || (value['type'] !== 'user' && value['type'] !== 'gemini')) continue;
       const turn = geminiTurn(value, record.line);
-      if (!turn || !turn.text.trim()) continue;
+      if (!turn?.text.trim()) continue;
       const at = byId.get(turn.id);
       if (at !== undefined && (turns[at]?.line ?? 0) > (compactions[compactions.length - 1]?.line ?? 0)) turns[at] = { ...turn, line: turns[at]?.line ?? turn.line };
       else {

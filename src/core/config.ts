@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { UsageError } from './errors.js';
-import { parseTokenAmount } from './units.js';
+import { parseTokenAmount } from './token-amount.js';
 import {
   DEFAULT_HARD_LIMIT_TOKENS,
   DEFAULT_PINNED_PREFIX_TURNS,
@@ -71,7 +71,7 @@ export type ConfigFile = z.infer<typeof ConfigFileSchema>;
  */
 export const USER_CONFIG_RELATIVE_PATH = 'devs-ctx/config.json';
 
-export const UserConfigSchema = z.strictObject({
+const UserConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   /** Gemini API base URL: https, or http on this machine (127.0.0.1, ::1, localhost). */
   geminiBaseUrl: z.string().min(1).optional(),
@@ -104,7 +104,7 @@ function isLoopbackHost(hostname: string): boolean {
 }
 
 /** Why a URL may not receive the Gemini key, or undefined when it may (https, or http on loopback). */
-export function baseUrlProblem(url: string, options: { readonly allowLoopbackHttp: boolean }): string | undefined {
+function baseUrlProblem(url: string, options: { readonly allowLoopbackHttp: boolean }): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);

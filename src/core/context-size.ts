@@ -40,13 +40,13 @@ export interface ContextSize {
 }
 
 /** Fewer recorded calls than this: the last record plus the estimate after it. */
-export const MIN_FIT_POINTS = 4;
+const MIN_FIT_POINTS = 4;
 /** The fit looks at the most recent calls (a session's overhead changes as tools and reminders come and go). */
-export const MAX_FIT_POINTS = 60;
+const MAX_FIT_POINTS = 60;
 /** A fitted scale outside this range is not a tokenizer ratio: something else moved the records. */
 const SCALE_RANGE = [0.5, 4] as const;
 
-export const IDENTITY: Calibration = { basis: 'estimate', overhead: 0, scale: 1, fit: null };
+const IDENTITY: Calibration = { basis: 'estimate', overhead: 0, scale: 1, fit: null };
 
 function median(values: readonly number[]): number {
   if (values.length === 0) return 0;
@@ -77,14 +77,6 @@ export function fitUsage(points: readonly { readonly estimate: number; readonly 
   const overhead = median(points.map((p) => p.recorded - scale * p.estimate));
   const medianError = median(points.map((p) => Math.abs(overhead + scale * p.estimate - p.recorded) / Math.max(1, p.recorded)));
   return { overhead: Math.round(overhead), scale: Math.round(scale * 10_000) / 10_000, points: points.length, medianError: Math.round(medianError * 10_000) / 10_000 };
-}
-
-/** Running totals: `prefix[k]` is the estimate of entries[0, k). */
-export function prefixSums(perEntry: readonly number[]): number[] {
-  const prefix = [0];
-  let total = 0;
-  for (const t of perEntry) prefix.push((total += t));
-  return prefix;
 }
 
 /** The original size a masked tool result's placeholder records (core/prune/engine.ts maskPlaceholder). */

@@ -46,10 +46,9 @@ export function isGitHookName(name: string): name is GitHookName {
 }
 
 export const BLOCK_LEVELS = ['none', 'soft', 'hard'] as const;
-export type BlockLevel = (typeof BLOCK_LEVELS)[number];
 
 /** Where the hook that was in place before devs-ctx is kept (relative to the hooks folder). */
-export const PREVIOUS_HOOKS_DIR = '.devs-ctx-previous';
+const PREVIOUS_HOOKS_DIR = '.devs-ctx-previous';
 
 /**
  * The hook that was in place before devs-ctx is moved aside to this path and called first. It keeps
@@ -67,7 +66,7 @@ const META_PREFIX = '# devs-ctx-hook: ';
 const META_PLACEHOLDER = `${META_PREFIX}…`;
 
 /** The settings a hook was written with, kept in the hook itself (one JSON comment line). */
-export const HookMetaSchema = z.object({
+const HookMetaSchema = z.object({
   schemaVersion: z.literal(1),
   hook: z.string(),
   devsCtxVersion: z.string(),

@@ -59,7 +59,7 @@ const NOT_A_REQUEST = [
 const MIN_WORDS = 3;
 
 /** The request in a user message, without injected blocks and editor context; '' when none. */
-export function requestText(content: string): string {
+function requestText(content: string): string {
   let text = content;
   const heading = CODEX_REQUEST_HEADING.exec(text);
   if (heading) text = text.slice(heading.index + heading[0].length);

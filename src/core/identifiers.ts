@@ -6,7 +6,7 @@ import type { AgentCompaction, HistoryTurn } from './agent-history.js';
  * identifiers verbatim"). Pure. Each comes with the words that bring it back through `recall`.
  */
 
-export type IdentifierKind = 'file' | 'error' | 'command' | 'instruction' | 'symbol';
+type IdentifierKind = 'file' | 'error' | 'command' | 'instruction' | 'symbol';
 
 export interface Identifier {
   readonly kind: IdentifierKind;
@@ -103,7 +103,7 @@ export function extractIdentifiers(turns: readonly HistoryTurn[]): Identifier[] 
 }
 
 /** Whether a summary keeps an identifier: its key verbatim, or (errors, instructions) most of its words. */
-export function keptIn(identifier: Identifier, summaryLower: string): boolean {
+function keptIn(identifier: Identifier, summaryLower: string): boolean {
   if (identifier.kind === 'error' || identifier.kind === 'instruction') {
     const parts = identifier.key.split(' ');
     const present = parts.filter((w) => summaryLower.includes(w)).length;

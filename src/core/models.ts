@@ -8,7 +8,7 @@ import type { ModelRecord } from './transcript.js';
  */
 
 /** Claude Code's window for Claude models; the 1M window is an opt-in mode. */
-export const CLAUDE_CODE_DEFAULT_WINDOW = 200_000;
+const CLAUDE_CODE_DEFAULT_WINDOW = 200_000;
 
 export interface ModelWindow {
   readonly model: string | null;

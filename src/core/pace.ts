@@ -1,7 +1,7 @@
 import { InterruptedError } from './errors.js';
 
 /** How much synchronous work runs between two turns of the event loop. */
-export const SLICE_MS = 50;
+const SLICE_MS = 50;
 
 /**
  * Lets a long, mostly synchronous pipeline see Ctrl-C / SIGTERM. Signal handlers run only when the

@@ -35,6 +35,7 @@ export interface OpaqueBlob {
   readonly recordedTokens?: number;
 }
 
+/** One turn as a format adapter read it, with where it came from in the file (what prune plans and writers work on). */
 export interface TranscriptEntry {
   /** The canonical turn (SPEC §4). `content` is exactly the text the model sees, for counting. */
   readonly turn: ConversationTurn;

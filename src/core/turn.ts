@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** [SPEC §4] The roles a canonical turn can have. */
-export const TurnRoleSchema = z.enum(['system', 'user', 'assistant', 'tool']);
+const TurnRoleSchema = z.enum(['system', 'user', 'assistant', 'tool']);
 export type TurnRole = z.infer<typeof TurnRoleSchema>;
 
 /** [SPEC §4] The kinds of turn; `system|prd|tas|requirements|spec|plan` are pinned by default. */

@@ -15,7 +15,7 @@ import { openhandsWriter } from './openhands/write.js';
 import { FORMAT_NAMES } from './types.js';
 import type { FormatAdapter, FormatName, FormatWriter, Transcript } from './types.js';
 
-export type { FormatAdapter, FormatName, OpaqueBlob, RecordedUsage, SourceRef, Transcript, TranscriptEntry } from './types.js';
+export type { FormatAdapter, FormatName, Transcript, TranscriptEntry } from './types.js';
 export { FORMAT_NAMES } from './types.js';
 
 /** Every adapter, in the order ties are broken (the native format first). */
@@ -29,7 +29,7 @@ export const ADAPTERS: readonly FormatAdapter[] = [
 ];
 
 /** Every format's writer (the other half of its adapter): edit → lines, and a refresh appended. */
-export const WRITERS: Readonly<Record<FormatName, FormatWriter>> = {
+const WRITERS: Readonly<Record<FormatName, FormatWriter>> = {
   devs: devsWriter,
   'claude-code': claudeCodeWriter,
   codex: codexWriter,
@@ -40,10 +40,6 @@ export const WRITERS: Readonly<Record<FormatName, FormatWriter>> = {
 
 export function writerFor(name: FormatName): FormatWriter {
   return WRITERS[name];
-}
-
-export function isFormatName(value: string): value is FormatName {
-  return (FORMAT_NAMES as readonly string[]).includes(value);
 }
 
 export function adapterFor(name: FormatName): FormatAdapter {

@@ -1,6 +1,6 @@
 import { parseDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
-import type { InjectedRefresh } from '../core/refresh/report.js';
+import type { InjectedRefresh } from '../core/reports/refresh.js';
 import { planRefresh } from '../core/refresh/decision.js';
 import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from './types.js';
 import { adapterFor, writerFor } from './index.js';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 
 /**
@@ -30,11 +31,11 @@ export function claudeProjectDir(cwd: string, env: Env): string {
   return join(root, 'projects', cwd.replace(/[^A-Za-z0-9]/g, '-'));
 }
 
-export function codexSessionsDir(env: Env): string {
+function codexSessionsDir(env: Env): string {
   return join(env['CODEX_HOME'] ?? join(home(env), '.codex'), 'sessions');
 }
 
-export function geminiChatsDir(cwd: string, env: Env): string {
+function geminiChatsDir(cwd: string, env: Env): string {
   return join(home(env), '.gemini', 'tmp', createHash('sha256').update(cwd).digest('hex'), 'chats');
 }
 
@@ -49,7 +50,7 @@ function filesIn(dir: string, accept: (name: string) => boolean, depth: number):
     }
     for (const name of names) {
       const path = join(current, name);
-      let stats;
+      let stats: Stats;
       try {
         stats = statSync(path);
       } catch {
@@ -65,7 +66,7 @@ function filesIn(dir: string, accept: (name: string) => boolean, depth: number):
 }
 
 /** Session files of one agent for this working directory, newest first (Codex: every rollout; it files them by date, not project). */
-export function sessionsOf(agent: AgentName, cwd: string, env: Env): FoundSession[] {
+function sessionsOf(agent: AgentName, cwd: string, env: Env): FoundSession[] {
   const found =
     agent === 'claude-code'
       ? filesIn(claudeProjectDir(cwd, env), (n) => n.endsWith('.jsonl'), 0)

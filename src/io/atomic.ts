@@ -176,7 +176,7 @@ function processAlive(pid: number): boolean {
 }
 
 /** How long an empty or unreadable lock may exist before it is taken for a run that died making it. */
-export const STALE_EMPTY_LOCK_MS = 5_000;
+const STALE_EMPTY_LOCK_MS = 5_000;
 
 /** The one write `acquireLock` makes, injectable so a test can fill the disk. */
 export interface LockIo {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { JsonFileLru } from './json-lru.js';
 
 const CACHE_VERSION = 1;
 /** Least recently used entries are dropped past this, so the cache file stays small to load. */
@@ -20,30 +20,12 @@ export function defaultCacheDir(env: Readonly<Record<string, string | undefined>
  * The cache is an optimisation: an unreadable or unwritable cache is silently ignored.
  */
 export class TokenCountCache {
-  private readonly counts = new Map<string, number>();
-  private added = 0;
-
-  private constructor(
-    private readonly file: string | undefined,
-    private readonly maxEntries: number,
-  ) {}
+  private constructor(private readonly counts: JsonFileLru<number>) {}
 
   static open(dir: string | undefined, encoding: string, options: { maxEntries?: number } = {}): TokenCountCache {
-    const maxEntries = options.maxEntries ?? MAX_ENTRIES;
-    if (!dir) return new TokenCountCache(undefined, maxEntries);
-    const file = join(dir, `token-counts-${encoding}.json`);
-    const cache = new TokenCountCache(file, maxEntries);
-    try {
-      const data = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown; counts?: unknown };
-      if (data.version === CACHE_VERSION && data.counts && typeof data.counts === 'object') {
-        for (const [key, value] of Object.entries(data.counts as Record<string, unknown>)) {
-          if (typeof value === 'number') cache.counts.set(key, value);
-        }
-      }
-    } catch {
-      // No cache yet, or a damaged one: start empty.
-    }
-    return cache;
+    const file = dir ? join(dir, `token-counts-${encoding}.json`) : undefined;
+    const isValue = (value: unknown): value is number => typeof value === 'number';
+    return new TokenCountCache(JsonFileLru.open(file, { version: CACHE_VERSION, field: 'counts', maxEntries: options.maxEntries ?? MAX_ENTRIES, isValue }));
   }
 
   static key(text: string): string {
@@ -57,39 +39,20 @@ export class TokenCountCache {
 
   /** False with no cache directory (`--no-cache`): then callers need not hash at all. */
   get enabled(): boolean {
-    return this.file !== undefined;
+    return this.counts.file !== undefined;
   }
 
   /** A hit moves the entry to the newest end, so eviction drops what no recent run has used. */
   get(key: string): number | undefined {
-    const count = this.counts.get(key);
-    if (count !== undefined) {
-      this.counts.delete(key);
-      this.counts.set(key, count);
-    }
-    return count;
+    return this.counts.get(key);
   }
 
   set(key: string, count: number): void {
-    if (this.counts.has(key)) return;
-    this.counts.set(key, count);
-    this.added++;
+    if (!this.counts.has(key)) this.counts.set(key, count);
   }
 
-  /** Writes the cache atomically when something was added. */
+  /** Writes the cache atomically when something was added; a failed write is ignored (the next run counts again). */
   save(): void {
-    if (!this.file || this.added === 0) return;
-    try {
-      let entries = [...this.counts];
-      if (entries.length > this.maxEntries) entries = entries.slice(entries.length - this.maxEntries);
-      const dir = join(this.file, '..');
-      mkdirSync(dir, { recursive: true });
-      const tmp = `${this.file}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ version: CACHE_VERSION, counts: Object.fromEntries(entries) }));
-      renameSync(tmp, this.file);
-      this.added = 0;
-    } catch {
-      // Read-only home, full disk…: counting still worked; the next run just counts again.
-    }
+    this.counts.save();
   }
 }

@@ -5,6 +5,7 @@ import { InputError, UsageError } from '../core/errors.js';
 import { parseHookScript, previousHookName } from '../core/git-hook.js';
 import type { GitHookName, HookMeta, ParsedHook } from '../core/git-hook.js';
 import { hasGlob, segmentRegExp, splitGlob } from '../core/path-glob.js';
+import type { TranscriptMatch } from '../core/reports/hook.js';
 import { writeFileAtomic } from './atomic.js';
 import { expandInputs } from './input.js';
 import { isInside, realPathOf } from './paths.js';
@@ -213,14 +214,6 @@ export function uninstallHookFile(options: { readonly hooksDir: string; readonly
 function editedError(path: string, verb: string): UsageError {
   return new UsageError(`${path} was edited since devs-ctx wrote it; ${verb === 'remove' ? 'removing' : 'replacing'} it would lose those edits`,
     `keep your edits elsewhere and pass --force to ${verb} it anyway`);
-}
-
-/** One configured path or glob and the transcript files it names now. */
-export interface TranscriptMatch {
-  readonly pattern: string;
-  readonly files: readonly string[];
-  /** Why the pattern, or files it matched, were left out (outside the repository); absent when none were. */
-  readonly refused?: string;
 }
 
 /** Where a project's `transcripts` may reach (see expandTranscripts). */

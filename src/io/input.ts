@@ -1,12 +1,13 @@
 import { closeSync, createReadStream, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import type { Stats } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import { Readable } from 'node:stream';
 import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { readDocument } from './jsonl.js';
 import type { ParsedDocument } from './jsonl.js';
 
-export const STDIN = '-';
+/** The path `-`: standard input where a transcript is read, standard output where one is written (`-o -`). */
+export const STDIO_PATH = '-';
 
 const TRANSCRIPT_EXTENSIONS = ['.jsonl', '.json'];
 
@@ -19,18 +20,18 @@ export function expandInputs(paths: readonly string[], cwd: string): string[] {
   // The same file named twice (or found twice through two directories) is analysed once.
   const seen = new Set<string>();
   const add = (path: string): void => {
-    const key = path === STDIN ? STDIN : resolve(cwd, path);
+    const key = path === STDIO_PATH ? STDIO_PATH : resolve(cwd, path);
     if (seen.has(key)) return;
     seen.add(key);
     out.push(path);
   };
   for (const path of paths) {
-    if (path === STDIN) {
-      add(STDIN);
+    if (path === STDIO_PATH) {
+      add(STDIO_PATH);
       continue;
     }
     const absolute = resolve(cwd, path);
-    let stat;
+    let stat: Stats;
     try {
       stat = statSync(absolute);
     } catch (error) {
@@ -52,7 +53,7 @@ export function expandInputs(paths: readonly string[], cwd: string): string[] {
 function listTranscripts(dir: string, shown: string): string[] {
   const out: string[] = [];
   const walk = (current: string): void => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(current, { withFileTypes: true });
     } catch (error) {
@@ -136,7 +137,7 @@ export async function readInput(
   options: { keepRaw?: boolean; stdin: Readable; cwd: string },
 ): Promise<ParsedDocument> {
   let stream: Readable;
-  if (path === STDIN) {
+  if (path === STDIO_PATH) {
     stream = options.stdin;
   } else {
     const absolute = resolve(options.cwd, path);

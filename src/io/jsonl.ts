@@ -217,6 +217,7 @@ function describeJsonError(text: string, error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the snippet masks
     const snippet = trimmed.slice(0, MAX_REASON_SNIPPET).replace(/[\u0000-\u001f]/g, '?');
     return `invalid JSON: the line does not start with { or [ (starts with "${snippet}")`;
   }
@@ -227,7 +228,7 @@ function describeJsonError(text: string, error: unknown): string {
  * The texts of `{…}{…}` (two or more top-level JSON values on one line), split at depth-0
  * boundaries, or undefined when the line is not that shape.
  */
-export function splitGluedParts(text: string): string[] | undefined {
+function splitGluedParts(text: string): string[] | undefined {
   const parts: string[] = [];
   let depth = 0;
   let inString = false;

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
  * (else `cwd`).
  */
 
-export type PinnedKind = 'tas' | 'prd' | 'requirements' | 'spec' | 'plan';
+type PinnedKind = 'tas' | 'prd' | 'requirements' | 'spec' | 'plan';
 
 export interface PinnedDocument {
   readonly kind: PinnedKind;

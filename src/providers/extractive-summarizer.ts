@@ -1,11 +1,11 @@
 import type { TextTokenCounter } from '../core/accounting.js';
 import { SUMMARY_PREFIX } from '../core/prune/edit.js';
-import type { Summarizer, SummaryRequest } from '../core/providers.js';
+import type { Summarizer, SummaryRequest } from '../core/provider-contracts.js';
 import { InterruptedError, ProviderError } from '../core/errors.js';
 import { Pacer } from '../core/pace.js';
 import type { ConversationTurn } from '../core/turn.js';
 import { terms } from '../core/terms.js';
-import { cleanText, clip, commandKey, oneLine, quotable, readStructure, splitToolCallTurn, stripReminders, structureSteps } from './session-structure.js';
+import { ANSI_ESCAPE, cleanText, clip, commandKey, oneLine, quotable, readStructure, splitToolCallTurn, stripReminders, structureSteps } from './session-structure.js';
 import type { CommandRun, FileTouch, SessionStructure, ToolFailure } from './session-structure.js';
 
 /**
@@ -299,7 +299,7 @@ function rankedIdentifiers(structure: SessionStructure): string[] {
   for (const p of structure.prose) {
     const found = new Set<string>();
     // A span with space at an edge is the prose between two code spans (an odd backtick shifted the pairs).
-    for (const m of p.line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[(\[]$/.test(m[1])) found.add(m[1]);
+    for (const m of p.line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[([]$/.test(m[1])) found.add(m[1]);
     for (const m of p.line.matchAll(FILE_PATH)) found.add(m[0]);
     for (const m of p.line.matchAll(IDENTIFIER)) found.add(m[0]);
     for (const id of found) counts.add(id);
@@ -334,8 +334,7 @@ const BACKTICKED = /`([^`\n]{2,80})`/g;
 const ERROR_LINE = /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status) [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory/;
 const MAX_FACT_LINE = 400;
 /** Lines that are code, not messages: they end mid-statement. */
-const CODE_LINE = /[,{(\[;]\s*$|^\s*(?:const|let|var|return|import|export|if|throw|catch|function|def|class)\b/;
-const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
+const CODE_LINE = /[,{([;]\s*$|^\s*(?:const|let|var|return|import|export|if|throw|catch|function|def|class)\b/;
 const DECISION_LINE = /\b(decided|decision|we will|we'll|i will|i'll use|let's use|chose|choose|going with|instead of|switch(?:ed)? to|prefer)\b/i;
 const TODO_LINE = /\b(TODO|FIXME|next step|remaining|still need|not yet|follow[- ]up|left to do)\b/i;
 const DONE_LINE = /\b(fixed|resolved|done|implemented|added|passes|passing|succeeded|works now|completed)\b/i;
@@ -357,7 +356,7 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
   const done = new Ordered();
   for (let t = 0; t < turns.length; t++) {
     const turn = turns[t] as ConversationTurn;
-    const text = stripReminders(headAndTail(turn.content)).replace(ANSI, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
+    const text = stripReminders(headAndTail(turn.content)).replace(ANSI_ESCAPE, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
     for (const match of text.matchAll(FILE_PATH)) files.add(match[0]);
     for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
     for (const match of text.matchAll(IDENTIFIER)) identifiers.add(match[0]);

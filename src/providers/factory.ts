@@ -2,7 +2,7 @@ import type { TextTokenCounter } from '../core/accounting.js';
 import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_PINNED_PREFIX_TURNS, DEFAULT_SOFT_LIMIT_TOKENS } from '../core/policy.js';
 import { ContextPruner } from '../core/prune/context-pruner.js';
 import type { ContextPrunerOptions } from '../core/prune/context-pruner.js';
-import type { LLMClient, Summarizer } from '../core/providers.js';
+import type { LLMClient, Summarizer } from '../core/provider-contracts.js';
 import { loadCounter } from '../core/tokens/encodings.js';
 import { ExtractiveSummarizer } from './extractive-summarizer.js';
 import { FlashSummarizer } from './gemini/flash-summarizer.js';

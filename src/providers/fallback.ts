@@ -1,5 +1,5 @@
 import { ProviderError } from '../core/errors.js';
-import type { Embedder, Embedding, FallbackEvent, Summarizer, SummaryRequest } from '../core/providers.js';
+import type { Embedder, Embedding, FallbackEvent, Summarizer, SummaryRequest } from '../core/provider-contracts.js';
 
 /**
  * `--fallback extractive`: when the primary summarizer fails (a `ProviderError`; Ctrl-C is not a

@@ -1,5 +1,5 @@
 import type { Pacer } from '../core/pace.js';
-import type { Embedder, Embedding } from '../core/providers.js';
+import type { Embedder, Embedding } from '../core/provider-contracts.js';
 import { terms } from '../core/terms.js';
 
 /** What fitting BM25 weights to a corpus collects: document frequencies and each text's term counts. */
@@ -36,7 +36,7 @@ function fitCorpusSync(corpus: readonly string[]): CorpusStats {
  * Words are lower-cased identifiers split at camelCase and snake_case as well as kept whole, so
  * `parseConfigFile` matches "config file".
  */
-export const LOCAL_EMBEDDING_DIMENSIONS = 4096;
+const LOCAL_EMBEDDING_DIMENSIONS = 4096;
 const K1 = 1.2;
 const B = 0.75;
 

@@ -25,7 +25,7 @@ export interface SessionStructure {
   readonly lastWords?: { readonly turnId: string; readonly text: string };
 }
 
-export type FileAction = 'read' | 'edited' | 'created' | 'deleted';
+type FileAction = 'read' | 'edited' | 'created' | 'deleted';
 
 export interface FileTouch {
   readonly path: string;
@@ -79,6 +79,9 @@ const BASH_INPUT = /^\s*<bash-input>([\s\S]*?)<\/bash-input>\s*$/;
 const SLASH_COMMAND = /<command-name>([^<]*)<\/command-name>[\s\S]*?(?:<command-args>([^<]*)<\/command-args>)?/;
 
 const ERROR_LINE = /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status):? [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory|not found|<tool_use_error>/;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes a command's output may carry
+export const ANSI_ESCAPE = /\x1b\[[0-9;]*[A-Za-z]/g;
 
 const SHELL_TOOLS = new Set(['bash', 'shell', 'local_shell', 'run_shell_command', 'execute_bash', 'exec_command', 'container.exec', 'run_command', 'terminal', 'cmd', 'powershell']);
 const READ_TOOLS = new Set(['read', 'read_file', 'notebookread', 'view_file', 'open_file', 'read_many_files']);
@@ -143,145 +146,167 @@ export function readStructure(turns: readonly ConversationTurn[]): SessionStruct
 
 /** readStructure, one turn per step (the summarizer runs it paced, so a signal is seen within a slice). */
 export function* structureSteps(turns: readonly ConversationTurn[]): Generator<void, SessionStructure> {
-  const requests: { turnId: string; text: string }[] = [];
-  const prose: { turnId: string; role: 'user' | 'assistant'; line: string }[] = [];
-  const files = new Map<string, { counts: Record<FileAction, number>; first: number }>();
-  const commands: CommandRun[] = [];
-  const failures: ToolFailure[] = [];
-  let todos: { text: string; status: string }[] = [];
-  let lastPlan: { turnId: string; text: string } | undefined;
-  let lastWords: { turnId: string; text: string } | undefined;
-  const fileOutputTurnIds = new Set<string>();
-  const pending: ToolCall[] = [];
-  let index = 0;
-
-  const touch = (path: string, action: FileAction, at: number): void => {
-    const clean = path.trim();
-    if (!clean || clean.length > 300 || /\s{2}|\n/.test(clean)) return;
-    const entry = files.get(clean) ?? { counts: { read: 0, edited: 0, created: 0, deleted: 0 }, first: at };
-    entry.counts[action]++;
-    files.set(clean, entry);
-  };
-  const addProse = (turnId: string, role: 'user' | 'assistant', text: string): void => {
-    for (const line of cleanText(text).split('\n')) if (line.length >= 4) prose.push({ turnId, role, line });
-  };
-
+  const reader = new StructureReader();
   for (const turn of turns) {
     yield;
-    if (turn.type === 'summary' || turn.type === 'refresh') continue;
-    if (turn.role === 'user' && turn.type !== 'tool_result') {
-      const slash = SLASH_COMMAND.exec(turn.content);
-      if (slash?.[1]) {
-        const text = `${slash[1].trim()} ${(slash[2] ?? '').trim()}`.trim();
-        if (text && !/^\/(?:exit|clear|compact|cost|help|status|model|resume|config|login|logout)\b/.test(text)) requests.push({ turnId: turn.id, text });
-        continue;
-      }
-      if (META_TURN.test(turn.content)) continue;
-      const bash = BASH_INPUT.exec(turn.content);
-      if (bash?.[1]) {
-        requests.push({ turnId: turn.id, text: `! ${bash[1].trim()}` });
-        continue;
-      }
-      const ide = IDE_REQUEST.exec(turn.content);
-      const typed = ide ? turn.content.slice((ide.index ?? 0) + ide[0].length) : turn.content;
-      const text = cleanText(typed).trim();
-      if (!text) continue;
-      requests.push({ turnId: turn.id, text });
-      addProse(turn.id, 'user', text);
-      continue;
+    reader.add(turn);
+  }
+  return reader.result();
+}
+
+/** What readStructure gathers, turn by turn. */
+class StructureReader {
+  private readonly requests: { turnId: string; text: string }[] = [];
+  private readonly prose: { turnId: string; role: 'user' | 'assistant'; line: string }[] = [];
+  private readonly files = new Map<string, { counts: Record<FileAction, number>; first: number }>();
+  private readonly commands: CommandRun[] = [];
+  private readonly failures: ToolFailure[] = [];
+  private todos: { text: string; status: string }[] = [];
+  private lastPlan: { turnId: string; text: string } | undefined;
+  private lastWords: { turnId: string; text: string } | undefined;
+  private readonly fileOutputTurnIds = new Set<string>();
+  /** Tool calls waiting for their results, in order. */
+  private readonly pending: ToolCall[] = [];
+  private index = 0;
+
+  add(turn: ConversationTurn): void {
+    if (turn.type === 'summary' || turn.type === 'refresh') return;
+    if (turn.role === 'user' && turn.type !== 'tool_result') this.userTurn(turn);
+    else if (turn.role === 'assistant' && turn.type === 'tool_call') this.toolCallTurn(turn);
+    else if (turn.type === 'tool_result') this.toolResult(turn);
+    else if (turn.role === 'assistant' && (turn.type === 'message' || turn.type === 'plan')) this.assistantMessage(turn);
+  }
+
+  result(): SessionStructure {
+    const { lastPlan, lastWords } = this;
+    return {
+      requests: this.requests,
+      files: [...this.files].map(([path, v]) => ({ path, counts: v.counts, first: v.first })),
+      commands: this.commands,
+      ...(lastPlan ? { lastPlan } : {}),
+      ...(lastWords ? { lastWords } : {}),
+      fileOutputTurnIds: this.fileOutputTurnIds,
+      todos: this.todos,
+      prose: this.prose,
+      failures: this.failures,
+    };
+  }
+
+  private touch(path: string, action: FileAction, at: number): void {
+    const clean = path.trim();
+    if (!clean || clean.length > 300 || /\s{2}|\n/.test(clean)) return;
+    const entry = this.files.get(clean) ?? { counts: { read: 0, edited: 0, created: 0, deleted: 0 }, first: at };
+    entry.counts[action]++;
+    this.files.set(clean, entry);
+  }
+
+  private addProse(turnId: string, role: 'user' | 'assistant', text: string): void {
+    for (const line of cleanText(text).split('\n')) if (line.length >= 4) this.prose.push({ turnId, role, line });
+  }
+
+  /** A request the user typed (slash commands and `!` shell lines included; meta turns left out). */
+  private userTurn(turn: ConversationTurn): void {
+    const slash = SLASH_COMMAND.exec(turn.content);
+    if (slash?.[1]) {
+      const text = `${slash[1].trim()} ${(slash[2] ?? '').trim()}`.trim();
+      if (text && !/^\/(?:exit|clear|compact|cost|help|status|model|resume|config|login|logout)\b/.test(text)) this.requests.push({ turnId: turn.id, text });
+      return;
     }
-    if (turn.role === 'assistant' && turn.type === 'tool_call') {
-      const { prose: words, calls } = splitToolCallTurn(turn.content);
-      const said = words.join('\n').trim();
-      if (said) {
-        addProse(turn.id, 'assistant', said);
-        const cleaned = cleanText(said).trim();
-        if (cleaned) lastWords = { turnId: turn.id, text: cleaned };
-      }
-      for (const call of calls) {
-        const toolCall: ToolCall = { ...call, turnId: turn.id, index: index++ };
-        pending.push(toolCall);
-        const name = call.name.toLowerCase();
-        if (TODO_TOOLS.has(name)) {
-          const list = todoList(call.input);
-          if (list.length > 0) todos = list;
-        }
-        const command = SHELL_TOOLS.has(name) ? shellCommand(call.input) : undefined;
-        if (command !== undefined) {
-          commands.push({ command, turnId: turn.id, index: toolCall.index });
-          for (const path of deletedByShell(command)) touch(path, 'deleted', toolCall.index);
-          for (const [path, action] of patchFiles(command)) touch(path, action, toolCall.index);
-        }
-        if (name === 'apply_patch') {
-          const patch = typeof call.input['input'] === 'string' ? call.input['input'] : typeof call.input['patch'] === 'string' ? call.input['patch'] : '';
-          for (const [path, action] of patchFiles(patch)) touch(path, action, toolCall.index);
-        }
-        const path = pathOf(call.input);
-        if (path !== undefined) {
-          if (READ_TOOLS.has(name)) touch(path, 'read', toolCall.index);
-          else if (EDIT_TOOLS.has(name)) touch(path, 'edited', toolCall.index);
-          else if (EDITOR_TOOLS.has(name)) {
-            const sub = String(call.input['command'] ?? '');
-            touch(path, sub === 'view' ? 'read' : sub === 'create' ? 'created' : 'edited', toolCall.index);
-          }
-        }
-        if (name === 'read_many_files' && Array.isArray(call.input['paths'])) {
-          for (const p of call.input['paths']) if (typeof p === 'string') touch(p, 'read', toolCall.index);
-        }
-      }
-      continue;
+    if (META_TURN.test(turn.content)) return;
+    const bash = BASH_INPUT.exec(turn.content);
+    if (bash?.[1]) {
+      this.requests.push({ turnId: turn.id, text: `! ${bash[1].trim()}` });
+      return;
     }
-    if (turn.type === 'tool_result') {
-      const call = pending.shift();
-      if (!call) continue;
-      const name = call.name.toLowerCase();
-      if (READ_TOOLS.has(name) || SEARCH_TOOLS.has(name) || (EDITOR_TOOLS.has(name) && call.input['command'] === 'view')) fileOutputTurnIds.add(turn.id);
-      const outcome = outcomeOf(turn.content);
-      const path = pathOf(call.input);
-      if (WRITE_TOOLS.has(name) && path !== undefined && outcome.failed === false) {
-        const existed = files.has(path) || /\b(?:updated|overwrote|overwritten)\b/i.test(turn.content.slice(0, 400));
-        touch(path, existed ? 'edited' : 'created', call.index);
-      }
-      const run = commands.find((c) => c.index === call.index);
-      if (run) {
-        const at = commands.indexOf(run);
-        commands[at] = { ...run, outcome: outcome.label, ...(outcome.errorLine ? { errorLine: outcome.errorLine } : {}) };
-      }
-      if (outcome.failed) {
-        const command = run?.command;
-        const what = command !== undefined ? `${call.name}: ${clip(oneLine(command), 160)}` : `${call.name}${path ? ` ${path}` : ''}`;
-        failures.push({
-          index: call.index,
-          callTurnId: call.turnId,
-          resultTurnId: turn.id,
-          what,
-          errorLine: outcome.errorLine ?? outcome.label,
-          key: command !== undefined ? commandKey(command) : `${name} ${path ?? ''}`,
-        });
-      }
-      continue;
+    const ide = IDE_REQUEST.exec(turn.content);
+    const typed = ide ? turn.content.slice((ide.index ?? 0) + ide[0].length) : turn.content;
+    const text = cleanText(typed).trim();
+    if (!text) return;
+    this.requests.push({ turnId: turn.id, text });
+    this.addProse(turn.id, 'user', text);
+  }
+
+  private toolCallTurn(turn: ConversationTurn): void {
+    const { prose: words, calls } = splitToolCallTurn(turn.content);
+    const said = words.join('\n').trim();
+    if (said) {
+      this.addProse(turn.id, 'assistant', said);
+      const cleaned = cleanText(said).trim();
+      if (cleaned) this.lastWords = { turnId: turn.id, text: cleaned };
     }
-    if (turn.role === 'assistant' && (turn.type === 'message' || turn.type === 'plan')) {
-      addProse(turn.id, 'assistant', turn.content);
-      const cleaned = cleanText(turn.content).trim();
-      if (cleaned) {
-        lastPlan = { turnId: turn.id, text: cleaned };
-        lastWords = undefined;
+    for (const call of calls) this.toolCall({ ...call, turnId: turn.id, index: this.index++ });
+  }
+
+  /** Todo lists, commands and the files a call names. */
+  private toolCall(call: ToolCall): void {
+    this.pending.push(call);
+    const name = call.name.toLowerCase();
+    if (TODO_TOOLS.has(name)) {
+      const list = todoList(call.input);
+      if (list.length > 0) this.todos = list;
+    }
+    const command = SHELL_TOOLS.has(name) ? shellCommand(call.input) : undefined;
+    if (command !== undefined) {
+      this.commands.push({ command, turnId: call.turnId, index: call.index });
+      for (const path of deletedByShell(command)) this.touch(path, 'deleted', call.index);
+      for (const [path, action] of patchFiles(command)) this.touch(path, action, call.index);
+    }
+    if (name === 'apply_patch') {
+      const patch = typeof call.input['input'] === 'string' ? call.input['input'] : typeof call.input['patch'] === 'string' ? call.input['patch'] : '';
+      for (const [path, action] of patchFiles(patch)) this.touch(path, action, call.index);
+    }
+    const path = pathOf(call.input);
+    if (path !== undefined) {
+      if (READ_TOOLS.has(name)) this.touch(path, 'read', call.index);
+      else if (EDIT_TOOLS.has(name)) this.touch(path, 'edited', call.index);
+      else if (EDITOR_TOOLS.has(name)) {
+        const sub = String(call.input['command'] ?? '');
+        this.touch(path, sub === 'view' ? 'read' : sub === 'create' ? 'created' : 'edited', call.index);
       }
+    }
+    if (name === 'read_many_files' && Array.isArray(call.input['paths'])) {
+      for (const p of call.input['paths']) if (typeof p === 'string') this.touch(p, 'read', call.index);
     }
   }
 
-  return {
-    requests,
-    files: [...files].map(([path, v]) => ({ path, counts: v.counts, first: v.first })),
-    commands,
-    ...(lastPlan ? { lastPlan } : {}),
-    ...(lastWords ? { lastWords } : {}),
-    fileOutputTurnIds,
-    todos,
-    prose,
-    failures,
-  };
+  /** A result answers the oldest pending call: files written, a command's outcome, a failure. */
+  private toolResult(turn: ConversationTurn): void {
+    const call = this.pending.shift();
+    if (!call) return;
+    const name = call.name.toLowerCase();
+    if (READ_TOOLS.has(name) || SEARCH_TOOLS.has(name) || (EDITOR_TOOLS.has(name) && call.input['command'] === 'view')) this.fileOutputTurnIds.add(turn.id);
+    const outcome = outcomeOf(turn.content);
+    const path = pathOf(call.input);
+    if (WRITE_TOOLS.has(name) && path !== undefined && outcome.failed === false) {
+      const existed = this.files.has(path) || /\b(?:updated|overwrote|overwritten)\b/i.test(turn.content.slice(0, 400));
+      this.touch(path, existed ? 'edited' : 'created', call.index);
+    }
+    const run = this.commands.find((c) => c.index === call.index);
+    if (run) {
+      const at = this.commands.indexOf(run);
+      this.commands[at] = { ...run, outcome: outcome.label, ...(outcome.errorLine ? { errorLine: outcome.errorLine } : {}) };
+    }
+    if (!outcome.failed) return;
+    const command = run?.command;
+    const what = command !== undefined ? `${call.name}: ${clip(oneLine(command), 160)}` : `${call.name}${path ? ` ${path}` : ''}`;
+    this.failures.push({
+      index: call.index,
+      callTurnId: call.turnId,
+      resultTurnId: turn.id,
+      what,
+      errorLine: outcome.errorLine ?? outcome.label,
+      key: command !== undefined ? commandKey(command) : `${name} ${path ?? ''}`,
+    });
+  }
+
+  private assistantMessage(turn: ConversationTurn): void {
+    this.addProse(turn.id, 'assistant', turn.content);
+    const cleaned = cleanText(turn.content).trim();
+    if (cleaned) {
+      this.lastPlan = { turnId: turn.id, text: cleaned };
+      this.lastWords = undefined;
+    }
+  }
 }
 
 /** Did a tool result fail, and its first error line: from the shapes each agent writes. */
@@ -319,7 +344,7 @@ export function outcomeOf(content: string): { failed: boolean; label: string; er
   if (/^The user doesn't want to proceed with this tool use/.test(trimmed)) return { failed: true, label: 'rejected by the user', errorLine: 'rejected by the user' };
   if (!failed) return { failed: false, label: exit === 0 ? 'ok' : 'ok' };
   const lines = body.replace(/<\/?tool_use_error>/g, '').split('\n');
-  const candidates = lines.map((l) => quotable(l.replace(/\x1b\[[0-9;]*[A-Za-z]/g, ''))).filter((l): l is string => l !== undefined && !/^(?:Exit code \d+|Exit Code: \d+|Command: |Directory: |Signal: |Background PIDs|Process Group PGID|Error: \(none\)|Output: \(empty\))/.test(l));
+  const candidates = lines.map((l) => quotable(l.replace(ANSI_ESCAPE, ''))).filter((l): l is string => l !== undefined && !/^(?:Exit code \d+|Exit Code: \d+|Command: |Directory: |Signal: |Background PIDs|Process Group PGID|Error: \(none\)|Output: \(empty\))/.test(l));
   const errorLine = candidates.find((l) => ERROR_LINE.test(l)) ?? candidates[0];
   return { failed: true, label: exit !== undefined ? `exit ${exit}` : 'error', ...(errorLine ? { errorLine: clip(errorLine, 200) } : {}) };
 }
@@ -346,7 +371,7 @@ function pathOf(input: Record<string, unknown>): string | undefined {
 }
 
 /** The shell command of a call: a string, or an argv (`["bash","-lc","npm test"]` gives `npm test`). */
-export function shellCommand(input: Record<string, unknown>): string | undefined {
+function shellCommand(input: Record<string, unknown>): string | undefined {
   const command = input['command'] ?? input['cmd'];
   if (typeof command === 'string') return command;
   if (Array.isArray(command) && command.every((c) => typeof c === 'string')) {

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { TextTokenCounter } from '../core/accounting.js';
 import { UsageError } from '../core/errors.js';
 import { SUMMARY_PREFIX } from '../core/prune/edit.js';
-import type { Summarizer } from '../core/providers.js';
+import type { Summarizer } from '../core/provider-contracts.js';
 import { formatRefresh } from '../core/refresh/context-refresher.js';
 import type { SummaryProvider } from '../core/refresh/context-refresher.js';
 import type { ConversationTurn } from '../core/turn.js';
@@ -61,22 +60,7 @@ export class PinnedTurnsSummaryProvider extends StaticSummaryProvider {
   }
 }
 
-/**
- * TAS and PRD read from files at each refresh (so an edited TAS is picked up); a document without a
- * file comes from `fallback` (e.g. the transcript's pinned turns) when one is given.
- */
-export class FileSummaryProvider implements SummaryProvider {
-  constructor(private readonly options: { readonly tasPath?: string; readonly prdPath?: string; readonly fallback?: ProjectDocuments }) {}
-
-  async getSummary(): Promise<{ tasSummary: string; prdSummary: string }> {
-    const read = async (path: string | undefined): Promise<string | undefined> => (path === undefined ? undefined : (await readFile(path, 'utf8')).trim());
-    const [tas, prd] = await Promise.all([read(this.options.tasPath), read(this.options.prdPath)]);
-    const names = [this.options.tasPath, this.options.prdPath].filter((p) => p !== undefined);
-    return summariesOf({ tas: tas ?? this.options.fallback?.tas, prd: prd ?? this.options.fallback?.prd }, names.join(' and ') || 'the given files');
-  }
-}
-
-/** Makes a document fit a token budget. */
+/** Makes one document (a TAS or a PRD) fit a token budget, for CondensingSummaryProvider; any `Summarizer` can serve through summarizerCondenser. */
 export interface Condenser {
   /** Part of the cache key: a different condenser's output is never reused. */
   readonly name: string;
@@ -100,7 +84,7 @@ export class MemorySummaryCache implements SummaryCache {
 }
 
 /** The cache key of one condensation: condenser, budget and the text's content hash. */
-export function condensationKey(condenser: string, budgetTokens: number, text: string): string {
+function condensationKey(condenser: string, budgetTokens: number, text: string): string {
   return createHash('sha256').update(`${condenser}\0${budgetTokens}\0${text}`).digest('base64url');
 }
 

@@ -1,4 +1,4 @@
-import type { Summarizer, SummaryRequest } from '../../src/core/providers.js';
+import type { Summarizer, SummaryRequest } from '../../src/core/provider-contracts.js';
 
 /** Seed 000's mocked FlashSummarizer: a fixed summary, and a record of what it was given. */
 export class FixedSummarizer implements Summarizer {

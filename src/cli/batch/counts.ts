@@ -21,7 +21,14 @@ export class BatchCounts {
 
   /** Opened on first use: a re-run whose rows all come from the row cache never loads it. */
   private get cache(): TokenCountCache {
-    return (this.#cache ??= TokenCountCache.open(this.cacheDir, this.encoding));
+    if (this.#cache === undefined) this.#cache = TokenCountCache.open(this.cacheDir, this.encoding);
+    return this.#cache;
+  }
+
+  /** The tokenizer, loaded on the first count the cache does not have. */
+  private tokenizer(): TextTokenCounter {
+    if (this.counter === undefined) this.counter = loadCounter(this.encoding);
+    return this.counter;
   }
 
   get enabled(): boolean {
@@ -47,11 +54,11 @@ export class BatchCounts {
     return countEntries(entries, {
       count: (text) => {
         if (text.length === 0) return 0;
-        if (!this.cache.enabled) return (this.counter ??= loadCounter(this.encoding)).count(text);
+        if (!this.cache.enabled) return this.tokenizer().count(text);
         const key = TokenCountCache.key(text);
         const cached = this.cache.get(key);
         if (cached !== undefined) return cached;
-        const count = (this.counter ??= loadCounter(this.encoding)).count(text);
+        const count = this.tokenizer().count(text);
         this.cache.set(key, count);
         return count;
       },

@@ -14,7 +14,7 @@ import type { SessionOutcome } from './session.js';
 const WORKER_CANDIDATES = ['./analyze-worker.js', '../cli/batch/analyze-worker.js', './analyze-worker.ts'];
 
 let workerFile: URL | undefined;
-export function analyzeWorkerUrl(): URL {
+function analyzeWorkerUrl(): URL {
   if (workerFile) return workerFile;
   for (const candidate of WORKER_CANDIDATES) {
     const url = new URL(candidate, import.meta.url);

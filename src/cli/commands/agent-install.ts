@@ -35,7 +35,7 @@ import { reportError } from '../errors.js';
  * since gets only devs-ctx's entries taken out.
  */
 
-export const AGENT_HOOK_SCHEMA_VERSION = 1;
+const AGENT_HOOK_SCHEMA_VERSION = 1;
 
 const AgentOptionsSchema = z.object({
   agent: z.enum(['claude-code', 'codex', 'gemini']),
@@ -60,7 +60,7 @@ function home(env: Env): string {
 }
 
 /** Where each agent reads hooks and MCP servers (project scope: the project root; `--user`: the user's own files). */
-export function agentTargets(agent: AgentKind, scope: { user: boolean; cwd: string; env: Env }): Target[] {
+function agentTargets(agent: AgentKind, scope: { user: boolean; cwd: string; env: Env }): Target[] {
   const root = projectRoot(scope.cwd);
   switch (agent) {
     case 'claude-code':

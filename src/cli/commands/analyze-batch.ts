@@ -2,9 +2,9 @@ import { once } from 'node:events';
 import { ExitCode } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { PruneUrgency } from '../../core/policy.js';
-import { worstUrgency } from '../../core/report.js';
+import { worstUrgency } from '../../core/reports/analyze.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
-import { STDIN } from '../../io/input.js';
+import { STDIO_PATH } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { BatchCounts } from '../batch/counts.js';
 import type { Discovered } from '../batch/discover.js';
@@ -21,7 +21,7 @@ import { BatchTable, batchRowDiagnostic, ndjsonRow } from '../render/analyze-bat
 import type { BatchNames, BatchRow, BatchTotals, ProjectTotals } from '../render/analyze-batch.js';
 
 /** `--json` and `--ndjson` of a batch keep the schema of the multi-file `--json`: additions only. */
-export const ANALYZE_BATCH_SCHEMA_VERSION = 1;
+const ANALYZE_BATCH_SCHEMA_VERSION = 1;
 
 export type BatchOutput = 'text' | 'json' | 'ndjson';
 export type BatchSort = 'tokens' | 'urgency';
@@ -41,7 +41,7 @@ export interface BatchOptions {
 
 const URGENCY_RANK: Record<PruneUrgency, number> = { none: 0, soft: 1, hard: 2 };
 /** Up to this many transcripts, no workers. */
-export const SMALL_BATCH = 16;
+const SMALL_BATCH = 16;
 
 /** A finished row kept for `--sort` (its full report, for `--json`, waits in the spill file). */
 interface HeldRow {
@@ -234,7 +234,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
           continue;
         }
         // Standard input can only be read here; so can everything with --jobs 1.
-        const work = pool === undefined || item.path === STDIN ? analyzeHere(item.path) : pool.run(item.path);
+        const work = pool === undefined || item.path === STDIO_PATH ? analyzeHere(item.path) : pool.run(item.path);
         work.then(
           (outcome) => {
             if (cached.kind === 'miss') cached.remember(outcome);

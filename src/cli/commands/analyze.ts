@@ -5,12 +5,12 @@ import { countEntries } from '../../core/accounting.js';
 import type { Settings } from '../../core/config.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { buildAnalyzeReport } from '../../core/report.js';
-import type { AnalyzeReport } from '../../core/report.js';
+import { buildAnalyzeReport } from '../../core/reports/analyze.js';
+import type { AnalyzeReport } from '../../core/reports/analyze.js';
 import type { FormatName } from '../../formats/index.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { buildId, fileIdentity, ReportCache, rowSchemaKey } from '../../io/row-cache.js';
-import { STDIN } from '../../io/input.js';
+import { STDIO_PATH } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor } from '../shared.js';
@@ -73,7 +73,7 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
         cacheDir,
         build === undefined ? undefined : rowSchemaKey(build, { report: true, settings, format: format ?? null, strict: options.strict === true, basis: options.basis ?? 'auto' }),
       );
-      const absolute = only.path === STDIN ? undefined : resolve(ctx.cwd, only.path);
+      const absolute = only.path === STDIO_PATH ? undefined : resolve(ctx.cwd, only.path);
       const identity = reports.enabled && absolute !== undefined ? fileIdentity(absolute) : undefined;
       const cached = identity && absolute !== undefined ? reports.get(absolute, identity) : undefined;
       let report: AnalyzeReport;
@@ -134,9 +134,9 @@ function discoverInputs(paths: readonly string[], ctx: CliContext): Generator<Di
     if (ctx.stdin.isTTY) {
       throw new UsageError('no transcript given', 'pass a path, a directory, or - to read standard input (e.g. cat s.jsonl | devs-ctx analyze -)');
     }
-    return discoverTranscripts([STDIN], ctx.cwd);
+    return discoverTranscripts([STDIO_PATH], ctx.cwd);
   }
-  if (paths.filter((p) => p === STDIN).length > 1) throw new UsageError('standard input (-) can only be read once');
+  if (paths.filter((p) => p === STDIO_PATH).length > 1) throw new UsageError('standard input (-) can only be read once');
   const expanded = expandHome(paths, ctx);
   checkInputPaths(expanded, ctx.cwd);
   return discoverTranscripts(expanded, ctx.cwd);

@@ -8,7 +8,7 @@ import type { CliContext } from '../context.js';
 import { archiveDisplay, openArchive } from '../archive.js';
 import { reportError } from '../errors.js';
 
-export const ARCHIVE_COPY_SCHEMA_VERSION = 1;
+const ARCHIVE_COPY_SCHEMA_VERSION = 1;
 
 const CopyOptionsSchema = z.object({
   from: z.string({ error: '--from is required: the archive to copy from (a SQLite path or a postgres:// URL)' }).trim().min(1, '--from needs a path or URL'),

@@ -5,12 +5,12 @@ import type { ExitCodeValue } from '../../core/errors.js';
 import { auditCompactions } from '../../core/identifiers.js';
 import type { CompactionAudit } from '../../core/identifiers.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { STDIN } from '../../io/input.js';
+import { STDIO_PATH } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor } from '../shared.js';
 
-export const AUDIT_SCHEMA_VERSION = 1;
+const AUDIT_SCHEMA_VERSION = 1;
 
 const AuditOptionsSchema = z.object({
   json: readingOptionsShape.json,
@@ -51,7 +51,7 @@ export async function runAudit(file: string | undefined, rawOptions: Record<stri
     counter.save();
     const identifiers = audits.reduce((sum, a) => sum + a.identifiers, 0);
     const kept = audits.reduce((sum, a) => sum + a.kept.length, 0);
-    const recallFile = file === STDIN ? '' : ` --file ${JSON.stringify(file)}`;
+    const recallFile = file === STDIO_PATH ? '' : ` --file ${JSON.stringify(file)}`;
     if (json) {
       ctx.stdout.write(
         `${JSON.stringify(

@@ -13,7 +13,7 @@ import { PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import type { PruneStrategy } from '../../core/prune/plan.js';
 import { TurnTypeSchema } from '../../core/turn.js';
 import type { TurnType } from '../../core/turn.js';
-import { parseTokenAmount } from '../../core/units.js';
+import { parseTokenAmount } from '../../core/token-amount.js';
 import { writeError, writeFileAtomic } from '../../io/atomic.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
@@ -24,7 +24,7 @@ import { discoverTranscripts } from '../batch/discover.js';
 import { modelWindow } from '../../core/models.js';
 import type { ModelWindow } from '../../core/models.js';
 
-export const INIT_SCHEMA_VERSION = 1;
+const INIT_SCHEMA_VERSION = 1;
 
 const InitOptionsSchema = z.object({
   /** Each --transcripts value, itself a comma-separated list. */
@@ -239,7 +239,7 @@ function parsePinnedTypes(raw: string): TurnType[] {
 }
 
 /** Comma-separated paths or globs; a comma inside `{a,b}` belongs to the glob. */
-export function splitTranscriptList(raw: string): string[] {
+function splitTranscriptList(raw: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let current = '';

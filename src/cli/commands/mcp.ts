@@ -4,8 +4,8 @@ import type { TextTokenCounter } from '../../core/accounting.js';
 import type { HistoryTurn } from '../../core/agent-history.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { buildAnalyzeReport } from '../../core/report.js';
-import type { AnalyzeReport } from '../../core/report.js';
+import { buildAnalyzeReport } from '../../core/reports/analyze.js';
+import type { AnalyzeReport } from '../../core/reports/analyze.js';
 import { AGENT_NAMES, findSession } from '../../io/agent-sessions.js';
 import type { AgentName } from '../../io/agent-sessions.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
@@ -33,7 +33,7 @@ const McpOptionsSchema = z.object({
   archive: z.string().optional(),
 });
 
-export const DEFAULT_MAX_TOKENS = 2000;
+const DEFAULT_MAX_TOKENS = 2000;
 const MAX_TOKENS_LIMIT = 20_000;
 
 const sessionArgs = {
@@ -43,7 +43,7 @@ const sessionArgs = {
 const maxTokensArg = z.number().int().min(100).max(MAX_TOKENS_LIMIT).optional().describe(`cap on the answer's size in tokens (default ${DEFAULT_MAX_TOKENS})`);
 
 /** The window size the status reports: the calibrated size the model sees (as `analyze` reports it). */
-export function contextSize(report: AnalyzeReport): { tokens: number; basis: string } {
+function contextSize(report: AnalyzeReport): { tokens: number; basis: string } {
   const { context } = report;
   const how =
     context.basis === 'calibrated'
@@ -55,7 +55,7 @@ export function contextSize(report: AnalyzeReport): { tokens: number; basis: str
 }
 
 /** Cuts `text` to at most `maxTokens`, saying how much was left out. */
-export function capText(text: string, maxTokens: number, counter: TextTokenCounter, more: string): string {
+function capText(text: string, maxTokens: number, counter: TextTokenCounter, more: string): string {
   const total = counter.count(text);
   if (total <= maxTokens) return text;
   const note = `\n[… cut at ${maxTokens} of ${total} tokens; ${more}]`;
@@ -66,7 +66,7 @@ export function capText(text: string, maxTokens: number, counter: TextTokenCount
 }
 
 /** Page `page` (1-based) of `text`, each page at most `maxTokens`; pages end on a line break where one is near. */
-export function pageOf(text: string, page: number, maxTokens: number, counter: TextTokenCounter): { text: string; pages: number } {
+function pageOf(text: string, page: number, maxTokens: number, counter: TextTokenCounter): { text: string; pages: number } {
   const pages: string[] = [];
   let at = 0;
   while (at < text.length) {

@@ -8,14 +8,14 @@ import { summaryReserveFor } from '../../core/prune/engine.js';
 import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import { analyzeContext, plannerLimits } from '../../core/session-context.js';
 import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
-import { buildPruneReport } from '../../core/prune/report.js';
+import { buildPruneReport } from '../../core/reports/prune.js';
 import { pacedMap, Pacer } from '../../core/pace.js';
-import type { PruneReport } from '../../core/prune/report.js';
+import type { PruneReport } from '../../core/reports/prune.js';
 import type { FormatName } from '../../formats/index.js';
 import { assertNoOtherWriters, assertUnchangedOrAppended, checkOutputPath, replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { STDIN } from '../../io/input.js';
+import { STDIO_PATH } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import type { Archive } from '../../archive/archive.js';
 import { pruneEvent } from '../../archive/prune-event.js';
@@ -26,8 +26,8 @@ import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
-import { buildProviders, chooseProviders, providersReport } from '../providers.js';
-import type { ProviderSet } from '../providers.js';
+import { buildProviders, chooseProviders, providersReport } from '../choose-providers.js';
+import type { ProviderSet } from '../choose-providers.js';
 import type { InteractiveSetup } from '../interactive/prune-review.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
@@ -103,7 +103,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     counter.save();
     if (options.dryRun) return finish(buildPruneReport({ ...base, dryRun: true, output: null }), ctx, json);
 
-    const outputName = inPlace ? loaded.display : options.output && options.output !== STDIN ? options.output : STDIN;
+    const outputName = inPlace ? loaded.display : options.output && options.output !== STDIO_PATH ? options.output : STDIO_PATH;
     if (!written || !after) {
       // Nothing to do: the output is the input's exact bytes [SPEC §6].
       if (!inPlace) writeOutput(outputName, serializeDocument(loaded.doc), ctx);
@@ -143,17 +143,17 @@ async function parsePruneArgs(path: string | undefined, rawOptions: Record<strin
   const parsed = PruneOptionsSchema.safeParse(rawOptions);
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx prune --help');
   const options = parsed.data;
-  const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
+  const input = path ?? (ctx.stdin.isTTY ? undefined : STDIO_PATH);
   if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
   // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
   const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--dry-run', given: options.dryRun === true }, ctx.cwd);
   // --interactive needs a terminal: checked before anything is read. The review itself runs
   // between the plan and the summary.
-  const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIN);
+  const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIO_PATH);
   if (!options.interactive) return { options, json, input, inPlace, transcriptOnStdout };
   const { interactiveSetup, reviewPrune } = await import('../interactive/prune-review.js');
   const setup = interactiveSetup(ctx, {
-    fromStdin: input === STDIN,
+    fromStdin: input === STDIO_PATH,
     dryRun: options.dryRun === true,
     yes: options.yes === true,
     screen: json || transcriptOnStdout ? 'stderr' : 'stdout',
@@ -226,7 +226,7 @@ async function runService(args: PruneArgs, loaded: Loaded, ctx: CliContext, held
     await testPause(ctx, held.trap?.signal, 'pipeline');
     pacer.check();
     const policy = { ...loaded.settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(loaded.summaryShare) };
-    const destination = args.inPlace ? display : args.transcriptOnStdout ? 'standard output' : (options.output ?? STDIN);
+    const destination = args.inPlace ? display : args.transcriptOnStdout ? 'standard output' : (options.output ?? STDIO_PATH);
     result = await pruneDocument(loaded.doc, transcript, {
       tokens: loaded.tokens,
       counter: loaded.counter,
@@ -285,7 +285,7 @@ async function writePrune(
     assertUnchangedOrAppended(target, originalBytes);
     assertNoOtherWriters(target);
   }
-  if (!inPlace && outputName !== STDIN) checkOutputPath(resolve(ctx.cwd, outputName));
+  if (!inPlace && outputName !== STDIO_PATH) checkOutputPath(resolve(ctx.cwd, outputName));
   await pacer.settle();
 
   let archive: { store: Archive; event: ReturnType<typeof pruneEvent> } | undefined;
@@ -296,7 +296,7 @@ async function writePrune(
     const event = pruneEvent({
       id: eventId,
       createdAt: new Date().toISOString(),
-      sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
+      sourcePath: input === STDIO_PATH ? STDIO_PATH : resolve(ctx.cwd, input),
       format: transcript.format,
       strategy: loaded.strategy,
       targetTokens: run.targetTokens,
@@ -331,6 +331,6 @@ async function writePrune(
 function finish(report: PruneReport, ctx: CliContext, json: boolean): ExitCodeValue {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   // The transcript may be on stdout: the human report goes where it cannot mix with it.
-  else (report.output === STDIN ? ctx.stderr : ctx.stdout).write(renderPruneReport(report, ctx));
+  else (report.output === STDIO_PATH ? ctx.stderr : ctx.stdout).write(renderPruneReport(report, ctx));
   return ExitCode.ok;
 }

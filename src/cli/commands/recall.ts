@@ -7,7 +7,7 @@ import { reportError } from '../errors.js';
 import { damagedArchiveError } from '../archive.js';
 import { openArchiveFor } from './restore.js';
 
-export const RECALL_SCHEMA_VERSION = 1;
+const RECALL_SCHEMA_VERSION = 1;
 
 const RecallOptionsSchema = z.object({
   turn: z.string().min(1).optional(),

@@ -6,22 +6,22 @@ import { ExitCode, InputError, InterruptedError, UsageError } from '../../core/e
 import type { ExitCodeValue } from '../../core/errors.js';
 import { ContextRefresher, formatRefresh } from '../../core/refresh/context-refresher.js';
 import { pendingToolCall, planRefresh } from '../../core/refresh/decision.js';
-import { buildRefreshReport } from '../../core/refresh/report.js';
-import type { InjectedRefresh, RefreshReport } from '../../core/refresh/report.js';
+import { buildRefreshReport } from '../../core/reports/refresh.js';
+import type { InjectedRefresh, RefreshReport } from '../../core/reports/refresh.js';
 import type { ConversationTurn } from '../../core/turn.js';
 import type { FormatName } from '../../formats/index.js';
 import { appendRefresh } from '../../formats/write.js';
 import { replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { assertReadableKind, STDIN } from '../../io/input.js';
+import { assertReadableKind, STDIO_PATH } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticSummaryProvider } from '../../providers/summary-providers.js';
 import type { ProjectDocuments } from '../../providers/summary-providers.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { refreshCondenser } from '../providers.js';
+import { refreshCondenser } from '../choose-providers.js';
 import { reportError } from '../errors.js';
 import { renderRefreshReport } from '../render/refresh-text.js';
 import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
@@ -72,7 +72,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const parsed = RefreshOptionsSchema.safeParse(rawOptions);
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx refresh --help');
     const options = parsed.data;
-    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
+    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIO_PATH);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
     const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--check', given: options.check === true }, ctx.cwd);
@@ -102,7 +102,7 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
       if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
     }
     const lastRefreshId = decision.lastRefreshIndex !== undefined ? turns[decision.lastRefreshIndex]?.id : undefined;
-    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDIN);
+    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDIO_PATH);
     const base = { file: display, format: transcript.format, decision, lastRefreshId };
 
     if (options.check || !decision.due) {
@@ -206,5 +206,5 @@ function bothTexts(texts: ProjectDocuments, where: string): [string, string] {
 /** The report: JSON on stdout, or text on stdout unless the transcript is there (then stderr). */
 function finish(report: RefreshReport, ctx: CliContext, json: boolean): void {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else (report.output === STDIN ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
+  else (report.output === STDIO_PATH ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
 }

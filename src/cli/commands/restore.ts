@@ -6,13 +6,13 @@ import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.
 import type { ExitCodeValue } from '../../core/errors.js';
 import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
-import { readInputFile, STDIN } from '../../io/input.js';
+import { readInputFile, STDIO_PATH } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { outputIsInput } from '../transcript-output.js';
 import { archiveDisplay, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
-export const RESTORE_SCHEMA_VERSION = 1;
+const RESTORE_SCHEMA_VERSION = 1;
 
 const RestoreOptionsSchema = z.object({
   output: z.string().optional(),
@@ -38,12 +38,12 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
     const parsed = RestoreOptionsSchema.safeParse(rawOptions);
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx restore --help');
     const options = parsed.data;
-    if (file === STDIN) throw new UsageError('restore needs the pruned file itself, not standard input');
+    if (file === STDIO_PATH) throw new UsageError('restore needs the pruned file itself, not standard input');
     if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
     if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
     // -o naming the pruned file itself (by any name) is --in-place: locked, and appended lines kept.
     const inPlace = options.inPlace === true || outputIsInput(file, options.output, ctx.cwd);
-    if (json && !inPlace && (options.output === undefined || options.output === STDIN)) {
+    if (json && !inPlace && (options.output === undefined || options.output === STDIO_PATH)) {
       throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
     }
     let path = resolve(ctx.cwd, file);
@@ -77,16 +77,16 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
     }
     const appended = current.length - event.output.length;
     if (inPlace) replaceKeepingAppends(path, current, restored);
-    else if (options.output !== undefined && options.output !== STDIN) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
+    else if (options.output !== undefined && options.output !== STDIO_PATH) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
     else ctx.stdout.write(restored);
-    const target = inPlace ? file : (options.output ?? STDIN);
+    const target = inPlace ? file : (options.output ?? STDIO_PATH);
     if (json) {
       ctx.stdout.write(
         `${JSON.stringify({ schemaVersion: RESTORE_SCHEMA_VERSION, file, eventId: event.id, prunedAt: event.createdAt, bytes: restored.length, appendedBytesKept: appended, output: target, archive: archivePath }, null, 2)}\n`,
       );
     } else {
-      const out = target === STDIN ? ctx.stderr : ctx.stdout;
-      out.write(`${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDIN ? '' : `; written to ${target}`}\n`);
+      const out = target === STDIO_PATH ? ctx.stderr : ctx.stdout;
+      out.write(`${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDIO_PATH ? '' : `; written to ${target}`}\n`);
     }
     return ExitCode.ok;
   } catch (error) {

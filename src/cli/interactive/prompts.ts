@@ -30,7 +30,7 @@ export async function loadClack(): Promise<Clack> {
 }
 
 /** The message a cancelled prompt leaves; the command then exits 130 [SPEC §3]. */
-export const CANCELLED = 'cancelled; nothing was written';
+const CANCELLED = 'cancelled; nothing was written';
 
 /**
  * A prompt's answer, or the end of the command when it was cancelled (Ctrl-C or Esc):

@@ -3,7 +3,7 @@ import type { PrunePlanning } from '../../core/prune/engine.js';
 import { planPrune } from '../../core/prune/plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy } from '../../core/prune/plan.js';
 import type { TranscriptEntry } from '../../core/transcript.js';
-import { parseTokenAmount } from '../../core/units.js';
+import { parseTokenAmount } from '../../core/token-amount.js';
 import type { ReviewedPlan } from '../../prune/document.js';
 import type { CliContext } from '../context.js';
 import { terminalWidth } from '../context.js';

@@ -214,7 +214,7 @@ export class BatchTable {
 }
 
 /** Per-project totals say something the rows do not when there are several projects and one has several sessions. */
-export function showProjects(projects: readonly ProjectTotals[]): boolean {
+function showProjects(projects: readonly ProjectTotals[]): boolean {
   return projects.length > 1 && projects.some((p) => p.transcripts > 1);
 }
 

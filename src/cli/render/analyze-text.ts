@@ -1,17 +1,10 @@
 import { Chalk } from 'chalk';
 import type { ChalkInstance } from 'chalk';
-import type { DevsCtxError } from '../../core/errors.js';
-import { windowGrowth } from '../../core/report.js';
-import type { AnalyzeReport, TokenGroup } from '../../core/report.js';
+import { windowGrowth } from '../../core/reports/analyze.js';
+import type { AnalyzeReport, TokenGroup } from '../../core/reports/analyze.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { growthChart } from './chart.js';
-
-export interface FileRow {
-  readonly file: string;
-  readonly report?: AnalyzeReport;
-  readonly error?: DevsCtxError;
-}
 
 const n = (value: number): string => value.toLocaleString('en-US');
 const pct = (part: number, whole: number): string => (whole === 0 ? '0 %' : `${((part / whole) * 100).toFixed(1)} %`);
@@ -100,21 +93,38 @@ function groupRows(groups: Readonly<Partial<Record<string, TokenGroup>>>, total:
     .map(([name, g]) => [`  ${name}`, n(g.turns), n(g.tokens), pct(g.tokens, total)]);
 }
 
+const INDENT = '          ';
+
 /** The human report for one transcript. */
 export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): string {
   const c = paint(ctx);
   const width = terminalWidth(ctx);
+  const out = [
+    `${c.bold(report.file)}  ${c.dim(`${report.format} · ${n(report.turns)} turns · ${report.encoding}`)}`,
+    '',
+    ...sizeLines(c, report, width),
+    ...recordedLines(c, report, width),
+    ...breakdownLines(c, report),
+    ...heaviestLines(c, report, width),
+    ...growthLines(c, report, width),
+    ...notesLines(c, report, width),
+    ...issueLines(c, report, width),
+  ];
+  return `${out.join('\n')}\n`;
+}
+
+/** Context, model, limits, urgency, the agent's own compaction, lifetime and goal. */
+function sizeLines(c: ChalkInstance, report: AnalyzeReport, width: number): string[] {
   const out: string[] = [];
-  const total = report.totalTokens;
-  out.push(`${c.bold(report.file)}  ${c.dim(`${report.format} · ${n(report.turns)} turns · ${report.encoding}`)}`);
-  out.push('');
   const cx = report.context;
   out.push(`Context   ${c.bold(n(cx.tokens))} tokens  ${limitBar(c, report, Math.max(20, Math.min(50, width - 40)))}`);
-  out.push(...wrap(`          ${c.dim(contextBasisText(report))}`, width, '          '));
+  out.push(...wrap(`${INDENT}${c.dim(contextBasisText(report))}`, width, INDENT));
   if (cx.model !== null || cx.window !== null) {
     out.push(`Model     ${cx.model ?? 'unknown'}${cx.window !== null ? ` · window ${n(cx.window)}` : ''}`);
   }
-  out.push(...wrap(`Limits    soft ${n(report.limits.soft)} │  hard ${n(report.limits.hard)} ┃  ${c.dim(`(${report.limits.source === report.limits.from ? report.limits.source : `${report.limits.source}: ${report.limits.from}`})`)}`, width, '          '));
+  const limits = report.limits;
+  const from = limits.source === limits.from ? limits.source : `${limits.source}: ${limits.from}`;
+  out.push(...wrap(`Limits    soft ${n(limits.soft)} │  hard ${n(limits.hard)} ┃  ${c.dim(`(${from})`)}`, width, INDENT));
   out.push(`Urgency   ${urgencyText(c, report)}`);
   if (report.agentCompaction) {
     const a = report.agentCompaction;
@@ -124,16 +134,16 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
   const life = report.lifetime;
   if (life.compactions > 0 || life.peak > cx.tokens) {
     const sizes = life.compactionSizes.filter((x) => x > 0).map(n);
-    out.push(
-      ...wrap(
-        `Lifetime  peak ${n(life.peak)} tokens; ${life.compactions} compaction${life.compactions === 1 ? '' : 's'}` +
-          (sizes.length > 0 ? ` (at ${sizes.join(', ')})` : ''),
-        width,
-        '          ',
-      ),
-    );
+    const at = sizes.length > 0 ? ` (at ${sizes.join(', ')})` : '';
+    out.push(...wrap(`Lifetime  peak ${n(life.peak)} tokens; ${life.compactions} compaction${life.compactions === 1 ? '' : 's'}${at}`, width, INDENT));
   }
-  if (report.goal) out.push(...wrap(`Goal      ${c.dim(`(${report.goal.how} request)`)} ${report.goal.text}`, width, '          '));
+  if (report.goal) out.push(...wrap(`Goal      ${c.dim(`(${report.goal.how} request)`)} ${report.goal.text}`, width, INDENT));
+  return out;
+}
+
+/** The size the file records beside our estimate, and blobs estimated by provider rules. */
+function recordedLines(c: ChalkInstance, report: AnalyzeReport, width: number): string[] {
+  const out: string[] = [];
   if (report.recorded) {
     const r = report.recorded;
     const diff = r.difference;
@@ -142,109 +152,65 @@ export function renderAnalyzeReport(report: AnalyzeReport, ctx: CliContext): str
         `Recorded  ${n(r.contextTokens)} tokens in the file (${r.source})${r.contextWindow ? `, window ${n(r.contextWindow)}` : ''}; ` +
           `estimate is ${n(Math.abs(diff))} ${diff >= 0 ? 'higher' : 'lower'} (${pct(Math.abs(diff), Math.max(1, r.contextTokens))})`,
         width,
-        '          ',
+        INDENT,
       ),
     );
     if (r.urgency !== report.urgency) {
       const warning = `by the recorded size the urgency would be ${r.urgency}: the agent adds context the transcript does not hold (system prompt, tools, memory)`;
-      out.push(...wrap(`          ${warning}`, width, '          ').map((line) => c.yellow(line)));
+      out.push(...wrap(`${INDENT}${warning}`, width, INDENT).map((line) => c.yellow(line)));
     }
   }
   if (report.blobTokens > 0) out.push(`Blobs     ${n(report.blobTokens)} tokens of images/documents/encrypted content, estimated by provider rules`);
+  return out;
+}
 
-  out.push('', c.bold('By type'));
+/** Tokens by type, by role, and as a prune would split them. */
+function breakdownLines(c: ChalkInstance, report: AnalyzeReport): string[] {
+  const total = report.totalTokens;
+  const share = (g: TokenGroup): string[] => [n(g.turns), n(g.tokens), pct(g.tokens, total)];
+  const out = ['', c.bold('By type')];
   out.push(...table([['  type', 'turns', 'tokens', 'share'], ...groupRows(report.byType, total)], ['l', 'r', 'r', 'r']));
   out.push('', c.bold('By role'));
   out.push(...table([['  role', 'turns', 'tokens', 'share'], ...groupRows(report.byRole, total)], ['l', 'r', 'r', 'r']));
-
   out.push('', c.bold('What a prune would see'));
-  out.push(
-    ...table(
-      [
-        ['  pinned (never pruned)', n(report.pinned.turns), n(report.pinned.tokens), pct(report.pinned.tokens, total)],
-        ['  protected tail', n(report.protectedTail.turns), n(report.protectedTail.tokens), pct(report.protectedTail.tokens, total)],
-        ['  summarization candidates', n(report.candidates.turns), n(report.candidates.tokens), pct(report.candidates.tokens, total)],
-      ],
-      ['l', 'r', 'r', 'r'],
-    ),
-  );
+  const rows = [
+    ['  pinned (never pruned)', ...share(report.pinned)],
+    ['  protected tail', ...share(report.protectedTail)],
+    ['  summarization candidates', ...share(report.candidates)],
+  ];
+  out.push(...table(rows, ['l', 'r', 'r', 'r']));
   if (report.candidates.turns === 0) out.push(c.dim('  (fewer than 3 candidates: nothing to summarize)'));
+  return out;
+}
 
-  if (report.heaviest.length > 0) {
-    out.push('', c.bold(`Heaviest turns`));
-    const previewWidth = Math.max(10, width - 50);
-    out.push(
-      ...table(
-        [
-          ['  #', 'role', 'type', 'tokens', 'content'],
-          ...report.heaviest.map((h) => [`  ${h.index + 1}`, h.role, h.type, n(h.tokens), h.preview.slice(0, previewWidth)]),
-        ],
-        ['r', 'l', 'l', 'r', 'l'],
-      ),
-    );
-  }
+function heaviestLines(c: ChalkInstance, report: AnalyzeReport, width: number): string[] {
+  if (report.heaviest.length === 0) return [];
+  const previewWidth = Math.max(10, width - 50);
+  const rows = report.heaviest.map((h) => [`  ${h.index + 1}`, h.role, h.type, n(h.tokens), h.preview.slice(0, previewWidth)]);
+  return ['', c.bold(`Heaviest turns`), ...table([['  #', 'role', 'type', 'tokens', 'content'], ...rows], ['r', 'l', 'l', 'r', 'l'])];
+}
 
-  out.push('', c.bold('Window growth'));
+/** The window's growth turn by turn, in the model's tokens. */
+function growthLines(c: ChalkInstance, report: AnalyzeReport, width: number): string[] {
   const { overhead, scale } = report.context.mapping;
   const growth = windowGrowth(report.perTurn).map((t) => Math.max(0, Math.round(overhead + scale * t)));
-  out.push(...growthChart({ growth, soft: report.limits.soft, hard: report.limits.hard, width, height: 8 }));
-
-  if (report.notes.length > 0) {
-    out.push('', c.bold('Notes'));
-    for (const note of report.notes) out.push(...wrap(`  ${note}`, width, '    '));
-  }
-  if (report.issues.length > 0) {
-    out.push('', c.bold(`Skipped or odd lines (${report.issues.length})`));
-    for (const issue of report.issues) {
-      const where = issue.line > 0 ? `line ${issue.line}` : 'file';
-      const sev = issue.severity === 'error' ? c.red('error') : c.yellow('warning');
-      const [first = '', ...rest] = wrap(`  ${where}: ${issue.severity}: ${issue.reason}`, width, '    ');
-      // Colour the severity word only (wrapping is measured on the plain text).
-      out.push(first.replace(` ${issue.severity}: `, ` ${sev}: `), ...rest);
-    }
-  }
-  return `${out.join('\n')}\n`;
+  return ['', c.bold('Window growth'), ...growthChart({ growth, soft: report.limits.soft, hard: report.limits.hard, width, height: 8 })];
 }
 
-/**
- * What goes to stderr beside the table: each transcript that could not be read, and how many lines
- * of each were skipped (the single-file report lists them one by one).
- */
-export function renderAnalyzeTableDiagnostics(rows: readonly FileRow[]): string {
-  const out: string[] = [];
-  for (const row of rows) {
-    if (row.error) {
-      out.push(`devs-ctx: ${row.error.message}${row.error.hint ? `\n  hint: ${row.error.hint}` : ''}`);
-    } else if (row.report && row.report.issues.length > 0) {
-      const lines = row.report.issues.filter((i) => i.line > 0).map((i) => i.line);
-      const shown = lines.slice(0, 10).join(', ');
-      out.push(
-        `devs-ctx: ${row.file}: ${row.report.issues.length} skipped or odd line(s)` +
-          (lines.length > 0 ? ` (line ${shown}${lines.length > 10 ? ', …' : ''})` : '') +
-          `; run devs-ctx analyze ${row.file} for the reasons`,
-      );
-    }
-  }
-  return out.length > 0 ? `${out.join('\n')}\n` : '';
+function notesLines(c: ChalkInstance, report: AnalyzeReport, width: number): string[] {
+  if (report.notes.length === 0) return [];
+  return ['', c.bold('Notes'), ...report.notes.flatMap((note) => wrap(`  ${note}`, width, '    '))];
 }
 
-/** One row per transcript and a total, for several paths or a directory. */
-export function renderAnalyzeTable(rows: readonly FileRow[], ctx: CliContext): string {
-  const c = paint(ctx);
-  const body: string[][] = [['file', 'format', 'turns', 'tokens', 'urgency']];
-  let turns = 0;
-  let tokens = 0;
-  for (const row of rows) {
-    if (row.report) {
-      turns += row.report.turns;
-      tokens += row.report.totalTokens;
-      body.push([row.file, row.report.format, n(row.report.turns), n(row.report.totalTokens), row.report.urgency]);
-    } else {
-      body.push([row.file, '-', '-', '-', `error (exit ${row.error?.exitCode})`]);
-    }
+function issueLines(c: ChalkInstance, report: AnalyzeReport, width: number): string[] {
+  if (report.issues.length === 0) return [];
+  const out = ['', c.bold(`Skipped or odd lines (${report.issues.length})`)];
+  for (const issue of report.issues) {
+    const where = issue.line > 0 ? `line ${issue.line}` : 'file';
+    const sev = issue.severity === 'error' ? c.red('error') : c.yellow('warning');
+    const [first = '', ...rest] = wrap(`  ${where}: ${issue.severity}: ${issue.reason}`, width, '    ');
+    // Colour the severity word only (wrapping is measured on the plain text).
+    out.push(first.replace(` ${issue.severity}: `, ` ${sev}: `), ...rest);
   }
-  body.push(['total', '', n(turns), n(tokens), '']);
-  const lines = table(body, ['l', 'l', 'r', 'r', 'l']);
-  const out = [c.bold(lines[0] ?? ''), ...lines.slice(1)];
-  return `${out.join('\n')}\n`;
+  return out;
 }

@@ -1,5 +1,5 @@
 import { displayPath } from '../../io/git-hooks.js';
-import type { CoveredTranscripts, HookInstallReport, HookStatusEntry, HookStatusReport, HookUninstallReport } from '../commands/hook.js';
+import type { CoveredTranscripts, HookInstallReport, HookStatusEntry, HookStatusReport, HookUninstallReport } from '../../core/reports/hook.js';
 
 /** `devs-ctx hook` for a person: paths relative to where the command was run, when inside it. */
 

@@ -1,5 +1,5 @@
 import { Chalk } from 'chalk';
-import type { PruneReport } from '../../core/prune/report.js';
+import type { PruneReport } from '../../core/reports/prune.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
 

@@ -1,5 +1,5 @@
 import { Chalk } from 'chalk';
-import type { RefreshReport } from '../../core/refresh/report.js';
+import type { RefreshReport } from '../../core/reports/refresh.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
 

@@ -1,5 +1,5 @@
 import { Chalk } from 'chalk';
-import type { ReplayEvent, ReplayReport } from '../commands/replay.js';
+import type { ReplayEvent, ReplayReport } from '../../core/reports/replay.js';
 import { compact } from './chart.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';

@@ -1,6 +1,7 @@
 /**
  * Seed 002's entry: the token-budget form of pruning works on these (tiered memory, drift guard).
- * A string union, not an enum, so it serialises as itself.
+ * A string union, not an enum, so it serialises as itself. (A `TranscriptEntry` is a turn read from
+ * a file with where it came from; a `PlanEntry` is the planner's view of one, with its tokens and relevance.)
  */
 export interface ContextEntry {
   id: string;

@@ -2,7 +2,7 @@ import type { TextTokenCounter } from '../accounting.js';
 import { BudgetImpossibleError } from '../errors.js';
 import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_PINNED_PREFIX_TURNS, DEFAULT_PROTECTED_TAIL_TURNS, DEFAULT_SOFT_LIMIT_TOKENS, PINNED_TURN_TYPES } from '../policy.js';
 import type { PrunerConfig } from '../policy.js';
-import type { Embedder, Summarizer } from '../providers.js';
+import type { Embedder, Summarizer } from '../provider-contracts.js';
 import type { TranscriptEntry } from '../transcript.js';
 import type { ContextWindow, ConversationTurn } from '../turn.js';
 import { applyEdit } from './apply.js';
@@ -50,10 +50,14 @@ export interface ContextPrunerOptions extends Partial<PrunerConfig> {
 const roughCounter: TextTokenCounter = { count: (text) => Math.ceil(text.length / 4) };
 
 /**
- * [TAS-024] [3_MCP-RISK-303] The library's pruner. `prune(window, activeTaskContext)` is seed 000's
- * form: plan, summarize, one `[Context Summary]` turn where the removed turns were, pinned turns
- * untouched. `prune(entries, tokenBudget)` is seed 002's token-budget form: a pure, synchronous
- * drift guard that never drops TAS, requirements or spec entries. The CLI runs the same engine.
+ * [TAS-024] [3_MCP-RISK-303] The library's pruner, with two named forms:
+ * - `pruneWindow(window, activeTaskContext)` (async, seed 000): plan, summarize, one
+ *   `[Context Summary]` turn where the removed turns were, pinned turns untouched;
+ * - `pruneToBudget(entries, tokenBudget)` (sync, seed 002): a pure drift guard that never drops
+ *   TAS, requirements or spec entries.
+ * `prune(…)` is the seeds' single name for both and picks the form by its first argument (an array
+ * of entries: the budget form, returning entries; a window: the window form, returning a promise).
+ * The CLI runs the same engine.
  */
 export class ContextPruner implements BudgetPruner {
   private readonly config: PrunerConfig;
@@ -74,17 +78,32 @@ export class ContextPruner implements BudgetPruner {
     this.counter = options.counter ?? roughCounter;
   }
 
+  /** The seeds' name for both forms: entries and a budget → `pruneToBudget`; a window (and task) → `pruneWindow`. */
   prune(entries: readonly ContextEntry[], tokenBudget: number): ContextEntry[];
   prune(window: ContextWindow, activeTaskContext?: string): Promise<PruneResult>;
   prune(
     input: ContextWindow | readonly ContextEntry[],
     second?: number | string,
   ): ContextEntry[] | Promise<PruneResult> {
-    if (Array.isArray(input)) return pruneToBudget(input as readonly ContextEntry[], typeof second === 'number' ? second : 0);
+    if (Array.isArray(input)) return this.pruneToBudget(input as readonly ContextEntry[], typeof second === 'number' ? second : 0);
     return this.pruneWindow(input as ContextWindow, typeof second === 'string' ? second : undefined);
   }
 
-  private async pruneWindow(window: ContextWindow, activeTaskContext: string | undefined): Promise<PruneResult> {
+  /**
+   * [3_MCP-RISK-303] Seed 002: pinned entries (TAS, requirements, spec, and the other pinned types)
+   * are always kept, even above the budget; the rest is kept newest first while it fits, and the
+   * result is in timestamp order. Pure and synchronous: the input is not mutated.
+   */
+  pruneToBudget(entries: readonly ContextEntry[], tokenBudget: number): ContextEntry[] {
+    return keepWithinBudget(entries, tokenBudget);
+  }
+
+  /**
+   * Seed 000: below the soft limit the window comes back as it is; above it, the candidates are
+   * dropped (or their tool results masked) down to the target and replaced by one summary turn.
+   * Throws BudgetImpossibleError when the pinned and protected turns alone exceed the hard limit.
+   */
+  async pruneWindow(window: ContextWindow, activeTaskContext?: string): Promise<PruneResult> {
     const turns = window.turns;
     const tokens = turns.map((t) => t.tokenCount ?? this.counter.count(t.content));
     // Below the soft limit nothing is pruned: answer before ranking the window (an orchestrator
@@ -103,7 +122,7 @@ export class ContextPruner implements BudgetPruner {
       tokens,
       counter: this.counter,
       policy: { ...this.config, targetTokens, strategy, summaryReserveTokens: summaryReserveFor(this.options.summaryShare) },
-      ...(activeTaskContext !== undefined && activeTaskContext.trim() ? { goal: activeTaskContext } : {}),
+      ...(activeTaskContext?.trim() ? { goal: activeTaskContext } : {}),
       embedder: this.options.embedder ?? nullEmbedder,
       ...(this.options.fallbackEmbedder ? { fallbackEmbedder: this.options.fallbackEmbedder } : {}),
       summarizer: this.summarizer,
@@ -132,12 +151,7 @@ export class ContextPruner implements BudgetPruner {
 
 const nullEmbedder: Embedder = { name: 'none', embed: (texts) => Promise.resolve(texts.map(() => [])) };
 
-/**
- * [3_MCP-RISK-303] Seed 002: pinned entries (TAS, requirements, spec, and the other pinned types)
- * are always kept, even above the budget; the rest is kept newest first while it fits, and the
- * result is in timestamp order. Pure: the input is not mutated.
- */
-export function pruneToBudget(entries: readonly ContextEntry[], tokenBudget: number): ContextEntry[] {
+function keepWithinBudget(entries: readonly ContextEntry[], tokenBudget: number): ContextEntry[] {
   const isPinned = (e: ContextEntry): boolean => DRIFT_GUARD_PINNED_TYPES.has(e.type) || (PINNED_TURN_TYPES as readonly string[]).includes(e.type);
   const pinned = entries.filter(isPinned);
   const prunable = entries.filter((e) => !isPinned(e));

@@ -1,6 +1,6 @@
 import type { TextTokenCounter } from '../accounting.js';
 import { ProviderError } from '../errors.js';
-import type { Embedder, FallbackEvent, Summarizer } from '../providers.js';
+import type { Embedder, FallbackEvent, Summarizer } from '../provider-contracts.js';
 import type { TranscriptEntry } from '../transcript.js';
 import type { ConversationTurn } from '../turn.js';
 import { planToEdit } from './apply.js';
@@ -80,7 +80,7 @@ export function summaryReserveFor(share?: number): SummaryBudgetRule {
 }
 
 /** The text a masked tool result keeps: how much was archived and how to get it back (no random ids, so a dry run repeats exactly). */
-export function maskPlaceholder(tokens: number, turnId: string): string {
+function maskPlaceholder(tokens: number, turnId: string): string {
   return `[devs-ctx: ${thousands(tokens)} tokens of tool output archived; full text: devs-ctx recall --turn ${turnId}]`;
 }
 

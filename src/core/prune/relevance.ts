@@ -1,6 +1,6 @@
 import { inferGoal } from '../goal.js';
 import type { Pacer } from '../pace.js';
-import type { Embedder, Embedding } from '../providers.js';
+import type { Embedder, Embedding } from '../provider-contracts.js';
 import type { ConversationTurn } from '../turn.js';
 
 /** [seed 003] Cosine similarity; a zero vector (or a length mismatch) scores 0, never NaN. */

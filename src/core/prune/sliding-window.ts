@@ -1,5 +1,5 @@
 import type { TextTokenCounter } from '../accounting.js';
-import type { Embedding } from '../providers.js';
+import type { Embedding } from '../provider-contracts.js';
 import type { ConversationTurn, TurnType } from '../turn.js';
 import { cosineSimilarity } from './relevance.js';
 
@@ -48,7 +48,7 @@ export class SlidingRelevanceWindow {
 
     const pinned: number[] = [];
     const candidates: number[] = [];
-    turns.forEach((turn, i) => (this.pinnedTypes.has(turn.type) ? pinned : candidates).push(i));
+    for (const [i, turn] of turns.entries()) (this.pinnedTypes.has(turn.type) ? pinned : candidates).push(i);
     const [goal, ...vectors] = await Promise.all([
       this.options.embedGoal(this.currentGoal),
       ...candidates.map((i) => this.options.embedTurn(turns[i] as ConversationTurn)),

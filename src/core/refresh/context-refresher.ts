@@ -12,8 +12,9 @@ export const REFRESH_PREFIX = '[CONTEXT REFRESH]';
 export const DEFAULT_REFRESH_THRESHOLD = 5;
 
 /**
- * Where the summaries come from. An interface, not a class, so file-based, transcript-based,
- * condensed and in-memory (test) providers all fit.
+ * [seed 004] Where a refresh's TAS and PRD summaries come from. An interface, not a class, so
+ * file-based, transcript-based, condensed and in-memory (test) providers all fit. (Prune's
+ * `Summarizer` is another thing: removed turns → one `[Context Summary]` turn.)
  */
 export interface SummaryProvider {
   getSummary(): Promise<{ tasSummary: string; prdSummary: string }>;

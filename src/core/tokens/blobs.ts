@@ -26,7 +26,7 @@ export function decodedBytes(base64Length: number): number {
   return Math.floor((Math.max(0, base64Length) * 3) / 4);
 }
 
-export function imageTokens(provider: OpaqueBlob['provider'], width?: number, height?: number): number {
+function imageTokens(provider: OpaqueBlob['provider'], width?: number, height?: number): number {
   const known = width !== undefined && height !== undefined && width > 0 && height > 0;
   switch (provider) {
     case 'anthropic':
@@ -100,14 +100,14 @@ export function geminiImageTokens(width: number, height: number): number {
 //   258 tokens".
 // - OpenAI (platform.openai.com/docs/guides/pdf-files): the page image and its text go to the model;
 //   a letter page at high detail is 768 x 994 = 4 tiles = 765 tokens, plus ~750 tokens of text: 1,515.
-export const PDF_BYTES_PER_PAGE = 75_000;
-export const DOCUMENT_TOKENS_PER_PAGE = { anthropic: 2250, openai: 1515, gemini: 258 } as const;
+const PDF_BYTES_PER_PAGE = 75_000;
+const DOCUMENT_TOKENS_PER_PAGE = { anthropic: 2250, openai: 1515, gemini: 258 } as const;
 
-export function estimatePdfPages(bytes: number): number {
+function estimatePdfPages(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / PDF_BYTES_PER_PAGE));
 }
 
-export function documentTokens(provider: OpaqueBlob['provider'], bytes: number): number {
+function documentTokens(provider: OpaqueBlob['provider'], bytes: number): number {
   return estimatePdfPages(bytes) * DOCUMENT_TOKENS_PER_PAGE[provider];
 }
 
@@ -116,9 +116,9 @@ export function documentTokens(provider: OpaqueBlob['provider'], bytes: number):
 // When the file does not record its tokens: a fixed envelope of ~700 bytes that carries no reasoning,
 // then ~4.3 bytes per token. Fitted on a real Codex 0.40 rollout, where each item's
 // reasoning_output_tokens ≈ 0.234 × decoded bytes − 179 (an empty reasoning still has ~700 bytes).
-export const ENCRYPTED_ENVELOPE_BYTES = 700;
-export const ENCRYPTED_BYTES_PER_TOKEN = 4.3;
+const ENCRYPTED_ENVELOPE_BYTES = 700;
+const ENCRYPTED_BYTES_PER_TOKEN = 4.3;
 
-export function encryptedTokens(bytes: number): number {
+function encryptedTokens(bytes: number): number {
   return Math.ceil(Math.max(0, bytes - ENCRYPTED_ENVELOPE_BYTES) / ENCRYPTED_BYTES_PER_TOKEN);
 }

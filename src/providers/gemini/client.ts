@@ -1,6 +1,6 @@
 import { InterruptedError, ProviderError } from '../../core/errors.js';
-import type { EmbeddingClient, GenerateRequest, GenerateResult, LLMClient, ProviderUsage } from '../../core/providers.js';
-import { emptyUsage } from '../../core/providers.js';
+import type { EmbeddingClient, GenerateRequest, GenerateResult, LLMClient, ProviderUsage } from '../../core/provider-contracts.js';
+import { emptyUsage } from '../../core/provider-contracts.js';
 import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import { withResponseHeaders } from './response-headers.js';
 import type { ResponseRecord } from './response-headers.js';
@@ -8,11 +8,11 @@ import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter, RETRYABLE_STATUSES
 import type { RetryPolicy } from './retry.js';
 
 /** The public Gemini API; `DEVS_CTX_GEMINI_BASE_URL` (or `baseUrl`) points elsewhere. */
-export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
+const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
 /** One request may take this long before it is abandoned (`--timeout`). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** batchEmbedContents takes at most 100 texts per request. */
-export const EMBED_BATCH_SIZE = 100;
+const EMBED_BATCH_SIZE = 100;
 
 export interface GeminiClientOptions {
   readonly apiKey: string;
@@ -252,7 +252,7 @@ export function displayUrl(url: string): string {
  * for little thinking. Gemini 3 models take a level; 2.5 Flash models a budget (0 turns it off);
  * other models are sent nothing.
  */
-export function thinkingConfig(model: string, thinking: 'low' | 'model'): { thinkingConfig?: { thinkingLevel?: string; thinkingBudget?: number } } {
+function thinkingConfig(model: string, thinking: 'low' | 'model'): { thinkingConfig?: { thinkingLevel?: string; thinkingBudget?: number } } {
   if (thinking === 'model') return {};
   const id = model.replace(/^models\//, '');
   if (/^gemini-[3-9]/.test(id)) return { thinkingConfig: { thinkingLevel: 'LOW' } };

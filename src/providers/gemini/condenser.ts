@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TextTokenCounter } from '../../core/accounting.js';
 import { ProviderError } from '../../core/errors.js';
-import type { LLMClient } from '../../core/providers.js';
+import type { LLMClient } from '../../core/provider-contracts.js';
 import { redactSecrets } from '../../core/redact.js';
 import type { Condenser } from '../summary-providers.js';
 import { acceptAnswer } from './flash-summarizer.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Embedder, Embedding, EmbeddingClient } from '../../core/providers.js';
+import type { Embedder, Embedding, EmbeddingClient } from '../../core/provider-contracts.js';
 import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import { DEFAULT_EMBEDDING_MODEL } from './pricing.js';
 
@@ -17,11 +17,11 @@ export interface EmbeddingCache {
 const HEAD_CHARS = 6_000;
 const TAIL_CHARS = 2_000;
 
-export function embeddingText(text: string): string {
+function embeddingText(text: string): string {
   return text.length > HEAD_CHARS + TAIL_CHARS ? `${text.slice(0, HEAD_CHARS)}\n…\n${text.slice(-TAIL_CHARS)}` : text;
 }
 
-export function contentHash(text: string): string {
+function contentHash(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 

@@ -1,7 +1,7 @@
 import type { TextTokenCounter } from '../../core/accounting.js';
 import { ProviderError } from '../../core/errors.js';
 import { SUMMARY_PREFIX } from '../../core/prune/edit.js';
-import type { GenerateResult, LLMClient, Summarizer, SummaryRequest } from '../../core/providers.js';
+import type { GenerateResult, LLMClient, Summarizer, SummaryRequest } from '../../core/provider-contracts.js';
 import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import type { ConversationTurn } from '../../core/turn.js';
 import { extractFacts, structuralFacts } from '../extractive-summarizer.js';
@@ -35,7 +35,7 @@ export interface FlashSummarizerConfig {
   readonly redact?: boolean;
 }
 
-export const DEFAULT_CHUNK_TOKENS = 200_000;
+const DEFAULT_CHUNK_TOKENS = 200_000;
 
 /** Names too common in code to show that a summary kept what mattered. */
 const GENERIC_IDENTIFIERS = new Set([
@@ -80,7 +80,8 @@ export class FlashSummarizer implements Summarizer {
     this.maxOutputTokens = config.maxOutputTokens ?? 4096;
     this.temperature = config.temperature ?? 0.1;
     this.chunkTokens = config.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
-    this.count = config.counter ? (t) => config.counter!.count(t) : (t) => Math.ceil(t.length / 4);
+    const counter = config.counter;
+    this.count = counter ? (t) => counter.count(t) : (t) => Math.ceil(t.length / 4);
   }
 
   async summarize(request: SummaryRequest): Promise<string> {

@@ -1,4 +1,4 @@
-import type { ProviderUsage } from '../../core/providers.js';
+import type { ProviderUsage } from '../../core/provider-contracts.js';
 
 /** Flash summaries: the stable Gemini 3 generation Flash (the seed's `gemini-3-flash` is not an API id). */
 export const DEFAULT_SUMMARY_MODEL = 'gemini-3.5-flash';
@@ -10,7 +10,7 @@ export const DEFAULT_EMBEDDING_MODEL = 'gemini-embedding-001';
  * ai.google.dev/gemini-api/docs/pricing as listed in November 2026. Output prices include
  * thinking tokens. A model not listed gets no cost estimate rather than a wrong one.
  */
-export const PRICES_PER_MILLION: Readonly<Record<string, { readonly input: number; readonly output: number }>> = {
+const PRICES_PER_MILLION: Readonly<Record<string, { readonly input: number; readonly output: number }>> = {
   'gemini-3.5-flash': { input: 1.5, output: 9 },
   'gemini-3-flash-preview': { input: 0.5, output: 3 },
   'gemini-3.1-flash-lite': { input: 0.25, output: 1.5 },
@@ -18,7 +18,7 @@ export const PRICES_PER_MILLION: Readonly<Record<string, { readonly input: numbe
   'gemini-2.5-flash-lite': { input: 0.1, output: 0.4 },
   'gemini-embedding-001': { input: 0.15, output: 0 },
 };
-export const PRICES_AS_OF = '2026-11';
+const PRICES_AS_OF = '2026-11';
 
 export interface CostEstimate {
   /** US dollars; null when a model in use has no known price. */

@@ -3,7 +3,6 @@ import type { ConversationTurn } from '../../core/turn.js';
 
 import { SECTION_GUIDE, SUMMARY_SECTIONS } from '../summary-sections.js';
 
-export { SUMMARY_SECTIONS };
 
 /** Each section and what it holds, one a line, for the instructions. */
 function sectionGuide(): string {

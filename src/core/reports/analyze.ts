@@ -1,14 +1,14 @@
-import type { FormatName, Transcript } from './transcript.js';
-import type { EntryTokens } from './accounting.js';
-import type { Settings } from './config.js';
-import type { ReadIssue } from './issues.js';
-import { classifyPruneUrgency, partitionTurns } from './policy.js';
-import type { PruneUrgency } from './policy.js';
-import type { TurnRole, TurnType } from './turn.js';
-import { analyzeContext } from './session-context.js';
-import type { AgentCompaction, LimitSource, SessionLife } from './session-context.js';
-import type { ContextSize } from './context-size.js';
-import { inferGoal } from './goal.js';
+import type { FormatName, Transcript } from '../transcript.js';
+import type { EntryTokens } from '../accounting.js';
+import type { Settings } from '../config.js';
+import type { ReadIssue } from '../issues.js';
+import { classifyPruneUrgency, partitionTurns } from '../policy.js';
+import type { PruneUrgency } from '../policy.js';
+import type { TurnRole, TurnType } from '../turn.js';
+import { analyzeContext } from '../session-context.js';
+import type { AgentCompaction, LimitSource, SessionLife } from '../session-context.js';
+import type { ContextSize } from '../context-size.js';
+import { inferGoal } from '../goal.js';
 
 /** Bumped on any breaking change to the `--json` shape of `analyze`. */
 export const ANALYZE_SCHEMA_VERSION = 2;
@@ -21,7 +21,7 @@ export interface TokenGroup {
   readonly tokens: number;
 }
 
-export interface HeavyTurn {
+interface HeavyTurn {
   readonly index: number;
   readonly id: string;
   readonly role: TurnRole;

@@ -1,11 +1,11 @@
-import type { FallbackEvent } from '../providers.js';
+import type { FallbackEvent } from '../provider-contracts.js';
 import type { FormatName } from '../transcript.js';
-import type { RefreshDecision, RefreshStatus } from './decision.js';
+import type { RefreshDecision, RefreshStatus } from '../refresh/decision.js';
 
 export const REFRESH_SCHEMA_VERSION = 1;
 
 /** How the refresh went into the transcript. */
-export type RefreshPlacement = 'appended' | 'envelope-rewritten';
+type RefreshPlacement = 'appended' | 'envelope-rewritten';
 
 export interface InjectedRefresh {
   /** The refresh turn's id as the transcript reads back (the envelope's own id when one was rewritten). */

@@ -27,13 +27,16 @@ export interface SummaryRequest {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * Prune's summarizer: turns being removed → the one `[Context Summary]` turn that replaces them.
+ * Not to be confused with refresh's `SummaryProvider` (seed 004: the TAS and PRD texts a refresh
+ * injects) or its `Condenser` (one document → a shorter one within a token budget).
+ */
 export interface Summarizer {
   readonly name: string;
   /** The summary text; must start with `[Context Summary]`. Throws when it cannot summarize. */
   summarize(request: SummaryRequest): Promise<string>;
 }
-
-export { ProviderError } from './errors.js';
 
 /**
  * One request to a text model, as the summarizer needs it (SPEC §7). `GeminiClient` is the real

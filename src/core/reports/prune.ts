@@ -1,9 +1,9 @@
 import type { PruneUrgency } from '../policy.js';
 import type { FormatName, TranscriptEntry } from '../transcript.js';
-import type { ContextPrunedEvent } from './context-pruner.js';
-import type { PreparedPrune } from './engine.js';
-import type { FallbackEvent } from '../providers.js';
-import type { PruneActionKind, PruneStrategy } from './plan.js';
+import type { ContextPrunedEvent } from '../prune/context-pruner.js';
+import type { PreparedPrune } from '../prune/engine.js';
+import type { FallbackEvent } from '../provider-contracts.js';
+import type { PruneActionKind, PruneStrategy } from '../prune/plan.js';
 import { toModelTokens } from '../context-size.js';
 import type { Calibration, ContextBasis } from '../context-size.js';
 
