@@ -17,6 +17,13 @@ module.exports = {
       to: { dependencyTypes: ['core'], path: '^(node:)?(fs|fs/promises|child_process|net|http|https|worker_threads|readline)$' },
     },
     {
+      name: 'io-imports-only-core',
+      comment: 'src/io reads and writes bytes: besides itself it may use only src/core.',
+      severity: 'error',
+      from: { path: '^src/io/' },
+      to: { path: '^src/', pathNot: '^src/(io|core)/' },
+    },
+    {
       name: 'io-not-formats',
       comment: 'src/io reads and writes bytes; what the bytes mean is src/formats.',
       severity: 'error',

@@ -246,7 +246,8 @@ describe('retries', () => {
   test('aborting (Ctrl-C) stops a request in flight: InterruptedError, no retry', async () => {
     server.failAlways({ kind: 'hang' }, { action: 'generateContent' });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('SIGINT')), 100);
+    // Ctrl-C once the request is on its way (not on a timer: a slow machine may not have sent it yet).
+    void server.received(1).then(() => controller.abort(new Error('SIGINT')));
     const error = await new FlashSummarizer(client()).summarize(request(TURNS, { signal: controller.signal })).catch((e: unknown) => e);
     assert.ok(error instanceof InterruptedError, String(error));
     assert.equal(error.exitCode, 130);

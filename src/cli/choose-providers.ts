@@ -16,6 +16,8 @@ import { LocalEmbedder } from '../providers/local-embedder.js';
 import { OutlineCondenser } from '../providers/summary-providers.js';
 import type { Condenser } from '../providers/summary-providers.js';
 import type { CliContext } from './context.js';
+import type { PruneOptions } from './flags/prune.js';
+import type { EMBEDDER_NAMES, SUMMARIZER_NAMES } from '../core/names.js';
 
 /** A project's config file and where it was found. */
 export interface ConfigSource {
@@ -23,22 +25,12 @@ export interface ConfigSource {
   readonly config: ConfigFile;
 }
 
-/** What the prune command's flags say about providers (only what they said). */
-export interface ProviderFlags {
-  readonly summarizer?: 'extractive' | 'gemini' | undefined;
-  readonly embedder?: 'local' | 'gemini' | undefined;
-  readonly model?: string | undefined;
-  readonly embeddingModel?: string | undefined;
-  /** Seconds. */
-  readonly timeout?: number | undefined;
-  readonly fallback?: 'extractive' | undefined;
-  /** false with --no-redact. */
-  readonly redact?: boolean | undefined;
-}
+/** What the prune command's flags say about providers (only what they said; `redact` is false with --no-redact). */
+type ProviderFlags = Partial<Pick<PruneOptions, 'summarizer' | 'embedder' | 'model' | 'embeddingModel' | 'timeout' | 'fallback' | 'redact'>>;
 
 export interface ProviderChoice {
-  readonly summarizer: 'extractive' | 'gemini';
-  readonly embedder: 'local' | 'gemini';
+  readonly summarizer: (typeof SUMMARIZER_NAMES)[number];
+  readonly embedder: (typeof EMBEDDER_NAMES)[number];
   readonly summaryModel: string;
   readonly embeddingModel: string;
   readonly timeoutMs: number;

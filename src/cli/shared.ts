@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { TextTokenCounter } from '../core/accounting.js';
 import { resolveSettings } from '../core/config.js';
 import type { Settings } from '../core/config.js';
@@ -6,14 +5,13 @@ import { InvalidTranscriptError, UsageError } from '../core/errors.js';
 import { loadCounter } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import type { Transcript, TranscriptEntry } from '../core/transcript.js';
-import { parseTokenAmount } from '../core/token-amount.js';
-import { FORMAT_NAMES } from '../formats/types.js';
 import type { FormatName } from '../formats/index.js';
 import { loadConfig } from '../io/config.js';
 import { TokenCountCache } from '../io/count-cache.js';
-import { STDIO_PATH, readInput } from '../io/input.js';
+import { STDIN, readInput } from '../io/input.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { CliContext } from './context.js';
+import type { LimitOptions } from './options.js';
 import { countAcrossThreads } from './parallel-count.js';
 import { installPrebuiltRankTables } from '../io/rank-tables.js';
 
@@ -21,52 +19,7 @@ import { installPrebuiltRankTables } from '../io/rank-tables.js';
 // load the tokenizer): counters use the prebuilt binary rank tables from here on.
 installPrebuiltRankTables();
 
-/** Parts every command that reads a transcript shares: token options, settings, counting, loading. */
-
-/** A `--window` below this, written without a unit, is taken for a missing `k`. */
-const MIN_WINDOW_TOKENS = 1_000;
-
-export const tokenOption = (flag: string) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      if (raw === undefined) return undefined;
-      const value = parseTokenAmount(raw);
-      if (value === undefined) {
-        ctx.addIssue({ code: 'custom', message: `${flag} ${raw}: expected a positive number of tokens such as 200000, 200k or 1M` });
-        return z.NEVER;
-      }
-      // No model has a window of a few hundred tokens: `--window 200` means 200k.
-      if (flag === '--window' && /^\s*\d+\s*$/.test(raw) && value < MIN_WINDOW_TOKENS) {
-        ctx.addIssue({ code: 'custom', message: `${flag} ${raw}: a window of ${value} tokens is too small for any model; did you mean ${raw.trim()}k?` });
-        return z.NEVER;
-      }
-      return value;
-    });
-
-
-/** Options every command that reads a transcript takes (analyze, prune), as a zod shape to extend. */
-export const readingOptionsShape = {
-  json: z.boolean().optional(),
-  format: z.string().refine((name) => (FORMAT_NAMES as readonly string[]).includes(name)).optional(),
-  encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
-  window: tokenOption('--window'),
-  softLimit: tokenOption('--soft-limit'),
-  hardLimit: tokenOption('--hard-limit'),
-  config: z.string().optional(),
-  strict: z.boolean().optional(),
-  cache: z.boolean().optional(),
-};
-
-/** The options that set limits and counting, as every reading command accepts them. */
-export interface LimitOptions {
-  readonly window?: number | undefined;
-  readonly softLimit?: number | undefined;
-  readonly hardLimit?: number | undefined;
-  readonly encoding?: EncodingName | undefined;
-  readonly config?: string | undefined;
-}
+/** Parts every command that reads a transcript shares: settings, counting, loading (its flags are in options.ts). */
 
 /** Flags > environment > config file > defaults [SPEC §6]. */
 export function settingsFor(options: LimitOptions, ctx: CliContext): { settings: Settings; file: ReturnType<typeof loadConfig> } {
@@ -163,7 +116,7 @@ export async function loadTranscriptInput(
   run: { format: FormatName | undefined; strict: boolean; ctx: CliContext; keepRaw?: boolean },
 ): Promise<LoadedTranscript> {
   const doc = await readInput(path, { stdin: run.ctx.stdin, cwd: run.ctx.cwd, keepRaw: run.keepRaw === true });
-  const display = path === STDIO_PATH ? '(stdin)' : path;
+  const display = path === STDIN ? '(stdin)' : path;
   if (doc.records.every((r) => r.blank)) {
     throw new InvalidTranscriptError(`${display}: the transcript is empty`, 'nothing to analyse; check that the agent has written to it');
   }

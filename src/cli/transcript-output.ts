@@ -3,8 +3,11 @@ import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { acquireLock, sameFile, writeFileAtomic } from '../io/atomic.js';
 import type { FileLock } from '../io/atomic.js';
-import { STDIO_PATH } from '../io/input.js';
+import { STDIN } from '../io/input.js';
 import type { CliContext, InterruptTrap } from './context.js';
+
+/** The output name that means standard output (`-o -`); `STDIN` is the same `-` as an input. */
+export const STDOUT = '-';
 
 /**
  * Where a command that rewrites a transcript (`prune`, `refresh`) sends it: stdout, `-o FILE` or
@@ -19,15 +22,15 @@ export function checkTranscriptDestination(
   cwd = '.',
 ): { readonly inPlace: boolean } {
   if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
-  if (options.inPlace && input === STDIO_PATH) throw new UsageError('--in-place needs a file, not standard input', 'pass the transcript path, or use -o FILE');
+  if (options.inPlace && input === STDIN) throw new UsageError('--in-place needs a file, not standard input', 'pass the transcript path, or use -o FILE');
   if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
   if (readOnly.given && (options.inPlace || options.output !== undefined)) {
     throw new UsageError(`${readOnly.flag} writes nothing, so it takes neither --in-place nor -o`);
   }
-  if (json && !readOnly.given && !options.inPlace && (options.output === undefined || options.output === STDIO_PATH)) {
+  if (json && !readOnly.given && !options.inPlace && (options.output === undefined || options.output === STDOUT)) {
     throw new UsageError('--json prints the report on stdout, so the transcript needs somewhere else to go', `add -o FILE, --in-place or ${readOnly.flag}`);
   }
-  if (options.output !== undefined && options.output !== STDIO_PATH && input !== STDIO_PATH && resolve(options.output) === resolve(input)) {
+  if (options.output !== undefined && options.output !== STDOUT && input !== STDIN && resolve(options.output) === resolve(input)) {
     throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and keeps the original until the new one is complete)');
   }
   // -o reaching the input by another name (a symlinked folder, a hard link): exactly --in-place,
@@ -37,7 +40,7 @@ export function checkTranscriptDestination(
 
 /** Whether `-o output` is the input file itself under another name. */
 export function outputIsInput(input: string, output: string | undefined, cwd: string): boolean {
-  return output !== undefined && output !== STDIO_PATH && input !== STDIO_PATH && sameFile(resolve(cwd, input), resolve(cwd, output));
+  return output !== undefined && output !== STDOUT && input !== STDIN && sameFile(resolve(cwd, input), resolve(cwd, output));
 }
 
 /** The file `--in-place` works on: the real one behind a symlink (replacing the link would leave the agent's file as it was). */
@@ -51,7 +54,7 @@ export function realTarget(path: string): string {
 
 /** Stdout, or a file written atomically. */
 export function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
-  if (name === STDIO_PATH) ctx.stdout.write(bytes);
+  if (name === STDOUT) ctx.stdout.write(bytes);
   else writeFileAtomic(resolve(ctx.cwd, name), bytes);
 }
 

@@ -11,8 +11,8 @@ import {
 import type { PrunerConfig } from './policy.js';
 import { TurnTypeSchema } from './turn.js';
 import type { TurnType } from './turn.js';
-import { ENCODING_NAMES } from './tokens/encodings.js';
 import type { EncodingName } from './tokens/encodings.js';
+import { EMBEDDER_NAMES, ENCODING_NAMES, FALLBACK_NAMES, PRUNE_STRATEGIES, SUMMARIZER_NAMES } from './names.js';
 
 export const CONFIG_FILE_NAME = 'devs-ctx.config.json';
 
@@ -30,7 +30,7 @@ export const ConfigFileSchema = z.strictObject({
   protectedTailTurns: z.number().int().nonnegative().optional(),
   encoding: z.enum(ENCODING_NAMES).optional(),
   /** prune: which turns go first. */
-  strategy: z.enum(['relevance', 'recency']).optional(),
+  strategy: z.enum(PRUNE_STRATEGIES).optional(),
   /** prune: the window size to bring a transcript down to (default half the soft limit). */
   target: tokens.optional(),
   /** prune: the summary's share of the removed tokens, in % (default 2; kept between 1,000 and 8,000 tokens). */
@@ -42,9 +42,9 @@ export const ConfigFileSchema = z.strictObject({
   /** refresh, replay: the whole refresh turn's token budget (default 2,000). */
   refreshTokens: tokens.optional(),
   /** prune: who writes the summary (default: gemini when a Gemini key is set, else extractive). */
-  summarizer: z.enum(['extractive', 'gemini']).optional(),
+  summarizer: z.enum(SUMMARIZER_NAMES).optional(),
   /** prune: how turns are embedded for relevance (default: gemini when a key is set, else local). */
-  embedder: z.enum(['local', 'gemini']).optional(),
+  embedder: z.enum(EMBEDDER_NAMES).optional(),
   /** Gemini model id for summaries. */
   model: z.string().min(1).optional(),
   /** Gemini model id for embeddings. */
@@ -56,7 +56,7 @@ export const ConfigFileSchema = z.strictObject({
   /** Seconds one Gemini request may take. */
   timeout: z.number().positive().optional(),
   /** When Gemini fails: use the offline providers instead of exiting 5. */
-  fallback: z.enum(['extractive']).optional(),
+  fallback: z.enum(FALLBACK_NAMES).optional(),
   /** Mask secrets before text is sent to Gemini (default true). */
   redact: z.boolean().optional(),
   /** hook, init: the agent transcripts to watch, as paths or globs relative to the config file's folder. */

@@ -1,51 +1,15 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { BLOCK_LEVELS } from './names.js';
+import type { GitHookName } from './names.js';
 
 /**
  * The git hook `devs-ctx hook install` writes: its settings, the POSIX `sh` script itself, and the
  * marker that tells a devs-ctx hook from anyone else's. Pure: the files are written by src/io/git-hooks.ts.
  */
 
-/** Every hook githooks(5) documents; `--hook` takes any of them. */
-export const STANDARD_GIT_HOOKS = [
-  'applypatch-msg',
-  'pre-applypatch',
-  'post-applypatch',
-  'pre-commit',
-  'pre-merge-commit',
-  'prepare-commit-msg',
-  'commit-msg',
-  'post-commit',
-  'pre-rebase',
-  'post-checkout',
-  'post-merge',
-  'pre-push',
-  'pre-receive',
-  'update',
-  'proc-receive',
-  'post-receive',
-  'post-update',
-  'reference-transaction',
-  'push-to-checkout',
-  'pre-auto-gc',
-  'post-rewrite',
-  'sendemail-validate',
-  'fsmonitor-watchman',
-  'p4-changelist',
-  'p4-prepare-changelist',
-  'p4-post-changelist',
-  'p4-pre-submit',
-  'post-index-change',
-] as const;
-export type GitHookName = (typeof STANDARD_GIT_HOOKS)[number];
-
 export const DEFAULT_GIT_HOOK: GitHookName = 'pre-commit';
 
-export function isGitHookName(name: string): name is GitHookName {
-  return (STANDARD_GIT_HOOKS as readonly string[]).includes(name);
-}
-
-export const BLOCK_LEVELS = ['none', 'soft', 'hard'] as const;
 
 /** Where the hook that was in place before devs-ctx is kept (relative to the hooks folder). */
 const PREVIOUS_HOOKS_DIR = '.devs-ctx-previous';

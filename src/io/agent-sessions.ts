@@ -10,8 +10,10 @@ import { isAbsolute, join, resolve } from 'node:path';
  * `~/.gemini/tmp/<sha256(projectRoot)>/chats/session-<ts>-<id8>.jsonl`.
  */
 
-export type AgentName = 'claude-code' | 'codex' | 'gemini';
-export const AGENT_NAMES: readonly AgentName[] = ['claude-code', 'codex', 'gemini'];
+import { AGENT_NAMES } from '../core/names.js';
+import type { AgentName } from '../core/names.js';
+
+export type { AgentName };
 
 type Env = Readonly<Record<string, string | undefined>>;
 

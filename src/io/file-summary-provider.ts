@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { SummaryProvider } from '../core/refresh/context-refresher.js';
-import { summariesOf } from '../providers/summary-providers.js';
-import type { ProjectDocuments } from '../providers/summary-providers.js';
+import { summariesOf } from '../core/refresh/project-documents.js';
+import type { ProjectDocuments } from '../core/refresh/project-documents.js';
 
 /**
  * TAS and PRD read from files at each refresh (so an edited TAS is picked up); a document without a

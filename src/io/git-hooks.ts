@@ -3,7 +3,8 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSy
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { InputError, UsageError } from '../core/errors.js';
 import { parseHookScript, previousHookName } from '../core/git-hook.js';
-import type { GitHookName, HookMeta, ParsedHook } from '../core/git-hook.js';
+import type { HookMeta, ParsedHook } from '../core/git-hook.js';
+import type { GitHookName } from '../core/names.js';
 import { hasGlob, segmentRegExp, splitGlob } from '../core/path-glob.js';
 import type { TranscriptMatch } from '../core/reports/hook.js';
 import { writeFileAtomic } from './atomic.js';

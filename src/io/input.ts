@@ -6,8 +6,8 @@ import { InputError } from '../core/errors.js';
 import { readDocument } from './jsonl.js';
 import type { ParsedDocument } from './jsonl.js';
 
-/** The path `-`: standard input where a transcript is read, standard output where one is written (`-o -`). */
-export const STDIO_PATH = '-';
+/** The input name that means standard input; the same `-` as an output is `STDOUT` (cli/transcript-output.ts). */
+export const STDIN = '-';
 
 const TRANSCRIPT_EXTENSIONS = ['.jsonl', '.json'];
 
@@ -20,14 +20,14 @@ export function expandInputs(paths: readonly string[], cwd: string): string[] {
   // The same file named twice (or found twice through two directories) is analysed once.
   const seen = new Set<string>();
   const add = (path: string): void => {
-    const key = path === STDIO_PATH ? STDIO_PATH : resolve(cwd, path);
+    const key = path === STDIN ? STDIN : resolve(cwd, path);
     if (seen.has(key)) return;
     seen.add(key);
     out.push(path);
   };
   for (const path of paths) {
-    if (path === STDIO_PATH) {
-      add(STDIO_PATH);
+    if (path === STDIN) {
+      add(STDIN);
       continue;
     }
     const absolute = resolve(cwd, path);
@@ -137,7 +137,7 @@ export async function readInput(
   options: { keepRaw?: boolean; stdin: Readable; cwd: string },
 ): Promise<ParsedDocument> {
   let stream: Readable;
-  if (path === STDIO_PATH) {
+  if (path === STDIN) {
     stream = options.stdin;
   } else {
     const absolute = resolve(options.cwd, path);

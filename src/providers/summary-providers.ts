@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { TextTokenCounter } from '../core/accounting.js';
-import { UsageError } from '../core/errors.js';
 import { SUMMARY_PREFIX } from '../core/prune/edit.js';
 import type { Summarizer } from '../core/provider-contracts.js';
 import { formatRefresh } from '../core/refresh/context-refresher.js';
 import type { SummaryProvider } from '../core/refresh/context-refresher.js';
 import type { ConversationTurn } from '../core/turn.js';
+import { pinnedDocuments, summariesOf } from '../core/refresh/project-documents.js';
+import type { ProjectDocuments } from '../core/refresh/project-documents.js';
+
+export type { ProjectDocuments } from '../core/refresh/project-documents.js';
 
 /**
  * [3_MCP-TAS-089] Where a refresh's TAS and PRD text comes from (seed 004's `SummaryProvider`):
@@ -13,29 +16,6 @@ import type { ConversationTurn } from '../core/turn.js';
  * condenses any of them to a token budget, caching by content hash so an unchanged TAS is not
  * condensed again.
  */
-
-export interface ProjectDocuments {
-  readonly tas?: string | undefined;
-  readonly prd?: string | undefined;
-}
-
-/** The text of the transcript's `tas` and `prd` turns, each type's turns in order (several are joined). */
-export function pinnedDocuments(turns: readonly ConversationTurn[]): ProjectDocuments {
-  const of = (type: 'tas' | 'prd'): string | undefined => {
-    const texts = turns.filter((t) => t.type === type && t.content.trim()).map((t) => t.content.trim());
-    return texts.length > 0 ? texts.join('\n\n') : undefined;
-  };
-  return { tas: of('tas'), prd: of('prd') };
-}
-
-/** Both summaries from documents; one missing is said so, both missing is an error (nothing to refresh with). */
-export function summariesOf(documents: ProjectDocuments, where: string): { tasSummary: string; prdSummary: string } {
-  const { tas, prd } = documents;
-  if (tas === undefined && prd === undefined) {
-    throw new UsageError(`${where} has no TAS or PRD to refresh the agent with`, 'add tas/prd turns to the transcript, or pass --tas FILE and --prd FILE');
-  }
-  return { tasSummary: tas ?? `(no TAS in ${where})`, prdSummary: prd ?? `(no PRD in ${where})` };
-}
 
 /** Fixed texts (an orchestrator that holds its TAS and PRD in memory, or tests). */
 export class StaticSummaryProvider implements SummaryProvider {

@@ -3,7 +3,7 @@ import type { Dirent } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import type { DevsCtxError } from '../../core/errors.js';
-import { STDIO_PATH, inputError } from '../../io/input.js';
+import { STDIN, inputError } from '../../io/input.js';
 
 /** One thing discovery found: a transcript to analyse, or a path that could not be walked. */
 export type Discovered = { readonly path: string; readonly error?: undefined } | { readonly path: string; readonly error: DevsCtxError };
@@ -23,7 +23,7 @@ function hasGlob(path: string): boolean {
  */
 export function checkInputPaths(paths: readonly string[], cwd: string): void {
   for (const path of paths) {
-    if (path === STDIO_PATH) continue;
+    if (path === STDIN) continue;
     try {
       statSync(resolve(cwd, path));
     } catch (error) {
@@ -44,14 +44,14 @@ export function checkInputPaths(paths: readonly string[], cwd: string): void {
 export function* discoverTranscripts(paths: readonly string[], cwd: string): Generator<Discovered> {
   const seen = new Set<string>();
   const fresh = (path: string): boolean => {
-    const key = path === STDIO_PATH ? STDIO_PATH : resolve(cwd, path);
+    const key = path === STDIN ? STDIN : resolve(cwd, path);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
   };
   for (const path of paths) {
-    if (path === STDIO_PATH) {
-      if (fresh(STDIO_PATH)) yield { path };
+    if (path === STDIN) {
+      if (fresh(STDIN)) yield { path };
       continue;
     }
     const absolute = resolve(cwd, path);
@@ -219,7 +219,7 @@ function* matchSegments(shown: string, segments: readonly string[], cwd: string)
 export function inputRoot(paths: readonly string[], cwd: string): string | undefined {
   const dirs: string[] = [];
   for (const path of paths) {
-    if (path === STDIO_PATH) continue;
+    if (path === STDIN) continue;
     let dir: string;
     if (hasGlob(path)) {
       const literal = path.split('/').findIndex((s) => hasGlob(s));

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { buildId, fileIdentity, RowCache, rowSchemaKey } from '../../io/row-cache.js';
 import type { FileIdentity } from '../../io/row-cache.js';
-import { STDIO_PATH } from '../../io/input.js';
+import { STDIN } from '../../io/input.js';
 import { spanInRange } from './range.js';
 import { projectOf } from './session.js';
 import type { SessionOutcome, SessionRun, SessionSummary } from './session.js';
@@ -34,7 +34,7 @@ export class BatchRows {
   }
 
   lookup(path: string): RowLookup {
-    if (!this.#cache.enabled || path === STDIO_PATH) return { kind: 'none' };
+    if (!this.#cache.enabled || path === STDIN) return { kind: 'none' };
     const absolute = resolve(this.#run.cwd, path);
     const identity = fileIdentity(absolute);
     if (identity === undefined) return { kind: 'none' };

@@ -8,7 +8,7 @@ import type { PruneUrgency } from '../../core/policy.js';
 import { buildAnalyzeReport } from '../../core/reports/analyze.js';
 import type { TranscriptEntry } from '../../core/transcript.js';
 import type { FormatName } from '../../formats/index.js';
-import { STDIO_PATH } from '../../io/input.js';
+import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { loadTranscriptInput } from '../shared.js';
 import { spanInRange, timestampSpan } from './range.js';
@@ -74,7 +74,7 @@ export interface SessionRun {
  * subagent transcripts (`<project>/<sessionId>/subagents/agent-*.jsonl`) count for their project.
  */
 export function projectOf(file: string): string {
-  if (file === STDIO_PATH || file === '(stdin)') return '(stdin)';
+  if (file === STDIN || file === '(stdin)') return '(stdin)';
   const dir = dirname(file);
   return basename(dir) === 'subagents' ? dirname(dirname(dir)) : dir;
 }
@@ -111,7 +111,7 @@ export async function analyzeSession(
     const span = timestampSpan([...transcript.entries.map((e) => e.turn.timestamp), life?.first, life?.last]);
     if (run.range) {
       // Undated transcripts are judged by the file's modification time (standard input: now).
-      const at = span ?? (path === STDIO_PATH ? { first: run.now, last: run.now } : modified(resolve(run.cwd, path)));
+      const at = span ?? (path === STDIN ? { first: run.now, last: run.now } : modified(resolve(run.cwd, path)));
       if (at === undefined || !spanInRange(at, run.range)) return { kind: 'outOfRange', file: display, project };
     }
     const tokens = await io.countTokens(transcript.entries);

@@ -15,6 +15,7 @@ import { findPinnedDocuments } from '../../io/project-docs.js';
 import { archiveWindow, loadAgentSession, regrounding } from '../agent-session.js';
 import { openArchive, resolveArchivePath } from '../archive.js';
 import type { CliContext } from '../context.js';
+import type { AgentHookOptions } from '../flags/agent-hook.js';
 import { CachedCounter, settingsFor } from '../shared.js';
 
 /**
@@ -40,8 +41,6 @@ const HookInputSchema = z.looseObject({
 });
 type HookInput = z.infer<typeof HookInputSchema>;
 
-const AgentSchema = z.enum(['claude-code', 'codex', 'gemini']);
-
 /** A pre-compaction archive waiting for Gemini CLI's next BeforeAgent to re-ground the agent. */
 function pendingMarker(archivePath: string, session: string, env: CliContext['env']): string {
   // Beside a SQLite archive; for a PostgreSQL one in devs-ctx's data folder (the URL is no folder:
@@ -59,15 +58,14 @@ function sessionPath(input: HookInput, agent: AgentName, ctx: CliContext): strin
   return findSession({ ...(input.session_id ? { session: input.session_id } : {}), agent }, cwd, ctx.env)?.path;
 }
 
-export async function runAgentHook(event: string, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const agentParsed = AgentSchema.safeParse(rawOptions['agent']);
-  const agent: AgentName = agentParsed.success ? agentParsed.data : 'claude-code';
+export async function runAgentHook(event: string, options: AgentHookOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const agent: AgentName = options.agent ?? 'claude-code';
   // Gemini CLI parses stdout as JSON whatever happens: always give it an object.
   const geminiEmpty = (): void => {
     if (agent === 'gemini') ctx.stdout.write('{}\n');
   };
   try {
-    if (!agentParsed.success) throw new Error(`--agent: expected claude-code, codex or gemini`);
+    if (options.agent === undefined) throw new Error(`--agent: expected claude-code, codex or gemini`);
     if (event !== 'pre-compact' && event !== 'post-compact') throw new Error(`unknown hook "${event}": expected pre-compact or post-compact`);
     const raw = await readStream(ctx.stdin);
     let json: unknown;

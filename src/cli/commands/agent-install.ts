@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, rmdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
-import { z } from 'zod';
 import {
   AGENT_HOOKS,
   formatJson,
@@ -25,6 +24,7 @@ import type { ExitCodeValue } from '../../core/errors.js';
 import { writeFileAtomic } from '../../io/atomic.js';
 import { projectRoot } from '../../io/project-docs.js';
 import type { CliContext } from '../context.js';
+import type { AgentOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
 
 /**
@@ -36,12 +36,6 @@ import { reportError } from '../errors.js';
  */
 
 const AGENT_HOOK_SCHEMA_VERSION = 1;
-
-const AgentOptionsSchema = z.object({
-  agent: z.enum(['claude-code', 'codex', 'gemini']),
-  user: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -292,12 +286,6 @@ function confineToProject(targets: readonly Target[], cwd: string): void {
   }
 }
 
-function parseOptions(rawOptions: Record<string, unknown>, command: string): z.infer<typeof AgentOptionsSchema> {
-  const parsed = AgentOptionsSchema.safeParse(rawOptions);
-  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', `see devs-ctx hook ${command} --help`);
-  return parsed.data;
-}
-
 function render(ctx: CliContext, json: boolean, report: { agent: AgentKind; scope: string; action: string; files: FileResult[] }): void {
   if (json) {
     ctx.stdout.write(`${JSON.stringify({ schemaVersion: AGENT_HOOK_SCHEMA_VERSION, ...report }, null, 2)}\n`);
@@ -310,10 +298,9 @@ function render(ctx: CliContext, json: boolean, report: { agent: AgentKind; scop
   }
 }
 
-export async function runAgentInstall(rawOptions: Record<string, unknown>, bin: string | null, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runAgentInstall(options: AgentOptions, bin: string | null, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const options = parseOptions(rawOptions, 'install');
     const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
     if (options.user !== true) confineToProject(targets, ctx.cwd);
@@ -338,10 +325,9 @@ export async function runAgentInstall(rawOptions: Record<string, unknown>, bin: 
   }
 }
 
-export async function runAgentUninstall(rawOptions: Record<string, unknown>, bin: string | null, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runAgentUninstall(options: AgentOptions, bin: string | null, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const options = parseOptions(rawOptions, 'uninstall');
     const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
     if (options.user !== true) confineToProject(targets, ctx.cwd);
@@ -353,10 +339,9 @@ export async function runAgentUninstall(rawOptions: Record<string, unknown>, bin
   }
 }
 
-export async function runAgentStatus(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runAgentStatus(options: AgentOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const options = parseOptions(rawOptions, 'status');
     const files = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env }).map((target): FileResult => {
       const text = readText(target.path);
       return { path: target.path, action: text === undefined ? 'absent' : 'unchanged', ...describe(target, text) };

@@ -4,7 +4,7 @@ import type { ExitCodeValue } from '../../core/errors.js';
 import type { PruneUrgency } from '../../core/policy.js';
 import { worstUrgency } from '../../core/reports/analyze.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
-import { STDIO_PATH } from '../../io/input.js';
+import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { BatchCounts } from '../batch/counts.js';
 import type { Discovered } from '../batch/discover.js';
@@ -23,8 +23,8 @@ import type { BatchNames, BatchRow, BatchTotals, ProjectTotals } from '../render
 /** `--json` and `--ndjson` of a batch keep the schema of the multi-file `--json`: additions only. */
 const ANALYZE_BATCH_SCHEMA_VERSION = 1;
 
-export type BatchOutput = 'text' | 'json' | 'ndjson';
-export type BatchSort = 'tokens' | 'urgency';
+type BatchOutput = 'text' | 'json' | 'ndjson';
+type BatchSort = 'tokens' | 'urgency';
 
 export interface BatchOptions {
   readonly output: BatchOutput;
@@ -70,6 +70,262 @@ function rangeJson(range: TimeRange | undefined): { since: string | null; until:
   return { since: iso(range.since), until: iso(range.until) };
 }
 
+type Progress = ReturnType<typeof startBatchProgress>;
+
+/** Where a batch's rows go, between progress redraws: the table, NDJSON lines or one JSON document. */
+class BatchOutputStream {
+  /** stdout's buffer is full: wait for it to drain before producing more. */
+  blocked = false;
+  private jsonRows = 0;
+  private readonly table: BatchTable | undefined;
+
+  constructor(
+    private readonly output: BatchOutput,
+    private readonly ctx: CliContext,
+    private readonly progress: Progress,
+    names: BatchNames | undefined,
+  ) {
+    this.table = output === 'text' ? new BatchTable(ctx, (text) => this.write(text), names) : undefined;
+    if (output === 'json') this.write(`{\n  "schemaVersion": ${ANALYZE_BATCH_SCHEMA_VERSION},\n  "transcripts": [`);
+  }
+
+  write(text: string): void {
+    if (text === '') return;
+    this.progress.clear();
+    if (!this.ctx.stdout.write(text)) this.blocked = true;
+  }
+
+  /** A row's diagnostic (a person reading the table sees why a transcript is missing) on stderr. */
+  diagnostic(row: BatchRow): void {
+    if (this.output !== 'text') return;
+    const text = batchRowDiagnostic(row);
+    if (text === '') return;
+    this.progress.clear();
+    this.ctx.stderr.write(text);
+  }
+
+  row(row: BatchRow): void {
+    switch (this.output) {
+      case 'text':
+        this.table?.add(row);
+        return;
+      case 'ndjson':
+        this.write(`{"schemaVersion":${ANALYZE_BATCH_SCHEMA_VERSION},${ndjsonRow(row).slice(1)}`);
+        return;
+      case 'json': {
+        const json = row.kind === 'session' ? (row.reportJson ?? '') : JSON.stringify({ file: row.file, error: row.error, project: row.project }, null, 2);
+        this.write(`${this.jsonRows++ === 0 ? '\n' : ',\n'}    ${json.replace(/\n/g, '\n    ')}`);
+        return;
+      }
+      default:
+        this.output satisfies never;
+    }
+  }
+
+  end(totals: BatchTotals, projects: readonly ProjectTotals[], range: TimeRange | undefined): void {
+    switch (this.output) {
+      case 'text':
+        this.table?.finish(totals, [...projects], range);
+        break;
+      case 'ndjson':
+        this.write(`${JSON.stringify({ schemaVersion: ANALYZE_BATCH_SCHEMA_VERSION, type: 'total', total: totals, projects, range: rangeJson(range) })}\n`);
+        break;
+      case 'json': {
+        const indent = (value: unknown): string => JSON.stringify(value, null, 2).replace(/\n/g, '\n  ');
+        this.write(`${this.jsonRows > 0 ? '\n  ]' : ']'},\n  "total": ${indent(totals)},\n  "projects": ${indent(projects)},\n  "range": ${indent(rangeJson(range))}\n}\n`);
+        break;
+      }
+      default:
+        this.output satisfies never;
+    }
+  }
+}
+
+/** Totals per project and overall, from each finished transcript in discovery order. */
+class BatchTally {
+  transcripts = 0;
+  failed = 0;
+  turns = 0;
+  totalTokens = 0;
+  outOfRange = 0;
+  subagents = 0;
+  urgency: PruneUrgency = 'none';
+  /** A transcript that cannot be read matters more than a limit being reached; the first one decides. */
+  firstError: SessionError | undefined;
+  private readonly projects = new Map<string, { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: PruneUrgency; subagents: number }>();
+
+  /** The row of one finished transcript; undefined when it is outside --since/--until. */
+  add(outcome: SessionOutcome): BatchRow | undefined {
+    if (outcome.kind === 'outOfRange') {
+      this.outOfRange++;
+      return undefined;
+    }
+    const name = outcome.kind === 'session' ? outcome.summary.project : outcome.project;
+    const project = this.projects.get(name) ?? { transcripts: 0, failed: 0, turns: 0, totalTokens: 0, urgency: 'none', subagents: 0 };
+    this.projects.set(name, project);
+    this.transcripts++;
+    project.transcripts++;
+    // A subagent's transcript counts under its session and project (its turns and tokens are its own, not the parent's).
+    if (subagentParent(outcome.kind === 'session' ? outcome.summary.file : outcome.file) !== undefined) {
+      this.subagents++;
+      project.subagents++;
+    }
+    if (outcome.kind === 'error') {
+      this.failed++;
+      project.failed++;
+      this.firstError ??= outcome.error;
+      return { kind: 'error', file: outcome.file, project: outcome.project, error: outcome.error };
+    }
+    const s = outcome.summary;
+    this.turns += s.turns;
+    this.totalTokens += s.totalTokens;
+    this.urgency = worstUrgency([this.urgency, s.urgency]);
+    project.turns += s.turns;
+    project.totalTokens += s.totalTokens;
+    project.urgency = worstUrgency([project.urgency, s.urgency]);
+    return outcome.reportJson === undefined ? { kind: 'session', summary: s } : { kind: 'session', summary: s, reportJson: outcome.reportJson };
+  }
+
+  totals(): BatchTotals {
+    return { transcripts: this.transcripts, failed: this.failed, turns: this.turns, totalTokens: this.totalTokens, urgency: this.urgency, outOfRange: this.outOfRange, subagents: this.subagents };
+  }
+
+  projectList(sort: BatchSort | undefined): ProjectTotals[] {
+    return [...this.projects].map(([project, p]) => ({ project, ...p })).sort(compareProjects(sort));
+  }
+}
+
+type BatchItem = Discovered & { readonly cached: RowLookup };
+
+/**
+ * Runs the sessions: at most `inFlightLimit` in flight, and (unsorted) at most `window` finished ones
+ * waiting for an earlier, slower one, so memory stays bounded. Hands each to `take` in discovery order.
+ */
+class BatchScheduler {
+  private discovering = true;
+  private found = 0;
+  private nextToTake = 0;
+  private inFlight = 0;
+  private done = 0;
+  private failure: unknown;
+  private wake: (() => void) | undefined;
+  private readonly finished = new Map<number, { outcome: SessionOutcome; spilled?: SpillRef }>();
+
+  constructor(
+    private readonly items: Iterator<BatchItem>,
+    private readonly run: {
+      readonly inFlightLimit: number;
+      readonly window: number;
+      readonly analyze: (path: string) => Promise<SessionOutcome>;
+      readonly spill: Spill | undefined;
+      readonly progress: Progress;
+      readonly out: BatchOutputStream;
+      readonly tokens: () => number;
+      readonly take: (index: number, outcome: SessionOutcome, spilled: SpillRef | undefined) => void;
+      readonly drained: () => Promise<unknown>;
+    },
+  ) {}
+
+  async all(): Promise<void> {
+    for (;;) {
+      while (this.discovering && this.inFlight < this.run.inFlightLimit && this.found < this.nextToTake + this.run.window && this.failure === undefined) {
+        const next = this.items.next();
+        if (next.done) {
+          this.discovering = false;
+          break;
+        }
+        this.start(this.found++, next.value);
+      }
+      for (let entry = this.finished.get(this.nextToTake); entry !== undefined; entry = this.finished.get(this.nextToTake)) {
+        this.finished.delete(this.nextToTake);
+        this.run.take(this.nextToTake, entry.outcome, entry.spilled);
+        this.nextToTake++;
+      }
+      this.showProgress();
+      if (this.failure !== undefined) {
+        if (this.inFlight === 0) throw this.failure;
+      } else if (!this.discovering && this.inFlight === 0 && this.finished.size === 0) {
+        return;
+      }
+      if (this.run.out.blocked) {
+        this.run.out.blocked = false;
+        await this.run.drained();
+        continue;
+      }
+      if (this.inFlight > 0) await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
+    }
+  }
+
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  private start(index: number, item: BatchItem): void {
+    this.inFlight++;
+    if (item.error) {
+      this.finish(index, { kind: 'error', file: item.path, project: projectOf(item.path), error: sessionError(item.error) });
+      return;
+    }
+    const cached = item.cached;
+    if (cached.kind === 'hit') {
+      this.finish(index, cached.outcome);
+      return;
+    }
+    this.run.analyze(item.path).then(
+      (outcome) => {
+        if (cached.kind === 'miss') cached.remember(outcome);
+        this.finish(index, outcome);
+      },
+      (error: unknown) => {
+        this.inFlight--;
+        this.failure ??= error;
+        this.wake?.();
+      },
+    );
+  }
+
+  private finish(index: number, outcome: SessionOutcome): void {
+    this.inFlight--;
+    this.done++;
+    let spilled: SpillRef | undefined;
+    if (this.run.spill && outcome.kind === 'session' && outcome.reportJson !== undefined) {
+      spilled = this.run.spill.write(outcome.reportJson);
+      const { reportJson: _json, ...rest } = outcome;
+      outcome = rest;
+    }
+    this.finished.set(index, spilled ? { outcome, spilled } : { outcome });
+    this.showProgress();
+    this.wake?.();
+  }
+
+  private showProgress(): void {
+    this.run.progress.update({ done: this.done, found: this.found, discovering: this.discovering, tokens: this.run.tokens() });
+  }
+}
+
+/**
+ * The transcripts, each first looked up in the row cache (an unchanged one is not read again), and
+ * how many of the first ones must be read: starting a worker (and its tokenizer) costs more than a
+ * few small files, so a batch that discovery shows to have few transcripts to read stays on the main thread.
+ */
+function lookUpRows(discovered: Iterable<Discovered>, rows: BatchRows): { items: Iterator<BatchItem>; toRead: number } {
+  const source = (function* (): Generator<BatchItem> {
+    for (const item of discovered) yield { ...item, cached: item.error ? { kind: 'none' } : rows.lookup(item.path) } as BatchItem;
+  })();
+  const head: BatchItem[] = [];
+  let toRead = 0;
+  for (let next = source.next(); !next.done; next = source.next()) {
+    head.push(next.value);
+    if (next.value.cached.kind !== 'hit' && ++toRead > SMALL_BATCH) break;
+  }
+  const items = (function* () {
+    yield* head;
+    for (let next = source.next(); !next.done; next = source.next()) yield next.value;
+  })();
+  return { items, toRead };
+}
+
 /**
  * `analyze` over many transcripts: discovery streams paths in, a pool of workers (one file each at a
  * time) analyses them, rows come out in discovery order as soon as every earlier one is done (or, with
@@ -80,229 +336,52 @@ function rangeJson(range: TimeRange | undefined): { since: string | null; until:
 export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options: BatchOptions, ctx: CliContext): Promise<ExitCodeValue> {
   const counts = new BatchCounts(options.encoding, options.cacheDir);
   const rows = new BatchRows(options.run, options.encoding, options.cacheDir);
-  // Each transcript is first looked up in the row cache: an unchanged one is not read again.
-  const source = (function* (): Generator<Discovered & { readonly cached: RowLookup }> {
-    for (const item of discovered) yield { ...item, cached: item.error ? { kind: 'none' } : rows.lookup(item.path) } as Discovered & { readonly cached: RowLookup };
-  })();
-  // Starting a worker (and its tokenizer) costs more than a few small files: a batch that discovery
-  // shows to have few transcripts to read is analysed on the main thread.
-  const head: (Discovered & { readonly cached: RowLookup })[] = [];
-  let toRead = 0;
-  for (let next = source.next(); !next.done; next = source.next()) {
-    head.push(next.value);
-    if (next.value.cached.kind !== 'hit' && ++toRead > SMALL_BATCH) break;
-  }
+  const { items, toRead } = lookUpRows(discovered, rows);
   const jobs = toRead > SMALL_BATCH ? options.jobs : 1;
   const pool = jobs > 1 ? new AnalyzePool({ size: jobs, init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty }, counts }) : undefined;
   const progress = startBatchProgress(ctx);
   const spill = options.sort !== undefined && options.output === 'json' ? new Spill() : undefined;
-  let stdoutBlocked = false;
-  const write = (text: string): void => {
-    if (text === '') return;
-    progress.clear();
-    if (!ctx.stdout.write(text)) stdoutBlocked = true;
-  };
-  const writeErr = (text: string): void => {
-    if (text === '') return;
-    progress.clear();
-    ctx.stderr.write(text);
-  };
-
-  // Output for the chosen format.
-  const table = options.output === 'text' ? new BatchTable(ctx, write, options.names) : undefined;
-  let jsonRows = 0;
-  if (options.output === 'json') write(`{\n  "schemaVersion": ${ANALYZE_BATCH_SCHEMA_VERSION},\n  "transcripts": [`);
-  const emitRow = (row: BatchRow): void => {
-    switch (options.output) {
-      case 'text':
-        table?.add(row);
-        return;
-      case 'ndjson':
-        write(`{"schemaVersion":${ANALYZE_BATCH_SCHEMA_VERSION},${ndjsonRow(row).slice(1)}`);
-        return;
-      case 'json': {
-        const json = row.kind === 'session' ? (row.reportJson ?? '') : JSON.stringify({ file: row.file, error: row.error, project: row.project }, null, 2);
-        write(`${jsonRows++ === 0 ? '\n' : ',\n'}    ${json.replace(/\n/g, '\n    ')}`);
-        return;
-      }
-      default:
-        options.output satisfies never;
-    }
-  };
-
-  // Totals, per project and overall.
-  let transcripts = 0;
-  let failed = 0;
-  let turns = 0;
-  let totalTokens = 0;
-  let outOfRange = 0;
-  let urgency = 'none' as PruneUrgency;
-  let firstError: SessionError | undefined;
-  let subagents = 0;
-  const projects = new Map<string, { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: PruneUrgency; subagents: number }>();
+  const out = new BatchOutputStream(options.output, ctx, progress, options.names);
+  const tally = new BatchTally();
   const held: HeldRow[] = [];
-
-  /** Takes one finished transcript, in discovery order. */
-  const take = (index: number, outcome: SessionOutcome, spilled: SpillRef | undefined): void => {
-    if (outcome.kind === 'outOfRange') {
-      outOfRange++;
-      return;
-    }
-    const project = projects.get(outcome.kind === 'session' ? outcome.summary.project : outcome.project) ?? { transcripts: 0, failed: 0, turns: 0, totalTokens: 0, urgency: 'none', subagents: 0 };
-    projects.set(outcome.kind === 'session' ? outcome.summary.project : outcome.project, project);
-    transcripts++;
-    project.transcripts++;
-    // A subagent's transcript counts under its session and project (its turns and tokens are its own, not the parent's).
-    if (subagentParent(outcome.kind === 'session' ? outcome.summary.file : outcome.file) !== undefined) {
-      subagents++;
-      project.subagents++;
-    }
-    let row: BatchRow;
-    if (outcome.kind === 'error') {
-      failed++;
-      project.failed++;
-      // A transcript that cannot be read matters more than a limit being reached; the first one decides.
-      firstError ??= outcome.error;
-      row = { kind: 'error', file: outcome.file, project: outcome.project, error: outcome.error };
-    } else {
-      const s = outcome.summary;
-      turns += s.turns;
-      totalTokens += s.totalTokens;
-      urgency = worstUrgency([urgency, s.urgency]);
-      project.turns += s.turns;
-      project.totalTokens += s.totalTokens;
-      project.urgency = worstUrgency([project.urgency, s.urgency]);
-      row = outcome.reportJson === undefined ? { kind: 'session', summary: s } : { kind: 'session', summary: s, reportJson: outcome.reportJson };
-    }
-    if (options.output === 'text') writeErr(batchRowDiagnostic(row));
-    if (options.sort === undefined) emitRow(row);
-    else held.push(spilled ? { index, row, spilled } : { index, row });
-  };
-
-  // Schedule: at most `jobs` sessions in flight, and (unsorted) at most WINDOW finished ones waiting
-  // for an earlier, slower one, so memory stays bounded.
   const inFlightLimit = pool === undefined ? 1 : jobs * FILES_PER_WORKER;
-  const window = options.sort === undefined ? Math.max(64, inFlightLimit * 16) : Infinity;
-  const finished = new Map<number, { outcome: SessionOutcome; spilled?: SpillRef }>();
-  const iterator = (function* () {
-    yield* head;
-    for (let next = source.next(); !next.done; next = source.next()) yield next.value;
-  })();
-  let discovering = true;
-  let found = 0;
-  let nextToTake = 0;
-  let inFlight = 0;
-  let doneCount = 0;
-  let failure: unknown;
-  let wake: (() => void) | undefined;
-
-  const finish = (index: number, outcome: SessionOutcome): void => {
-    inFlight--;
-    doneCount++;
-    let spilled: SpillRef | undefined;
-    if (spill && outcome.kind === 'session' && outcome.reportJson !== undefined) {
-      spilled = spill.write(outcome.reportJson);
-      const { reportJson: _json, ...rest } = outcome;
-      outcome = rest;
-    }
-    finished.set(index, spilled ? { outcome, spilled } : { outcome });
-    progress.update({ done: doneCount, found, discovering, tokens: totalTokens });
-    wake?.();
-  };
-  const analyzeHere = (path: string): Promise<SessionOutcome> =>
-    analyzeSession(path, options.run, { ctx, countTokens: (entries) => counts.countHere(entries) });
-
+  const scheduler = new BatchScheduler(items, {
+    inFlightLimit,
+    window: options.sort === undefined ? Math.max(64, inFlightLimit * 16) : Infinity,
+    // Standard input can only be read here; so can everything with --jobs 1.
+    analyze: (path) =>
+      pool === undefined || path === STDIN ? analyzeSession(path, options.run, { ctx, countTokens: (entries) => counts.countHere(entries) }) : pool.run(path),
+    spill,
+    progress,
+    out,
+    tokens: () => tally.totalTokens,
+    take: (index, outcome, spilled) => {
+      const row = tally.add(outcome);
+      if (row === undefined) return;
+      out.diagnostic(row);
+      if (options.sort === undefined) out.row(row);
+      else held.push(spilled ? { index, row, spilled } : { index, row });
+    },
+    drained: () => once(ctx.stdout, 'drain'),
+  });
   try {
-    for (;;) {
-      while (discovering && inFlight < inFlightLimit && found < nextToTake + window && failure === undefined) {
-        const next = iterator.next();
-        if (next.done) {
-          discovering = false;
-          break;
-        }
-        const index = found++;
-        const item = next.value;
-        if (item.error) {
-          inFlight++;
-          finish(index, { kind: 'error', file: item.path, project: projectOf(item.path), error: sessionError(item.error) });
-          continue;
-        }
-        inFlight++;
-        const cached = item.cached;
-        if (cached.kind === 'hit') {
-          finish(index, cached.outcome);
-          continue;
-        }
-        // Standard input can only be read here; so can everything with --jobs 1.
-        const work = pool === undefined || item.path === STDIO_PATH ? analyzeHere(item.path) : pool.run(item.path);
-        work.then(
-          (outcome) => {
-            if (cached.kind === 'miss') cached.remember(outcome);
-            finish(index, outcome);
-          },
-          (error: unknown) => {
-            inFlight--;
-            failure ??= error;
-            wake?.();
-          },
-        );
-      }
-      for (let entry = finished.get(nextToTake); entry !== undefined; entry = finished.get(nextToTake)) {
-        finished.delete(nextToTake);
-        take(nextToTake, entry.outcome, entry.spilled);
-        nextToTake++;
-      }
-      progress.update({ done: doneCount, found, discovering, tokens: totalTokens });
-      if (failure !== undefined) {
-        if (inFlight === 0) throw failure;
-      } else if (!discovering && inFlight === 0 && finished.size === 0) {
-        break;
-      }
-      if (stdoutBlocked) {
-        stdoutBlocked = false;
-        await once(ctx.stdout, 'drain');
-        continue;
-      }
-      if (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-    }
+    await scheduler.all();
   } finally {
     progress.stop();
     await pool?.close();
     counts.save();
     rows.save();
-    if (failure !== undefined) spill?.close();
+    if (scheduler.failed) spill?.close();
   }
-
   try {
     if (options.sort !== undefined) {
       held.sort(compareRows(options.sort));
-      for (const h of held) {
-        if (h.spilled && spill && h.row.kind === 'session') emitRow({ ...h.row, reportJson: spill.read(h.spilled) });
-        else emitRow(h.row);
-      }
+      for (const h of held) out.row(h.spilled && spill && h.row.kind === 'session' ? { ...h.row, reportJson: spill.read(h.spilled) } : h.row);
     }
   } finally {
     spill?.close();
   }
-
-  const totals: BatchTotals = { transcripts, failed, turns, totalTokens, urgency, outOfRange, subagents };
-  const projectList: ProjectTotals[] = [...projects].map(([project, p]) => ({ project, ...p })).sort(compareProjects(options.sort));
-  switch (options.output) {
-    case 'text':
-      table?.finish(totals, projectList, options.range);
-      break;
-    case 'ndjson':
-      write(`${JSON.stringify({ schemaVersion: ANALYZE_BATCH_SCHEMA_VERSION, type: 'total', total: totals, projects: projectList, range: rangeJson(options.range) })}\n`);
-      break;
-    case 'json': {
-      const indent = (value: unknown): string => JSON.stringify(value, null, 2).replace(/\n/g, '\n  ');
-      write(`${jsonRows > 0 ? '\n  ]' : ']'},\n  "total": ${indent(totals)},\n  "projects": ${indent(projectList)},\n  "range": ${indent(rangeJson(options.range))}\n}\n`);
-      break;
-    }
-    default:
-      options.output satisfies never;
-  }
-  if (firstError !== undefined) return firstError.exitCode;
-  return urgency === 'hard' ? ExitCode.hardLimit : urgency === 'soft' ? ExitCode.softLimit : ExitCode.ok;
+  out.end(tally.totals(), tally.projectList(options.sort), options.range);
+  if (tally.firstError !== undefined) return tally.firstError.exitCode;
+  return tally.urgency === 'hard' ? ExitCode.hardLimit : tally.urgency === 'soft' ? ExitCode.softLimit : ExitCode.ok;
 }

@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import type { Settings } from '../../core/config.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
@@ -10,51 +9,28 @@ import type { AnalyzeReport } from '../../core/reports/analyze.js';
 import type { FormatName } from '../../formats/index.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { buildId, fileIdentity, ReportCache, rowSchemaKey } from '../../io/row-cache.js';
-import { STDIO_PATH } from '../../io/input.js';
+import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
-import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor } from '../shared.js';
+import type { AnalyzeOptions } from '../flags/analyze.js';
+import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 import { renderAnalyzeReport } from '../render/analyze-text.js';
 import { checkInputPaths, discoverTranscripts, inputRoot } from '../batch/discover.js';
 import type { Discovered } from '../batch/discover.js';
 import { parseTimeRange } from '../batch/range.js';
 import { runAnalyzeBatch } from './analyze-batch.js';
 
-const AnalyzeOptionsSchema = z.object({
-  ...readingOptionsShape,
-  ndjson: z.boolean().optional(),
-  sort: z.enum(['tokens', 'urgency']).optional(),
-  basis: z.enum(['auto', 'estimate']).optional(),
-  since: z.string().optional(),
-  until: z.string().optional(),
-  jobs: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      if (raw === undefined) return undefined;
-      const value = Number(raw);
-      if (!Number.isInteger(value) || value < 1 || value > 256) {
-        ctx.addIssue({ code: 'custom', message: `--jobs ${raw}: expected a whole number of worker threads from 1 to 256` });
-        return z.NEVER;
-      }
-      return value;
-    }),
-});
-type AnalyzeOptions = z.infer<typeof AnalyzeOptionsSchema>;
 
 
 /** `devs-ctx analyze [paths…|-]`: parse options → analyse each transcript → render → exit code. */
-export async function runAnalyze(paths: readonly string[], rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+export async function runAnalyze(paths: readonly string[], options: AnalyzeOptions, ctx: CliContext): Promise<ExitCodeValue> {
   // Errors are JSON on stdout in both data modes (one line with --ndjson).
-  const json = rawOptions['json'] === true || rawOptions['ndjson'] === true;
+  const json = options.json === true || options.ndjson === true;
   try {
-    const parsed = AnalyzeOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx analyze --help');
-    const options = parsed.data;
     if (options.json === true && options.ndjson === true) throw new UsageError('--json and --ndjson cannot be used together', '--json prints one document, --ndjson one line per session');
     const { settings } = settingsFor(options, ctx);
     const range = parseTimeRange(options, Date.now());
-    const format = options.format as FormatName | undefined;
+    const { format } = options;
     const discovered = discoverInputs(paths, ctx);
     // Flags that only make sense for a batch give the batch's output even for one transcript.
     const batch = options.ndjson === true || options.sort !== undefined || range !== undefined;
@@ -73,7 +49,7 @@ export async function runAnalyze(paths: readonly string[], rawOptions: Record<st
         cacheDir,
         build === undefined ? undefined : rowSchemaKey(build, { report: true, settings, format: format ?? null, strict: options.strict === true, basis: options.basis ?? 'auto' }),
       );
-      const absolute = only.path === STDIO_PATH ? undefined : resolve(ctx.cwd, only.path);
+      const absolute = only.path === STDIN ? undefined : resolve(ctx.cwd, only.path);
       const identity = reports.enabled && absolute !== undefined ? fileIdentity(absolute) : undefined;
       const cached = identity && absolute !== undefined ? reports.get(absolute, identity) : undefined;
       let report: AnalyzeReport;
@@ -134,9 +110,9 @@ function discoverInputs(paths: readonly string[], ctx: CliContext): Generator<Di
     if (ctx.stdin.isTTY) {
       throw new UsageError('no transcript given', 'pass a path, a directory, or - to read standard input (e.g. cat s.jsonl | devs-ctx analyze -)');
     }
-    return discoverTranscripts([STDIO_PATH], ctx.cwd);
+    return discoverTranscripts([STDIN], ctx.cwd);
   }
-  if (paths.filter((p) => p === STDIO_PATH).length > 1) throw new UsageError('standard input (-) can only be read once');
+  if (paths.filter((p) => p === STDIN).length > 1) throw new UsageError('standard input (-) can only be read once');
   const expanded = expandHome(paths, ctx);
   checkInputPaths(expanded, ctx.cwd);
   return discoverTranscripts(expanded, ctx.cwd);

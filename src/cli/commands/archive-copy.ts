@@ -1,35 +1,27 @@
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import type { Archive } from '../../archive/archive.js';
 import { isPostgresUrl } from '../../archive/archive.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
+import type { ArchiveCopyOptions } from '../flags/archive.js';
 import { archiveDisplay, openArchive } from '../archive.js';
 import { reportError } from '../errors.js';
 
 const ARCHIVE_COPY_SCHEMA_VERSION = 1;
 
-const CopyOptionsSchema = z.object({
-  from: z.string({ error: '--from is required: the archive to copy from (a SQLite path or a postgres:// URL)' }).trim().min(1, '--from needs a path or URL'),
-  to: z.string({ error: '--to is required: the archive to copy into (a SQLite path or a postgres:// URL)' }).trim().min(1, '--to needs a path or URL'),
-  json: z.boolean().optional(),
-});
-
 /**
  * `devs-ctx archive copy --from A --to B`: every prune event of A that B lacks, copied and then
  * verified by counts and content hashes. Idempotent; deletes nothing in either archive.
  */
-export async function runArchiveCopy(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runArchiveCopy(options: ArchiveCopyOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   let from: Archive | undefined;
   let to: Archive | undefined;
   try {
-    const parsed = CopyOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx archive copy --help');
     const at = (location: string): string => (isPostgresUrl(location) ? location : resolve(ctx.cwd, location));
-    const source = at(parsed.data.from);
-    const target = at(parsed.data.to);
+    const source = at(options.from);
+    const target = at(options.to);
     if (source === target) throw new UsageError('--from and --to are the same archive');
     from = await openArchive(source, { mustExist: true, named: true });
     to = await openArchive(target, { mustExist: false, named: true });

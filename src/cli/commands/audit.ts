@@ -1,28 +1,17 @@
-import { z } from 'zod';
 import { readAgentHistory } from '../../core/agent-history.js';
+import { AGENT_NAMES } from '../../core/names.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { auditCompactions } from '../../core/identifiers.js';
 import type { CompactionAudit } from '../../core/identifiers.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { STDIO_PATH } from '../../io/input.js';
+import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
-import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor } from '../shared.js';
+import type { AuditOptions } from '../flags/audit.js';
+import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 
 const AUDIT_SCHEMA_VERSION = 1;
-
-const AuditOptionsSchema = z.object({
-  json: readingOptionsShape.json,
-  encoding: readingOptionsShape.encoding,
-  config: readingOptionsShape.config,
-  cache: readingOptionsShape.cache,
-  lost: z
-    .string()
-    .regex(/^\d+$/, '--lost: expected a whole number')
-    .transform(Number)
-    .optional(),
-});
 
 /** Shown per compaction in the text report (all are in --json). */
 const DEFAULT_LOST_SHOWN = 15;
@@ -36,12 +25,9 @@ function share(kept: number, total: number): string {
  * Codex `compacted`, Gemini CLI `$set.messages` checkpoint with a `<state_snapshot>`), tokens before and after, and which identifiers of the compacted turns its
  * summary kept and which it lost, each lost one with the recall query that finds it again [issue 17].
  */
-export async function runAudit(file: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runAudit(file: string | undefined, options: AuditOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const parsed = AuditOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx audit --help');
-    const options = parsed.data;
     if (file === undefined) throw new UsageError('no session given', 'pass a Claude Code or Codex session file (or - for standard input)');
     const { settings } = settingsFor(options, ctx);
     const counter = new CachedCounter(settings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
@@ -51,7 +37,7 @@ export async function runAudit(file: string | undefined, rawOptions: Record<stri
     counter.save();
     const identifiers = audits.reduce((sum, a) => sum + a.identifiers, 0);
     const kept = audits.reduce((sum, a) => sum + a.kept.length, 0);
-    const recallFile = file === STDIO_PATH ? '' : ` --file ${JSON.stringify(file)}`;
+    const recallFile = file === STDIN ? '' : ` --file ${JSON.stringify(file)}`;
     if (json) {
       ctx.stdout.write(
         `${JSON.stringify(
@@ -70,7 +56,7 @@ export async function runAudit(file: string | undefined, rawOptions: Record<stri
     }
     if (audits.length === 0) {
       ctx.stdout.write(
-        `${display}: no compaction by the agent in this ${transcript.format} session${['claude-code', 'codex', 'gemini'].includes(transcript.format) ? '' : ' (audit reads Claude Code compact boundaries, Codex compacted records and Gemini CLI checkpoints)'}\n`,
+        `${display}: no compaction by the agent in this ${transcript.format} session${(AGENT_NAMES as readonly string[]).includes(transcript.format) ? '' : ' (audit reads Claude Code compact boundaries, Codex compacted records and Gemini CLI checkpoints)'}\n`,
       );
       return ExitCode.ok;
     }

@@ -5,16 +5,20 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
-import { ExitCode, UsageError } from '../../core/errors.js';
+import { ExitCode } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
+import type { Settings } from '../../core/config.js';
 import type { HookMeta } from '../../core/git-hook.js';
 import { classifyPruneUrgency } from '../../core/policy.js';
 import { writeFileAtomic } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { readHookFile } from '../../io/git-hooks.js';
+import type { Main } from '../command.js';
 import type { CliContext } from '../context.js';
+import type { HookRunOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
+import type { LoadedTranscript } from '../shared.js';
 import { coveredBy } from './hook.js';
 
 /**
@@ -25,8 +29,6 @@ import { coveredBy } from './hook.js';
  * A pruned or refreshed transcript that git tracks is staged when it had no unstaged changes, so
  * the commit holds the pruned file; otherwise the hook says it is not staged.
  */
-
-const RunOptionsSchema = z.object({ hookFile: z.string().min(1) });
 
 const StateSchema = z.object({
   version: z.literal(1),
@@ -61,8 +63,7 @@ function git(args: readonly string[], cwd: string, env: CliContext['env']): numb
 }
 
 /** Runs a devs-ctx command in this process; its exit code and the first line it said. */
-async function devsCtx(args: readonly string[], ctx: CliContext): Promise<{ code: number; first: string }> {
-  const { main } = await import('../main.js');
+async function devsCtx(args: readonly string[], ctx: CliContext, main: Main): Promise<{ code: number; first: string }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let said = '';
@@ -73,12 +74,10 @@ async function devsCtx(args: readonly string[], ctx: CliContext): Promise<{ code
   return { code, first: said.split('\n')[0] ?? '' };
 }
 
-export async function runHookRun(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
+export async function runHookRun(options: HookRunOptions, ctx: CliContext, main: Main): Promise<ExitCodeValue> {
   const say = (line: string): void => void ctx.stderr.write(`devs-ctx: ${line}\n`);
   try {
-    const parsed = RunOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError('--hook-file: the hook script to run (the hook passes "$0")');
-    const hookPath = resolve(ctx.cwd, parsed.data.hookFile);
+    const hookPath = resolve(ctx.cwd, options.hookFile);
     const file = readHookFile(hookPath);
     if (file.state !== 'devs-ctx') {
       say(`${hookPath} is not a devs-ctx hook; nothing to do`);
@@ -110,49 +109,16 @@ export async function runHookRun(rawOptions: Record<string, unknown>, ctx: CliCo
       const name = relative(top, path) || path;
       const before = statKey(path);
       if (before !== undefined && state.files[path] === before) continue; // unchanged since the last run: nothing can be due
-      const acts: string[] = [];
-      let loaded;
-      try {
-        loaded = await loadTranscriptInput(path, { format: undefined, strict: false, ctx });
-      } catch (error) {
-        did.push(`${name}: not analysed (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
+      const outcome = await tendTranscript(path, name, { meta, top, settings, configArgs, ctx, main, counter: () => (counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env))) });
+      if (outcome.blocked !== undefined) blocked.push(outcome.blocked);
+      if (outcome.analysed === false) {
+        // Not remembered as seen: the next run tries it again.
+        if (outcome.did !== undefined) did.push(outcome.did);
         continue;
-      }
-      counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env));
-      const { transcript } = loaded;
-      const tokens = countEntries(transcript.entries, counter);
-      const total = tokens.reduce((sum, t) => sum + t.total, 0);
-      const urgency = classifyPruneUrgency({ turns: transcript.entries.map((e) => e.turn), totalTokenEstimate: total }, settings);
-      const tracked = meta.hook === 'pre-commit' && git(['ls-files', '--error-unmatch', '--', path], top, ctx.env) === 0;
-      // Staged as it is (no unstaged changes): staging the pruned file commits exactly what the hook wrote.
-      const stageable = tracked && git(['diff', '--quiet', '--', path], top, ctx.env) === 0;
-      let changed = false;
-      if (urgency !== 'none') {
-        if ((meta.blockOn === 'soft' && (urgency === 'soft' || urgency === 'hard')) || (meta.blockOn === 'hard' && urgency === 'hard')) blocked.push(`${name} (${urgency})`);
-        const pruned = await devsCtx(['prune', path, '--in-place', '--fallback', 'extractive', ...configArgs], ctx);
-        if (pruned.code === 0) {
-          acts.push(pruned.first.replace(/^.*\): /, '').replace(/ \(target.*/, ''));
-          changed = true;
-        } else acts.push(`prune failed (exit ${pruned.code}: ${pruned.first.replace(/^devs-ctx: /, '')})`);
-      }
-      // Only a transcript with a TAS or PRD has anything to refresh with (refresh --check would say "unavailable").
-      if (meta.refresh && transcript.entries.some((e) => e.turn.type === 'tas' || e.turn.type === 'prd')) {
-        const check = await devsCtx(['refresh', path, '--check', ...configArgs], ctx);
-        if (check.code === 12) {
-          const refreshed = await devsCtx(['refresh', path, '--in-place', ...configArgs], ctx);
-          if (refreshed.code === 0) {
-            acts.push('refreshed');
-            changed = true;
-          } else acts.push(`refresh failed (exit ${refreshed.code}: ${refreshed.first.replace(/^devs-ctx: /, '')})`);
-        }
-      }
-      if (changed && tracked) {
-        if (stageable && git(['add', '--', path], top, ctx.env) === 0) acts.push('staged');
-        else acts.push(`not staged (it has unstaged changes): the commit holds the file as staged; git add ${name} to commit the pruned one`);
       }
       const after = statKey(path);
       if (after !== undefined) state.files[path] = after;
-      if (acts.length > 0) did.push(`${name}: ${acts.join(', ')}`);
+      if (outcome.did !== undefined) did.push(outcome.did);
     }
     counter?.save();
     // Forget files no longer covered, so the state does not grow forever.
@@ -173,4 +139,54 @@ export async function runHookRun(rawOptions: Record<string, unknown>, ctx: CliCo
   } catch (error) {
     return reportError(ctx, error, false);
   }
+}
+
+/** Prunes (and refreshes) one changed transcript when due: what it did, and whether it had reached the --block-on limit. */
+async function tendTranscript(
+  path: string,
+  name: string,
+  run: { meta: HookMeta; top: string; settings: Settings; configArgs: readonly string[]; ctx: CliContext; main: Main; counter: () => CachedCounter },
+): Promise<{ analysed?: false; did?: string; blocked?: string }> {
+  const { meta, top, settings, configArgs, ctx, main } = run;
+  let blocked: string | undefined;
+  const acts: string[] = [];
+  let loaded: LoadedTranscript;
+  try {
+    loaded = await loadTranscriptInput(path, { format: undefined, strict: false, ctx });
+  } catch (error) {
+    return { analysed: false, did: `${name}: not analysed (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` };
+  }
+  const counter = run.counter();
+  const { transcript } = loaded;
+  const tokens = countEntries(transcript.entries, counter);
+  const total = tokens.reduce((sum, t) => sum + t.total, 0);
+  const urgency = classifyPruneUrgency({ turns: transcript.entries.map((e) => e.turn), totalTokenEstimate: total }, settings);
+  const tracked = meta.hook === 'pre-commit' && git(['ls-files', '--error-unmatch', '--', path], top, ctx.env) === 0;
+  // Staged as it is (no unstaged changes): staging the pruned file commits exactly what the hook wrote.
+  const stageable = tracked && git(['diff', '--quiet', '--', path], top, ctx.env) === 0;
+  let changed = false;
+  if (urgency !== 'none') {
+    if ((meta.blockOn === 'soft' && (urgency === 'soft' || urgency === 'hard')) || (meta.blockOn === 'hard' && urgency === 'hard')) blocked = `${name} (${urgency})`;
+    const pruned = await devsCtx(['prune', path, '--in-place', '--fallback', 'extractive', ...configArgs], ctx, main);
+    if (pruned.code === 0) {
+      acts.push(pruned.first.replace(/^.*\): /, '').replace(/ \(target.*/, ''));
+      changed = true;
+    } else acts.push(`prune failed (exit ${pruned.code}: ${pruned.first.replace(/^devs-ctx: /, '')})`);
+  }
+  // Only a transcript with a TAS or PRD has anything to refresh with (refresh --check would say "unavailable").
+  if (meta.refresh && transcript.entries.some((e) => e.turn.type === 'tas' || e.turn.type === 'prd')) {
+    const check = await devsCtx(['refresh', path, '--check', ...configArgs], ctx, main);
+    if (check.code === 12) {
+      const refreshed = await devsCtx(['refresh', path, '--in-place', ...configArgs], ctx, main);
+      if (refreshed.code === 0) {
+        acts.push('refreshed');
+        changed = true;
+      } else acts.push(`refresh failed (exit ${refreshed.code}: ${refreshed.first.replace(/^devs-ctx: /, '')})`);
+    }
+  }
+  if (changed && tracked) {
+    if (stageable && git(['add', '--', path], top, ctx.env) === 0) acts.push('staged');
+    else acts.push(`not staged (it has unstaged changes): the commit holds the file as staged; git add ${name} to commit the pruned one`);
+  }
+  return { ...(acts.length > 0 ? { did: `${name}: ${acts.join(', ')}` } : {}), ...(blocked !== undefined ? { blocked } : {}) };
 }

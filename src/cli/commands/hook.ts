@@ -1,65 +1,26 @@
 import { existsSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { BLOCK_LEVELS, DEFAULT_GIT_HOOK, NPX_FALLBACK, isGitHookName, previousHookName, renderHookScript, STANDARD_GIT_HOOKS } from '../../core/git-hook.js';
-import type { GitHookName, HookMeta, HookSettings } from '../../core/git-hook.js';
+import { DEFAULT_GIT_HOOK, NPX_FALLBACK, previousHookName, renderHookScript } from '../../core/git-hook.js';
+import type { HookMeta, HookSettings } from '../../core/git-hook.js';
+import { STANDARD_GIT_HOOKS } from '../../core/names.js';
+import type { GitHookName } from '../../core/names.js';
 import { loadConfig, loadUserConfig } from '../../io/config.js';
 import { expandTranscripts, installHookFile, locateRepository, readHookFile, uninstallHookFile } from '../../io/git-hooks.js';
 import type { GitRepository, HookFile } from '../../io/git-hooks.js';
 import { HOOK_SCHEMA_VERSION } from '../../core/reports/hook.js';
 import type { CoveredTranscripts, HookInstallReport, HookStatusEntry, HookStatusReport, HookUninstallReport } from '../../core/reports/hook.js';
 import type { CliContext } from '../context.js';
+import type { HookInstallOptions, HookStatusOptions, HookUninstallOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
 import { renderHookInstall, renderHookStatus, renderHookUninstall } from '../render/hook-text.js';
 
-const hookName = z
-  .string()
-  .optional()
-  .transform((raw, ctx) => {
-    if (raw === undefined) return undefined;
-    if (!isGitHookName(raw)) {
-      ctx.addIssue({ code: 'custom', message: `--hook ${raw}: not a git hook; one of ${STANDARD_GIT_HOOKS.join(', ')}` });
-      return z.NEVER;
-    }
-    return raw;
-  });
-
-const InstallOptionsSchema = z.object({
-  hook: hookName,
-  blockOn: z.enum(BLOCK_LEVELS).optional(),
-  transcript: z.array(z.string().min(1)).optional(),
-  refresh: z.boolean().optional(),
-  config: z.string().optional(),
-  force: z.boolean().optional(),
-  stdout: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-
-const UninstallOptionsSchema = z.object({ hook: hookName, force: z.boolean().optional(), json: z.boolean().optional() });
-
-const StatusOptionsSchema = z.object({
-  hook: hookName,
-  config: z.string().optional(),
-  printTranscripts: z.boolean().optional(),
-  null: z.boolean().optional(),
-  hookFile: z.string().optional(),
-  json: z.boolean().optional(),
-});
-
-function parse<T extends z.ZodType>(schema: T, raw: Record<string, unknown>, command: string): z.output<T> {
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', `see devs-ctx hook ${command} --help`);
-  return parsed.data;
-}
-
 /** `devs-ctx hook install`: write the hook, chaining the one that was there. */
-export async function runHookInstall(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runHookInstall(options: HookInstallOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const options = parse(InstallOptionsSchema, rawOptions, 'install');
     const hook = options.hook ?? DEFAULT_GIT_HOOK;
     if (options.stdout && json) throw new UsageError('--stdout prints the hook script, so it cannot also print --json');
     let repo: GitRepository | undefined;
@@ -90,13 +51,7 @@ export async function runHookInstall(rawOptions: Record<string, unknown>, ctx: C
       runner: options.stdout ? { node: null, bin: null } : { node: process.execPath, bin: pkg.bin },
     };
     const transcripts = coveredBy(settings, top, ctx);
-    const warnings: string[] = [];
-    for (const match of transcripts.patterns) {
-      if (match.refused !== undefined) warnings.push(`"${match.pattern}": ${match.refused}; the hook leaves it out (${OUTSIDE_HINT})`);
-    }
-    if (transcripts.patterns.every((p) => p.files.length === 0)) {
-      warnings.push(`no transcript matches ${transcripts.patterns.map((p) => p.pattern).join(', ')} yet; the hook will say so until one does`);
-    }
+    const warnings = coverageWarnings(transcripts);
     if (options.stdout) {
       for (const w of warnings) ctx.stderr.write(`devs-ctx: ${w}\n`);
       ctx.stdout.write(renderHookScript({ ...settings, previous: null }));
@@ -139,11 +94,22 @@ export async function runHookInstall(rawOptions: Record<string, unknown>, ctx: C
   }
 }
 
+/** What an install says about the transcripts it covers: patterns refused, or matching nothing yet. */
+function coverageWarnings(transcripts: CoveredTranscripts): string[] {
+  const warnings: string[] = [];
+  for (const match of transcripts.patterns) {
+    if (match.refused !== undefined) warnings.push(`"${match.pattern}": ${match.refused}; the hook leaves it out (${OUTSIDE_HINT})`);
+  }
+  if (transcripts.patterns.every((p) => p.files.length === 0)) {
+    warnings.push(`no transcript matches ${transcripts.patterns.map((p) => p.pattern).join(', ')} yet; the hook will say so until one does`);
+  }
+  return warnings;
+}
+
 /** `devs-ctx hook uninstall`: remove the devs-ctx hook(s), putting back what was there before. */
-export async function runHookUninstall(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runHookUninstall(options: HookUninstallOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const options = parse(UninstallOptionsSchema, rawOptions, 'uninstall');
     const repo = locateRepository(ctx.cwd, ctx.env);
     // Without --hook: every hook devs-ctx wrote in this folder, and nothing else.
     const hooks = options.hook ? [options.hook] : installedHooks(repo).map((h) => h.hook);
@@ -164,10 +130,9 @@ export async function runHookUninstall(rawOptions: Record<string, unknown>, ctx:
 }
 
 /** `devs-ctx hook status`: where it is, for which hook, what it covers; `--print-transcripts` lists the files. */
-export async function runHookStatus(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runHookStatus(options: HookStatusOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const options = parse(StatusOptionsSchema, rawOptions, 'status');
     if (options.printTranscripts) return printTranscripts(options, ctx);
     if (options.hookFile !== undefined) throw new UsageError('--hook-file goes with --print-transcripts');
     if (options.null) throw new UsageError('--null goes with --print-transcripts');
@@ -216,7 +181,7 @@ export async function runHookStatus(rawOptions: Record<string, unknown>, ctx: Cl
  * hook script's own settings (`--hook-file`, which the hook passes as "$0", or the installed
  * `--hook`), else from the config file, so a husky or lefthook script can use it too.
  */
-function printTranscripts(options: z.output<typeof StatusOptionsSchema>, ctx: CliContext): ExitCodeValue {
+function printTranscripts(options: HookStatusOptions, ctx: CliContext): ExitCodeValue {
   if (options.json) throw new UsageError('--print-transcripts prints paths, one a line; leave out --json');
   let repo: GitRepository | undefined;
   try {

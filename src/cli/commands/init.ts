@@ -1,15 +1,14 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
-import { z } from 'zod';
 import { isPostgresUrl, redactUrl } from '../../archive/archive.js';
 import { defaultArchivePath } from '../../archive/paths.js';
 import { CONFIG_FILE_NAME, ConfigFileSchema, limitsFromWindow, resolveSettings } from '../../core/config.js';
+import type { SUMMARIZER_NAMES } from '../../core/names.js';
 import type { ConfigFile } from '../../core/config.js';
 import { ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_SOFT_LIMIT_TOKENS, PINNED_TURN_TYPES } from '../../core/policy.js';
-import { PRUNE_STRATEGIES } from '../../core/prune/plan.js';
 import type { PruneStrategy } from '../../core/prune/plan.js';
 import { TurnTypeSchema } from '../../core/turn.js';
 import type { TurnType } from '../../core/turn.js';
@@ -19,32 +18,17 @@ import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { answer, canPrompt, loadClack, promptIO, shortTokens } from '../interactive/prompts.js';
 import type { Clack, PromptIO } from '../interactive/prompts.js';
-import { loadTranscriptInput, tokenOption } from '../shared.js';
+import { splitTranscriptList } from '../flags/init.js';
+import type { InitOptions } from '../flags/init.js';
+import { loadTranscriptInput } from '../shared.js';
 import { discoverTranscripts } from '../batch/discover.js';
 import { modelWindow } from '../../core/models.js';
 import type { ModelWindow } from '../../core/models.js';
 
 const INIT_SCHEMA_VERSION = 1;
 
-const InitOptionsSchema = z.object({
-  /** Each --transcripts value, itself a comma-separated list. */
-  transcripts: z.array(z.string()).transform((values) => values.flatMap(splitTranscriptList)).optional(),
-  window: tokenOption('--window'),
-  softLimit: tokenOption('--soft-limit'),
-  hardLimit: tokenOption('--hard-limit'),
-  pinnedTypes: z.string().optional(),
-  strategy: z.enum(PRUNE_STRATEGIES).optional(),
-  summarizer: z.enum(['extractive', 'gemini']).optional(),
-  archive: z.string().trim().min(1, '--archive needs a path').optional(),
-  config: z.string().trim().min(1, '--config needs a path').optional(),
-  storeApiKey: z.boolean().optional(),
-  yes: z.boolean().optional(),
-  force: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-type InitOptions = z.infer<typeof InitOptionsSchema>;
 
-type Summarizer = 'extractive' | 'gemini';
+type Summarizer = (typeof SUMMARIZER_NAMES)[number];
 type Limits = Pick<ConfigFile, 'window' | 'softLimit' | 'hardLimit'>;
 
 /** Every question the wizard asks, with the flag that answers it instead. */
@@ -66,33 +50,15 @@ const KEY_VARIABLES = ['GEMINI_API_KEY', 'GOOGLE_API_KEY'] as const;
  * or the defaults with --yes), validates it with the config schema and writes it. A cancelled
  * prompt exits 130 and writes nothing; an existing file is replaced only when the user says so.
  */
-export async function runInit(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runInit(options: InitOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const parsed = InitOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx init --help');
-    const options = parsed.data;
     const path = resolve(ctx.cwd, options.config ?? CONFIG_FILE_NAME);
     const pinnedTypes = options.pinnedTypes !== undefined ? parsePinnedTypes(options.pinnedTypes) : undefined;
     const screen = json ? ctx.stderr : ctx.stdout;
     const interactive = options.yes !== true && canPrompt(ctx, screen);
 
-    const unanswered = QUESTIONS.filter(([key]) => !answeredByFlag(key, options)).map(([, flag]) => flag);
-    if (!interactive && options.yes !== true && unanswered.length > 0) {
-      throw new UsageError(
-        `no terminal to ask on, and no answer given for ${unanswered.join(', ')}`,
-        'pass --yes to take the defaults for what the flags leave out (devs-ctx init --help lists them)',
-      );
-    }
-    const exists = existsSync(path);
-    if (exists && options.force !== true && !interactive) {
-      throw new UsageError(`${path} already exists; nothing was written`, 'pass --force to replace it');
-    }
-    const apiKeyVariable = KEY_VARIABLES.find((name) => (ctx.env[name] ?? '').trim() !== '');
-    if (options.storeApiKey && !apiKeyVariable) {
-      throw new UsageError('--store-api-key copies the key from GEMINI_API_KEY or GOOGLE_API_KEY, and neither is set', 'set one first; keeping it only in the environment is better');
-    }
-
+    const { exists, apiKeyVariable } = checkInit(options, ctx, { path, interactive });
     const clack = interactive ? await loadClack() : undefined;
     const io = promptIO(ctx, screen);
     if (clack) {
@@ -115,16 +81,7 @@ export async function runInit(rawOptions: Record<string, unknown>, ctx: CliConte
     const home = ctx.env['HOME'] ?? homedir();
 
     const transcripts = options.transcripts ?? (clack ? await askTranscripts(clack, io) : []);
-    for (const missing of transcripts.filter((t) => !isGlob(t) && !existsSync(resolve(configDir, t)))) {
-      note(`${missing} does not exist yet (paths are relative to ${displayPath(configDir, ctx) || '.'})`, 'warn');
-    }
-    // The hook confines a project's transcripts to its repository (the config may come with a clone).
-    for (const outside of transcripts.filter((t) => t === '~' || t.startsWith('~/') || isAbsolute(t) || normalize(t).split(/[\\/]/)[0] === '..')) {
-      note(
-        `${outside} is outside this folder: the git hook leaves a project's transcripts outside its repository out, unless your own ~/.config/devs-ctx/config.json says "allowTranscriptsOutsideRepository": true (or install the hook with --transcript ${outside})`,
-        'warn',
-      );
-    }
+    transcriptNotes(transcripts, configDir, ctx, note);
     // The window of the model the transcripts name (Claude Code: 200k; Codex: its recorded window).
     const found = limitsFromFlags(options) ? undefined : await modelOfTranscripts(transcripts, configDir, ctx);
     if (found) note(`${found.file}: ${found.model.how}; proposing a ${shortTokens(found.model.window)} window`);
@@ -141,24 +98,7 @@ export async function runInit(rawOptions: Record<string, unknown>, ctx: CliConte
         apiKeyVariable ? 'info' : 'warn',
       );
     }
-    const archive = options.archive !== undefined ? expandHome(options.archive, home) : clack ? await askArchive(clack, io, ctx, home) : undefined;
-    if (archive !== undefined && isPostgresUrl(archive) && urlHoldsPassword(archive)) {
-      throw new UsageError(
-        `--archive ${redactUrl(archive)}: the config file would hold the database password`,
-        'leave the password out of the URL and give it with PGPASSWORD or ~/.pgpass (or set DEVS_CTX_ARCHIVE_URL in the environment instead)',
-      );
-    }
-    if (archive !== undefined && (ctx.env['DEVS_CTX_ARCHIVE'] ?? '').trim() !== '') {
-      note('DEVS_CTX_ARCHIVE is set in this environment and wins over the archive in the config file', 'warn');
-    }
-    if (archive !== undefined && !isPostgresUrl(archive) && !isAbsolute(archive) && !archive.startsWith('..')) {
-      note(`The archive holds transcript text: keep ${archive.split('/')[0]} out of version control (.gitignore).`);
-    } else if (archive !== undefined) {
-      note(
-        `${isPostgresUrl(archive) ? redactUrl(archive) : archive} is outside this folder: a project's config may send the archive there only when your own ~/.config/devs-ctx/config.json says "allowProjectArchive": true (or pass --config, or set DEVS_CTX_ARCHIVE_URL / DEVS_CTX_ARCHIVE)`,
-        'warn',
-      );
-    }
+    const archive = await chooseArchive(options, { clack, io, ctx, home, note });
 
     const config = validateConfig(
       {
@@ -183,21 +123,99 @@ export async function runInit(rawOptions: Record<string, unknown>, ctx: CliConte
     }
     if (config.geminiApiKey !== undefined) notes.push('The Gemini key is stored in the file (mode 0600): do not commit it.');
 
-    const shown = showable(config);
-    const next = nextSteps(transcripts, configDir, ctx);
-    if (json) {
-      ctx.stdout.write(`${JSON.stringify({ schemaVersion: INIT_SCHEMA_VERSION, path, replaced: exists, config: shown, notes }, null, 2)}\n`);
-    } else if (clack) {
-      for (const line of notes) clack.log.warn(line, io);
-      clack.note(JSON.stringify(shown, null, 2), `Wrote ${displayPath(path, ctx)}`, io);
-      clack.outro(`Next: ${next.join('  ·  ')}`, io);
-    } else {
-      const out = [`Wrote ${path}${exists ? ' (replaced)' : ''}:`, JSON.stringify(shown, null, 2), ...notes.map((n) => `note: ${n}`), `next: ${next.join('\n      ')}`];
-      ctx.stdout.write(`${out.join('\n')}\n`);
-    }
+    reportInit({ path, exists, config, transcripts, configDir, notes, json, clack, io, ctx });
     return ExitCode.ok;
   } catch (error) {
     return reportError(ctx, error, json);
+  }
+}
+
+/** What must hold before anything is asked: an answer for every question, leave to replace the file, a key to store. */
+function checkInit(options: InitOptions, ctx: CliContext, run: { path: string; interactive: boolean }): { exists: boolean; apiKeyVariable: string | undefined } {
+  const { path, interactive } = run;
+  const unanswered = QUESTIONS.filter(([key]) => !answeredByFlag(key, options)).map(([, flag]) => flag);
+  if (!interactive && options.yes !== true && unanswered.length > 0) {
+    throw new UsageError(
+      `no terminal to ask on, and no answer given for ${unanswered.join(', ')}`,
+      'pass --yes to take the defaults for what the flags leave out (devs-ctx init --help lists them)',
+    );
+  }
+  const exists = existsSync(path);
+  if (exists && options.force !== true && !interactive) {
+    throw new UsageError(`${path} already exists; nothing was written`, 'pass --force to replace it');
+  }
+  const apiKeyVariable = KEY_VARIABLES.find((name) => (ctx.env[name] ?? '').trim() !== '');
+  if (options.storeApiKey && !apiKeyVariable) {
+    throw new UsageError('--store-api-key copies the key from GEMINI_API_KEY or GOOGLE_API_KEY, and neither is set', 'set one first; keeping it only in the environment is better');
+  }
+  return { exists, apiKeyVariable };
+}
+
+/** Warns about transcripts that do not exist yet, or that lie outside the project. */
+function transcriptNotes(transcripts: readonly string[], configDir: string, ctx: CliContext, note: (text: string, level?: 'info' | 'warn') => void): void {
+  for (const missing of transcripts.filter((t) => !isGlob(t) && !existsSync(resolve(configDir, t)))) {
+    note(`${missing} does not exist yet (paths are relative to ${displayPath(configDir, ctx) || '.'})`, 'warn');
+  }
+  // The hook confines a project's transcripts to its repository (the config may come with a clone).
+  for (const outside of transcripts.filter((t) => t === '~' || t.startsWith('~/') || isAbsolute(t) || normalize(t).split(/[\\/]/)[0] === '..')) {
+    note(
+      `${outside} is outside this folder: the git hook leaves a project's transcripts outside its repository out, unless your own ~/.config/devs-ctx/config.json says "allowTranscriptsOutsideRepository": true (or install the hook with --transcript ${outside})`,
+      'warn',
+    );
+  }
+}
+
+/** The archive: from --archive, or asked; never a URL holding a password. */
+async function chooseArchive(
+  options: InitOptions,
+  run: { clack: Clack | undefined; io: PromptIO; ctx: CliContext; home: string; note: (text: string, level?: 'info' | 'warn') => void },
+): Promise<string | undefined> {
+  const { clack, io, ctx, home, note } = run;
+  const archive = options.archive !== undefined ? expandHome(options.archive, home) : clack ? await askArchive(clack, io, ctx, home) : undefined;
+  if (archive !== undefined && isPostgresUrl(archive) && urlHoldsPassword(archive)) {
+    throw new UsageError(
+      `--archive ${redactUrl(archive)}: the config file would hold the database password`,
+      'leave the password out of the URL and give it with PGPASSWORD or ~/.pgpass (or set DEVS_CTX_ARCHIVE_URL in the environment instead)',
+    );
+  }
+  if (archive !== undefined && (ctx.env['DEVS_CTX_ARCHIVE'] ?? '').trim() !== '') {
+    note('DEVS_CTX_ARCHIVE is set in this environment and wins over the archive in the config file', 'warn');
+  }
+  if (archive !== undefined && !isPostgresUrl(archive) && !isAbsolute(archive) && !archive.startsWith('..')) {
+    note(`The archive holds transcript text: keep ${archive.split('/')[0]} out of version control (.gitignore).`);
+  } else if (archive !== undefined) {
+    note(
+      `${isPostgresUrl(archive) ? redactUrl(archive) : archive} is outside this folder: a project's config may send the archive there only when your own ~/.config/devs-ctx/config.json says "allowProjectArchive": true (or pass --config, or set DEVS_CTX_ARCHIVE_URL / DEVS_CTX_ARCHIVE)`,
+      'warn',
+    );
+  }
+  return archive;
+}
+
+function reportInit(run: {
+  path: string;
+  exists: boolean;
+  config: ConfigFile;
+  transcripts: readonly string[];
+  configDir: string;
+  notes: readonly string[];
+  json: boolean;
+  clack: Clack | undefined;
+  io: PromptIO;
+  ctx: CliContext;
+}): void {
+  const { path, exists, config, transcripts, configDir, notes, json, clack, io, ctx } = run;
+  const shown = showable(config);
+  const next = nextSteps(transcripts, configDir, ctx);
+  if (json) {
+    ctx.stdout.write(`${JSON.stringify({ schemaVersion: INIT_SCHEMA_VERSION, path, replaced: exists, config: shown, notes }, null, 2)}\n`);
+  } else if (clack) {
+    for (const line of notes) clack.log.warn(line, io);
+    clack.note(JSON.stringify(shown, null, 2), `Wrote ${displayPath(path, ctx)}`, io);
+    clack.outro(`Next: ${next.join('  ·  ')}`, io);
+  } else {
+    const out = [`Wrote ${path}${exists ? ' (replaced)' : ''}:`, JSON.stringify(shown, null, 2), ...notes.map((n) => `note: ${n}`), `next: ${next.join('\n      ')}`];
+    ctx.stdout.write(`${out.join('\n')}\n`);
   }
 }
 
@@ -236,23 +254,6 @@ function parsePinnedTypes(raw: string): TurnType[] {
     if (!types.includes(type.data)) types.push(type.data);
   }
   return types;
-}
-
-/** Comma-separated paths or globs; a comma inside `{a,b}` belongs to the glob. */
-function splitTranscriptList(raw: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let current = '';
-  for (const ch of raw) {
-    if (ch === '{') depth++;
-    if (ch === '}') depth = Math.max(0, depth - 1);
-    if (ch === ',' && depth === 0) {
-      parts.push(current);
-      current = '';
-    } else current += ch;
-  }
-  parts.push(current);
-  return parts.map((p) => p.trim()).filter((p) => p !== '');
 }
 
 function isGlob(path: string): boolean {

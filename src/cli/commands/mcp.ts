@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import type { TextTokenCounter } from '../../core/accounting.js';
 import type { HistoryTurn } from '../../core/agent-history.js';
-import { ExitCode, UsageError } from '../../core/errors.js';
+import { ExitCode } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { buildAnalyzeReport } from '../../core/reports/analyze.js';
 import type { AnalyzeReport } from '../../core/reports/analyze.js';
-import { AGENT_NAMES, findSession } from '../../io/agent-sessions.js';
+import { AGENT_NAMES } from '../../core/names.js';
+import { findSession } from '../../io/agent-sessions.js';
 import type { AgentName } from '../../io/agent-sessions.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { findPinnedDocuments } from '../../io/project-docs.js';
@@ -15,10 +16,12 @@ import type { Archive } from '../../archive/archive.js';
 import { isPostgresUrl } from '../../archive/archive.js';
 import { archiveDisplay, resolveArchivePath } from '../archive.js';
 import type { CliContext } from '../context.js';
-import { reportError } from '../errors.js';
+import type { McpOptions } from '../flags/mcp.js';
 import { CachedCounter, settingsFor } from '../shared.js';
 import { loadAgentSession, pinnedRefresh } from '../agent-session.js';
 import type { AgentSession } from '../agent-session.js';
+import type { Settings } from '../../core/config.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 /**
  * `devs-ctx mcp`: an MCP server over stdio for the agent itself [issue 17]: its context status, a
@@ -27,18 +30,12 @@ import type { AgentSession } from '../agent-session.js';
  * says how to get more. Nothing here writes to stdout but the protocol.
  */
 
-const McpOptionsSchema = z.object({
-  session: z.string().min(1).optional(),
-  agent: z.enum(AGENT_NAMES as [AgentName, ...AgentName[]]).optional(),
-  archive: z.string().optional(),
-});
-
 const DEFAULT_MAX_TOKENS = 2000;
 const MAX_TOKENS_LIMIT = 20_000;
 
 const sessionArgs = {
   session: z.string().min(1).optional().describe('session id or transcript path (default: the newest session of this project)'),
-  agent: z.enum(AGENT_NAMES as [AgentName, ...AgentName[]]).optional().describe('whose sessions to look in (default: all)'),
+  agent: z.enum(AGENT_NAMES).optional().describe('whose sessions to look in (default: all)'),
 };
 const maxTokensArg = z.number().int().min(100).max(MAX_TOKENS_LIMIT).optional().describe(`cap on the answer's size in tokens (default ${DEFAULT_MAX_TOKENS})`);
 
@@ -127,65 +124,93 @@ function searchHistory(turns: readonly HistoryTurn[], query: string, limit: numb
   return hits.sort((a, b) => b.score - a.score || (b.time ?? '').localeCompare(a.time ?? '')).slice(0, limit);
 }
 
-/** Runs the server until the client closes standard input. */
-export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  let options: z.infer<typeof McpOptionsSchema>;
-  try {
-    const parsed = McpOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx mcp --help');
-    options = parsed.data;
-  } catch (error) {
-    return reportError(ctx, error, false);
-  }
-  const [{ McpServer }, { StdioServerTransport }, { openArchiveAt }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/server/mcp.js'),
-    import('@modelcontextprotocol/sdk/server/stdio.js'),
-    import('../../archive/open.js'),
-  ]);
+/** What the tools share: the session asked about, the archive, the counter, answers capped in tokens. */
+interface Tools {
+  readonly counter: CachedCounter;
+  readonly settings: Settings;
+  readonly archivePath: string;
+  readonly cwd: string;
+  session(args: { session?: string | undefined; agent?: AgentName | undefined }): AgentSession | undefined;
+  noSession(args: { session?: string | undefined }): string;
+  /** Runs `use` with the archive (SQLite file or PostgreSQL), or undefined when there is none yet: never created here. */
+  withArchive<T>(use: (store: Archive | undefined) => Promise<T>): Promise<T>;
+  /** Why the archive could not be opened (an unreachable server, a damaged file): said, never taken for "no archive yet". */
+  openFailure(): string | undefined;
+  text(body: string): { content: { type: 'text'; text: string }[] };
+  json(value: unknown, maxTokens: number, more: string): { content: { type: 'text'; text: string }[] };
+}
+
+async function mcpTools(options: McpOptions, ctx: CliContext): Promise<Tools> {
+  const { openArchiveAt } = await import('../../archive/open.js');
   const archivePath = (await resolveArchivePath(options.archive, ctx)) as string;
   const { settings } = settingsFor({}, ctx);
   const counter = new CachedCounter(settings.encoding, ctx.env['DEVS_CTX_NO_CACHE'] ? undefined : defaultCacheDir(ctx.env));
-
-  const session = (args: { session?: string | undefined; agent?: AgentName | undefined }): AgentSession | undefined => {
-    const found = findSession(
-      { ...((args.session ?? options.session) !== undefined ? { session: (args.session ?? options.session) as string } : {}), ...((args.agent ?? options.agent) ? { agent: (args.agent ?? options.agent) as AgentName } : {}) },
-      ctx.cwd,
-      ctx.env,
-    );
-    return found ? loadAgentSession(found.path) : undefined;
-  };
-  const noSession = (args: { session?: string | undefined }): string =>
-    args.session ?? options.session
-      ? `no session "${args.session ?? options.session}" found for ${ctx.cwd}; give a transcript path or an id of a Claude Code, Codex or Gemini CLI session`
-      : `no agent session found for ${ctx.cwd}; pass session (an id or a transcript path)`;
-  /** The archive (SQLite file or PostgreSQL), or undefined when there is none yet: never created here. */
-  // Why the archive could not be opened (an unreachable server, a damaged file): said, never taken for "no archive yet".
   let openFailure: string | undefined;
-  const withArchive = async <T>(use: (store: Archive | undefined) => Promise<T>): Promise<T> => {
-    let store: Archive | undefined;
-    openFailure = undefined;
-    if (isPostgresUrl(archivePath) || existsSync(archivePath)) {
-      try {
-        store = await openArchiveAt(archivePath, { mustExist: true });
-      } catch (error) {
-        store = undefined;
-        openFailure = `the archive at ${archiveDisplay(archivePath)} could not be opened: ${error instanceof Error ? error.message : String(error)}`;
-      }
-    }
-    try {
-      return await use(store);
-    } finally {
-      await store?.close();
-    }
-  };
   const text = (body: string) => ({ content: [{ type: 'text' as const, text: body }] });
-  const json = (value: unknown, maxTokens: number, more: string) => text(capText(JSON.stringify(value, null, 2), maxTokens, counter, more));
-  const fail = (message: string): never => {
-    throw new Error(message);
+  return {
+    counter,
+    settings,
+    archivePath,
+    cwd: ctx.cwd,
+    session: (args) => {
+      const id = args.session ?? options.session;
+      const agent = args.agent ?? options.agent;
+      const found = findSession({ ...(id !== undefined ? { session: id } : {}), ...(agent ? { agent } : {}) }, ctx.cwd, ctx.env);
+      return found ? loadAgentSession(found.path) : undefined;
+    },
+    noSession: (args) =>
+      args.session ?? options.session
+        ? `no session "${args.session ?? options.session}" found for ${ctx.cwd}; give a transcript path or an id of a Claude Code, Codex or Gemini CLI session`
+        : `no agent session found for ${ctx.cwd}; pass session (an id or a transcript path)`,
+    withArchive: async (use) => {
+      let store: Archive | undefined;
+      openFailure = undefined;
+      if (isPostgresUrl(archivePath) || existsSync(archivePath)) {
+        try {
+          store = await openArchiveAt(archivePath, { mustExist: true });
+        } catch (error) {
+          store = undefined;
+          openFailure = `the archive at ${archiveDisplay(archivePath)} could not be opened: ${error instanceof Error ? error.message : String(error)}`;
+        }
+      }
+      try {
+        return await use(store);
+      } finally {
+        await store?.close();
+      }
+    },
+    openFailure: () => openFailure,
+    text,
+    json: (value, maxTokens, more) => text(capText(JSON.stringify(value, null, 2), maxTokens, counter, more)),
   };
+}
 
+function fail(message: string): never {
+  throw new Error(message);
+}
+
+/** Runs the server until the client closes standard input. */
+export async function runMcp(options: McpOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const [{ McpServer }, { StdioServerTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
+  const tools = await mcpTools(options, ctx);
   const server = new McpServer({ name: 'devs-ctx', version: '1' }, { capabilities: { tools: {} } });
+  registerContextStatus(server, tools);
+  registerRecall(server, tools);
+  registerGetTurn(server, tools);
+  registerPinnedContext(server, tools);
+  const transport = new StdioServerTransport(ctx.stdin, ctx.stdout);
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    ctx.stdin.once('end', () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  tools.counter.save();
+  await server.close().catch(() => undefined);
+  return ExitCode.ok;
+}
 
+function registerContextStatus(server: McpServer, t: Tools): void {
   server.registerTool(
     'context_status',
     {
@@ -193,12 +218,12 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
       inputSchema: { ...sessionArgs, maxTokens: maxTokensArg },
     },
     (args) => {
-      const current = session(args);
-      if (!current) return text(noSession(args));
-      const report = buildAnalyzeReport({ file: current.path, transcript: current.transcript, tokens: countEntries(current.transcript.entries, counter), settings, readIssues: current.doc.issues });
+      const current = t.session(args);
+      if (!current) return t.text(t.noSession(args));
+      const report = buildAnalyzeReport({ file: current.path, transcript: current.transcript, tokens: countEntries(current.transcript.entries, t.counter), settings: t.settings, readIssues: current.doc.issues });
       const size = contextSize(report);
       const window = report.context.window ?? report.recorded?.contextWindow;
-      return json(
+      return t.json(
         {
           session: current.path,
           format: report.format,
@@ -229,6 +254,9 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
     },
   );
 
+}
+
+function registerRecall(server: McpServer, t: Tools): void {
   server.registerTool(
     'recall',
     {
@@ -242,15 +270,15 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
     },
     async (args) => {
       const limit = args.limit ?? 10;
-      const current = session(args);
+      const current = t.session(args);
       const notes: string[] = [];
-      const archived = await withArchive(async (store): Promise<Hit[]> => {
+      const archived = await t.withArchive(async (store): Promise<Hit[]> => {
         if (!store) {
-          if (openFailure) {
-            notes.push(openFailure);
+          if (t.openFailure()) {
+            notes.push(t.openFailure() as string);
             return [];
           }
-          notes.push(`no archive at ${archiveDisplay(archivePath)} yet: nothing was pruned or archived before a compaction (devs-ctx hook install --agent … archives each window before the agent compacts)`);
+          notes.push(`no archive at ${archiveDisplay(t.archivePath)} yet: nothing was pruned or archived before a compaction (devs-ctx hook install --agent … archives each window before the agent compacts)`);
           return [];
         }
         let hits = await store.recall(args.query, { limit, highlight: ['', ''], ...(current ? { sourcePath: current.path } : {}) });
@@ -267,7 +295,7 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
         }));
       });
       const compacted = current ? searchHistory(current.history.turns.filter((t) => t.compactedBy !== undefined), args.query, limit) : [];
-      if (!current) notes.push(noSession(args));
+      if (!current) notes.push(t.noSession(args));
       // Interleave the two rankings (their scores are not comparable): best of each first.
       const hits: Hit[] = [];
       for (let i = 0; hits.length < limit && (i < archived.length || i < compacted.length); i++) {
@@ -294,11 +322,13 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
         );
       };
       let list = shown;
-      while (list.length > 0 && counter.count(answer(list)) > maxTokens) list = list.slice(0, -1);
-      return text(capText(answer(list), maxTokens, counter, 'ask with a larger maxTokens'));
+      while (list.length > 0 && t.counter.count(answer(list)) > maxTokens) list = list.slice(0, -1);
+      return t.text(capText(answer(list), maxTokens, t.counter, 'ask with a larger maxTokens'));
     },
   );
+}
 
+function registerGetTurn(server: McpServer, t: Tools): void {
   server.registerTool(
     'get_turn',
     {
@@ -313,33 +343,35 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
     async (args) => {
       const maxTokens = args.maxTokens ?? DEFAULT_MAX_TOKENS;
       const page = args.page ?? 1;
-      const archived = await withArchive(async (store) => store?.findTurn(args.turnId));
+      const archived = await t.withArchive(async (store) => store?.findTurn(args.turnId));
       let body: string | undefined;
       let meta: Record<string, unknown> = {};
       if (archived) {
         body = archived.content;
         meta = { source: 'archive', role: archived.role, type: archived.type, time: archived.timestamp ?? null, event: archived.eventId };
       } else {
-        const current = session(args);
+        const current = t.session(args);
         const parts = current?.history.turns.filter((t) => t.id === args.turnId) ?? [];
         if (parts.length > 0) {
           body = parts.map((t) => t.text).join('\n');
           meta = { source: parts[0]?.compactedBy !== undefined ? 'compacted' : 'live', role: parts[0]?.role, time: parts[0]?.timestamp ?? null, line: parts[0]?.line };
         }
       }
-      if (body === undefined) fail(openFailure ? `no turn ${args.turnId} in the session's history, and ${openFailure}` : `no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`);
+      if (body === undefined) fail(t.openFailure() ? `no turn ${args.turnId} in the session's history, and ${t.openFailure()}` : `no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`);
       const headerFor = (pages: number): string =>
         // Short (the caller knows the turn id it asked for): with maxTokens 100 a header naming it twice left no room.
         `page ${page} of ${pages}${page < pages ? ` (next: get_turn { page: ${page + 1} })` : ''} ${JSON.stringify(meta)}\n\n`;
       // The header counts against maxTokens too: the page gets what the longest header leaves.
-      const reserve = counter.count(headerFor(Math.max(page + 1, 999_999)));
-      const { text: pageText, pages } = pageOf(body as string, page, Math.max(1, maxTokens - reserve), counter);
+      const reserve = t.counter.count(headerFor(Math.max(page + 1, 999_999)));
+      const { text: pageText, pages } = pageOf(body as string, page, Math.max(1, maxTokens - reserve), t.counter);
       if (page > pages) fail(`page ${page} is past the last page (${pages}) of turn ${args.turnId}`);
       const header = headerFor(pages);
-      return text(`${header}${pageText}`);
+      return t.text(`${header}${pageText}`);
     },
   );
+}
 
+function registerPinnedContext(server: McpServer, t: Tools): void {
   server.registerTool(
     'pinned_context',
     {
@@ -347,28 +379,16 @@ export async function runMcp(rawOptions: Record<string, unknown>, ctx: CliContex
       inputSchema: { maxTokens: maxTokensArg },
     },
     (args) => {
-      const docs = findPinnedDocuments(ctx.cwd);
+      const docs = findPinnedDocuments(t.cwd);
       if (docs.length === 0) {
-        return text('no pinned documents in this project (looked for TAS.md, PRD.md, REQUIREMENTS.md, SPEC.md, PLAN.md in the project root and docs/)');
+        return t.text('no pinned documents in this project (looked for TAS.md, PRD.md, REQUIREMENTS.md, SPEC.md, PLAN.md in the project root and docs/)');
       }
       const maxTokens = args.maxTokens ?? DEFAULT_MAX_TOKENS;
       const body = [
         pinnedRefresh(docs, maxTokens * 2),
         `Documents: ${docs.map((d) => `${d.kind} ${d.path}`).join('; ')}`,
       ].join('\n\n');
-      return text(capText(body, maxTokens, counter, 'ask with a larger maxTokens, or read the files'));
+      return t.text(capText(body, maxTokens, t.counter, 'ask with a larger maxTokens, or read the files'));
     },
   );
-
-  const transport = new StdioServerTransport(ctx.stdin, ctx.stdout);
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
-    ctx.stdin.once('end', () => resolve());
-  });
-  await server.connect(transport);
-  await closed;
-  counter.save();
-  await server.close().catch(() => undefined);
-  return ExitCode.ok;
 }
-

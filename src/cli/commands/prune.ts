@@ -1,28 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { summaryReserveFor } from '../../core/prune/engine.js';
-import { defaultTargetTokens, PRUNE_STRATEGIES } from '../../core/prune/plan.js';
+import { defaultTargetTokens } from '../../core/prune/plan.js';
 import { analyzeContext, plannerLimits } from '../../core/session-context.js';
 import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
 import { buildPruneReport } from '../../core/reports/prune.js';
 import { pacedMap, Pacer } from '../../core/pace.js';
 import type { PruneReport } from '../../core/reports/prune.js';
-import type { FormatName } from '../../formats/index.js';
 import { assertNoOtherWriters, assertUnchangedOrAppended, checkOutputPath, replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { STDIO_PATH } from '../../io/input.js';
+import { STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import type { Archive } from '../../archive/archive.js';
 import { pruneEvent } from '../../archive/prune-event.js';
 import { archiveThenWrite } from '../../prune/commit.js';
 import { pruneDocument } from '../../prune/document.js';
 import type { DocumentPrune } from '../../prune/document.js';
-import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
+import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
@@ -32,48 +30,15 @@ import type { InteractiveSetup } from '../interactive/prune-review.js';
 import { reportError } from '../errors.js';
 import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
-import { CachedCounter, checkTarget, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
-
-const PruneOptionsSchema = z.object({
-  ...readingOptionsShape,
-  target: tokenOption('--target'),
-  summaryShare: z
-    .string()
-    .trim()
-    .regex(/^\d+(?:\.\d+)?%?$/, '--summary-share takes a percentage of the removed tokens, e.g. 3 or 3%')
-    .transform((v) => Number(v.replace('%', '')))
-    .refine((v) => v > 0 && v <= 50, '--summary-share must be more than 0 and at most 50 (%)')
-    .optional(),
-  output: z.string().optional(),
-  inPlace: z.boolean().optional(),
-  dryRun: z.boolean().optional(),
-  force: z.boolean().optional(),
-  strategy: z.enum(PRUNE_STRATEGIES).optional(),
-  goal: z.string().optional(),
-  archive: z.union([z.string(), z.boolean()]).optional(),
-  summarizer: z.enum(['extractive', 'gemini']).optional(),
-  embedder: z.enum(['local', 'gemini']).optional(),
-  model: z.string().trim().min(1, '--model needs a model id').optional(),
-  embeddingModel: z.string().trim().min(1, '--embedding-model needs a model id').optional(),
-  timeout: z.coerce
-    .number({ error: '--timeout takes a number of seconds' })
-    .positive('--timeout must be more than 0 seconds')
-    .max(3600, '--timeout is at most 3600 seconds')
-    .optional(),
-  fallback: z.enum(['extractive']).optional(),
-  redact: z.boolean().optional(),
-  interactive: z.boolean().optional(),
-  yes: z.boolean().optional(),
-});
-
-type PruneOptions = z.output<typeof PruneOptionsSchema>;
+import type { PruneOptions } from '../flags/prune.js';
+import { CachedCounter, checkTarget, loadTranscriptInput, settingsFor } from '../shared.js';
 
 /** `devs-ctx prune [file|-]`: parse → load → run the prune service (plan → summarize → write and verify) → archive and write → report. */
-export async function runPrune(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runPrune(path: string | undefined, given: PruneOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = given.json === true;
   const held: Held = {};
   try {
-    const args = await parsePruneArgs(path, rawOptions, ctx, json);
+    const args = await parsePruneArgs(path, given, ctx, json);
     const loaded = await loadPrune(args, ctx, held);
     const run = await runService(args, loaded, ctx, held);
     const { options, inPlace } = args;
@@ -103,7 +68,7 @@ export async function runPrune(path: string | undefined, rawOptions: Record<stri
     counter.save();
     if (options.dryRun) return finish(buildPruneReport({ ...base, dryRun: true, output: null }), ctx, json);
 
-    const outputName = inPlace ? loaded.display : options.output && options.output !== STDIO_PATH ? options.output : STDIO_PATH;
+    const outputName = inPlace ? loaded.display : options.output && options.output !== STDOUT ? options.output : STDOUT;
     if (!written || !after) {
       // Nothing to do: the output is the input's exact bytes [SPEC §6].
       if (!inPlace) writeOutput(outputName, serializeDocument(loaded.doc), ctx);
@@ -139,21 +104,18 @@ interface PruneArgs {
   readonly review?: { readonly reviewPrune: typeof import('../interactive/prune-review.js').reviewPrune; readonly setup: InteractiveSetup };
 }
 
-async function parsePruneArgs(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext, json: boolean): Promise<PruneArgs> {
-  const parsed = PruneOptionsSchema.safeParse(rawOptions);
-  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx prune --help');
-  const options = parsed.data;
-  const input = path ?? (ctx.stdin.isTTY ? undefined : STDIO_PATH);
+async function parsePruneArgs(path: string | undefined, options: PruneOptions, ctx: CliContext, json: boolean): Promise<PruneArgs> {
+  const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
   if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
   // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
   const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--dry-run', given: options.dryRun === true }, ctx.cwd);
   // --interactive needs a terminal: checked before anything is read. The review itself runs
   // between the plan and the summary.
-  const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDIO_PATH);
+  const transcriptOnStdout = !inPlace && (options.output === undefined || options.output === STDOUT);
   if (!options.interactive) return { options, json, input, inPlace, transcriptOnStdout };
   const { interactiveSetup, reviewPrune } = await import('../interactive/prune-review.js');
   const setup = interactiveSetup(ctx, {
-    fromStdin: input === STDIO_PATH,
+    fromStdin: input === STDIN,
     dryRun: options.dryRun === true,
     yes: options.yes === true,
     screen: json || transcriptOnStdout ? 'stderr' : 'stdout',
@@ -186,7 +148,7 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   held.trap = ctx.trapInterrupt?.();
   const pacer = new Pacer(held.trap?.signal);
   if (inPlace) held.lock = lockInPlace(target, held.trap);
-  const format = options.format as FormatName | undefined;
+  const { format } = options;
   const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
   const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
   await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
@@ -226,7 +188,7 @@ async function runService(args: PruneArgs, loaded: Loaded, ctx: CliContext, held
     await testPause(ctx, held.trap?.signal, 'pipeline');
     pacer.check();
     const policy = { ...loaded.settings, targetTokens, strategy, force: options.force === true, summaryReserveTokens: summaryReserveFor(loaded.summaryShare) };
-    const destination = args.inPlace ? display : args.transcriptOnStdout ? 'standard output' : (options.output ?? STDIO_PATH);
+    const destination = args.inPlace ? display : args.transcriptOnStdout ? 'standard output' : (options.output ?? STDOUT);
     result = await pruneDocument(loaded.doc, transcript, {
       tokens: loaded.tokens,
       counter: loaded.counter,
@@ -285,7 +247,7 @@ async function writePrune(
     assertUnchangedOrAppended(target, originalBytes);
     assertNoOtherWriters(target);
   }
-  if (!inPlace && outputName !== STDIO_PATH) checkOutputPath(resolve(ctx.cwd, outputName));
+  if (!inPlace && outputName !== STDOUT) checkOutputPath(resolve(ctx.cwd, outputName));
   await pacer.settle();
 
   let archive: { store: Archive; event: ReturnType<typeof pruneEvent> } | undefined;
@@ -296,7 +258,7 @@ async function writePrune(
     const event = pruneEvent({
       id: eventId,
       createdAt: new Date().toISOString(),
-      sourcePath: input === STDIO_PATH ? STDIO_PATH : resolve(ctx.cwd, input),
+      sourcePath: input === STDIN ? STDIN : resolve(ctx.cwd, input),
       format: transcript.format,
       strategy: loaded.strategy,
       targetTokens: run.targetTokens,
@@ -331,6 +293,6 @@ async function writePrune(
 function finish(report: PruneReport, ctx: CliContext, json: boolean): ExitCodeValue {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   // The transcript may be on stdout: the human report goes where it cannot mix with it.
-  else (report.output === STDIO_PATH ? ctx.stderr : ctx.stdout).write(renderPruneReport(report, ctx));
+  else (report.output === STDOUT ? ctx.stderr : ctx.stdout).write(renderPruneReport(report, ctx));
   return ExitCode.ok;
 }

@@ -1,35 +1,18 @@
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
+import type { RecallOptions } from '../flags/recall.js';
 import { reportError } from '../errors.js';
 import { damagedArchiveError } from '../archive.js';
 import { openArchiveFor } from './restore.js';
 
 const RECALL_SCHEMA_VERSION = 1;
 
-const RecallOptionsSchema = z.object({
-  turn: z.string().min(1).optional(),
-  event: z.string().min(1).optional(),
-  file: z.string().optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, '--limit: expected a whole number')
-    .transform(Number)
-    .refine((n) => n > 0 && n <= 1000, '--limit: expected 1 to 1000')
-    .optional(),
-  archive: z.string().optional(),
-  json: z.boolean().optional(),
-});
-
 /** `devs-ctx recall QUERY`: ranked full-text search over archived turns; `--turn ID` prints one. */
-export async function runRecall(words: readonly string[], rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runRecall(words: readonly string[], options: RecallOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   try {
-    const parsed = RecallOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx recall --help');
-    const options = parsed.data;
     const query = words.join(' ').trim();
     if (!query && options.turn === undefined) throw new UsageError('nothing to look for', 'give words to search for, or --turn ID');
     const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);

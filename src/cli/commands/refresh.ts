@@ -1,78 +1,48 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { ExitCode, InputError, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { ContextRefresher, formatRefresh } from '../../core/refresh/context-refresher.js';
 import { pendingToolCall, planRefresh } from '../../core/refresh/decision.js';
+import type { RefreshDecision } from '../../core/refresh/decision.js';
+import type { Settings } from '../../core/config.js';
 import { buildRefreshReport } from '../../core/reports/refresh.js';
 import type { InjectedRefresh, RefreshReport } from '../../core/reports/refresh.js';
+import type { Transcript } from '../../core/transcript.js';
 import type { ConversationTurn } from '../../core/turn.js';
-import type { FormatName } from '../../formats/index.js';
 import { appendRefresh } from '../../formats/write.js';
 import { replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { assertReadableKind, STDIO_PATH } from '../../io/input.js';
+import { assertReadableKind, STDIN } from '../../io/input.js';
 import { serializeDocument } from '../../io/jsonl.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
-import { CondensingSummaryProvider, MemorySummaryCache, pinnedDocuments, StaticSummaryProvider } from '../../providers/summary-providers.js';
-import type { ProjectDocuments } from '../../providers/summary-providers.js';
-import { checkTranscriptDestination, lockInPlace, realTarget, writeOutput } from '../transcript-output.js';
+import { CondensingSummaryProvider, MemorySummaryCache, StaticSummaryProvider } from '../../providers/summary-providers.js';
+import { pinnedDocuments } from '../../core/refresh/project-documents.js';
+import type { ProjectDocuments } from '../../core/refresh/project-documents.js';
+import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { refreshCondenser } from '../choose-providers.js';
 import { reportError } from '../errors.js';
 import { renderRefreshReport } from '../render/refresh-text.js';
-import { CachedCounter, loadTranscriptInput, readingOptionsShape, settingsFor, tokenOption } from '../shared.js';
+import type { RefreshOptions } from '../flags/refresh.js';
+import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 
 /** The default size of a whole refresh (both sections): enough for a TAS and PRD outline, small next to any window. */
 export const DEFAULT_REFRESH_TOKENS = 2000;
-
-export const thresholdOption = z
-  .string()
-  .optional()
-  .transform((raw, ctx) => {
-    if (raw === undefined) return undefined;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1) {
-      ctx.addIssue({ code: 'custom', message: `--threshold ${raw}: expected a whole number of turns, at least 1` });
-      return z.NEVER;
-    }
-    return value;
-  });
-
-const RefreshOptionsSchema = z.object({
-  ...readingOptionsShape,
-  output: z.string().optional(),
-  inPlace: z.boolean().optional(),
-  check: z.boolean().optional(),
-  force: z.boolean().optional(),
-  threshold: thresholdOption,
-  tas: z.string().optional(),
-  prd: z.string().optional(),
-  refreshTokens: tokenOption('--refresh-tokens'),
-  summarizer: z.enum(['extractive', 'gemini']).optional(),
-  model: z.string().trim().min(1, '--model needs a model id').optional(),
-  timeout: z.coerce.number({ error: '--timeout takes a number of seconds' }).positive('--timeout must be more than 0 seconds').max(3600).optional(),
-  fallback: z.enum(['extractive']).optional(),
-  redact: z.boolean().optional(),
-});
 
 /**
  * `devs-ctx refresh [file|-]` [SPEC §6 Refresh]: decide from the transcript itself whether a
  * `[CONTEXT REFRESH]` is due in the current node; with --check say so (exit 12), otherwise write it
  * in the transcript's own format (validated, atomically, locked with --in-place).
  */
-export async function runRefresh(path: string | undefined, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runRefresh(path: string | undefined, options: RefreshOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   let lock: FileLock | undefined;
   let trap: InterruptTrap | undefined;
   try {
-    const parsed = RefreshOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx refresh --help');
-    const options = parsed.data;
-    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIO_PATH);
+    const input = path ?? (ctx.stdin.isTTY ? undefined : STDIN);
     if (input === undefined) throw new UsageError('no transcript given', 'pass a path, or - to read standard input');
     // -o naming the input through a symlinked folder or a hard link is --in-place (locked).
     const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--check', given: options.check === true }, ctx.cwd);
@@ -82,27 +52,11 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
     const target = inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
     trap = ctx.trapInterrupt?.();
     if (inPlace) lock = lockInPlace(target, trap);
-    const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format as FormatName | undefined, strict: options.strict === true, ctx, keepRaw: true });
+    const { doc, transcript, display } = await loadTranscriptInput(input, { format: options.format, strict: options.strict === true, ctx, keepRaw: true });
     const turns = transcript.entries.map((e) => e.turn);
-    let decision = planRefresh(turns, {
-      ...((options.threshold ?? file?.config.refreshThreshold) !== undefined ? { threshold: options.threshold ?? file?.config.refreshThreshold } : {}),
-      force: options.force === true,
-      pinnedTypes: settings.pinnedTypes,
-      pendingToolCall: pendingToolCall(transcript.entries),
-    });
-    if (options.check && decision.due) {
-      // --check answers whether `refresh` would inject: a refresh it cannot write is not due.
-      const cannot =
-        transcript.format === 'openhands'
-          ? 'an OpenHands evaluation output is a finished run: there is no agent to refresh'
-          : (() => {
-              const { texts } = readDocuments(options, turns, ctx);
-              return texts.tas === undefined && texts.prd === undefined ? 'there is no TAS or PRD to refresh with (none in the transcript; pass --tas/--prd)' : undefined;
-            })();
-      if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
-    }
+    const decision = decideRefresh(transcript, options, { settings, file, ctx });
     const lastRefreshId = decision.lastRefreshIndex !== undefined ? turns[decision.lastRefreshIndex]?.id : undefined;
-    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDIO_PATH);
+    const outputName = options.check ? null : inPlace ? display : (options.output ?? STDOUT);
     const base = { file: display, format: transcript.format, decision, lastRefreshId };
 
     if (options.check || !decision.due) {
@@ -164,6 +118,34 @@ export async function runRefresh(path: string | undefined, rawOptions: Record<st
   }
 }
 
+/** Whether a refresh is due in the current node; with --check, one that cannot be written is not. */
+function decideRefresh(
+  transcript: Transcript,
+  options: RefreshOptions,
+  run: { settings: Settings; file: ReturnType<typeof settingsFor>['file']; ctx: CliContext },
+): RefreshDecision {
+  const { settings, file, ctx } = run;
+  const turns = transcript.entries.map((e) => e.turn);
+  let decision = planRefresh(turns, {
+    ...((options.threshold ?? file?.config.refreshThreshold) !== undefined ? { threshold: options.threshold ?? file?.config.refreshThreshold } : {}),
+    force: options.force === true,
+    pinnedTypes: settings.pinnedTypes,
+    pendingToolCall: pendingToolCall(transcript.entries),
+  });
+  if (options.check && decision.due) {
+    // --check answers whether `refresh` would inject: a refresh it cannot write is not due.
+    const cannot =
+      transcript.format === 'openhands'
+        ? 'an OpenHands evaluation output is a finished run: there is no agent to refresh'
+        : (() => {
+            const { texts } = readDocuments(options, turns, ctx);
+            return texts.tas === undefined && texts.prd === undefined ? 'there is no TAS or PRD to refresh with (none in the transcript; pass --tas/--prd)' : undefined;
+          })();
+    if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
+  }
+  return decision;
+}
+
 
 /** TAS and PRD texts and where each came from: a file given with --tas/--prd, else the transcript's pinned turns. */
 export function readDocuments(options: { readonly tas?: string | undefined; readonly prd?: string | undefined }, turns: readonly ConversationTurn[], ctx: CliContext): { texts: ProjectDocuments; sources: InjectedRefresh['sources'] } {
@@ -206,5 +188,5 @@ function bothTexts(texts: ProjectDocuments, where: string): [string, string] {
 /** The report: JSON on stdout, or text on stdout unless the transcript is there (then stderr). */
 function finish(report: RefreshReport, ctx: CliContext, json: boolean): void {
   if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else (report.output === STDIO_PATH ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
+  else (report.output === STDOUT ? ctx.stderr : ctx.stdout).write(renderRefreshReport(report, ctx));
 }

@@ -1,26 +1,18 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Archive } from '../../archive/archive.js';
-import { z } from 'zod';
 import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
-import { readInputFile, STDIO_PATH } from '../../io/input.js';
+import { readInputFile, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
-import { outputIsInput } from '../transcript-output.js';
+import type { RestoreOptions } from '../flags/restore.js';
+import { outputIsInput, STDOUT } from '../transcript-output.js';
 import { archiveDisplay, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
 const RESTORE_SCHEMA_VERSION = 1;
-
-const RestoreOptionsSchema = z.object({
-  output: z.string().optional(),
-  inPlace: z.boolean().optional(),
-  event: z.string().min(1).optional(),
-  archive: z.string().optional(),
-  json: z.boolean().optional(),
-});
 
 /** Resolves and opens the archive a restore or recall reads (it must exist). */
 export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: Archive }> {
@@ -31,19 +23,16 @@ export async function openArchiveFor(archive: string | undefined, ctx: CliContex
 }
 
 /** `devs-ctx restore FILE`: the transcript as it was before its latest prune, byte for byte. */
-export async function runRestore(file: string, rawOptions: Record<string, unknown>, ctx: CliContext): Promise<ExitCodeValue> {
-  const json = rawOptions['json'] === true;
+export async function runRestore(file: string, options: RestoreOptions, ctx: CliContext): Promise<ExitCodeValue> {
+  const json = options.json === true;
   let lock: FileLock | undefined;
   try {
-    const parsed = RestoreOptionsSchema.safeParse(rawOptions);
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid option', 'see devs-ctx restore --help');
-    const options = parsed.data;
-    if (file === STDIO_PATH) throw new UsageError('restore needs the pruned file itself, not standard input');
+    if (file === STDIN) throw new UsageError('restore needs the pruned file itself, not standard input');
     if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
     if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
     // -o naming the pruned file itself (by any name) is --in-place: locked, and appended lines kept.
     const inPlace = options.inPlace === true || outputIsInput(file, options.output, ctx.cwd);
-    if (json && !inPlace && (options.output === undefined || options.output === STDIO_PATH)) {
+    if (json && !inPlace && (options.output === undefined || options.output === STDOUT)) {
       throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
     }
     let path = resolve(ctx.cwd, file);
@@ -77,16 +66,16 @@ export async function runRestore(file: string, rawOptions: Record<string, unknow
     }
     const appended = current.length - event.output.length;
     if (inPlace) replaceKeepingAppends(path, current, restored);
-    else if (options.output !== undefined && options.output !== STDIO_PATH) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
+    else if (options.output !== undefined && options.output !== STDOUT) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
     else ctx.stdout.write(restored);
-    const target = inPlace ? file : (options.output ?? STDIO_PATH);
+    const target = inPlace ? file : (options.output ?? STDOUT);
     if (json) {
       ctx.stdout.write(
         `${JSON.stringify({ schemaVersion: RESTORE_SCHEMA_VERSION, file, eventId: event.id, prunedAt: event.createdAt, bytes: restored.length, appendedBytesKept: appended, output: target, archive: archivePath }, null, 2)}\n`,
       );
     } else {
-      const out = target === STDIO_PATH ? ctx.stderr : ctx.stdout;
-      out.write(`${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDIO_PATH ? '' : `; written to ${target}`}\n`);
+      const out = target === STDOUT ? ctx.stderr : ctx.stdout;
+      out.write(`${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDOUT ? '' : `; written to ${target}`}\n`);
     }
     return ExitCode.ok;
   } catch (error) {

@@ -2,9 +2,10 @@ import { classifyPruneUrgency, isPinnedTurn, DEFAULT_PROTECTED_TAIL_TURNS, MIN_S
 import type { PruneUrgency, PrunerConfig } from '../policy.js';
 import type { TranscriptEntry } from '../transcript.js';
 import { buildUnits } from './units.js';
+import { PRUNE_STRATEGIES } from '../names.js';
 
 /** How candidates are ranked for dropping [SPEC §6 Selection]. */
-export const PRUNE_STRATEGIES = ['relevance', 'recency'] as const;
+export { PRUNE_STRATEGIES };
 export type PruneStrategy = (typeof PRUNE_STRATEGIES)[number];
 
 export interface PrunePolicy extends PrunerConfig {

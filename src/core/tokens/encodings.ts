@@ -2,7 +2,9 @@ import { createRequire } from 'node:module';
 import { BpeCounter, type RankSource } from './bpe.js';
 import { RankTable } from './rank-table.js';
 
-export const ENCODING_NAMES = ['o200k_base', 'cl100k_base'] as const;
+import { ENCODING_NAMES } from '../names.js';
+
+export { ENCODING_NAMES };
 export type EncodingName = (typeof ENCODING_NAMES)[number];
 
 const counters = new Map<EncodingName, BpeCounter>();

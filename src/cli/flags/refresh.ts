@@ -1,0 +1,46 @@
+import {
+  boolean,
+  config,
+  encoding,
+  fallback,
+  force,
+  format,
+  inPlace,
+  json,
+  model,
+  noCache,
+  noRedact,
+  output,
+  prd,
+  refreshTokens,
+  strict,
+  summarizer,
+  tas,
+  threshold,
+  timeout,
+} from '../options.js';
+import type { OptionsOf } from '../options.js';
+
+export const refreshFlags = [
+  boolean('--check', 'write nothing; exit 12 when a refresh is due, 0 when not'),
+  output('write the transcript to this file (atomically; a FIFO or device is written through) instead of stdout'),
+  inPlace('replace the transcript itself (locks it; the original stays until the new file is complete)'),
+  json('print one JSON report (with schemaVersion) on stdout; needs --check, -o or --in-place'),
+  threshold(),
+  force('refresh now even when fewer turns have passed (never twice in a row)'),
+  tas(),
+  prd(),
+  refreshTokens(),
+  summarizer('who condenses a TAS/PRD over budget: extractive (an offline outline) or gemini (default: gemini when a Gemini API key is set)'),
+  model('Gemini model for condensing (default gemini-3.5-flash; also $DEVS_CTX_MODEL)'),
+  timeout('give up on one Gemini request after this many seconds (default 60)'),
+  fallback('when Gemini fails, condense offline instead of exiting 5'),
+  noRedact('send the TAS/PRD to Gemini without masking secrets first'),
+  // A refresh sets no limits: the reading options without them.
+  format(),
+  encoding(),
+  config(),
+  strict(),
+  noCache('the token-count and summary caches'),
+] as const;
+export type RefreshOptions = OptionsOf<typeof refreshFlags>;
