@@ -42,7 +42,7 @@ interface NdRow {
 interface NdTotal {
   type: 'total';
   total: { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: string; outOfRange: number };
-  projects: { project: string; transcripts: number; failed: number; turns: number; totalTokens: number; urgency: string }[];
+  projects: { project: string; transcripts: number; failed: number; turns: number; totalTokens: number; urgency: string; subagents: number }[];
   range: { since: string | null; until: string | null } | null;
 }
 
@@ -109,7 +109,9 @@ test('batch: per-project totals add up the rows; a subagent transcript counts fo
   assert.equal(projectOf('/x/.claude/projects/-x-app/1234/subagents/agent-9.jsonl'), '/x/.claude/projects/-x-app');
   // For a person: a table of projects after the total.
   const human = runCli(['analyze', '.', ...LIMITS], { cwd: batch.dir });
-  assert.match(human.stdout, /\nBy project\nproject +sessions +turns +tokens +worst\n-home-dev-app +61 /);
+  // Its subagent transcript is counted beside its sessions, not as one.
+  assert.match(human.stdout, /\nBy project\nproject +sessions +turns +tokens +worst\n-home-dev-app +60 \(\+1 subagent\) /);
+  assert.equal(total.projects.find((p) => p.project === '-home-dev-app')?.subagents, 1);
 });
 
 test('batch --sort tokens|urgency: rows largest first, ties in discovery order, printed at the end', () => {
@@ -183,7 +185,7 @@ test('batch --json: one document, the multi-file shape with additions, reports e
   assert.deepEqual(Object.keys(doc), ['schemaVersion', 'transcripts', 'total', 'projects', 'range']);
   assert.equal(doc.schemaVersion, 1);
   assert.equal(doc.transcripts.length, 120);
-  assert.deepEqual(Object.keys(doc.total), ['transcripts', 'failed', 'turns', 'totalTokens', 'urgency', 'outOfRange']);
+  assert.deepEqual(Object.keys(doc.total), ['transcripts', 'failed', 'turns', 'totalTokens', 'urgency', 'outOfRange', 'subagents']);
   assert.deepEqual(doc.projects.map((p) => p.project), ['alpha', 'beta']);
   assert.equal(doc.range, null);
   const first = doc.transcripts[0] ?? {};
@@ -299,11 +301,12 @@ test('batch: more rows than the alignment block stream with fixed columns; the t
   for (const row of rows) assert.match(row.slice(at), /^(none|soft|hard)$/, row);
   // The total counts sessions per urgency; it never adds up sizes.
   const total = lines.find((l) => l.startsWith('total')) ?? '';
-  const [, all, hard, soft, none] = /^total {2}(\d+) sessions: (\d+) hard · (\d+) soft · (\d+) none$/.exec(total) ?? [];
+  // The one subagent transcript is a row under its session, not a session.
+  const [, all, hard, soft, none] = /^total {2}(\d+) sessions \(\+1 subagent\): (\d+) hard · (\d+) soft · (\d+) none$/.exec(total) ?? [];
   const tableRows = lines.indexOf(total) - 1;
   assert.ok(tableRows >= batch.sessions.length);
-  assert.equal(Number(all), tableRows, total);
-  assert.equal(Number(hard) + Number(soft) + Number(none), tableRows);
+  assert.equal(Number(all), tableRows - 1, total);
+  assert.equal(Number(hard) + Number(soft) + Number(none), tableRows - 1);
 });
 
 test('batch time range: parsing and overlap', () => {
@@ -425,4 +428,39 @@ test('batch table: a row from the row cache shows the same model, sizes, compact
   } finally {
     rmSync(cache, { recursive: true, force: true });
   }
+});
+
+test('batch: a Claude Code subagent transcript is listed under its session and counted in its project, not as a session', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-subagents-'));
+  const project = join(dir, 'projects', '-home-me-app');
+  mkdirSync(join(project, 's1', 'subagents'), { recursive: true });
+  copyFileSync(join(repoRoot, 'fixtures', 'claude-code', 'multi-block-response.jsonl'), join(project, 's1.jsonl'));
+  copyFileSync(join(repoRoot, 'fixtures', 'claude-code', 'compact-boundary.jsonl'), join(project, 's2.jsonl'));
+  const base = { sessionId: 's1', cwd: '/p', version: '2.1.20', userType: 'external', isSidechain: true, agentId: 'a1' };
+  const sub = [
+    { ...base, type: 'user', uuid: 'u1', parentUuid: null, timestamp: '2026-01-01T00:00:00Z', message: { role: 'user', content: 'Find every caller of parseConfig in src' } },
+    {
+      ...base, type: 'assistant', uuid: 'a1', parentUuid: 'u1', timestamp: '2026-01-01T00:00:01Z', requestId: 'r1',
+      message: { id: 'm1', role: 'assistant', model: 'claude-haiku-4-5-20251001', content: [{ type: 'text', text: 'Three callers.' }], usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 } },
+    },
+  ];
+  writeFileSync(join(project, 's1', 'subagents', 'agent-a1.jsonl'), `${sub.map((l) => JSON.stringify(l)).join('\n')}\n`);
+
+  const text = runCli(['analyze', join(dir, 'projects')], { env: { COLUMNS: '120' } });
+  const lines = text.stdout.split('\n');
+  const parentRow = lines.findIndex((l) => l.startsWith('-home-me-app/s1.jsonl'));
+  assert.ok(parentRow > 0, text.stdout);
+  assert.match(lines[parentRow + 1] ?? '', /^ {2}↳ agent-a1\.jsonl\s+claude-haiku-4-5\s+13k/, 'the subagent right under its session, with its own window');
+  assert.match(text.stdout, /total {2}2 sessions \(\+1 subagent\): /);
+
+  const json = JSON.parse(runCli(['analyze', join(dir, 'projects'), '--json']).stdout) as {
+    total: { transcripts: number; subagents: number };
+    projects: { project: string; transcripts: number; subagents: number; turns: number }[];
+    transcripts: { file: string; turns: number }[];
+  };
+  assert.equal(json.total.transcripts, 3);
+  assert.equal(json.total.subagents, 1);
+  assert.equal(json.projects.length, 1, 'the subagent belongs to its session\'s project');
+  assert.equal(json.projects[0]?.subagents, 1);
+  assert.equal(json.projects[0]?.turns, json.transcripts.reduce((sum, t) => sum + t.turns, 0), 'every transcript\'s turns once');
 });

@@ -201,14 +201,17 @@ describe('masking by relevance', () => {
     const entries = [
       entry({ id: 'sys', role: 'system', type: 'system' }),
       entry({ id: 'prd', role: 'user', type: 'prd' }),
-      entry({ id: 'c1', type: 'tool_call' }, { links: { calls: ['a'] } }),
+      entry({ id: 'c1', type: 'tool_call', content: 'shell {"command":"ls"}' }, { links: { calls: ['a'] } }),
       entry({ id: 'r1', role: 'tool', type: 'tool_result' }, { links: { answers: ['a'] } }),
-      entry({ id: 'c2', type: 'tool_call' }, { links: { calls: ['b'] } }),
+      entry({ id: 'c2', type: 'tool_call', content: 'shell {"command":"ps"}' }, { links: { calls: ['b'] } }),
       entry({ id: 'r2', role: 'tool', type: 'tool_result' }, { links: { answers: ['b'] } }),
       entry({ id: 'm0', role: 'user' }),
-      ...Array.from({ length: 5 }, (_, i) => entry({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user' })),
+      ...Array.from({ length: 3 }, (_, i) => entry({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user' })),
+      // The latest result of the tool is in the tail, so neither r1 nor r2 is masked last for being the latest.
+      entry({ id: 'c3', type: 'tool_call', content: 'shell {"command":"df"}' }, { links: { calls: ['c'] } }),
+      entry({ id: 'r3', role: 'tool', type: 'tool_result' }, { links: { answers: ['c'] } }),
     ];
-    const tokens = entries.map((e) => (e.turn.type === 'tool_result' ? 400 : 50));
+    const tokens = entries.map((e) => (e.turn.type === 'tool_result' && e.turn.id !== 'r3' ? 400 : 50));
     // 1,300 tokens (soft): masking one result (390 saved) reaches the target (950).
     const relevance = entries.map((e) => (e.turn.id === 'r1' ? 0.9 : e.turn.id === 'r2' ? 0.1 : 0.5));
     const byRelevance = planPrune(planEntries(entries, tokens, relevance), policy({ strategy: 'relevance', targetTokens: 950 }));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calibrate, contextSize, fitUsage, toEstimateTokens, toModelTokens } from '../src/core/context-size.js';
@@ -11,7 +11,10 @@ import { resolveSettings } from '../src/core/config.js';
 import type { Transcript, TranscriptEntry, UsagePoint } from '../src/core/transcript.js';
 import type { ConversationTurn } from '../src/core/turn.js';
 import { readTranscript } from '../src/formats/index.js';
+import { countEntries } from '../src/core/accounting.js';
+import { loadCounter } from '../src/core/tokens/encodings.js';
 import { claudeCodeAdapter, claudeCodeWholeLife } from '../src/formats/claude-code/read.js';
+import { codexWholeLife } from '../src/formats/codex/read.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import { runCli } from './helpers/cli.js';
 import { realdataDir, realdataSkip } from './helpers/realdata.js';
@@ -100,6 +103,9 @@ test('realdata: a session pruned to a target is at or under it afterwards, and o
     const after = runCli(['analyze', out, '--json']);
     const analysis = JSON.parse(after.stdout);
     assert.ok(analysis.context.tokens <= target, `${name}: analyze says ${analysis.context.tokens} (${analysis.context.basis}) ≤ ${target}`);
+    // Not the plain estimate (too low: no system prompt, another tokenizer): the size the prune planned.
+    assert.notEqual(analysis.context.basis, 'estimate', name);
+    assert.ok(Math.abs(analysis.context.tokens - report.after.tokens) <= report.after.tokens * 0.01, `${name}: analyze ${analysis.context.tokens} vs prune ${report.after.tokens}`);
     assert.notEqual(analysis.urgency, 'hard');
     assert.notEqual(analysis.recorded?.urgency, 'hard', 'a stale record is not reported as the size');
     assert.notEqual(after.exitCode, 11);
@@ -341,4 +347,120 @@ test('realdata: --since/--until in batch analyze use a compacted session\'s whol
   assert.ok(session, early.stdout);
   assert.equal(session.firstTimestamp, '2026-01-27T23:13:36.582Z');
   assert.equal(rows.find((r) => r.type === 'total')?.total?.outOfRange, 0);
+});
+
+/**
+ * A Claude Code session whose calls record exactly overhead + scale × the estimate before them
+ * (the estimate counted as devs-ctx counts it), `n` user/assistant exchanges long.
+ */
+function syntheticClaudeSession(n: number, overhead: number, scale: number): string {
+  const rand = seeded(14);
+  const words = 'payment webhook retry ledger queue worker schema index cache export report token session'.split(' ');
+  const text = (k: number): string => Array.from({ length: k }, () => words[Math.floor(rand() * words.length)]).join(' ');
+  const lines: Record<string, unknown>[] = [];
+  let parent: string | null = null;
+  for (let i = 0; i < 2 * n; i++) {
+    const uuid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+    const base = { parentUuid: parent, isSidechain: false, sessionId: 's1', cwd: '/p', version: '2.1.20', uuid, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() };
+    lines.push(i % 2 === 0
+      ? { ...base, type: 'user', message: { role: 'user', content: `Please look at this: ${text(200 + Math.floor(rand() * 600))}` } }
+      : { ...base, type: 'assistant', requestId: `req_${i}`, message: { id: `msg_${i}`, role: 'assistant', model: 'claude-opus-4-5-20251101', content: [{ type: 'text', text: text(100 + Math.floor(rand() * 300)) }] } });
+    parent = uuid;
+  }
+  const jsonl = (): string => `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+  const transcript = readTranscript(parseDocument(Buffer.from(jsonl()), { path: 's.jsonl' }));
+  const counter = loadCounter('o200k_base');
+  const perEntry = countEntries(transcript.entries, counter).map((t) => t.total);
+  let before = 0;
+  transcript.entries.forEach((entry, k) => {
+    const line = lines[entry.source.records[0] ?? -1] as { type: string; message: Record<string, unknown> } | undefined;
+    if (line?.type === 'assistant') {
+      line.message['usage'] = { input_tokens: 3, cache_read_input_tokens: Math.round(overhead + scale * before) - 3, cache_creation_input_tokens: 0, output_tokens: 50 };
+    }
+    before += perEntry[k] ?? 0;
+  });
+  return jsonl();
+}
+
+test('a Claude Code session freshly pruned is sized by the fit from before the prune (recorded on the boundary), at or under its target', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-pruned-size-'));
+  const file = join(dir, 's.jsonl');
+  writeFileSync(file, syntheticClaudeSession(60, 30_000, 1.3));
+  const before = JSON.parse(runCli(['analyze', file, '--json']).stdout);
+  assert.equal(before.context.basis, 'calibrated');
+  assert.ok(Math.abs(before.context.fit.overhead - 30_000) < 200 && Math.abs(before.context.fit.scale - 1.3) < 0.01, JSON.stringify(before.context.fit));
+  const target = 60_000;
+  const out = join(dir, 'p.jsonl');
+  const prune = runCli(['prune', file, '--force', '--target', String(target), '--no-archive', '-o', out, '--json']);
+  assert.equal(prune.exitCode, 0, prune.stderr);
+  const report = JSON.parse(prune.stdout);
+  assert.ok(report.dropped.turns > 0);
+  assert.ok(report.after.tokens <= target);
+  const after = JSON.parse(runCli(['analyze', out, '--json']).stdout);
+  assert.equal(after.context.basis, 'calibrated', 'not the plain estimate');
+  assert.ok(after.context.tokens <= target, `${after.context.tokens} ≤ ${target}`);
+  // What the model sees: the overhead and the scale still apply to what is left.
+  assert.ok(Math.abs(after.context.tokens - (30_000 + 1.3 * after.context.estimate)) < 300, `${after.context.tokens} vs ${30_000 + 1.3 * after.context.estimate}`);
+  assert.equal(after.context.tokens, report.after.tokens, 'analyze says what prune planned');
+  assert.match(runCli(['analyze', out]).stdout, /the calibration from before devs-ctx last pruned it: 1\.3\d* × the estimate/);
+
+  // Once the agent resumes, its own calls win: a new call recording 70,000 is the size.
+  const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const last = lines[lines.length - 1] as { uuid: string; sessionId: string };
+  const resumed = [
+    { parentUuid: last.uuid, isSidechain: false, sessionId: last.sessionId, type: 'user', uuid: '10000000-0000-4000-8000-000000000001', timestamp: '2099-01-01T00:00:00.000Z', message: { role: 'user', content: 'go on' } },
+    { parentUuid: '10000000-0000-4000-8000-000000000001', isSidechain: false, sessionId: last.sessionId, type: 'assistant', uuid: '10000000-0000-4000-8000-000000000002', timestamp: '2099-01-01T00:00:01.000Z', requestId: 'req_new',
+      message: { id: 'msg_new', role: 'assistant', model: 'claude-opus-4-5-20251101', content: [{ type: 'text', text: 'ok' }], usage: { input_tokens: 70_000, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 1 } } },
+  ];
+  writeFileSync(out, `${readFileSync(out, 'utf8')}${resumed.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  const later = JSON.parse(runCli(['analyze', out, '--json']).stdout);
+  assert.equal(later.context.basis, 'recorded');
+  assert.ok(Math.abs(later.context.tokens - 70_000) < 50, `the new call wins: ${later.context.tokens}`);
+});
+
+/** A Codex rollout of `n` exchanges that compacts (replacement_history) after `compactAt` of them, with token_count events. */
+function codexRollout(n: number, compactAt: number): string {
+  const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+  const lines: Record<string, unknown>[] = [
+    { timestamp: at(0), type: 'session_meta', payload: { id: 'c1', timestamp: at(0), cwd: '/p', originator: 'codex_cli_rs', cli_version: '0.40.0', instructions: 'You are Codex.' } },
+    { timestamp: at(0), type: 'turn_context', payload: { cwd: '/p', model: 'gpt-5.3-codex' } },
+  ];
+  let context = 20_000;
+  for (let i = 0; i < n; i++) {
+    if (i === compactAt) {
+      lines.push({ timestamp: at(10 * i), type: 'compacted', payload: { message: '', replacement_history: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Summary of the work so far: parser fixed.' }] }] } });
+      context = 8_000;
+    }
+    lines.push({ timestamp: at(10 * i + 1), type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: `Step ${i}: fix the parser for case ${i}. ${'details '.repeat(300)}` }] } });
+    lines.push({ timestamp: at(10 * i + 2), type: 'response_item', payload: { type: 'function_call', name: 'shell', arguments: '{"command":["ls"]}', call_id: `call_${i}` } });
+    lines.push({ timestamp: at(10 * i + 3), type: 'response_item', payload: { type: 'function_call_output', call_id: `call_${i}`, output: `${'src/file.ts\n'.repeat(400)}` } });
+    context += 4_000;
+    lines.push({ timestamp: at(10 * i + 4), type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: context, output_tokens: 100 }, model_context_window: 272_000 } } });
+    lines.push({ timestamp: at(10 * i + 5), type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `Fixed case ${i}.` }] } });
+  }
+  return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+}
+
+test('replay walks the whole file of a Codex session that compacted: the turns before the compaction, its size there', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-codex-whole-'));
+  const file = join(dir, 'rollout.jsonl');
+  writeFileSync(file, codexRollout(12, 8));
+  const doc = parseDocument(readFileSync(file), { path: file });
+  const active = readTranscript(doc);
+  const whole = codexWholeLife(doc);
+  assert.ok(whole.length > active.entries.length + 20, `${whole.length} whole vs ${active.entries.length} active`);
+  assert.ok(whole.some((e) => e.turn.content.startsWith('Step 0:')), 'the first request, from before the compaction');
+  assert.ok(!whole.some((e) => e.turn.content.startsWith('Summary of the work so far')), 'the compaction summary is left out');
+  assert.deepEqual(active.lifetime?.compactions.map((c) => c.preTokens), [20_000 + 8 * 4_000 + 100]);
+
+  const json = runCli(['replay', file, '--window', '60k', '--json']);
+  assert.equal(json.exitCode, 0, json.stderr);
+  const report = JSON.parse(json.stdout) as { turns: number; notes: string[]; events: { kind: string }[]; lifetime: { compactions: number; compactionSizes: number[]; wholeFile: boolean; peak: number } };
+  assert.equal(report.turns, whole.length);
+  assert.equal(report.lifetime.wholeFile, true);
+  assert.equal(report.lifetime.compactions, 1);
+  assert.deepEqual(report.lifetime.compactionSizes, [52_100]);
+  assert.ok(report.lifetime.peak >= 52_100);
+  assert.ok(report.notes.some((n) => n.startsWith(`walked the whole file: ${whole.length} turns through the agent's 1 compaction`)), report.notes.join('\n'));
+  assert.ok(report.events.some((e) => e.kind === 'prune'), 'the turns before the compaction are judged too');
 });

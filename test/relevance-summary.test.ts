@@ -6,7 +6,8 @@ import type { Embedder, Embedding } from '../src/core/provider-contracts.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import type { ConversationTurn } from '../src/core/turn.js';
 import { ExtractiveSummarizer, extractFacts, linesAboutGoal } from '../src/providers/extractive-summarizer.js';
-import { LocalEmbedder, terms } from '../src/providers/local-embedder.js';
+import { LocalEmbedder } from '../src/providers/local-embedder.js';
+import { terms } from '../src/core/terms.js';
 
 const counter = loadCounter('o200k_base');
 const t = (id: string, role: ConversationTurn['role'], type: ConversationTurn['type'], content: string): ConversationTurn => ({ id, role, type, content });

@@ -88,7 +88,7 @@ const MASKED_TOKENS = /^\[devs-ctx: ([\d,]+) tokens of tool output archived/;
  * is taken with each masked result at the size its placeholder records, so the calibration after a
  * masking prune is the one before it (and a pruned session is sized by what it holds now).
  */
-export function calibrate(transcript: Pick<Transcript, 'entries' | 'usage'>, perEntry: readonly number[]): Calibration {
+export function calibrate(transcript: Pick<Transcript, 'entries' | 'usage' | 'carriedCalibration'>, perEntry: readonly number[]): Calibration {
   // The estimate of entries[0, k) as the recorded calls saw them.
   const seen = [0];
   let total = 0;
@@ -104,14 +104,18 @@ export function calibrate(transcript: Pick<Transcript, 'entries' | 'usage'>, per
   }
   const fresh = [...byEntry.values()].sort((a, b) => a.entriesBefore - b.entriesBefore);
   const last = fresh[fresh.length - 1];
-  if (!last) return IDENTITY;
+  const carried = transcript.carriedCalibration;
+  // A freshly pruned session: no call since, so the fit from before the prune maps what is left.
+  if (!last) return carried ? { basis: 'calibrated', overhead: carried.overhead, scale: carried.scale, fit: null } : IDENTITY;
   const lastSeen = seen[last.entriesBefore] ?? 0;
   const points = fresh.slice(-MAX_FIT_POINTS).map((p) => ({ estimate: seen[p.entriesBefore] ?? 0, recorded: p.contextTokens }));
   const fit = fitUsage(points);
   // The line gives the scale; it is anchored at the last call, which measured everything before it
   // exactly (on the real sessions this halves the error of the line alone).
   if (fit) return { basis: 'calibrated', overhead: Math.round(last.contextTokens - fit.scale * lastSeen), scale: fit.scale, fit };
-  return { basis: 'recorded', overhead: last.contextTokens - lastSeen, scale: 1, fit: null };
+  // Few calls since: the last one, and what came after it at the carried scale (or as estimated).
+  const scale = carried?.scale ?? 1;
+  return { basis: 'recorded', overhead: Math.round(last.contextTokens - scale * lastSeen), scale, fit: null };
 }
 
 /** Estimated tokens → the model's tokens. */
@@ -129,7 +133,7 @@ export function toEstimateTokens(calibration: Calibration, modelTokens: number):
  * and window its records show. `basis: 'estimate'` gives the plain estimate (what devs-ctx said before).
  */
 export function contextSize(
-  transcript: Pick<Transcript, 'entries' | 'usage' | 'model'>,
+  transcript: Pick<Transcript, 'entries' | 'usage' | 'model' | 'carriedCalibration'>,
   perEntry: readonly number[],
   options: { readonly basis?: 'auto' | 'estimate' } = {},
 ): ContextSize & { readonly calibration: Calibration } {

@@ -134,7 +134,7 @@ export function forecastAgentCompaction(
 
 /** Pure: the session's context, limits and urgency (see the module comment). */
 export function analyzeContext(input: {
-  readonly transcript: Pick<Transcript, 'entries' | 'usage' | 'model' | 'lifetime'>;
+  readonly transcript: Pick<Transcript, 'entries' | 'usage' | 'model' | 'lifetime' | 'carriedCalibration'>;
   readonly tokens: readonly (EntryTokens | number)[];
   readonly settings: Pick<Settings, 'softLimitTokens' | 'hardLimitTokens' | 'limitSource'>;
   /** `estimate`: the plain estimate, as devs-ctx said before calibration. */

@@ -109,6 +109,12 @@ export interface Transcript {
     /** The earliest and latest timestamps of any line in the file (before compactions too). */
     readonly span?: { readonly first: string; readonly last: string };
   };
+  /**
+   * The calibration (model tokens = overhead + scale × estimate) a devs-ctx prune recorded on the
+   * boundary it wrote: the session's fit before the prune, which still maps what is left. Calls the
+   * agent makes after the prune win over it.
+   */
+  readonly carriedCalibration?: { readonly overhead: number; readonly scale: number };
   /** Short facts about how the file was read, e.g. "2 compact boundaries: counting after the last". */
   readonly notes: readonly string[];
 }

@@ -4,7 +4,7 @@ import type { Summarizer, SummaryRequest } from '../core/provider-contracts.js';
 import { InterruptedError, ProviderError } from '../core/errors.js';
 import { Pacer } from '../core/pace.js';
 import type { ConversationTurn } from '../core/turn.js';
-import { terms } from './local-embedder.js';
+import { terms } from '../core/terms.js';
 import { ANSI_ESCAPE, cleanText, clip, commandKey, oneLine, quotable, readStructure, splitToolCallTurn, stripReminders, structureSteps } from './session-structure.js';
 import type { CommandRun, FileTouch, SessionStructure, ToolFailure } from './session-structure.js';
 

@@ -79,6 +79,16 @@ export function projectOf(file: string): string {
   return basename(dir) === 'subagents' ? dirname(dirname(dir)) : dir;
 }
 
+/**
+ * The session a Claude Code subagent transcript belongs to (`<project>/<sessionId>/subagents/agent-*.jsonl`
+ * → `<project>/<sessionId>.jsonl`), or undefined for any other file.
+ */
+export function subagentParent(file: string): string | undefined {
+  const dir = dirname(file);
+  if (basename(dir) !== 'subagents' || !/^agent-.*\.jsonl$/.test(basename(file))) return undefined;
+  return `${dirname(dir)}.jsonl`;
+}
+
 export function sessionError(error: DevsCtxError): SessionError {
   return { code: error.code, exitCode: error.exitCode, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
 }

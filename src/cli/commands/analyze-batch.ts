@@ -12,7 +12,7 @@ import { AnalyzePool, FILES_PER_WORKER } from '../batch/pool.js';
 import { BatchRows } from '../batch/rows.js';
 import type { RowLookup } from '../batch/rows.js';
 import type { TimeRange } from '../batch/range.js';
-import { analyzeSession, projectOf, sessionError } from '../batch/session.js';
+import { analyzeSession, projectOf, sessionError, subagentParent } from '../batch/session.js';
 import type { SessionError, SessionOutcome, SessionRun } from '../batch/session.js';
 import { Spill } from '../batch/spill.js';
 import type { SpillRef } from '../batch/spill.js';
@@ -148,10 +148,11 @@ class BatchTally {
   turns = 0;
   totalTokens = 0;
   outOfRange = 0;
+  subagents = 0;
   urgency: PruneUrgency = 'none';
   /** A transcript that cannot be read matters more than a limit being reached; the first one decides. */
   firstError: SessionError | undefined;
-  private readonly projects = new Map<string, { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: PruneUrgency }>();
+  private readonly projects = new Map<string, { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: PruneUrgency; subagents: number }>();
 
   /** The row of one finished transcript; undefined when it is outside --since/--until. */
   add(outcome: SessionOutcome): BatchRow | undefined {
@@ -160,10 +161,15 @@ class BatchTally {
       return undefined;
     }
     const name = outcome.kind === 'session' ? outcome.summary.project : outcome.project;
-    const project = this.projects.get(name) ?? { transcripts: 0, failed: 0, turns: 0, totalTokens: 0, urgency: 'none' };
+    const project = this.projects.get(name) ?? { transcripts: 0, failed: 0, turns: 0, totalTokens: 0, urgency: 'none', subagents: 0 };
     this.projects.set(name, project);
     this.transcripts++;
     project.transcripts++;
+    // A subagent's transcript counts under its session and project (its turns and tokens are its own, not the parent's).
+    if (subagentParent(outcome.kind === 'session' ? outcome.summary.file : outcome.file) !== undefined) {
+      this.subagents++;
+      project.subagents++;
+    }
     if (outcome.kind === 'error') {
       this.failed++;
       project.failed++;
@@ -181,7 +187,7 @@ class BatchTally {
   }
 
   totals(): BatchTotals {
-    return { transcripts: this.transcripts, failed: this.failed, turns: this.turns, totalTokens: this.totalTokens, urgency: this.urgency, outOfRange: this.outOfRange };
+    return { transcripts: this.transcripts, failed: this.failed, turns: this.turns, totalTokens: this.totalTokens, urgency: this.urgency, outOfRange: this.outOfRange, subagents: this.subagents };
   }
 
   projectList(sort: BatchSort | undefined): ProjectTotals[] {

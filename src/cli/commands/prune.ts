@@ -201,6 +201,7 @@ async function runService(args: PruneArgs, loaded: Loaded, ctx: CliContext, held
       ...(loaded.archivePath ? { archiveLocation: archiveDisplay(loaded.archivePath) } : {}),
       now: new Date().toISOString(),
       newId: randomUUID,
+      ...(loaded.session.calibration.basis !== 'estimate' ? { calibration: { overhead: loaded.session.calibration.overhead, scale: loaded.session.calibration.scale } } : {}),
       ...(held.trap ? { signal: held.trap.signal } : {}),
       pacer,
       onProgress: (step) =>

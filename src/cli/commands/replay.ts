@@ -12,6 +12,7 @@ import { OrchestratorContextInjector } from '../../core/refresh/orchestrator-con
 import type { ContextWindow, ConversationTurn } from '../../core/turn.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { claudeCodeWholeLife } from '../../formats/claude-code/read.js';
+import { codexWholeLife } from '../../formats/codex/read.js';
 import { OrchestratorLoop } from '../../orchestrator/orchestrator-loop.js';
 import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
@@ -73,11 +74,11 @@ async function replaySetup(path: string, options: ReplayOptions, ctx: CliContext
   if (calibration.basis !== 'estimate') {
     notes.push(`sizes in the model's tokens (${calibration.basis}: ${calibration.scale} × the estimate + ${calibration.overhead.toLocaleString('en-US')})`);
   }
-  // A Claude Code session the agent compacted is walked whole: every turn of the file, through its
+  // A Claude Code or Codex session the agent compacted is walked whole: every turn of the file, through its
   // compactions (their summaries left out: the policy prunes instead), each point judged by the
   // session's calibration (it maps the estimate of any turns to the model's tokens).
   const compactions = transcript.lifetime?.compactions.length ?? 0;
-  const whole = transcript.format === 'claude-code' && compactions > 0 ? claudeCodeWholeLife(doc) : undefined;
+  const whole = compactions === 0 ? undefined : transcript.format === 'claude-code' ? claudeCodeWholeLife(doc) : transcript.format === 'codex' ? codexWholeLife(doc) : undefined;
   const walked = whole ?? transcript.entries;
   const walkedTokens = whole ? countEntries(whole, counter).map((t) => t.total) : tokens;
   if (whole) notes.push(`walked the whole file: ${whole.length.toLocaleString('en-US')} turns through the agent's ${compactions} compaction${compactions === 1 ? '' : 's'} (the active context after the last has ${transcript.entries.length.toLocaleString('en-US')})`);

@@ -1,6 +1,7 @@
-import { isAbsolute, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import { Chalk } from 'chalk';
 import type { PruneUrgency } from '../../core/policy.js';
+import { subagentParent } from '../batch/session.js';
 import type { SessionError, SessionSummary } from '../batch/session.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
@@ -18,6 +19,8 @@ export interface BatchTotals {
   readonly urgency: PruneUrgency;
   /** Sessions left out by --since/--until. */
   readonly outOfRange: number;
+  /** Of the transcripts, Claude Code subagent transcripts (counted under their session, not as sessions). */
+  readonly subagents: number;
 }
 
 export interface ProjectTotals {
@@ -27,6 +30,8 @@ export interface ProjectTotals {
   readonly turns: number;
   readonly totalTokens: number;
   readonly urgency: PruneUrgency;
+  /** Of the transcripts, subagent transcripts (their turns and tokens are in the project's). */
+  readonly subagents: number;
 }
 
 const n = (value: number): string => value.toLocaleString('en-US');
@@ -132,6 +137,10 @@ export class BatchTable {
   private readonly columns: number;
   private readonly counts: Record<PruneUrgency, number> = { hard: 0, soft: 0, none: 0 };
   private failed = 0;
+  private subagents = 0;
+  /** Session rows written so far (their files), and subagent rows waiting for their session's row. */
+  private readonly sessions = new Set<string>();
+  private readonly waiting = new Map<string, BatchRow[]>();
 
   constructor(
     ctx: CliContext,
@@ -149,14 +158,35 @@ export class BatchTable {
     return shown === '' || shown.startsWith('..') || isAbsolute(shown) ? file : shown;
   };
 
+  /**
+   * A subagent's row goes right under its session's row, named `↳ agent-….jsonl` (held until that
+   * row comes; at the end, rows whose session is not in the batch are written with their path). Its
+   * window is its own, so it is not counted as a session, nor in the urgency counts.
+   */
   add(row: BatchRow): void {
+    const file = row.kind === 'session' ? row.summary.file : row.file;
+    const parent = subagentParent(file);
     if (row.kind === 'error') this.failed++;
+    else if (parent !== undefined) this.subagents++;
     else this.counts[row.summary.urgency]++;
+    if (parent === undefined) {
+      this.place(cells(row, this.name));
+      this.sessions.add(file);
+      for (const sub of this.waiting.get(file) ?? []) this.place(cells(sub, (f) => `  ↳ ${basename(f)}`));
+      this.waiting.delete(file);
+    } else if (this.sessions.has(parent)) {
+      this.place(cells(row, (f) => `  ↳ ${relative(dirname(parent), f)}`));
+    } else {
+      this.waiting.set(parent, [...(this.waiting.get(parent) ?? []), row]);
+    }
+  }
+
+  private place(rowCells: string[]): void {
     if (this.widths) {
-      this.write(`${line(cells(row, this.name), this.widths)}\n`);
+      this.write(`${line(rowCells, this.widths)}\n`);
       return;
     }
-    this.held.push(cells(row, this.name));
+    this.held.push(rowCells);
     if (this.held.length >= ALIGN_BLOCK) {
       this.widths = widthsOf([HEADER, ...this.held], this.columns, STREAM_MIN_WIDTHS);
       this.write(`${[this.bold(line(HEADER, this.widths)), ...this.held.map((r) => line(r, this.widths ?? []))].join('\n')}\n`);
@@ -165,15 +195,18 @@ export class BatchTable {
   }
 
   finish(totals: BatchTotals, projects: readonly ProjectTotals[], range: { readonly shown: string } | undefined): void {
+    for (const rows of this.waiting.values()) for (const row of rows) this.place(cells(row, this.name));
+    this.waiting.clear();
     const out: string[] = [];
     if (this.widths === undefined) {
       const widths = widthsOf([HEADER, ...this.held], this.columns);
       out.push(this.bold(line(HEADER, widths)), ...this.held.map((r) => line(r, widths)));
     }
-    const sessions = totals.transcripts - totals.failed;
+    const sessions = this.counts.hard + this.counts.soft + this.counts.none;
     const parts = [`${this.counts.hard} hard`, `${this.counts.soft} soft`, `${this.counts.none} none`];
     if (this.failed > 0) parts.push(`${n(this.failed)} unreadable`);
-    out.push(`total  ${n(sessions)} session${sessions === 1 ? '' : 's'}: ${parts.join(' · ')}`);
+    const subagents = this.subagents > 0 ? ` (+${n(this.subagents)} subagent${this.subagents === 1 ? '' : 's'})` : '';
+    out.push(`total  ${n(sessions)} session${sessions === 1 ? '' : 's'}${subagents}: ${parts.join(' · ')}`);
     if (range) out.push(totals.outOfRange === 0 ? `every session is within ${range.shown}` : `${n(totals.outOfRange)} more session(s) outside ${range.shown}, not shown`);
     if (showProjects(projects)) out.push('', this.bold('By project'), ...projectTable(projects, this.bold));
     this.write(`${out.join('\n')}\n`);
@@ -185,13 +218,19 @@ function showProjects(projects: readonly ProjectTotals[]): boolean {
   return projects.length > 1 && projects.some((p) => p.transcripts > 1);
 }
 
+/** A project's sessions, its subagent transcripts and failures aside: `3`, `3 (+2 subagents)`, `3 (1 failed)`. */
+function sessionCount(p: ProjectTotals): string {
+  const extra = [...(p.subagents > 0 ? [`+${n(p.subagents)} subagent${p.subagents === 1 ? '' : 's'}`] : []), ...(p.failed > 0 ? [`${n(p.failed)} failed`] : [])];
+  return `${n(p.transcripts - p.subagents)}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
+}
+
 function projectTable(projects: readonly ProjectTotals[], bold: (s: string) => string): string[] {
   const align: readonly ('l' | 'r')[] = ['l', 'r', 'r', 'r', 'l'];
   const rows = [
     ['project', 'sessions', 'turns', 'tokens', 'worst'],
     ...projects.map((p) => [
       p.project,
-      p.failed > 0 ? `${n(p.transcripts)} (${n(p.failed)} failed)` : n(p.transcripts),
+      sessionCount(p),
       n(p.turns),
       n(p.totalTokens),
       p.transcripts > p.failed ? p.urgency : '-',

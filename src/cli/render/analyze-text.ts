@@ -50,6 +50,10 @@ function contextBasisText(report: AnalyzeReport): string {
       `(median error ${(cx.fit.medianError * 100).toFixed(1)} %); ${estimate}`
     );
   }
+  if (cx.basis === 'calibrated') {
+    const { scale, overhead } = cx.mapping;
+    return `the calibration from before devs-ctx last pruned it: ${scale} × the estimate + ${n(overhead)} not in the file; ${estimate}`;
+  }
   if (cx.basis === 'recorded') return `the last recorded API call plus the estimate of what came after it; ${estimate}`;
   return `the estimate: ${estimate}`;
 }

@@ -7,15 +7,18 @@ export interface PlanTexts {
   readonly summary?: string;
   /** Placeholder text for each masked entry. */
   readonly placeholders: ReadonlyMap<number, string>;
+  /** The excerpt text (placeholder and the lines about the goal) for each entry the plan may excerpt. */
+  readonly excerpts?: ReadonlyMap<number, string>;
   readonly now: string;
   readonly newId: () => string;
+  readonly calibration?: { readonly overhead: number; readonly scale: number };
 }
 
 /** The plan as an edit a format writer can apply. */
 export function planToEdit(plan: PrunePlan, texts: PlanTexts): TranscriptEdit {
   const masked = new Map<number, string>();
   for (const i of plan.masked) {
-    const placeholder = texts.placeholders.get(i);
+    const placeholder = plan.excerpted.has(i) ? texts.excerpts?.get(i) : texts.placeholders.get(i);
     if (placeholder === undefined) throw new Error(`no placeholder for masked entry ${i}`);
     masked.set(i, placeholder);
   }
@@ -24,7 +27,8 @@ export function planToEdit(plan: PrunePlan, texts: PlanTexts): TranscriptEdit {
     if (texts.summary === undefined) throw new Error('a plan that drops turns needs a summary');
     summary = { text: texts.summary, at: Math.min(...plan.dropped) };
   }
-  return { dropped: plan.dropped, masked, ...(summary ? { summary } : {}), now: texts.now, newId: texts.newId };
+  const calibration = texts.calibration ? { calibration: texts.calibration } : {};
+  return { dropped: plan.dropped, masked, ...(summary ? { summary } : {}), ...calibration, now: texts.now, newId: texts.newId };
 }
 
 /**

@@ -12,6 +12,8 @@ export interface TranscriptEdit {
   readonly masked: ReadonlyMap<number, string>;
   /** The one `[Context Summary]` turn; present exactly when something is dropped. */
   readonly summary?: SummaryInsert;
+  /** The session's calibration the prune planned with, for a writer that can record it (Claude Code's boundary line). */
+  readonly calibration?: { readonly overhead: number; readonly scale: number };
   /** ISO time for records the writer creates. */
   readonly now: string;
   /** Makes ids for records the writer creates (RFC 4122 v4 uuids; deterministic in tests). */

@@ -9,6 +9,8 @@ import type { TranscriptEdit } from './edit.js';
 import { defaultTargetTokens, planPrune, summaryBudgetFor, summaryRule } from './plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy, SummaryBudgetRule } from './plan.js';
 import { findActiveTask, scoreRelevance } from './relevance.js';
+import { goalExcerpt } from './excerpt.js';
+import type { GoalExcerpt } from './excerpt.js';
 import { isPinnedTurn } from '../policy.js';
 import { pacedMap } from '../pace.js';
 import type { Pacer } from '../pace.js';
@@ -42,6 +44,8 @@ export interface PruneRequest {
   readonly archiveLocation?: string;
   readonly now: string;
   readonly newId: () => string;
+  /** The session's calibration (when it is not the plain estimate), recorded where the format allows. */
+  readonly calibration?: { readonly overhead: number; readonly scale: number };
   readonly signal?: AbortSignal;
   /** Gives the event loop a turn between steps (so a signal is seen) and stops once `signal` is aborted. */
   readonly pacer?: Pacer;
@@ -78,6 +82,15 @@ export function summaryReserveFor(share?: number): SummaryBudgetRule {
 /** The text a masked tool result keeps: how much was archived and how to get it back (no random ids, so a dry run repeats exactly). */
 function maskPlaceholder(tokens: number, turnId: string): string {
   return `[devs-ctx: ${thousands(tokens)} tokens of tool output archived; full text: devs-ctx recall --turn ${turnId}]`;
+}
+
+/**
+ * A large tool result's partial mask: the same placeholder (so the archived size is read back the
+ * same way, core/context-size.ts), saying how many lines it keeps, then those lines.
+ */
+function excerptPlaceholder(tokens: number, turnId: string, excerpt: GoalExcerpt): string {
+  const kept = `kept below: ${excerpt.keptLines} of its ${excerpt.totalLines} lines, those about the goal`;
+  return `[devs-ctx: ${thousands(tokens)} tokens of tool output archived; ${kept}; full text: devs-ctx recall --turn ${turnId}]\n${excerpt.text}`;
 }
 
 /** 12345 → "12,345" (toLocaleString costs ~10 µs a call, and a prune makes one per tool result). */
@@ -148,6 +161,8 @@ interface PlannedPrune {
   readonly entries: readonly PlanEntry[];
   /** The text each maskable tool result keeps when masked. */
   readonly placeholders: ReadonlyMap<number, string>;
+  /** The text a large tool result keeps when only its lines about the goal stay (relevance strategy). */
+  readonly excerpts: ReadonlyMap<number, string>;
   /** Set once the turns were ranked (relevance strategy, only when a plan prunes), by this plan or an earlier one. */
   readonly ranking?: Ranking;
 }
@@ -178,6 +193,8 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
 
   request.onProgress?.('plan');
   const placeholders = new Map<number, string>();
+  const excerpts = new Map<number, string>();
+  let excerptTokens: Promise<(number | undefined)[]> | undefined;
   const base: PlanEntry[] = await pacedMap(entries, (entry, i) => {
     const now = tokens[i] ?? 0;
     let maskedTokens: number | undefined;
@@ -210,18 +227,23 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
     if (policy.strategy === 'relevance' && (probe.outcome === 'prune' || ranking)) {
       ranked = await rank(policy);
       const { relevance } = ranked;
-      planEntries = pinned.map((e, i) => ({ ...e, relevance: relevance[i] ?? 0 }));
+      excerptTokens ??= excerptAll(base, goal, counter, excerpts, pacer);
+      const excerptSizes = await excerptTokens;
+      planEntries = pinned.map((e, i) => {
+        const excerpt = excerptSizes[i];
+        return { ...e, relevance: relevance[i] ?? 0, ...(excerpt !== undefined ? { excerptTokens: excerpt } : {}) };
+      });
       await pacer?.tick();
     }
     const planned = policy.strategy === 'relevance' ? planPrune(planEntries, { ...policy, targetTokens }) : probe;
     await pacer?.tick();
-    return { plan: planned, goal, goalSource, entries: planEntries, placeholders, ...(ranked ? { ranking: ranked } : {}) };
+    return { plan: planned, goal, goalSource, entries: planEntries, placeholders, excerpts, ...(ranked ? { ranking: ranked } : {}) };
   };
   return { goal, goalSource, plan };
 }
 
 /** What the summarize step needs besides the plan. */
-type SummarizeRequest = Pick<PruneRequest, 'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'now' | 'newId' | 'signal' | 'pacer' | 'onProgress'> & {
+type SummarizeRequest = Pick<PruneRequest, 'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'now' | 'newId' | 'calibration' | 'signal' | 'pacer' | 'onProgress'> & {
   readonly policy: Pick<PrunePolicy, 'summaryReserveTokens'>;
 };
 
@@ -266,6 +288,8 @@ export async function summarizePlan(planned: PlannedPrune, request: SummarizeReq
   const edit = planToEdit(plan, {
     ...(summaryText !== undefined ? { summary: summaryText } : {}),
     placeholders: planned.placeholders,
+    excerpts: planned.excerpts,
+    ...(request.calibration ? { calibration: request.calibration } : {}),
     now: request.now,
     newId: request.newId,
   });
@@ -276,6 +300,31 @@ export async function summarizePlan(planned: PlannedPrune, request: SummarizeReq
 export async function preparePrune(request: PruneRequest): Promise<PreparedPrune> {
   const planning = await startPlanning(request);
   return summarizePlan(await planning.plan(request.policy), request);
+}
+
+/**
+ * Each maskable tool result's excerpt for the goal (its text into `texts`) and its tokens; undefined
+ * where there is none, where it would not save a third, or where the result is a placeholder already
+ * (a pruned transcript is pruned again without excerpting an excerpt).
+ */
+async function excerptAll(
+  planEntries: readonly PlanEntry[],
+  goal: string,
+  counter: TextTokenCounter,
+  texts: Map<number, string>,
+  pacer: Pacer | undefined,
+): Promise<(number | undefined)[]> {
+  return pacedMap(planEntries, (e, i) => {
+    const { content, id } = e.entry.turn;
+    if (e.maskedTokens === undefined || !goal || content.startsWith('[devs-ctx:')) return undefined;
+    const excerpt = goalExcerpt(content, goal);
+    if (!excerpt) return undefined;
+    const text = excerptPlaceholder(e.tokens, id, excerpt);
+    const tokens = counter.count(text);
+    if (tokens > (e.tokens * 2) / 3) return undefined;
+    texts.set(i, text);
+    return tokens;
+  }, pacer);
 }
 
 /** An empty or failed summary is never written; one without the marker gets it. */

@@ -64,6 +64,11 @@ export interface PlanEntry {
   readonly tokens: number;
   /** Tokens it would count for if its body were masked; undefined when it cannot be masked. */
   readonly maskedTokens?: number;
+  /**
+   * Tokens it would count for if only its lines about the goal were kept (a large tool result's
+   * excerpt, core/prune/excerpt.ts); undefined when it has none. Used by the relevance strategy.
+   */
+  readonly excerptTokens?: number;
   /** Cosine similarity to the goal (relevance strategy); higher is kept longer. */
   readonly relevance?: number;
 }
@@ -94,6 +99,8 @@ export interface PrunePlan {
   readonly actions: readonly PruneAction[];
   readonly dropped: ReadonlySet<number>;
   readonly masked: ReadonlySet<number>;
+  /** The masked entries that keep their lines about the goal (an excerpt) rather than only a placeholder. */
+  readonly excerpted: ReadonlySet<number>;
   /** Estimated total after the prune, the summary reserve included when something is dropped. */
   readonly totalAfter: number;
   /** Total after the masks and drops, before the summary is added. */
@@ -119,9 +126,12 @@ interface UnitState {
 
 /**
  * Pure: decides what a prune does. Pinned units are never touched; the protected tail only shrinks
- * under hard urgency and never loses the latest turn. Tool results are masked first (oldest
- * first, or least relevant first with the relevance strategy), then whole candidate units are dropped in strategy order until the window, with room
- * for the summary, is at or under the target.
+ * under hard urgency and never loses the latest turn. Recency masks tool results oldest first, then
+ * drops whole candidate units oldest first. Relevance ranks masks and drops together by relevance to
+ * the goal (`rankSteps`): tool output the goal does not need is masked and unrelated turns dropped
+ * first; a large tool result the goal needs keeps its lines about the goal (an excerpt) before
+ * anything relevant goes; the latest result of each tool is masked last. Either stops once the
+ * window, with room for the summary, is at or under the target.
  */
 export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): PrunePlan {
   const totalBefore = entries.reduce((sum, e) => sum + e.tokens, 0);
@@ -140,6 +150,7 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
     actions: [],
     dropped: new Set(),
     masked: new Set(),
+    excerpted: new Set(),
     totalAfter: totalBefore,
     tokensAfterActions: totalBefore,
     reachedTarget: totalBefore <= targetTokens,
@@ -153,92 +164,203 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
     return nothing('no-change', `only ${candidates.length} candidate turn(s) between the pinned turns and the protected tail: nothing to summarize`);
   }
 
-  const tokensOf = (i: number): number => entries[i]?.tokens ?? 0;
-  const masked = new Map<number, number>();
-  const dropped = new Set<number>();
-  let actions: PruneAction[] = [];
-  let total = totalBefore;
-  // The summary's room follows what is dropped (its rule), so it grows as more goes.
-  let droppedTokens = 0;
-  const reserve = (): number => (dropped.size > 0 ? plannedSummaryRoom(droppedTokens, policy.summaryReserveTokens, targetTokens) : 0);
-  const over = (limit: number): boolean => total + reserve() > limit;
-
-  // 1. Mask tool results (recency: oldest first; relevance: least relevant to the goal first, so the
-  //    output the goal needs is masked last): the call stays answered, the bulk goes to the archive.
+  const state = new PlanState(entries, totalBefore, policy.summaryReserveTokens, targetTokens);
   const candidateUnits = units.filter((u) => u.role === 'candidate');
-  const maskOrder = candidateUnits.flatMap((u) => u.entries);
-  if (policy.strategy === 'relevance') maskOrder.sort((a, b) => (entries[a]?.relevance ?? 0) - (entries[b]?.relevance ?? 0) || a - b);
-  {
-    for (const i of maskOrder) {
-      if (!over(targetTokens)) break;
-      const e = entries[i];
-      if (e?.maskedTokens === undefined || e.entry.turn.type !== 'tool_result') continue;
-      const saved = e.tokens - e.maskedTokens;
-      if (saved <= 0) continue;
-      masked.set(i, saved);
-      total -= saved;
-      actions.push({ kind: 'mask', entries: [i], tokensSaved: saved, reason: 'old tool result' });
-    }
+  const steps = policy.strategy === 'relevance' ? rankSteps(candidateUnits, entries) : recencySteps(candidateUnits, entries);
+  for (const step of steps) {
+    if (!state.over(targetTokens)) break;
+    state.take(step);
+  }
+  // Hard urgency: the protected tail may shrink (oldest first, never the latest turn) to get below the hard limit.
+  let tailEntriesDropped = 0;
+  for (const unit of hard ? units.filter((u) => u.role === 'tail' && !u.containsLatest) : []) {
+    if (!state.over(hardLimitTokens - 1)) break;
+    state.drop(unit, 'hard limit: protected tail shrunk');
+    tailEntriesDropped += unit.entries.length;
+  }
+  const plan: PrunePlan = { ...base, outcome: 'prune', ...state.result(), tailEntriesDropped };
+  if (hard && plan.totalAfter >= hardLimitTokens) return { ...plan, outcome: 'impossible', note: impossibleNote(plan.tokensAfterActions, plan.totalAfter, hardLimitTokens) };
+  return plan;
+}
+
+function impossibleNote(total: number, totalAfter: number, hardLimitTokens: number): string {
+  return total >= hardLimitTokens
+    ? `the pinned turns and the latest turn alone come to ${total} tokens, at or above the hard limit (${hardLimitTokens})`
+    : `the pinned turns and the latest turn come to ${total} tokens; with room for the summary (${totalAfter - total}) that reaches the hard limit (${hardLimitTokens})`;
+}
+
+/** One thing a plan may do, in the order it is tried: keep a tool result's goal lines, mask it, or drop a unit. */
+type PlanStep =
+  | { readonly kind: 'excerpt' | 'mask'; readonly entry: number; readonly reason: string }
+  | { readonly kind: 'drop'; readonly unit: UnitState; readonly reason: string };
+
+/** What the plan has decided so far, and the window's size after it. */
+class PlanState {
+  total: number;
+  private droppedTokens = 0;
+  private actions: PruneAction[] = [];
+  /** Tokens each masked (or excerpted) entry saves now. */
+  private readonly masked = new Map<number, number>();
+  private readonly excerpted = new Set<number>();
+  private readonly dropped = new Set<number>();
+
+  constructor(
+    private readonly entries: readonly PlanEntry[],
+    totalBefore: number,
+    private readonly reserveRule: number | SummaryBudgetRule,
+    private readonly targetTokens: number,
+  ) {
+    this.total = totalBefore;
   }
 
-  // 2. Drop whole candidate units in strategy order.
-  // A dropped unit replaces any mask of its results: the drop is credited with the unit's whole
-  // size and the mask action goes, so the actions always add up to what the plan saves.
-  const drop = (unit: UnitState, reason: string): void => {
+  /** The summary's room follows what is dropped (its rule), so it grows as more goes. */
+  reserve(): number {
+    return this.dropped.size > 0 ? plannedSummaryRoom(this.droppedTokens, this.reserveRule, this.targetTokens) : 0;
+  }
+
+  over(limit: number): boolean {
+    return this.total + this.reserve() > limit;
+  }
+
+  take(step: PlanStep): void {
+    if (step.kind === 'drop') {
+      if (!step.unit.entries.some((i) => this.dropped.has(i))) this.drop(step.unit, step.reason);
+      return;
+    }
+    const e = this.entries[step.entry];
+    if (!e || this.dropped.has(step.entry) || (step.kind === 'mask' && this.masked.has(step.entry) && !this.excerpted.has(step.entry))) return;
+    const after = step.kind === 'excerpt' ? e.excerptTokens : e.maskedTokens;
+    if (after === undefined || (step.kind === 'excerpt' && this.masked.has(step.entry))) return;
+    const saved = e.tokens - after - (this.masked.get(step.entry) ?? 0);
+    if (saved <= 0) return;
+    this.masked.set(step.entry, e.tokens - after);
+    if (step.kind === 'excerpt') this.excerpted.add(step.entry);
+    else this.excerpted.delete(step.entry);
+    this.total -= saved;
+    this.actions.push({ kind: 'mask', entries: [step.entry], tokensSaved: saved, reason: step.reason });
+  }
+
+  /**
+   * A dropped unit replaces any mask of its results: the drop is credited with the unit's whole
+   * size and the mask actions go (in `result`), so the actions always add up to what the plan saves.
+   */
+  drop(unit: UnitState, reason: string): void {
     let size = 0;
     let stillCounted = 0;
     for (const i of unit.entries) {
-      const maskSaved = masked.get(i);
-      size += tokensOf(i);
-      stillCounted += tokensOf(i) - (maskSaved ?? 0);
-      if (maskSaved !== undefined) masked.delete(i);
-      dropped.add(i);
-      droppedTokens += tokensOf(i);
+      const tokens = this.entries[i]?.tokens ?? 0;
+      size += tokens;
+      stillCounted += tokens - (this.masked.get(i) ?? 0);
+      this.masked.delete(i);
+      this.excerpted.delete(i);
+      this.dropped.add(i);
+      this.droppedTokens += tokens;
     }
-    total -= stillCounted;
-    actions.push({ kind: 'drop', entries: unit.entries, tokensSaved: size, reason });
-  };
-  for (const { unit, reason } of rankCandidates(candidateUnits, entries, policy.strategy)) {
-    if (!over(targetTokens)) break;
-    drop(unit, reason);
+    this.total -= stillCounted;
+    this.actions.push({ kind: 'drop', entries: unit.entries, tokensSaved: size, reason });
   }
 
-  // 3. Hard urgency: the protected tail may shrink (oldest first, never the latest turn) to get
-  //    below the hard limit.
-  let tailEntriesDropped = 0;
-  if (hard && over(hardLimitTokens - 1)) {
-    for (const unit of units.filter((u) => u.role === 'tail' && !u.containsLatest)) {
-      if (!over(hardLimitTokens - 1)) break;
-      drop(unit, 'hard limit: protected tail shrunk');
-      tailEntriesDropped += unit.entries.length;
-    }
-  }
-
-  // Masks of dropped entries go (once, here: filtering at every drop made large plans quadratic).
-  actions = actions.filter((a) => a.kind !== 'mask' || !dropped.has(a.entries[0] ?? -1));
-  const totalAfter = total + reserve();
-  const plan: PrunePlan = {
-    ...base,
-    outcome: 'prune',
-    actions,
-    dropped,
-    masked: new Set(masked.keys()),
-    totalAfter,
-    tokensAfterActions: total,
-    reachedTarget: totalAfter <= targetTokens,
-    tailEntriesDropped,
-  };
-  if (hard && totalAfter >= hardLimitTokens) {
+  result(): Pick<PrunePlan, 'actions' | 'dropped' | 'masked' | 'excerpted' | 'totalAfter' | 'tokensAfterActions' | 'reachedTarget'> {
+    // Masks of dropped entries go, and an excerpt later masked whole is one action, where the whole
+    // mask was decided (once, here: filtering at every step made large plans quadratic).
+    const lastMask = new Map<number, number>();
+    this.actions.forEach((a, k) => {
+      if (a.kind === 'mask') lastMask.set(a.entries[0] ?? -1, k);
+    });
+    const savedBy = new Map<number, number>();
+    for (const a of this.actions) if (a.kind === 'mask') savedBy.set(a.entries[0] ?? -1, (savedBy.get(a.entries[0] ?? -1) ?? 0) + a.tokensSaved);
+    const actions = this.actions.flatMap((a, k): PruneAction[] => {
+      const i = a.entries[0] ?? -1;
+      if (a.kind !== 'mask') return [a];
+      if (this.dropped.has(i) || lastMask.get(i) !== k) return [];
+      return [{ ...a, tokensSaved: savedBy.get(i) ?? a.tokensSaved }];
+    });
+    const totalAfter = this.total + this.reserve();
     return {
-      ...plan,
-      outcome: 'impossible',
-      note:
-        total >= hardLimitTokens
-          ? `the pinned turns and the latest turn alone come to ${total} tokens, at or above the hard limit (${hardLimitTokens})`
-          : `the pinned turns and the latest turn come to ${total} tokens; with room for the summary (${totalAfter - total}) that reaches the hard limit (${hardLimitTokens})`,
+      actions,
+      dropped: this.dropped,
+      masked: new Set(this.masked.keys()),
+      excerpted: new Set(this.excerpted),
+      totalAfter,
+      tokensAfterActions: this.total,
+      reachedTarget: totalAfter <= this.targetTokens,
     };
   }
-  return plan;
+}
+
+/** Recency: every tool result masked, oldest first, then whole units dropped, oldest first. */
+function recencySteps(units: readonly UnitState[], entries: readonly PlanEntry[]): PlanStep[] {
+  const masks: PlanStep[] = units
+    .flatMap((u) => u.entries)
+    .filter((i) => entries[i]?.entry.turn.type === 'tool_result')
+    .map((entry) => ({ kind: 'mask', entry, reason: 'old tool result' }));
+  return [...masks, ...units.map((unit): PlanStep => ({ kind: 'drop', unit, reason: 'oldest' }))];
+}
+
+/** How much of its tool output's relevance a request lends it (below 1: the request's own text outranks its tool output). */
+const REQUEST_SHARE = 0.6;
+/** An excerpt is tried at this share of its tool result's relevance: what it masks are the lines the goal does not need. */
+const EXCERPT_SHARE = 0.25;
+
+/**
+ * Relevance: masks, excerpts and drops in one order, by what each loses. A tool result's relevance
+ * is its own or, if higher, a share of the request it serves (the user's request and the reasoning
+ * before it since that request: a test run is as relevant as the question it answers, whatever
+ * cosine its long output gets). A unit drops at its best entry's relevance; a tool result is masked
+ * at its own; its excerpt comes at half of that; the latest result of each tool is masked after
+ * every other tool result. Ties: excerpt, then mask, then drop; then the older first.
+ */
+function rankSteps(units: readonly UnitState[], entries: readonly PlanEntry[]): PlanStep[] {
+  const toolRelevance = toolOutputRelevance(entries);
+  const latest = latestResultOfEachTool(entries);
+  const keyOf = (i: number): number => toolRelevance.get(i) ?? entries[i]?.relevance ?? 0;
+  const ranked: { step: PlanStep; key: number; order: number; at: number }[] = [];
+  const lastMaskKey = Math.max(0, ...units.flatMap((u) => u.entries).map(keyOf));
+  for (const unit of units) {
+    const score = Math.max(...unit.entries.map(keyOf));
+    ranked.push({ step: { kind: 'drop', unit, reason: `least relevant to the goal (${score.toFixed(3)})` }, key: score, order: 2, at: unit.first });
+    for (const i of unit.entries) {
+      const e = entries[i];
+      if (e?.entry.turn.type !== 'tool_result' || e.maskedTokens === undefined) continue;
+      // The latest result of a tool: after every drop and every other mask (order 3 breaks a tie with a drop).
+      const key = latest.has(i) ? lastMaskKey + keyOf(i) : keyOf(i);
+      const why = latest.has(i) ? 'latest result of its tool' : 'tool output least relevant to the goal';
+      ranked.push({ step: { kind: 'mask', entry: i, reason: `${why} (${keyOf(i).toFixed(3)})` }, key, order: latest.has(i) ? 3 : 1, at: i });
+      if (e.excerptTokens !== undefined) {
+        ranked.push({ step: { kind: 'excerpt', entry: i, reason: `lines about the goal kept (${keyOf(i).toFixed(3)})` }, key: key * EXCERPT_SHARE, order: 0, at: i });
+      }
+    }
+  }
+  ranked.sort((a, b) => a.key - b.key || a.order - b.order || a.at - b.at);
+  return ranked.map((r) => r.step);
+}
+
+/**
+ * Each tool result's relevance: its own, or REQUEST_SHARE of the best user request or reasoning
+ * since the latest user request before it, whichever is higher.
+ */
+function toolOutputRelevance(entries: readonly PlanEntry[]): Map<number, number> {
+  const out = new Map<number, number>();
+  let request = 0;
+  entries.forEach((e, i) => {
+    const { role, type } = e.entry.turn;
+    if (role === 'user' && type === 'message') request = e.relevance ?? 0;
+    else if (type === 'reasoning' || type === 'message') request = Math.max(request, e.relevance ?? 0);
+    if (type === 'tool_result') out.set(i, Math.max(e.relevance ?? 0, REQUEST_SHARE * request));
+  });
+  return out;
+}
+
+/** The latest tool result answering each tool (named by the first word of the call before it). */
+function latestResultOfEachTool(entries: readonly PlanEntry[]): Set<number> {
+  const latest = new Map<string, number>();
+  let tool = '';
+  entries.forEach((e, i) => {
+    const { type, content } = e.entry.turn;
+    if (type === 'tool_call') tool = /^[\w.:-]+/.exec(content.trimStart())?.[0] ?? '';
+    else if (type === 'tool_result') latest.set(tool, i);
+  });
+  return new Set(latest.values());
 }
 
 function classifyUnits(entries: readonly PlanEntry[], policy: PrunePolicy): UnitState[] {
@@ -258,19 +380,4 @@ function classifyUnits(entries: readonly PlanEntry[], policy: PrunePolicy): Unit
       containsLatest: unit.entries.includes(latest),
     };
   });
-}
-
-/** Candidate units in the order they are dropped, with the reason. Ties: the older unit first. */
-function rankCandidates(
-  units: readonly UnitState[],
-  entries: readonly PlanEntry[],
-  strategy: PruneStrategy,
-): { unit: UnitState; reason: string }[] {
-  if (strategy === 'recency') return units.map((unit) => ({ unit, reason: 'oldest' }));
-  const scored = units.map((unit) => ({
-    unit,
-    score: Math.max(...unit.entries.map((i) => entries[i]?.relevance ?? 0)),
-  }));
-  scored.sort((a, b) => a.score - b.score || a.unit.first - b.unit.first);
-  return scored.map(({ unit, score }) => ({ unit, reason: `least relevant to the goal (${score.toFixed(3)})` }));
 }

@@ -49,8 +49,8 @@ export interface ReplayReport {
   /** The window at each step before its prune (the peaks). */
   readonly peakTokens: readonly number[];
   /**
-   * The session's whole life, as the agent recorded it. A Claude Code session that compacted is walked
-   * whole; another (Codex) is replayed from its last compaction on, and `overHardLimit` says that a
+   * The session's whole life, as the agent recorded it. A Claude Code or Codex session that compacted is walked
+   * whole; another (Gemini CLI) is replayed from its last compaction on, and `overHardLimit` says that a
    * size it recorded before a compaction (or its recorded peak) reached the hard limit.
    */
   readonly lifetime: {
@@ -58,7 +58,7 @@ export interface ReplayReport {
     readonly compactions: number;
     readonly compactionSizes: readonly number[];
     readonly overHardLimit: boolean;
-    /** The replay walked the whole file through the agent's compactions (Claude Code), not only the turns after the last. */
+    /** The replay walked the whole file through the agent's compactions (Claude Code, Codex), not only the turns after the last. */
     readonly wholeFile: boolean;
   };
 }

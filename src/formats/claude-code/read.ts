@@ -375,8 +375,18 @@ function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {
         : {}),
     },
     lifetime: { compactions: file.compactions, peakRecorded: file.peakRecorded, ...(firstAt && lastAt ? { span: { first: firstAt.raw, last: lastAt.raw } } : {}) },
+    ...carriedCalibration(compaction.boundary?.value),
     notes,
   };
+}
+
+/** The calibration a devs-ctx prune recorded on the compact boundary it wrote (`devsCtxCalibration`). */
+function carriedCalibration(boundary: JsonObject | undefined): { carriedCalibration?: { overhead: number; scale: number } } {
+  const carried = boundary?.['devsCtxCalibration'];
+  if (!isRecord(carried)) return {};
+  const { overhead, scale } = carried;
+  if (typeof overhead !== 'number' || typeof scale !== 'number' || !Number.isFinite(overhead) || !(scale > 0)) return {};
+  return { carriedCalibration: { overhead, scale } };
 }
 
 /** What the whole file says besides its tree: compactions, recorded usage, the model, its time span. */

@@ -325,6 +325,8 @@ function boundaryLine(uuid: string, oldLeaf: SessionLine, neighbour: SessionLine
     uuid,
     level: 'info',
     compactMetadata: { trigger: 'manual', preTokens: transcript.recorded?.contextTokens ?? 0 },
+    // devs-ctx's own field (Claude Code ignores it): the fit that still maps what is left.
+    ...(edit.calibration ? { devsCtxCalibration: { overhead: edit.calibration.overhead, scale: edit.calibration.scale } } : {}),
   };
 }
 

@@ -82,6 +82,14 @@ export const codexAdapter: FormatAdapter = {
   },
 };
 
+/**
+ * The turns of a Codex session's whole life, in order: every response item of the file, through the
+ * agent's compactions (their summaries and replacement histories left out). `replay` walks them.
+ */
+export function codexWholeLife(doc: ParsedDocument): readonly TranscriptEntry[] {
+  return readRollout(doc, { wholeLife: true }).entries;
+}
+
 /** What reading a rollout collects, record by record. */
 interface RolloutScan {
   readonly issues: ReadIssue[];
@@ -103,9 +111,11 @@ interface RolloutScan {
   lastReasoningTokens: number | undefined;
   readonly compactions: { line: number; replaced: boolean }[];
   readonly unknownRecords: Map<string, number>;
+  /** Every response item of the file: a compaction does not replace the history (`codexWholeLife`). */
+  readonly wholeLife: boolean;
 }
 
-function readRollout(doc: ParsedDocument): Transcript {
+function readRollout(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {}): Transcript {
   const scan: RolloutScan = {
     issues: [],
     history: [],
@@ -124,6 +134,7 @@ function readRollout(doc: ParsedDocument): Transcript {
     lastReasoningTokens: undefined,
     compactions: [],
     unknownRecords: new Map(),
+    wholeLife: options.wholeLife === true,
   };
   const { issues } = scan;
   if (doc.kind === 'json-document') {
@@ -212,7 +223,7 @@ function scanValue(scan: RolloutScan, record: ParsedDocument['records'][number],
       scan.lifetime.push({ preTokens: usage && usage.epoch === scan.epoch - 1 ? usage.input + usage.output : 0, trigger: 'auto', ...(timestamp !== undefined ? { timestamp } : {}) });
       scan.marks = [];
       scan.compactions.push({ line: record.line, replaced: Array.isArray(payload['replacement_history']) });
-      scan.history = historyAfterCompaction(scan.history, payload, { ...base, lineId, prefix }, issues);
+      if (!scan.wholeLife) scan.history = historyAfterCompaction(scan.history, payload, { ...base, lineId, prefix }, issues);
       return;
     }
     case 'event_msg':

@@ -1,0 +1,229 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { DEFAULT_PRUNER_CONFIG } from '../src/core/policy.js';
+import { goalExcerpt } from '../src/core/prune/excerpt.js';
+import { planPrune } from '../src/core/prune/plan.js';
+import type { PlanEntry, PrunePolicy } from '../src/core/prune/plan.js';
+import type { TranscriptEntry } from '../src/core/transcript.js';
+import type { ConversationTurn } from '../src/core/turn.js';
+import { runCli } from './helpers/cli.js';
+
+/**
+ * [issue 14 item 9] Tool output the goal needs is kept: masks are ranked with drops by relevance,
+ * the latest result of each tool is masked last, and a large tool result the goal needs keeps its
+ * lines about the goal (an excerpt) with a pointer to the archive.
+ */
+
+function entry(turn: Partial<ConversationTurn> & { id: string }, extra: Partial<TranscriptEntry> = {}): TranscriptEntry {
+  return { turn: { role: 'assistant', type: 'message', content: turn.id, ...turn }, source: { records: [0] }, blobs: [], ...extra };
+}
+
+const policy = (over: Partial<PrunePolicy> = {}): PrunePolicy => ({
+  ...DEFAULT_PRUNER_CONFIG,
+  softLimitTokens: 1000,
+  hardLimitTokens: 100_000,
+  strategy: 'relevance',
+  summaryReserveTokens: 0,
+  force: true,
+  ...over,
+});
+
+interface Spec {
+  readonly e: TranscriptEntry;
+  readonly tokens: number;
+  readonly relevance: number;
+  readonly excerptTokens?: number;
+}
+
+function plan(specs: readonly Spec[], over: Partial<PrunePolicy> = {}): { ids: (i: Iterable<number>) => string[]; p: ReturnType<typeof planPrune> } {
+  const entries: PlanEntry[] = specs.map(({ e, tokens, relevance, excerptTokens }) => ({
+    entry: e,
+    tokens,
+    relevance,
+    ...(e.turn.type === 'tool_result' ? { maskedTokens: 10 } : {}),
+    ...(excerptTokens !== undefined ? { excerptTokens } : {}),
+  }));
+  const p = planPrune(entries, policy(over));
+  return { p, ids: (set) => [...set].map((i) => specs[i]?.e.turn.id ?? '?').sort() };
+}
+
+const call = (id: string, tool: string, key: string): TranscriptEntry => entry({ id, type: 'tool_call', content: `${tool} {"q":"${key}"}` }, { links: { calls: [key] } });
+const result = (id: string, key: string): TranscriptEntry => entry({ id, role: 'tool', type: 'tool_result' }, { links: { answers: [key] } });
+const pinnedHead: Spec[] = [
+  { e: entry({ id: 'sys', role: 'system', type: 'system' }), tokens: 20, relevance: 0 },
+  { e: entry({ id: 'prd', role: 'user', type: 'prd' }), tokens: 20, relevance: 0 },
+];
+const tail: Spec[] = Array.from({ length: 5 }, (_, i) => ({ e: entry({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user' }), tokens: 10, relevance: 0.5 }));
+
+describe('masking ranked with dropping', () => {
+  test('the tool output of the goal\'s request is kept while an unrelated exchange goes; oldest-first masking would mask it', () => {
+    const specs: Spec[] = [
+      ...pinnedHead,
+      // The goal's request: its test run scores low on its own (long output), high through the request.
+      { e: entry({ id: 'ask', role: 'user' }), tokens: 30, relevance: 0.6 },
+      { e: call('c1', 'run_tests', 'a'), tokens: 20, relevance: 0.1 },
+      { e: result('goal-output', 'a'), tokens: 400, relevance: 0.02 },
+      // Unrelated work.
+      { e: entry({ id: 'other', role: 'user' }), tokens: 300, relevance: 0.03 },
+      { e: call('c2', 'grep', 'b'), tokens: 20, relevance: 0.01 },
+      { e: result('other-output', 'b'), tokens: 400, relevance: 0.01 },
+      { e: entry({ id: 'done', role: 'assistant' }), tokens: 300, relevance: 0.04 },
+      { e: call('c3', 'run_tests', 'c'), tokens: 20, relevance: 0.01 },
+      { e: result('later-tests', 'c'), tokens: 100, relevance: 0.01 },
+      ...tail,
+    ];
+    const { p, ids } = plan(specs, { targetTokens: 900 });
+    assert.equal(p.outcome, 'prune');
+    assert.ok(p.reachedTarget);
+    assert.ok(!p.masked.has(4) && !p.dropped.has(4), `the goal's tool output stays whole (masked ${ids(p.masked)}, dropped ${ids(p.dropped)})`);
+    assert.ok(ids(p.dropped).includes('other'), 'the unrelated request went instead');
+    // The recency strategy (masks oldest first, before any drop) masks it.
+    const recency = plan(specs, { targetTokens: 900, strategy: 'recency' });
+    assert.ok(recency.p.masked.has(4));
+  });
+
+  test('the latest result of each tool is masked after the others, even when it is less relevant', () => {
+    const specs: Spec[] = [
+      ...pinnedHead,
+      { e: call('c1', 'grep', 'a'), tokens: 20, relevance: 0.1 },
+      { e: result('first-grep', 'a'), tokens: 400, relevance: 0.2 },
+      { e: entry({ id: 'm', role: 'user' }), tokens: 30, relevance: 0.9 },
+      { e: call('c2', 'grep', 'b'), tokens: 20, relevance: 0.1 },
+      { e: result('latest-grep', 'b'), tokens: 400, relevance: 0.05 },
+      { e: entry({ id: 'n', role: 'assistant' }), tokens: 30, relevance: 0.9 },
+      ...tail,
+    ];
+    const { p, ids } = plan(specs, { targetTokens: 600 });
+    assert.deepEqual(ids(p.masked), ['first-grep']);
+    assert.equal(p.dropped.size, 0);
+    assert.match(p.actions[0]?.reason ?? '', /least relevant/);
+  });
+
+  test('a large tool result the goal needs keeps its excerpt first, and is masked whole only when more must go (one action)', () => {
+    const specs: Spec[] = [
+      ...pinnedHead,
+      { e: entry({ id: 'ask', role: 'user' }), tokens: 30, relevance: 0.8 },
+      { e: call('c1', 'kubectl', 'a'), tokens: 20, relevance: 0.3 },
+      { e: result('logs', 'a'), tokens: 2000, relevance: 0.3, excerptTokens: 300 },
+      { e: entry({ id: 'why', role: 'assistant', type: 'reasoning' }), tokens: 200, relevance: 0.5 },
+      // Side talk: less relevant than the logs (0.6 × 0.8 through the request), more than what the excerpt masks (a quarter of that).
+      { e: entry({ id: 'side', role: 'user' }), tokens: 200, relevance: 0.2 },
+      { e: entry({ id: 'side2', role: 'assistant' }), tokens: 200, relevance: 0.2 },
+      { e: call('c9', 'kubectl', 'z'), tokens: 10, relevance: 0 },
+      { e: result('tail-logs', 'z'), tokens: 10, relevance: 0 },
+      ...tail,
+    ];
+    // 2,000 → 300 reaches 1,200: the excerpt alone; the reasoning and the side talk stay.
+    const light = plan(specs, { targetTokens: 1200 });
+    const { ids } = light;
+    assert.deepEqual(ids(light.p.masked), ['logs']);
+    assert.deepEqual(ids(light.p.excerpted), ['logs']);
+    assert.equal(light.p.dropped.size, 0);
+    assert.equal(light.p.actions.length, 1);
+    assert.equal(light.p.actions[0]?.tokensSaved, 1700);
+    // A deep target: the side talk goes before the excerpt, then the excerpt is masked whole.
+    const deep = plan(specs, { targetTokens: 400 });
+    assert.ok(deep.p.dropped.size > 0);
+    const masks = deep.p.actions.filter((a) => a.kind === 'mask');
+    assert.ok(deep.p.masked.has(4) && !deep.p.excerpted.has(4), 'masked whole, not an excerpt any more');
+    const logMasks = masks.filter((a) => a.entries[0] === 4);
+    assert.equal(logMasks.length, 1, 'one action for the result');
+    assert.equal(logMasks[0]?.tokensSaved, 1990);
+    assert.ok(deep.p.dropped.has(6) && deep.p.dropped.has(7), 'the side talk went first');
+    const saved = deep.p.actions.reduce((sum, a) => sum + (a.kind === 'mask' ? a.tokensSaved : 0), 0);
+    const droppedTokens = [...deep.p.dropped].reduce((sum, i) => sum + (specs[i]?.tokens ?? 0), 0);
+    assert.equal(deep.p.totalBefore - saved - droppedTokens, deep.p.tokensAfterActions, 'the actions add up to what the plan saves');
+  });
+});
+
+/** Service logs: templated lines about the webhook, one line with something no other line says. */
+function logs(lines: number, fact: string, at: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    out.push(i === at ? fact : `2026-03-14T09:${String(i % 60).padStart(2, '0')}:00Z info payment_webhook delivery=${1000 + i} took=${(i * 37) % 900}ms`);
+  }
+  return out.join('\n');
+}
+
+const GOAL = 'Fix the flaky payment webhook retry so a redelivered event is processed once.';
+const FACT = '2026-03-14T09:12:44Z warn webhook received id=evt_1NQx7f type=payment_intent.succeeded already seen earlier';
+
+describe('goalExcerpt', () => {
+  test('keeps the line about the goal that says something new among templated lines, and marks the gaps', () => {
+    const text = logs(200, FACT, 120);
+    const excerpt = goalExcerpt(text, GOAL);
+    assert.ok(excerpt);
+    assert.ok(excerpt.text.includes(FACT));
+    assert.equal(excerpt.totalLines, 200);
+    assert.ok(excerpt.keptLines < 50);
+    assert.ok(excerpt.text.length <= text.length * 0.25);
+    assert.match(excerpt.text, /\[… \d+ lines …\]/);
+    // The kept lines, in their order, are lines of the output.
+    const kept = excerpt.text.split('\n').filter((l) => !l.startsWith('[…'));
+    assert.equal(kept.length, excerpt.keptLines);
+    const original = text.split('\n');
+    let at = -1;
+    for (const line of kept) {
+      const next = original.indexOf(line, at + 1);
+      assert.ok(next > at, `in order: ${line}`);
+      at = next;
+    }
+  });
+
+  test('an error line about the goal ranks first', () => {
+    const text = logs(100, 'ERROR PAY-E4117 webhook delivery rejected: signature timestamp outside tolerance', 40);
+    const excerpt = goalExcerpt(text, GOAL);
+    assert.ok(excerpt?.text.includes('PAY-E4117'));
+  });
+
+  test('none for a short output, an output with no goal word, or no goal', () => {
+    assert.equal(goalExcerpt(logs(8, FACT, 3), GOAL), undefined);
+    assert.equal(goalExcerpt(Array.from({ length: 40 }, (_, i) => `line ${i} of an unrelated listing`).join('\n'), GOAL), undefined);
+    assert.equal(goalExcerpt(logs(100, FACT, 3), ''), undefined);
+  });
+});
+
+describe('prune keeps the excerpt end to end', () => {
+  test('the excerpt holds the goal line and the archive pointer; a second prune changes nothing; restore gives the bytes back', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-excerpt-'));
+    const env = { DEVS_CTX_ARCHIVE: join(mkdtempSync(join(tmpdir(), 'devs-ctx-excerpt-archive-')), 'archive.sqlite') };
+    const lines: Record<string, unknown>[] = [
+      { id: 'sys', role: 'system', type: 'system', content: 'You are a coding agent.' },
+      { id: 'ask', role: 'user', type: 'message', content: 'The payment webhook retry fails: a redelivered event is processed twice. Look at the logs.' },
+      { id: 'c1', role: 'assistant', type: 'tool_call', callId: 'k1', content: 'run_shell {"command":"kubectl logs deploy/payments"}' },
+      { id: 'r1', role: 'tool', type: 'tool_result', callId: 'k1', content: logs(400, FACT, 250) },
+    ];
+    for (let i = 0; i < 12; i++) {
+      lines.push({ id: `u${i}`, role: 'user', type: 'message', content: `Unrelated: rename the CSV export column ${i} and update the report header. ${'Pagination cursor details. '.repeat(40)}` });
+      lines.push({ id: `a${i}`, role: 'assistant', type: 'message', content: `Renamed the report column ${i}. ${'The export stream writes rows as it reads them. '.repeat(40)}` });
+    }
+    lines.push({ id: 'goal', role: 'user', type: 'message', content: GOAL });
+    const original = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+    writeFileSync(join(dir, 's.jsonl'), original);
+    const first = runCli(['prune', 's.jsonl', '--force', '--target', '5k', '-o', 'p.jsonl', '--json'], { cwd: dir, env });
+    assert.equal(first.exitCode, 0, first.stderr);
+    const pruned = readFileSync(join(dir, 'p.jsonl'), 'utf8');
+    const r1 = pruned.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; content: string }).find((l) => l.id === 'r1');
+    assert.ok(r1, 'the call stays answered');
+    assert.match(r1.content, /^\[devs-ctx: [\d,]+ tokens of tool output archived; kept below: \d+ of its 400 lines, those about the goal; full text: devs-ctx recall --turn r1\]\n/);
+    assert.ok(r1.content.includes(FACT), 'the goal line is kept');
+    assert.ok(r1.content.length < logs(400, FACT, 250).length / 4);
+    const report = JSON.parse(first.stdout) as { after: { tokens: number } };
+    assert.ok(report.after.tokens <= 5000, `after ${report.after.tokens}`);
+
+    const again = runCli(['prune', 'p.jsonl', '--force', '--target', '5k', '--dry-run', '--json'], { cwd: dir, env });
+    assert.equal(again.exitCode, 0, again.stderr);
+    assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, 'no-change');
+
+    const recalled = runCli(['recall', '--turn', 'r1'], { cwd: dir, env });
+    assert.equal(recalled.exitCode, 0, recalled.stderr);
+    assert.ok(recalled.stdout.includes('delivery=1399'), 'the archive has the whole output');
+
+    const restored = runCli(['restore', 'p.jsonl', '-o', 'r.jsonl'], { cwd: dir, env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.equal(readFileSync(join(dir, 'r.jsonl'), 'utf8'), original);
+  });
+});
