@@ -557,7 +557,7 @@ export function writeRetentionTranscript(file: string): RetentionTranscript {
 
   const factTurns = lines.flatMap((l, i) => (PLANTED_FACTS.some((f) => l.content.includes(f.token)) ? [i] : []));
   const factSpan = [(factTurns[0] ?? 0) / lines.length, (factTurns[factTurns.length - 1] ?? 0) / lines.length] as const;
-  const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+  const text = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
   // Each fact must occur exactly once, or "survived" would mean nothing.
   for (const fact of PLANTED_FACTS) {
     const count = text.split(fact.token).length - 1;

@@ -267,7 +267,7 @@ test('a Claude Code subagent transcript (only sidechain lines) reads its own cha
       message: { id: 'm1', role: 'assistant', model: 'claude-haiku-4-5-20251001', content: [{ type: 'text', text: 'Three callers: a.ts, b.ts, c.ts' }], usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 } },
     },
   ];
-  const doc = parseDocument(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), { path: 'agent-a1.jsonl' });
+  const doc = parseDocument(Buffer.from(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`), { path: 'agent-a1.jsonl' });
   const t = claudeCodeAdapter.read(doc);
   assert.equal(t.entries.length, 2);
   assert.equal(t.model?.id, 'claude-haiku-4-5-20251001');

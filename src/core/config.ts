@@ -157,7 +157,7 @@ export function resolveGeminiBaseUrl(sources: {
 }
 
 /** What the command line said (only what it said). */
-export interface SettingFlags {
+interface SettingFlags {
   readonly window?: number;
   readonly softLimit?: number;
   readonly hardLimit?: number;

@@ -51,7 +51,7 @@ export interface SessionContext {
 }
 
 /** Which kind of source `resolveSettings` took the limits from, by its label. */
-export function limitKind(label: string): LimitSource {
+function limitKind(label: string): LimitSource {
   if (label === 'default') return 'default';
   if (/^(soft from |hard from )?--/.test(label)) return 'flag';
   if (/^(soft from |hard from )?DEVS_/.test(label)) return 'env';
@@ -89,7 +89,7 @@ export function plannerLimits<S extends Pick<Settings, 'softLimitTokens' | 'hard
 }
 
 /** Settings with a session's limits in place (for the prune planner and the policy checks). */
-export function withSessionLimits<S extends Pick<Settings, 'softLimitTokens' | 'hardLimitTokens' | 'limitSource'>>(settings: S, limits: SessionLimits): S {
+function withSessionLimits<S extends Pick<Settings, 'softLimitTokens' | 'hardLimitTokens' | 'limitSource'>>(settings: S, limits: SessionLimits): S {
   return { ...settings, softLimitTokens: limits.soft, hardLimitTokens: limits.hard, limitSource: limits.from };
 }
 

@@ -29,9 +29,9 @@ export interface SummaryBudgetRule {
 }
 
 /** [issue 15] 2 % of what a prune removes, between 1,000 and 8,000 tokens. */
-export const DEFAULT_SUMMARY_SHARE = 0.02;
-export const SUMMARY_MIN_TOKENS = 1000;
-export const SUMMARY_MAX_TOKENS = 8000;
+const DEFAULT_SUMMARY_SHARE = 0.02;
+const SUMMARY_MIN_TOKENS = 1000;
+const SUMMARY_MAX_TOKENS = 8000;
 
 export function summaryRule(share = DEFAULT_SUMMARY_SHARE): SummaryBudgetRule {
   return { share, min: SUMMARY_MIN_TOKENS, max: SUMMARY_MAX_TOKENS };
@@ -47,7 +47,7 @@ export function summaryRule(share = DEFAULT_SUMMARY_SHARE): SummaryBudgetRule {
  * all the room left under the target (`summaryBudgetFor` capped by it), or its whole budget when the
  * target cannot be reached anyway.
  */
-export function plannedSummaryRoom(removedTokens: number, reserve: number | SummaryBudgetRule, targetTokens: number): number {
+function plannedSummaryRoom(removedTokens: number, reserve: number | SummaryBudgetRule, targetTokens: number): number {
   const budget = summaryBudgetFor(removedTokens, reserve);
   return typeof reserve === 'number' ? budget : Math.min(budget, Math.max(300, Math.floor(targetTokens / 10)));
 }
@@ -84,7 +84,7 @@ export interface PruneAction {
   readonly reason: string;
 }
 
-export type PlanOutcome = 'no-change' | 'prune' | 'impossible';
+type PlanOutcome = 'no-change' | 'prune' | 'impossible';
 
 export interface PrunePlan {
   readonly outcome: PlanOutcome;
