@@ -40,13 +40,31 @@ export function ensureAgentSession(dataDir: string): { path: string; project: st
   const turn = (): void => {
     const file = rng.pick(FILES);
     push({ type: 'user', message: { role: 'user', content: `Please fix the ${words(3)} in ${file}; never skip the ${words(2)} check.` } });
-    push({ type: 'assistant', message: { id: `m${n}`, role: 'assistant', model: 'claude', content: [{ type: 'tool_use', id: `t${n}`, name: 'Bash', input: { command: `npm test -- ${file}` } }] } });
-    push({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${n - 1}`, content: `FAIL ${file}\nTypeError: ${words(6)}\n${words(rng.int(150, 400))}` }] } });
+    push({
+      type: 'assistant',
+      message: {
+        id: `m${n}`,
+        role: 'assistant',
+        model: 'claude',
+        content: [{ type: 'tool_use', id: `t${n}`, name: 'Bash', input: { command: `npm test -- ${file}` } }],
+      },
+    });
+    push({
+      type: 'user',
+      message: {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: `t${n - 1}`, content: `FAIL ${file}\nTypeError: ${words(6)}\n${words(rng.int(150, 400))}` }],
+      },
+    });
     push({ type: 'assistant', message: { id: `m${n}`, role: 'assistant', model: 'claude', content: [{ type: 'text', text: words(rng.int(60, 200)) }] } });
   };
   while (chars < 400_000) turn();
   push({ type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', compactMetadata: { trigger: 'auto', preTokens: 100_000 } });
-  push({ type: 'user', isCompactSummary: true, message: { role: 'user', content: `This session is being continued. Summary: ${words(300)} in src/core/parser.ts.` } });
+  push({
+    type: 'user',
+    isCompactSummary: true,
+    message: { role: 'user', content: `This session is being continued. Summary: ${words(300)} in src/core/parser.ts.` },
+  });
   const before = chars;
   while (chars - before < 600_000) turn();
   writeFileSync(path, `${lines.join('\n')}\n`);

@@ -42,11 +42,28 @@ function syntheticEvent(id: string, turns: number, random: () => number): PruneE
   const input = parseDocument(Buffer.from('{"id":"a","content":"kept"}\n{"id":"b","content":"dropped"}\n'), { path: id, keepRaw: true });
   const records = [{ from: 0 }];
   return {
-    id, createdAt: new Date().toISOString(), sourcePath: `/bench/${id}.jsonl`, format: 'devs', strategy: 'relevance', targetTokens: 1000, urgency: 'hard',
-    tokensBefore: turns * 60, tokensAfter: 1000, removedTurnCount: turns, maskedTurnCount: 0, tokensSaved: turns * 60 - 1000,
-    input, output: { records, bytes: renderOutput(input, records) },
+    id,
+    createdAt: new Date().toISOString(),
+    sourcePath: `/bench/${id}.jsonl`,
+    format: 'devs',
+    strategy: 'relevance',
+    targetTokens: 1000,
+    urgency: 'hard',
+    tokensBefore: turns * 60,
+    tokensAfter: 1000,
+    removedTurnCount: turns,
+    maskedTurnCount: 0,
+    tokensSaved: turns * 60 - 1000,
+    input,
+    output: { records, bytes: renderOutput(input, records) },
     turns: Array.from({ length: turns }, (_, i) => ({
-      entryIndex: i + 1, turnId: `${id}-t${i}`, role: 'assistant', type: 'message', action: 'dropped' as const, tokens: 60, records: [1],
+      entryIndex: i + 1,
+      turnId: `${id}-t${i}`,
+      role: 'assistant',
+      type: 'message',
+      action: 'dropped' as const,
+      tokens: 60,
+      records: [1],
       // Zipf-like: a few common words, a long tail.
       content: Array.from({ length: 40 }, () => word(Math.floor(VOCABULARY * random() ** 3))).join(' '),
     })),
@@ -71,7 +88,11 @@ const median = (values: readonly number[]): number => [...values].sort((a, b) =>
 async function recallMedianMs(archive: Archive): Promise<number> {
   const random = prng(7);
   const queries = Array.from({ length: 30 }, (_, i) =>
-    i % 3 === 0 ? `${word(Math.floor(200 * random()))} ${word(Math.floor(2000 * random()))}` : i % 3 === 1 ? word(Math.floor(VOCABULARY * random())) : `${word(Math.floor(50 * random())).slice(0, 3)}*`,
+    i % 3 === 0
+      ? `${word(Math.floor(200 * random()))} ${word(Math.floor(2000 * random()))}`
+      : i % 3 === 1
+        ? word(Math.floor(VOCABULARY * random()))
+        : `${word(Math.floor(50 * random())).slice(0, 3)}*`,
   );
   await archive.recall(queries[0] ?? 'x'); // SQLite indexes pending turns on the first recall: not timed
   const times: number[] = [];
@@ -108,12 +129,23 @@ async function writeLoadMs(location: string, writers: number, events: number): P
     // The built modules (npm run bench builds first), so a writer's start-up is node's, not tsx's.
     const child = spawn(process.execPath, ['--input-type=module', '-e', WRITER], {
       cwd: projectDir,
-      env: { ...process.env, OPEN_URL: url('dist/archive/open.js'), JSONL_URL: url('dist/io/jsonl.js'), WRITE_URL: url('dist/formats/write.js'), ARCHIVE: location, WORKER: `w${w}`, EVENTS: String(events), TURNS: String(TURNS_PER_WRITE) },
+      env: {
+        ...process.env,
+        OPEN_URL: url('dist/archive/open.js'),
+        JSONL_URL: url('dist/io/jsonl.js'),
+        WRITE_URL: url('dist/formats/write.js'),
+        ARCHIVE: location,
+        WORKER: `w${w}`,
+        EVENTS: String(events),
+        TURNS: String(TURNS_PER_WRITE),
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    return new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${w} exited ${code}: ${stderr}`)))));
+    return new Promise<void>((resolve, reject) =>
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${w} exited ${code}: ${stderr}`)))),
+    );
   });
   await Promise.all(exits);
   return performance.now() - start;
@@ -128,7 +160,10 @@ export async function archiveBench(log: (message: string) => void): Promise<stri
     const pg = await postgres();
     const recall: Record<string, number> = {};
     try {
-      for (const [kind, location] of [['sqlite', join(dir, 'recall.sqlite')], ['postgres', pg.url]] as const) {
+      for (const [kind, location] of [
+        ['sqlite', join(dir, 'recall.sqlite')],
+        ['postgres', pg.url],
+      ] as const) {
         log(`archive bench: archiving ${TURNS.toLocaleString('en-US')} turns in ${kind}…`);
         const archive = await openArchiveAt(location);
         const random = prng(42);
@@ -139,14 +174,22 @@ export async function archiveBench(log: (message: string) => void): Promise<stri
     } finally {
       await pg.stop();
     }
-    rows.push([`recall over ${TURNS.toLocaleString('en-US')} turns (median of 30)`, recall['sqlite']!.toFixed(1), recall['postgres']!.toFixed(1), `${(recall['postgres']! / recall['sqlite']!).toFixed(2)}×`]);
+    rows.push([
+      `recall over ${TURNS.toLocaleString('en-US')} turns (median of 30)`,
+      recall['sqlite']!.toFixed(1),
+      recall['postgres']!.toFixed(1),
+      `${(recall['postgres']! / recall['sqlite']!).toFixed(2)}×`,
+    ]);
 
     // 8 writers at once vs 1 writer, the same events.
     const load: Record<string, { one: number; many: number }> = {};
     for (const kind of ['sqlite', 'postgres'] as const) {
       log(`archive bench: ${WRITERS} writers vs 1 in ${kind}…`);
       const result = { one: 0, many: 0 };
-      for (const [key, writers, events] of [['one', 1, WRITERS * EVENTS_PER_WRITER], ['many', WRITERS, EVENTS_PER_WRITER]] as const) {
+      for (const [key, writers, events] of [
+        ['one', 1, WRITERS * EVENTS_PER_WRITER],
+        ['many', WRITERS, EVENTS_PER_WRITER],
+      ] as const) {
         const server = kind === 'postgres' ? await postgres() : undefined;
         try {
           result[key] = await writeLoadMs(server?.url ?? join(dir, `load-${key}.sqlite`), writers, events);
@@ -166,7 +209,12 @@ export async function archiveBench(log: (message: string) => void): Promise<stri
     rmSync(dir, { recursive: true, force: true });
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  const lines = rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  const lines = rows.map((r) =>
+    r
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
   lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
   return [
     'archive: PostgreSQL = PGlite (WASM PostgreSQL, one backend) over the wire in this process; writers are separate processes, each opening the archive',

@@ -92,7 +92,9 @@ export async function runCalibration(dir: string, log: (line: string) => void = 
     const sessionError = quantile(errors, 0.5);
     perSession.push(sessionError);
     perSessionEstimate.push(quantile(estimateErrors, 0.5));
-    log(`  ${path.slice(dir.length + 1)}: ${errors.length} cuts, median |error| ${(sessionError * 100).toFixed(1)} %, p90 ${(quantile(errors, 0.9) * 100).toFixed(1)} %`);
+    log(
+      `  ${path.slice(dir.length + 1)}: ${errors.length} cuts, median |error| ${(sessionError * 100).toFixed(1)} %, p90 ${(quantile(errors, 0.9) * 100).toFixed(1)} %`,
+    );
   }
   return {
     sessions: judged,

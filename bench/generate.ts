@@ -91,9 +91,33 @@ const WORDS = (
 ).split(' ');
 
 const ACCENTED = [
-  'café', 'naïve', 'résumé', 'Zürich', 'São Paulo', 'façade', 'coöperate', 'jalapeño', 'Ångström',
-  'Dvořák', 'Kraków', 'smörgåsbord', 'crème brûlée', 'El Niño', 'Málaga', 'Ærø', 'Øresund', 'Łódź',
-  'déjà vu', 'über', 'piñata', 'Gödel', 'Bézier', 'Straße', 'Ελλάδα', 'Москва', 'привет мир',
+  'café',
+  'naïve',
+  'résumé',
+  'Zürich',
+  'São Paulo',
+  'façade',
+  'coöperate',
+  'jalapeño',
+  'Ångström',
+  'Dvořák',
+  'Kraków',
+  'smörgåsbord',
+  'crème brûlée',
+  'El Niño',
+  'Málaga',
+  'Ærø',
+  'Øresund',
+  'Łódź',
+  'déjà vu',
+  'über',
+  'piñata',
+  'Gödel',
+  'Bézier',
+  'Straße',
+  'Ελλάδα',
+  'Москва',
+  'привет мир',
 ];
 const EMOJI = ['🚀', '✅', '❌', '⚠️', '🔥', '🐛', '📦', '🧪', '💡', '🎉', '👍', '🙏', '😅', '🤔', '📝', '🔒', '⏱️', '🌍'];
 /** Common CJK characters (Chinese and Japanese kana), picked at random into "sentences". */
@@ -144,7 +168,9 @@ function prose(rng: Rng): string {
 function code(rng: Rng): string {
   const name = identifier(rng, rng.int(2, 3));
   const params = Array.from({ length: rng.int(0, 3) }, () => `${identifier(rng)}: ${rng.pick(['string', 'number', 'boolean', 'readonly Row[]', 'Options'])}`);
-  const lines = [`export ${rng.chance(0.3) ? 'async ' : ''}function ${name}(${params.join(', ')}): ${rng.pick(['void', 'number', 'string', 'Result<Row[]>', 'Promise<void>'])} {`];
+  const lines = [
+    `export ${rng.chance(0.3) ? 'async ' : ''}function ${name}(${params.join(', ')}): ${rng.pick(['void', 'number', 'string', 'Result<Row[]>', 'Promise<void>'])} {`,
+  ];
   const body = rng.int(3, 12);
   for (let i = 0; i < body; i++) {
     const v = identifier(rng);
@@ -224,11 +250,30 @@ const CHUNK_KINDS = Object.keys(CHUNKS) as ChunkKind[];
 /** Which kinds of chunk make up each kind of turn, with weights. */
 type Mix = readonly (readonly [ChunkKind, number])[];
 const MIX = {
-  pinned: [['prose', 8], ['code', 1], ['nonAscii', 1]],
-  user: [['prose', 7], ['nonAscii', 3]],
-  assistant: [['prose', 6], ['code', 3], ['nonAscii', 1]],
-  reasoning: [['prose', 9], ['code', 1]],
-  toolResult: [['json', 4], ['code', 3], ['stack', 2], ['prose', 1]],
+  pinned: [
+    ['prose', 8],
+    ['code', 1],
+    ['nonAscii', 1],
+  ],
+  user: [
+    ['prose', 7],
+    ['nonAscii', 3],
+  ],
+  assistant: [
+    ['prose', 6],
+    ['code', 3],
+    ['nonAscii', 1],
+  ],
+  reasoning: [
+    ['prose', 9],
+    ['code', 1],
+  ],
+  toolResult: [
+    ['json', 4],
+    ['code', 3],
+    ['stack', 2],
+    ['prose', 1],
+  ],
 } as const satisfies Record<string, Mix>;
 
 function pickKind(rng: Rng, mix: Mix): ChunkKind {
@@ -397,10 +442,7 @@ export async function ensureBenchData(dir: string, log: (message: string) => voi
   };
   const stampFile = join(dir, 'stamp.json');
   const stamp = JSON.stringify({ version: GENERATOR_VERSION, small: SMALL, large: LARGE, appended: APPENDED_TURNS, appendSeed: APPEND_SEED });
-  const fresh =
-    existsSync(stampFile) &&
-    readFileSync(stampFile, 'utf8') === stamp &&
-    [data.small, data.large, data.appended].every((file) => existsSync(file));
+  const fresh = existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && [data.small, data.large, data.appended].every((file) => existsSync(file));
   if (fresh) return data;
 
   log('generating benchmark transcripts (once)…');
@@ -518,7 +560,16 @@ export function* claudeCodeLines(spec: TranscriptSpec, calibration: Calibration,
       context += output + 200;
       line = {
         ...base,
-        message: { model: 'claude-sonnet-4-5-20250929', id: `msg_${uuid.replace(/-/g, '').slice(0, 24)}`, type: 'message', role: 'assistant', content, stop_reason: null, stop_sequence: null, usage },
+        message: {
+          model: 'claude-sonnet-4-5-20250929',
+          id: `msg_${uuid.replace(/-/g, '').slice(0, 24)}`,
+          type: 'message',
+          role: 'assistant',
+          content,
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
         requestId: `req_${uuid.replace(/-/g, '').slice(0, 24)}`,
         type: 'assistant',
         uuid,

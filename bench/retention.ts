@@ -39,26 +39,118 @@ export interface PlantedFact {
 }
 
 export const PLANTED_FACTS: readonly PlantedFact[] = [
-  { token: 'PAY-E4117', turn: 'tool_result', output: 'logs', sentence: 'ERROR PAY-E4117 webhook delivery rejected: signature timestamp outside tolerance (attempt 3 of 5)' },
-  { token: 'WEBHOOK_RETRY_JITTER_MS', turn: 'assistant', sentence: 'I added `WEBHOOK_RETRY_JITTER_MS` (default 250) so two retries of the same payment event no longer fire in the same tick.' },
-  { token: 'src/payments/idempotency-ledger.ts', turn: 'reasoning', sentence: 'The dedupe of webhook deliveries really happens in src/payments/idempotency-ledger.ts, not in the handler, and the retry path calls the handler directly, so it skips the ledger.' },
-  { token: 'stripeSignatureToleranceSec', turn: 'user', sentence: 'Heads up: ops set `stripeSignatureToleranceSec` to 300 in production but staging still has 60, which is probably why the webhook retries fail there.' },
-  { token: 'dlq-payments-webhook-v2', turn: 'assistant', sentence: 'Payment events that run out of retries now go to the `dlq-payments-webhook-v2` queue; nothing drains the old v1 queue any more.' },
-  { token: 'evt_1NQx7fKb2LmZ', turn: 'tool_result', output: 'logs', sentence: '2026-03-14T09:12:44.118Z info  webhook received id=evt_1NQx7fKb2LmZ type=payment_intent.succeeded attempt=2 (already seen at 09:12:41.902Z)' },
-  { token: 'retryBudgetExhausted', turn: 'reasoning', sentence: 'When the webhook handler sees `retryBudgetExhausted` it returns 200 to the provider, so the payment event is acknowledged even though we never processed it.' },
-  { token: 'X-Webhook-Attempt', turn: 'user', sentence: 'The provider sends the attempt number in the `X-Webhook-Attempt` header; can we log it with every payment webhook we receive?' },
-  { token: 'PaymentIntentRaceError', turn: 'tool_result', output: 'tests', sentence: 'PaymentIntentRaceError: payment intent pi_3Kd9 already captured by a concurrent webhook delivery' },
-  { token: 'migrations/0042_webhook_attempts.sql', turn: 'assistant', sentence: 'The attempts table for webhook deliveries is created in migrations/0042_webhook_attempts.sql; it has a unique index on (event_id, attempt).' },
-  { token: 'WEBHOOK_MAX_ATTEMPTS', turn: 'user', sentence: 'For the record, production runs with WEBHOOK_MAX_ATTEMPTS=7 for payment webhooks, not the 5 in the example config.' },
-  { token: 'onDeliveryTimeout', turn: 'reasoning', sentence: 'The retry is scheduled from `onDeliveryTimeout` as well as from the error branch, so a slow payment webhook can be retried twice for one failure.' },
-  { token: 'clockSkewGuard', turn: 'assistant', sentence: 'I wrapped the signature check in `clockSkewGuard()` so a webhook retried minutes later is not rejected for its old timestamp.' },
-  { token: 'test/payments/fixtures/replay-burst.json', turn: 'tool_result', output: 'listing', sentence: 'test/payments/fixtures/replay-burst.json  14 webhook events, 3 duplicate deliveries of the same payment intent' },
-  { token: 'ERR_LEDGER_LOCK_TIMEOUT', turn: 'tool_result', output: 'tests', sentence: 'Error: ERR_LEDGER_LOCK_TIMEOUT while recording webhook event for payment pi_7Hq2 (waited 5000 ms)' },
-  { token: 'computeBackoffMs', turn: 'reasoning', sentence: 'The webhook retry delay comes from `computeBackoffMs(attempt)`, which returns 0 for attempt 0, so the first retry of a payment event is immediate.' },
-  { token: 'payments.webhook.retry.scheduled', turn: 'user', sentence: 'On the dashboard the payments.webhook.retry.scheduled counter doubled after Tuesday, right when the duplicate payment charges started.' },
-  { token: 'src/payments/provider-clock.ts', turn: 'assistant', sentence: 'The provider timestamp used by the webhook signature check is parsed in src/payments/provider-clock.ts, which assumes seconds, not milliseconds.' },
-  { token: 'HMAC_SHA256_V1', turn: 'reasoning', sentence: 'The provider signs each payment webhook with `HMAC_SHA256_V1`, and our retry path re-signs the stored body with a different scheme.' },
-  { token: 'acquireDeliveryLease', turn: 'assistant', sentence: 'Each webhook worker now calls `acquireDeliveryLease(eventId)` before touching the payment, so a retry and the original delivery cannot both run.' },
+  {
+    token: 'PAY-E4117',
+    turn: 'tool_result',
+    output: 'logs',
+    sentence: 'ERROR PAY-E4117 webhook delivery rejected: signature timestamp outside tolerance (attempt 3 of 5)',
+  },
+  {
+    token: 'WEBHOOK_RETRY_JITTER_MS',
+    turn: 'assistant',
+    sentence: 'I added `WEBHOOK_RETRY_JITTER_MS` (default 250) so two retries of the same payment event no longer fire in the same tick.',
+  },
+  {
+    token: 'src/payments/idempotency-ledger.ts',
+    turn: 'reasoning',
+    sentence:
+      'The dedupe of webhook deliveries really happens in src/payments/idempotency-ledger.ts, not in the handler, and the retry path calls the handler directly, so it skips the ledger.',
+  },
+  {
+    token: 'stripeSignatureToleranceSec',
+    turn: 'user',
+    sentence:
+      'Heads up: ops set `stripeSignatureToleranceSec` to 300 in production but staging still has 60, which is probably why the webhook retries fail there.',
+  },
+  {
+    token: 'dlq-payments-webhook-v2',
+    turn: 'assistant',
+    sentence: 'Payment events that run out of retries now go to the `dlq-payments-webhook-v2` queue; nothing drains the old v1 queue any more.',
+  },
+  {
+    token: 'evt_1NQx7fKb2LmZ',
+    turn: 'tool_result',
+    output: 'logs',
+    sentence: '2026-03-14T09:12:44.118Z info  webhook received id=evt_1NQx7fKb2LmZ type=payment_intent.succeeded attempt=2 (already seen at 09:12:41.902Z)',
+  },
+  {
+    token: 'retryBudgetExhausted',
+    turn: 'reasoning',
+    sentence:
+      'When the webhook handler sees `retryBudgetExhausted` it returns 200 to the provider, so the payment event is acknowledged even though we never processed it.',
+  },
+  {
+    token: 'X-Webhook-Attempt',
+    turn: 'user',
+    sentence: 'The provider sends the attempt number in the `X-Webhook-Attempt` header; can we log it with every payment webhook we receive?',
+  },
+  {
+    token: 'PaymentIntentRaceError',
+    turn: 'tool_result',
+    output: 'tests',
+    sentence: 'PaymentIntentRaceError: payment intent pi_3Kd9 already captured by a concurrent webhook delivery',
+  },
+  {
+    token: 'migrations/0042_webhook_attempts.sql',
+    turn: 'assistant',
+    sentence: 'The attempts table for webhook deliveries is created in migrations/0042_webhook_attempts.sql; it has a unique index on (event_id, attempt).',
+  },
+  {
+    token: 'WEBHOOK_MAX_ATTEMPTS',
+    turn: 'user',
+    sentence: 'For the record, production runs with WEBHOOK_MAX_ATTEMPTS=7 for payment webhooks, not the 5 in the example config.',
+  },
+  {
+    token: 'onDeliveryTimeout',
+    turn: 'reasoning',
+    sentence:
+      'The retry is scheduled from `onDeliveryTimeout` as well as from the error branch, so a slow payment webhook can be retried twice for one failure.',
+  },
+  {
+    token: 'clockSkewGuard',
+    turn: 'assistant',
+    sentence: 'I wrapped the signature check in `clockSkewGuard()` so a webhook retried minutes later is not rejected for its old timestamp.',
+  },
+  {
+    token: 'test/payments/fixtures/replay-burst.json',
+    turn: 'tool_result',
+    output: 'listing',
+    sentence: 'test/payments/fixtures/replay-burst.json  14 webhook events, 3 duplicate deliveries of the same payment intent',
+  },
+  {
+    token: 'ERR_LEDGER_LOCK_TIMEOUT',
+    turn: 'tool_result',
+    output: 'tests',
+    sentence: 'Error: ERR_LEDGER_LOCK_TIMEOUT while recording webhook event for payment pi_7Hq2 (waited 5000 ms)',
+  },
+  {
+    token: 'computeBackoffMs',
+    turn: 'reasoning',
+    sentence:
+      'The webhook retry delay comes from `computeBackoffMs(attempt)`, which returns 0 for attempt 0, so the first retry of a payment event is immediate.',
+  },
+  {
+    token: 'payments.webhook.retry.scheduled',
+    turn: 'user',
+    sentence: 'On the dashboard the payments.webhook.retry.scheduled counter doubled after Tuesday, right when the duplicate payment charges started.',
+  },
+  {
+    token: 'src/payments/provider-clock.ts',
+    turn: 'assistant',
+    sentence:
+      'The provider timestamp used by the webhook signature check is parsed in src/payments/provider-clock.ts, which assumes seconds, not milliseconds.',
+  },
+  {
+    token: 'HMAC_SHA256_V1',
+    turn: 'reasoning',
+    sentence: 'The provider signs each payment webhook with `HMAC_SHA256_V1`, and our retry path re-signs the stored body with a different scheme.',
+  },
+  {
+    token: 'acquireDeliveryLease',
+    turn: 'assistant',
+    sentence:
+      'Each webhook worker now calls `acquireDeliveryLease(eventId)` before touching the payment, so a retry and the original delivery cannot both run.',
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -84,7 +176,16 @@ const PAYMENTS: Topic = {
   tests: ['test/payments/webhook.test.ts', 'test/payments/retry.test.ts'],
   functions: ['handleWebhookEvent', 'scheduleRetry', 'verifySignature', 'markEventProcessed', 'loadPaymentIntent', 'enqueueDelivery'],
   locals: ['event', 'delivery', 'intent', 'attempt', 'signature', 'retryAt', 'payload', 'eventId'],
-  nouns: ['payment webhook', 'webhook delivery', 'webhook retry', 'payment intent', 'signature check', 'duplicate delivery', 'provider event', 'charge capture'],
+  nouns: [
+    'payment webhook',
+    'webhook delivery',
+    'webhook retry',
+    'payment intent',
+    'signature check',
+    'duplicate delivery',
+    'provider event',
+    'charge capture',
+  ],
   specific: [
     'The provider redelivers a payment webhook when we answer slower than ten seconds, so a slow handler sees the same event twice.',
     'A duplicate delivery of the payment event reaches the handler before the first one has marked it processed.',
@@ -272,7 +373,16 @@ const REASONING_OPENERS = [
 
 const ANSWER_OPENERS = ['Here is what I found.', 'Summary of the change:', 'I found the cause.', 'Status update:', 'Done, with one caveat.'];
 
-const CONDITIONS = ['the input is empty', 'the cache is cold', 'it is called twice', 'the timeout elapses', 'the retry is disabled', 'the clock moves backwards', 'two requests race', 'the record is missing'];
+const CONDITIONS = [
+  'the input is empty',
+  'the cache is cold',
+  'it is called twice',
+  'the timeout elapses',
+  'the retry is disabled',
+  'the clock moves backwards',
+  'two requests race',
+  'the record is missing',
+];
 
 function fill(rng: Rng, template: string, topic: Topic): string {
   return template
@@ -324,7 +434,12 @@ function codeListing(rng: Rng, topic: Topic, chars: number): string {
           body.push(`  if (!${x}) throw new Error('${rng.pick(topic.nouns)} missing for ${y}');`);
           break;
         case 2:
-          body.push(`  for (const item of ${x}.items ?? []) {`, `    if (item.${y}Id === ${y}.id) continue;`, `    await ${rng.pick(topic.functions)}(item);`, '  }');
+          body.push(
+            `  for (const item of ${x}.items ?? []) {`,
+            `    if (item.${y}Id === ${y}.id) continue;`,
+            `    await ${rng.pick(topic.functions)}(item);`,
+            '  }',
+          );
           break;
         case 3:
           body.push(`  // ${fill(rng, rng.pick(GENERIC), topic).replace(/`/g, '')}`);
@@ -333,7 +448,13 @@ function codeListing(rng: Rng, topic: Topic, chars: number): string {
           body.push(`  logger.info('${rng.pick(topic.nouns)}', { ${x}: ${x}.id, attempt: options.attempt ?? 0 });`);
           break;
         default:
-          body.push(`  try {`, `    return await ${rng.pick(topic.functions)}(${x});`, `  } catch (error) {`, `    logger.warn('retry ${rng.pick(topic.nouns)}', { error });`, '  }');
+          body.push(
+            `  try {`,
+            `    return await ${rng.pick(topic.functions)}(${x});`,
+            `  } catch (error) {`,
+            `    logger.warn('retry ${rng.pick(topic.nouns)}', { error });`,
+            '  }',
+          );
       }
     }
     body.push(`  return undefined;`, '}', '');
@@ -375,7 +496,11 @@ function testOutput(rng: Rng, topic: Topic, chars: number, fact?: string): strin
       length += line.length;
     }
   }
-  lines.push('', ` Test Files  ${failed ? 1 : 0} failed | ${failed ? 0 : 1} passed (1)`, `      Tests  ${failed} failed | ${passed} passed (${passed + failed})`);
+  lines.push(
+    '',
+    ` Test Files  ${failed ? 1 : 0} failed | ${failed ? 0 : 1} passed (1)`,
+    `      Tests  ${failed} failed | ${passed} passed (${passed + failed})`,
+  );
   return lines.join('\n');
 }
 

@@ -115,9 +115,7 @@ function runNode(args: readonly string[], options: RunOptions = {}): Sample & { 
   const ms = performance.now() - start;
   if (result.error) throw new CommandFailed(`node ${args.join(' ')}: ${result.error.message}`);
   if (result.status === null || !okCodes.includes(result.status)) {
-    throw new CommandFailed(
-      `node ${args.join(' ')} exited ${result.status ?? result.signal}\n${result.stderr.slice(-2000)}`,
-    );
+    throw new CommandFailed(`node ${args.join(' ')} exited ${result.status ?? result.signal}\n${result.stderr.slice(-2000)}`);
   }
   let maxRssKb: number | undefined;
   let cpuMs: number | undefined;
@@ -207,7 +205,14 @@ function agentHook(hook: 'pre-compact' | 'post-compact', session: { path: string
   const dir = freshCacheDir();
   const input = JSON.stringify(
     hook === 'pre-compact'
-      ? { session_id: 'bench-150k', transcript_path: session.path, cwd: session.project, hook_event_name: 'PreCompact', trigger: 'auto', custom_instructions: '' }
+      ? {
+          session_id: 'bench-150k',
+          transcript_path: session.path,
+          cwd: session.project,
+          hook_event_name: 'PreCompact',
+          trigger: 'auto',
+          custom_instructions: '',
+        }
       : { session_id: 'bench-150k', transcript_path: session.path, cwd: session.project, hook_event_name: 'SessionStart', source: 'compact' },
   );
   const start = performance.now();
@@ -245,9 +250,14 @@ function hookRepo(session: { path: string }): string {
 /** The pre-commit hook as git runs it (sh, at the work tree's top), nothing due. */
 function hookCommit(repo: string): Sample {
   const start = performance.now();
-  const result = spawnSync('sh', [join(repo, '.git', 'hooks', 'pre-commit')], { cwd: repo, env: { ...process.env, NO_COLOR: '1', DEVS_CTX_ARCHIVE: join(repo, 'archive.sqlite') }, encoding: 'utf8' });
+  const result = spawnSync('sh', [join(repo, '.git', 'hooks', 'pre-commit')], {
+    cwd: repo,
+    env: { ...process.env, NO_COLOR: '1', DEVS_CTX_ARCHIVE: join(repo, 'archive.sqlite') },
+    encoding: 'utf8',
+  });
   const ms = performance.now() - start;
-  if (result.status !== 0 || !/nothing due \(25 transcripts checked\)/.test(result.stderr)) throw new CommandFailed(`pre-commit hook: ${result.stderr.slice(-2000)}`);
+  if (result.status !== 0 || !/nothing due \(25 transcripts checked\)/.test(result.stderr))
+    throw new CommandFailed(`pre-commit hook: ${result.stderr.slice(-2000)}`);
   return { ms };
 }
 
@@ -281,13 +291,20 @@ function installCcusage(): { bin: string } | { skip: string } {
   tmpDirs.push(dir);
   writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--loglevel=error', `ccusage@${CCUSAGE_VERSION}`], { cwd: dir, encoding: 'utf8', timeout: 180_000 });
+  const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--loglevel=error', `ccusage@${CCUSAGE_VERSION}`], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
   if (install.error || install.status !== 0) {
-    return { skip: `ccusage@${CCUSAGE_VERSION} did not install (${install.error?.message ?? install.stderr.trim().split('\n').slice(-1)[0] ?? `exit ${install.status}`})` };
+    return {
+      skip: `ccusage@${CCUSAGE_VERSION} did not install (${install.error?.message ?? install.stderr.trim().split('\n').slice(-1)[0] ?? `exit ${install.status}`})`,
+    };
   }
   const bin = join(dir, 'node_modules', 'ccusage', 'src', 'cli.js');
   const probe = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8', timeout: 60_000 });
-  if (probe.status !== 0) return { skip: `ccusage@${CCUSAGE_VERSION} installed but does not run here (${(probe.stderr || probe.stdout).trim().split('\n')[0]})` };
+  if (probe.status !== 0)
+    return { skip: `ccusage@${CCUSAGE_VERSION} installed but does not run here (${(probe.stderr || probe.stdout).trim().split('\n')[0]})` };
   return { bin };
 }
 
@@ -319,7 +336,11 @@ async function main(): Promise<number> {
   }
   const batchName = `${BATCH.sessions.toLocaleString('en-US')} sessions`;
   // DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without generating the 1M/10M/batch data.
-  const generatedNeeded = !benchOnly || ['floor 1M', 'analyze 1M cold', 'floor 1M+20', 'floor 10M', 'analyze 10M cold', `analyze ${batchName} cold`, `floor ${batchName}`].some((n) => benchOnly.test(n));
+  const generatedNeeded =
+    !benchOnly ||
+    ['floor 1M', 'analyze 1M cold', 'floor 1M+20', 'floor 10M', 'analyze 10M cold', `analyze ${batchName} cold`, `floor ${batchName}`].some((n) =>
+      benchOnly.test(n),
+    );
   const log = (m: string): boolean => process.stderr.write(`${m}\n`);
   const data = generatedNeeded ? await ensureBenchData(dataDir, log) : { small: '', large: '', appended: '', appendedTurns: 20 };
   const batchDir = generatedNeeded ? await ensureBatchData(dataDir, log) : '';
@@ -503,7 +524,11 @@ async function main(): Promise<number> {
         // Warm-up (and the re-run's primed cache).
         runCcusage();
         analyzeBatch(claudeProjects, claudeRerunCache);
-        const samples = new Map<string, Sample[]>([[ccusageName, []], [firstName, []], [rerunName, []]]);
+        const samples = new Map<string, Sample[]>([
+          [ccusageName, []],
+          [firstName, []],
+          [rerunName, []],
+        ]);
         for (let i = 0; i < 5; i++) {
           samples.get(ccusageName)?.push(runCcusage());
           samples.get(firstName)?.push(analyzeBatch(claudeProjects, freshCacheDir()));
@@ -512,7 +537,10 @@ async function main(): Promise<number> {
         peer = new Map(
           [...samples].map(([n, runs]) => {
             const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
-            return [n, { name: n, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) }];
+            return [
+              n,
+              { name: n, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) },
+            ];
           }),
         );
         for (const stat of peer.values()) process.stderr.write(`  ${stat.name}: ${stat.medianMs.toFixed(0)} ms\n`);
@@ -526,7 +554,9 @@ async function main(): Promise<number> {
     { name: rerunName, run: () => peerStat(rerunName), baseline: ccusageName, target: { kind: 'ratio', max: 1 } },
   );
   const picked = allCases.filter((c) => !benchOnly || benchOnly.test(c.name));
-  const needed = new Set(picked.flatMap((c) => [c.name, ...(c.baseline ? [c.baseline] : []), ...(c.name.endsWith('peak RSS') ? [c.name.replace(/peak RSS$/, 'cold')] : [])]));
+  const needed = new Set(
+    picked.flatMap((c) => [c.name, ...(c.baseline ? [c.baseline] : []), ...(c.name.endsWith('peak RSS') ? [c.name.replace(/peak RSS$/, 'cold')] : [])]),
+  );
   const cases = allCases.filter((c) => needed.has(c.name));
 
   process.stderr.write(`measuring (${rssMethod() === 'time' ? '/usr/bin/time -v' : 'resourceUsage hook'} for peak RSS)…\n`);
@@ -582,7 +612,9 @@ async function main(): Promise<number> {
       target,
       result,
       c.target?.kind === 'rssMb' || stat.medianCpuMs === undefined ? '' : stat.medianCpuMs.toFixed(0),
-      c.target?.kind === 'rssMb' || stat.medianCpuMs === undefined || base?.medianCpuMs === undefined ? '' : `${(stat.medianCpuMs / base.medianCpuMs).toFixed(2)}×`,
+      c.target?.kind === 'rssMb' || stat.medianCpuMs === undefined || base?.medianCpuMs === undefined
+        ? ''
+        : `${(stat.medianCpuMs / base.medianCpuMs).toFixed(2)}×`,
     ]);
   }
 
@@ -632,7 +664,12 @@ function formatTable(rows: readonly (readonly string[])[]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   const lines: string[] = [];
   for (const [i, row] of rows.entries()) {
-    lines.push(row.map((cell, j) => cell.padEnd(widths[j] ?? 0)).join('  ').trimEnd());
+    lines.push(
+      row
+        .map((cell, j) => cell.padEnd(widths[j] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
     if (i === 0) lines.push(widths.map((w) => '-'.repeat(w)).join('  '));
   }
   return lines;
@@ -649,7 +686,21 @@ const RETENTION_TARGET = 2;
 /** Prunes the retention session to `target` with `strategy`; returns what survives and the tokens after. */
 function pruneForRetention(file: string, target: number, strategy: 'relevance' | 'recency'): { survived: Survival; tokens: number } {
   const out = join(freshCacheDir(), `${strategy}.jsonl`);
-  const { stdout } = runNode([cli, 'prune', file, '--force', '--target', String(target), '--strategy', strategy, '--no-archive', '--no-cache', '-o', out, '--json']);
+  const { stdout } = runNode([
+    cli,
+    'prune',
+    file,
+    '--force',
+    '--target',
+    String(target),
+    '--strategy',
+    strategy,
+    '--no-archive',
+    '--no-cache',
+    '-o',
+    out,
+    '--json',
+  ]);
   const report = JSON.parse(stdout) as { after?: { tokens?: number } };
   return { survived: survival(turnContents(out)), tokens: report.after?.tokens ?? NaN };
 }
@@ -659,10 +710,17 @@ function share(s: Survival): string {
   return `${s.total}/${PLANTED_FACTS.length} (${Math.round((100 * s.total) / PLANTED_FACTS.length)} %${summary})`;
 }
 
-const KINDS: readonly [PlantedFact['turn'], string][] = [['user', 'user'], ['reasoning', 'reas'], ['assistant', 'asst'], ['tool_result', 'tool']];
+const KINDS: readonly [PlantedFact['turn'], string][] = [
+  ['user', 'user'],
+  ['reasoning', 'reas'],
+  ['assistant', 'asst'],
+  ['tool_result', 'tool'],
+];
 function byKind(s: Survival): string {
   const kept = [...s.inTurns, ...s.onlyInSummary];
-  return KINDS.map(([kind, label]) => `${label} ${kept.filter((f) => f.turn === kind).length}/${PLANTED_FACTS.filter((f) => f.turn === kind).length}`).join(' ');
+  return KINDS.map(([kind, label]) => `${label} ${kept.filter((f) => f.turn === kind).length}/${PLANTED_FACTS.filter((f) => f.turn === kind).length}`).join(
+    ' ',
+  );
 }
 
 /** Runs the retention check and returns the lines to print. */
@@ -671,14 +729,20 @@ function retention(): string[] {
   const session = writeRetentionTranscript(join(dataDir, 'retention.jsonl'));
   const total = reportedTotal(session.file);
   if (total === undefined) throw new CommandFailed('analyze reported no total for the retention session');
-  const rows: string[][] = [['budget (--target)', 'relevance', 'recency', 'keep-last', 'relevance/keep-last', 'target', 'result', 'relevance kept, by turn kind']];
+  const rows: string[][] = [
+    ['budget (--target)', 'relevance', 'recency', 'keep-last', 'relevance/keep-last', 'target', 'result', 'relevance kept, by turn kind'],
+  ];
   for (const fraction of RETENTION_BUDGETS) {
     const target = Math.round((total * fraction) / 1000) * 1000;
     const relevance = pruneForRetention(session.file, target, 'relevance');
     const recency = pruneForRetention(session.file, target, 'recency');
     const last = keepLastTurns(session.file, target);
     const lastSurvived = survival(last.contents);
-    for (const [name, tokens] of [['relevance', relevance.tokens], ['recency', recency.tokens], ['keep-last', last.tokens]] as const) {
+    for (const [name, tokens] of [
+      ['relevance', relevance.tokens],
+      ['recency', recency.tokens],
+      ['keep-last', last.tokens],
+    ] as const) {
       if (!(tokens <= target)) process.stderr.write(`  warning: ${name} at --target ${target} came to ${tokens} tokens\n`);
     }
     const ratio = lastSurvived.total === 0 ? (relevance.survived.total > 0 ? Infinity : NaN) : relevance.survived.total / lastSurvived.total;

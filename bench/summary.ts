@@ -26,7 +26,8 @@ const cli = join(projectDir, 'bin', 'devs-ctx.js');
 /** At least this share of the repeated identifiers kept by devs-ctx's summaries. */
 export const SUMMARY_KEPT_TARGET = 0.35;
 
-const FILE_PATH = /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
+const FILE_PATH =
+  /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
 const BACKTICKED = /`([^`\n]{2,80})`/g;
 const REMINDER = /<system-reminder>[\s\S]*?<\/system-reminder>/g;
 
@@ -56,7 +57,9 @@ function messageText(record: Record<string, unknown>): string {
   const content = message?.content;
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content.map((b: unknown) => (b && typeof b === 'object' && typeof (b as { text?: unknown }).text === 'string' ? (b as { text: string }).text : '')).join('\n');
+    return content
+      .map((b: unknown) => (b && typeof b === 'object' && typeof (b as { text?: unknown }).text === 'string' ? (b as { text: string }).text : ''))
+      .join('\n');
   }
   return '';
 }
@@ -143,13 +146,25 @@ export function summaryBench(dir: string): string[] {
       ours.tokens += score.ours.tokens;
       agent.kept += score.agent.kept;
       agent.tokens += score.agent.tokens;
-      rows.push([relative(dir, file).slice(0, 48), String(score.identifiers), pct(score.ours.kept, score.identifiers), String(score.ours.tokens), pct(score.agent.kept, score.identifiers), String(score.agent.tokens)]);
+      rows.push([
+        relative(dir, file).slice(0, 48),
+        String(score.identifiers),
+        pct(score.ours.kept, score.identifiers),
+        String(score.ours.tokens),
+        pct(score.agent.kept, score.identifiers),
+        String(score.agent.tokens),
+      ]);
     }
     if (rows.length === 1) return [`summary: no Claude Code session with a compaction under ${dir}`, ...notes];
     rows.push(['all', String(ids), pct(ours.kept, ids), String(ours.tokens), pct(agent.kept, ids), String(agent.tokens)]);
     const pass = ids > 0 && ours.kept / ids >= SUMMARY_KEPT_TARGET && ours.tokens <= agent.tokens;
     const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-    const table = rows.map((r) => r.map((c, j) => c.padEnd(widths[j] ?? 0)).join('  ').trimEnd());
+    const table = rows.map((r) =>
+      r
+        .map((c, j) => c.padEnd(widths[j] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
     table.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
     return [
       `summary: the span before each Claude Code session's first compaction, pruned with --force --target 1 (offline);`,

@@ -19,15 +19,24 @@ test('annotateWithTokenEstimates sets js-tiktoken counts on new turns and leaves
   assert.equal(JSON.stringify(turns), before);
   assert.notEqual(annotated[0], turns[0]);
   const oracle = new Tiktoken(o200k);
-  assert.deepEqual(annotated.map((t) => t.tokenCount), turns.map((t) => oracle.encode(t.content, [], []).length));
+  assert.deepEqual(
+    annotated.map((t) => t.tokenCount),
+    turns.map((t) => oracle.encode(t.content, [], []).length),
+  );
   const cl = annotateWithTokenEstimates(turns, { encoding: 'cl100k_base' });
   const clOracle = new Tiktoken(cl100k);
-  assert.deepEqual(cl.map((t) => t.tokenCount), turns.map((t) => clOracle.encode(t.content, [], []).length));
+  assert.deepEqual(
+    cl.map((t) => t.tokenCount),
+    turns.map((t) => clOracle.encode(t.content, [], []).length),
+  );
 });
 
 test('toContextWindow sums tokenCount', () => {
   const window = toContextWindow(annotateWithTokenEstimates(turns));
-  assert.equal(window.totalTokenEstimate, window.turns.reduce((s, t) => s + (t.tokenCount ?? 0), 0));
+  assert.equal(
+    window.totalTokenEstimate,
+    window.turns.reduce((s, t) => s + (t.tokenCount ?? 0), 0),
+  );
   assert.ok(window.totalTokenEstimate > 20);
 });
 

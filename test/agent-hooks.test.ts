@@ -42,19 +42,23 @@ function installedCommand(settingsPath: string, event: string): string {
 }
 
 describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', () => {
-  it('claude-code: keeps the user\'s hooks, keys and servers; twice changes nothing; uninstall gives the files back', () => {
+  it("claude-code: keeps the user's hooks, keys and servers; twice changes nothing; uninstall gives the files back", () => {
     const { project, env } = sandbox();
     mkdirSync(join(project, '.claude'));
-    const settings = '{\n    "model": "opus",\n    "hooks": {\n        "PreCompact": [{"hooks": [{"type": "command", "command": "./backup.sh"}]}],\n        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]\n    }\n}\n';
+    const settings =
+      '{\n    "model": "opus",\n    "hooks": {\n        "PreCompact": [{"hooks": [{"type": "command", "command": "./backup.sh"}]}],\n        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]\n    }\n}\n';
     const mcp = '{"mcpServers":{"github":{"command":"gh-mcp","args":[]}}}';
     writeFileSync(join(project, '.claude', 'settings.json'), settings);
     writeFileSync(join(project, '.mcp.json'), mcp);
 
     const first = runCli(['hook', 'install', '--agent', 'claude-code', '--json'], { cwd: project, env });
     assert.equal(first.exitCode, 0, first.stderr);
-    const merged = JSON.parse(readFileSync(join(project, '.claude', 'settings.json'), 'utf8')) as { model: string; hooks: Record<string, { matcher?: string; hooks: { command: string; timeout: number }[] }[]> };
+    const merged = JSON.parse(readFileSync(join(project, '.claude', 'settings.json'), 'utf8')) as {
+      model: string;
+      hooks: Record<string, { matcher?: string; hooks: { command: string; timeout: number }[] }[]>;
+    };
     assert.equal(merged.model, 'opus');
-    assert.equal(merged.hooks['PreCompact']?.[0]?.hooks[0]?.command, './backup.sh', 'the user\'s PreCompact hook stays, first');
+    assert.equal(merged.hooks['PreCompact']?.[0]?.hooks[0]?.command, './backup.sh', "the user's PreCompact hook stays, first");
     assert.match(merged.hooks['PreCompact']?.[1]?.hooks[0]?.command ?? '', /agent-hook pre-compact --agent claude-code$/);
     assert.equal(merged.hooks['SessionStart']?.[0]?.matcher, 'compact');
     assert.match(merged.hooks['SessionStart']?.[0]?.hooks[0]?.command ?? '', /agent-hook post-compact --agent claude-code$/);
@@ -67,10 +71,16 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     const afterFirst = [readFileSync(join(project, '.claude', 'settings.json')), readFileSync(join(project, '.mcp.json'))];
     const second = runCli(['hook', 'install', '--agent', 'claude-code', '--json'], { cwd: project, env });
     assert.equal(second.exitCode, 0);
-    assert.deepEqual((JSON.parse(second.stdout) as { files: { action: string }[] }).files.map((f) => f.action), ['unchanged', 'unchanged']);
+    assert.deepEqual(
+      (JSON.parse(second.stdout) as { files: { action: string }[] }).files.map((f) => f.action),
+      ['unchanged', 'unchanged'],
+    );
     assert.deepEqual([readFileSync(join(project, '.claude', 'settings.json')), readFileSync(join(project, '.mcp.json'))], afterFirst);
 
-    const status = JSON.parse(runCli(['hook', 'status', '--agent', 'claude-code', '--json'], { cwd: project, env }).stdout) as { installed: boolean; files: { hooks: string[]; mcpServer: boolean }[] };
+    const status = JSON.parse(runCli(['hook', 'status', '--agent', 'claude-code', '--json'], { cwd: project, env }).stdout) as {
+      installed: boolean;
+      files: { hooks: string[]; mcpServer: boolean }[];
+    };
     assert.equal(status.installed, true);
     assert.deepEqual(status.files[0]?.hooks.sort(), ['PreCompact', 'SessionStart']);
     assert.equal(status.files[1]?.mcpServer, true);
@@ -86,13 +96,14 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     const { home, env } = sandbox();
     const codexHome = join(home, '.codex');
     mkdirSync(codexHome);
-    const toml = '# my Codex settings\nmodel = "gpt-5-codex" # the default\n\n[mcp_servers.github]\n# token comes from the env\ncommand = "gh-mcp"\nargs = ["--stdio"]\n';
+    const toml =
+      '# my Codex settings\nmodel = "gpt-5-codex" # the default\n\n[mcp_servers.github]\n# token comes from the env\ncommand = "gh-mcp"\nargs = ["--stdio"]\n';
     writeFileSync(join(codexHome, 'config.toml'), toml);
     const run = (args: string[]) => runCli(['hook', ...args, '--agent', 'codex', '--user'], { cwd: home, env });
 
     assert.equal(run(['install']).exitCode, 0);
     const written = readFileSync(join(codexHome, 'config.toml'), 'utf8');
-    assert.ok(written.startsWith(toml), 'everything before devs-ctx\'s block is the user\'s file, byte for byte');
+    assert.ok(written.startsWith(toml), "everything before devs-ctx's block is the user's file, byte for byte");
     assert.match(written.slice(toml.length), /^\n# >>> devs-ctx[^\n]*\n\[mcp_servers\.devs-ctx\]\ncommand = "[^"]+"\nargs = \[.*"mcp"\]\n# <<< devs-ctx\n$/);
     const hooks = JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8')) as { hooks: Record<string, { matcher?: string }[]> };
     assert.deepEqual(Object.keys(hooks.hooks).sort(), ['PreCompact', 'SessionStart']);
@@ -106,7 +117,7 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     assert.equal(existsSync(join(codexHome, 'hooks.json')), false, 'hooks.json did not exist before: it is gone again');
   });
 
-  it('codex: a config.toml edited after install loses only devs-ctx\'s block', () => {
+  it("codex: a config.toml edited after install loses only devs-ctx's block", () => {
     const { home, env } = sandbox();
     const codexHome = join(home, '.codex');
     mkdirSync(codexHome);
@@ -121,13 +132,25 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     assert.equal(readFileSync(join(codexHome, 'config.toml'), 'utf8'), `${toml}\n# added later\n[profiles.slow]\nmodel = "o3"\n`);
   });
 
-  it('gemini: hooks and mcpServers merged into one settings.json with the user\'s; uninstall restores it', () => {
+  it("gemini: hooks and mcpServers merged into one settings.json with the user's; uninstall restores it", () => {
     const { project, env } = sandbox();
     mkdirSync(join(project, '.gemini'));
-    const settings = JSON.stringify({ theme: 'Dracula', hooks: { BeforeTool: [{ matcher: 'run_shell_command', hooks: [{ type: 'command', command: './audit.sh' }] }] }, mcpServers: { db: { command: 'db-mcp' } } }, null, 2);
+    const settings = JSON.stringify(
+      {
+        theme: 'Dracula',
+        hooks: { BeforeTool: [{ matcher: 'run_shell_command', hooks: [{ type: 'command', command: './audit.sh' }] }] },
+        mcpServers: { db: { command: 'db-mcp' } },
+      },
+      null,
+      2,
+    );
     writeFileSync(join(project, '.gemini', 'settings.json'), settings);
     assert.equal(runCli(['hook', 'install', '--agent', 'gemini'], { cwd: project, env }).exitCode, 0);
-    const merged = JSON.parse(readFileSync(join(project, '.gemini', 'settings.json'), 'utf8')) as { theme: string; hooks: Record<string, { hooks: { timeout: number }[] }[]>; mcpServers: Record<string, unknown> };
+    const merged = JSON.parse(readFileSync(join(project, '.gemini', 'settings.json'), 'utf8')) as {
+      theme: string;
+      hooks: Record<string, { hooks: { timeout: number }[] }[]>;
+      mcpServers: Record<string, unknown>;
+    };
     assert.equal(merged.theme, 'Dracula');
     assert.deepEqual(Object.keys(merged.hooks).sort(), ['BeforeAgent', 'BeforeTool', 'PreCompress']);
     assert.equal(merged.hooks['PreCompress']?.[0]?.hooks[0]?.timeout, 60_000, 'Gemini CLI timeouts are milliseconds');
@@ -157,7 +180,12 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     assert.equal(runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
     const settingsPath = join(project, '.claude', 'settings.json');
 
-    const pre = runHookCommand(installedCommand(settingsPath, 'PreCompact'), fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    const pre = runHookCommand(
+      installedCommand(settingsPath, 'PreCompact'),
+      fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     assert.equal(pre.status, 0, pre.stderr);
     assert.equal(pre.stdout, '', 'PreCompact prints nothing (its output is not context)');
     assert.match(pre.stderr, /archived \d+ turn\(s\)/);
@@ -172,10 +200,20 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     } finally {
       store.close();
     }
-    const again = runHookCommand(installedCommand(settingsPath, 'PreCompact'), fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    const again = runHookCommand(
+      installedCommand(settingsPath, 'PreCompact'),
+      fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     assert.match(again.stderr, /already archived/);
 
-    const post = runHookCommand(installedCommand(settingsPath, 'SessionStart'), fixture('claude-code-session-start-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    const post = runHookCommand(
+      installedCommand(settingsPath, 'SessionStart'),
+      fixture('claude-code-session-start-compact.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     assert.equal(post.status, 0, post.stderr);
     const output = JSON.parse(post.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
     assert.equal(output.hookSpecificOutput.hookEventName, 'SessionStart');
@@ -192,10 +230,20 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     copyFileSync(join(repoRoot, 'fixtures', 'codex', 'compacted-replaces-history.jsonl'), transcript);
     assert.equal(runCli(['hook', 'install', '--agent', 'codex'], { cwd: project, env }).exitCode, 0);
     const hooksPath = join(project, '.codex', 'hooks.json');
-    const pre = runHookCommand(installedCommand(hooksPath, 'PreCompact'), fixture('codex-pre-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    const pre = runHookCommand(
+      installedCommand(hooksPath, 'PreCompact'),
+      fixture('codex-pre-compact.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     assert.equal(pre.status, 0, pre.stderr);
     assert.match(pre.stderr, /archived/);
-    const post = runHookCommand(installedCommand(hooksPath, 'SessionStart'), fixture('codex-session-start-compact.json', { transcript_path: transcript, cwd: project }), project, env);
+    const post = runHookCommand(
+      installedCommand(hooksPath, 'SessionStart'),
+      fixture('codex-session-start-compact.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     const output = JSON.parse(post.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
     assert.equal(output.hookSpecificOutput.hookEventName, 'SessionStart');
     assert.match(output.hookSpecificOutput.additionalContext, /recall/);
@@ -207,16 +255,36 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     copyFileSync(join(repoRoot, 'fixtures', 'gemini', 'tool-calls-paired.jsonl'), transcript);
     assert.equal(runCli(['hook', 'install', '--agent', 'gemini'], { cwd: project, env }).exitCode, 0);
     const settingsPath = join(project, '.gemini', 'settings.json');
-    const quiet = runHookCommand(installedCommand(settingsPath, 'BeforeAgent'), fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }), project, env);
+    const quiet = runHookCommand(
+      installedCommand(settingsPath, 'BeforeAgent'),
+      fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     assert.deepEqual(JSON.parse(quiet.stdout), {}, 'no compression yet: nothing to add');
-    const pre = runHookCommand(installedCommand(settingsPath, 'PreCompress'), fixture('gemini-pre-compress.json', { transcript_path: transcript, cwd: project }), project, env);
+    const pre = runHookCommand(
+      installedCommand(settingsPath, 'PreCompress'),
+      fixture('gemini-pre-compress.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     assert.equal(pre.status, 0, pre.stderr);
     assert.deepEqual(JSON.parse(pre.stdout), {}, 'Gemini CLI parses stdout as JSON: only an object');
-    const first = runHookCommand(installedCommand(settingsPath, 'BeforeAgent'), fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }), project, env);
+    const first = runHookCommand(
+      installedCommand(settingsPath, 'BeforeAgent'),
+      fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     const output = JSON.parse(first.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
     assert.equal(output.hookSpecificOutput.hookEventName, 'BeforeAgent');
     assert.match(output.hookSpecificOutput.additionalContext, /compacted/);
-    const second = runHookCommand(installedCommand(settingsPath, 'BeforeAgent'), fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }), project, env);
+    const second = runHookCommand(
+      installedCommand(settingsPath, 'BeforeAgent'),
+      fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }),
+      project,
+      env,
+    );
     assert.deepEqual(JSON.parse(second.stdout), {});
   });
 
@@ -226,7 +294,11 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     const original = readFileSync(join(repoRoot, 'fixtures', 'devs', 'over-soft-limit.jsonl'));
     writeFileSync(transcript, original);
     assert.equal(runCli(['prune', transcript, '--in-place', '--force', '--window', '4000'], { cwd: project, env }).exitCode, 0);
-    const pre = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input: fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }) });
+    const pre = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], {
+      cwd: project,
+      env,
+      input: fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }),
+    });
     assert.match(pre.stderr, /archived/);
     const restored = runCli(['restore', transcript, '--in-place'], { cwd: project, env });
     assert.equal(restored.exitCode, 0, restored.stderr);
@@ -235,7 +307,11 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
 
   it('never blocks: a missing transcript or input that is not JSON is a reason on stderr and exit 0', () => {
     const { project, env } = sandbox();
-    const missing = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input: fixture('claude-code-pre-compact.json', { transcript_path: join(project, 'gone.jsonl'), cwd: project }) });
+    const missing = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], {
+      cwd: project,
+      env,
+      input: fixture('claude-code-pre-compact.json', { transcript_path: join(project, 'gone.jsonl'), cwd: project }),
+    });
     assert.equal(missing.exitCode, 0);
     assert.equal(missing.stdout, '');
     assert.match(missing.stderr, /agent-hook pre-compact: no session transcript to archive .*\(the agent goes on\)/);

@@ -36,8 +36,16 @@ describe('findSession', () => {
   it('Codex: the newest rollout whose session_meta names this directory', () => {
     const { home: h, cwd, env } = home();
     const day = join(h, '.codex', 'sessions', '2026', '05', '07');
-    const mine = file(join(day, 'rollout-2026-05-07T10-00-00-0197-aaaa.jsonl'), `${JSON.stringify({ type: 'session_meta', payload: { id: 'a', cwd } })}\n`, 1_000);
-    file(join(day, 'rollout-2026-05-07T11-00-00-0197-bbbb.jsonl'), `${JSON.stringify({ type: 'session_meta', payload: { id: 'b', cwd: '/elsewhere' } })}\n`, 2_000);
+    const mine = file(
+      join(day, 'rollout-2026-05-07T10-00-00-0197-aaaa.jsonl'),
+      `${JSON.stringify({ type: 'session_meta', payload: { id: 'a', cwd } })}\n`,
+      1_000,
+    );
+    file(
+      join(day, 'rollout-2026-05-07T11-00-00-0197-bbbb.jsonl'),
+      `${JSON.stringify({ type: 'session_meta', payload: { id: 'b', cwd: '/elsewhere' } })}\n`,
+      2_000,
+    );
     assert.equal(findSession({ agent: 'codex' }, cwd, env)?.path, mine);
     assert.equal(findSession({ session: '0197-bbbb', agent: 'codex' }, cwd, env)?.agent, 'codex');
   });

@@ -49,7 +49,10 @@ interface NdTotal {
 function ndjson(args: readonly string[], cwd = batch.dir): { rows: NdRow[]; total: NdTotal; exitCode: number; stderr: string } {
   const result = runCli(['analyze', ...args, '--ndjson'], { cwd });
   assert.ok(result.stdout.endsWith('\n'), result.stderr);
-  const lines = result.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as NdRow | NdTotal);
+  const lines = result.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as NdRow | NdTotal);
   const total = lines.pop() as NdTotal;
   assert.equal(total.type, 'total');
   return { rows: lines as NdRow[], total, exitCode: result.exitCode, stderr: result.stderr };
@@ -82,7 +85,10 @@ test('batch --ndjson: one parseable line per session in discovery order, then a 
     assert.deepEqual([row.totalTokens, row.turns, row.urgency, row.format], [report.totalTokens, report.turns, report.urgency, report.format], row.file);
   }
   assert.equal(total.total.transcripts, rows.length);
-  assert.equal(total.total.totalTokens, rows.reduce((s, r) => s + (r.totalTokens ?? 0), 0));
+  assert.equal(
+    total.total.totalTokens,
+    rows.reduce((s, r) => s + (r.totalTokens ?? 0), 0),
+  );
   // With no workers (--jobs 1) the lines are the same, byte for byte.
   const inline = runCli(['analyze', '.', ...LIMITS, '--ndjson', '--jobs', '1'], { cwd: batch.dir });
   assert.equal(inline.stdout, runCli(['analyze', '.', ...LIMITS, '--ndjson', '--jobs', '3'], { cwd: batch.dir }).stdout);
@@ -99,10 +105,17 @@ test('batch: per-project totals add up the rows; a subagent transcript counts fo
     p.urgency = Math.max(p.urgency, RANK[r.urgency ?? 'none']);
     sums.set(r.project, p);
   }
-  assert.deepEqual(total.projects.map((p) => p.project), ['-home-dev-app', 'alpha', 'beta', 'gamma/nested']);
+  assert.deepEqual(
+    total.projects.map((p) => p.project),
+    ['-home-dev-app', 'alpha', 'beta', 'gamma/nested'],
+  );
   for (const p of total.projects) {
     const s = sums.get(p.project);
-    assert.deepEqual([p.transcripts, p.turns, p.totalTokens, RANK[p.urgency as keyof typeof RANK], p.failed], [s?.transcripts, s?.turns, s?.totalTokens, s?.urgency, 0], p.project);
+    assert.deepEqual(
+      [p.transcripts, p.turns, p.totalTokens, RANK[p.urgency as keyof typeof RANK], p.failed],
+      [s?.transcripts, s?.turns, s?.totalTokens, s?.urgency, 0],
+      p.project,
+    );
   }
   assert.equal(rows.find((r) => r.file.endsWith('agent-1.jsonl'))?.project, '-home-dev-app');
   assert.equal(projectOf('a.jsonl'), '.');
@@ -126,7 +139,10 @@ test('batch --sort tokens|urgency: rows largest first, ties in discovery order, 
   }
   const byUrgency = ndjson(['.', ...LIMITS, '--sort', 'urgency']).rows;
   const urgencies = byUrgency.map((r) => RANK[r.urgency ?? 'none']);
-  assert.deepEqual(urgencies, [...urgencies].sort((a, b) => b - a));
+  assert.deepEqual(
+    urgencies,
+    [...urgencies].sort((a, b) => b - a),
+  );
   assert.ok(urgencies.includes(2) && urgencies.includes(1) && urgencies.includes(0), 'the batch has all three urgencies');
   for (let i = 1; i < byUrgency.length; i++) {
     const [a, b] = [byUrgency[i - 1], byUrgency[i]];
@@ -144,7 +160,10 @@ test('batch --since/--until: a session is in when its span of turn timestamps ov
   const { rows, total } = ndjson(['.', ...LIMITS, '--since', since.toISOString(), '--until', until.toISOString()]);
   // --until is inclusive of its instant: session 150 starts exactly at it.
   const inRange = (s: GeneratedSession): boolean => s.last >= since.getTime() && s.first <= until.getTime();
-  const expected = batch.sessions.filter(inRange).map((s) => s.file).sort();
+  const expected = batch.sessions
+    .filter(inRange)
+    .map((s) => s.file)
+    .sort();
   assert.ok(expected.length > 10);
   // The subagent fixture carries 2025 timestamps: out of range.
   assert.deepEqual(rows.map((r) => r.file).sort(), expected);
@@ -155,7 +174,13 @@ test('batch --since/--until: a session is in when its span of turn timestamps ov
   // A date alone is a whole (local, here UTC) day for --until.
   const day = ndjson(['.', '--since', '2026-03-02', '--until', '2026-03-02']).rows;
   const dayStart = Date.UTC(2026, 2, 2);
-  assert.deepEqual(day.map((r) => r.file).sort(), batch.sessions.filter((s) => s.last >= dayStart && s.first < dayStart + 86_400_000).map((s) => s.file).sort());
+  assert.deepEqual(
+    day.map((r) => r.file).sort(),
+    batch.sessions
+      .filter((s) => s.last >= dayStart && s.first < dayStart + 86_400_000)
+      .map((s) => s.file)
+      .sort(),
+  );
 });
 
 test('batch --since with an age counts back from now', () => {
@@ -186,10 +211,16 @@ test('batch --json: one document, the multi-file shape with additions, reports e
   assert.equal(doc.schemaVersion, 1);
   assert.equal(doc.transcripts.length, 120);
   assert.deepEqual(Object.keys(doc.total), ['transcripts', 'failed', 'turns', 'totalTokens', 'urgency', 'outOfRange', 'subagents']);
-  assert.deepEqual(doc.projects.map((p) => p.project), ['alpha', 'beta']);
+  assert.deepEqual(
+    doc.projects.map((p) => p.project),
+    ['alpha', 'beta'],
+  );
   assert.equal(doc.range, null);
   const first = doc.transcripts[0] ?? {};
-  const single = JSON.parse((await runInProcess(['analyze', String(first['file']), '--json', ...LIMITS], { cwd: batch.dir })).stdout) as Record<string, unknown>;
+  const single = JSON.parse((await runInProcess(['analyze', String(first['file']), '--json', ...LIMITS], { cwd: batch.dir })).stdout) as Record<
+    string,
+    unknown
+  >;
   const { project, firstTimestamp, lastTimestamp, ...rest } = first;
   assert.deepEqual(rest, single, 'each transcript is the single-file report');
   assert.equal(project, 'alpha');
@@ -200,7 +231,10 @@ test('batch --json: one document, the multi-file shape with additions, reports e
   const key = (t: Record<string, unknown>): string => JSON.stringify(t);
   assert.deepEqual(sorted.transcripts.map(key).sort(), doc.transcripts.map(key).sort());
   const tokens = sorted.transcripts.map((t) => Number(t['totalTokens']));
-  assert.deepEqual(tokens, [...tokens].sort((a, b) => b - a));
+  assert.deepEqual(
+    tokens,
+    [...tokens].sort((a, b) => b - a),
+  );
   assert.deepEqual(sorted.total, doc.total);
 });
 
@@ -214,7 +248,13 @@ test('batch: unreadable transcripts are rows, the batch goes on, and the first o
     assert.equal(nd.exitCode, 4);
     assert.equal(nd.rows.length, 32);
     const bad = nd.rows.filter((r) => r.error);
-    assert.deepEqual(bad.map((r) => [r.file, r.error?.exitCode, r.project]), [['a/empty.jsonl', 4, 'a'], ['b/junk.jsonl', 4, 'b']]);
+    assert.deepEqual(
+      bad.map((r) => [r.file, r.error?.exitCode, r.project]),
+      [
+        ['a/empty.jsonl', 4, 'a'],
+        ['b/junk.jsonl', 4, 'b'],
+      ],
+    );
     assert.equal(nd.total.total.failed, 2);
     assert.equal(nd.total.total.transcripts, 32);
     const human = runCli(['analyze', '.'], { cwd: dir });
@@ -251,7 +291,10 @@ test('batch: a quoted glob is expanded by devs-ctx, ** at any depth; no match is
   assert.equal(all, batch.sessions.length + 1);
   assert.equal(ndjson(['*/session-000?.jsonl']).rows.length, 8, 'gamma/nested is two levels down');
   const some = ndjson(['alpha/session-00[0-3]?.jsonl']).rows.map((r) => r.file);
-  assert.deepEqual(some, batch.sessions.filter((s) => /^alpha\/session-00[0-3]\d\.jsonl$/.test(s.file)).map((s) => s.file));
+  assert.deepEqual(
+    some,
+    batch.sessions.filter((s) => /^alpha\/session-00[0-3]\d\.jsonl$/.test(s.file)).map((s) => s.file),
+  );
   const none = runCli(['analyze', 'nothing/*.jsonl'], { cwd: batch.dir });
   assert.equal(none.exitCode, 3);
   assert.match(none.stderr, /nothing\/\*\.jsonl: no \.jsonl or \.json file matches this pattern/);
@@ -331,7 +374,10 @@ test('batch time range: parsing and overlap', () => {
 });
 
 test('batch progress: a bar on a TTY stderr only, cleared at the end', async () => {
-  assert.equal(progressLine({ done: 6, found: 12, discovering: true, tokens: 1_234_567 }), `analyzing [${'█'.repeat(12)}${'░'.repeat(12)}] 6/12+ sessions · 1.2M tokens`);
+  assert.equal(
+    progressLine({ done: 6, found: 12, discovering: true, tokens: 1_234_567 }),
+    `analyzing [${'█'.repeat(12)}${'░'.repeat(12)}] 6/12+ sessions · 1.2M tokens`,
+  );
   // The bar's own clock, mocked: the test moves time on instead of sleeping.
   mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
   try {
@@ -367,7 +413,11 @@ test('a quoted glob starting with ~ is expanded from HOME, as the help example d
   copyFileSync(join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl'), join(day, 'b.jsonl'));
   const result = runCli(['analyze', '~/.codex/sessions/**/*.jsonl', '--ndjson'], { env: { HOME: home } });
   assert.equal(result.exitCode, 0, result.stdout + result.stderr);
-  const sessions = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string }).filter((l) => l.type === 'session');
+  const sessions = result.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string })
+    .filter((l) => l.type === 'session');
   assert.equal(sessions.length, 2);
 });
 
@@ -438,10 +488,28 @@ test('batch: a Claude Code subagent transcript is listed under its session and c
   copyFileSync(join(repoRoot, 'fixtures', 'claude-code', 'compact-boundary.jsonl'), join(project, 's2.jsonl'));
   const base = { sessionId: 's1', cwd: '/p', version: '2.1.20', userType: 'external', isSidechain: true, agentId: 'a1' };
   const sub = [
-    { ...base, type: 'user', uuid: 'u1', parentUuid: null, timestamp: '2026-01-01T00:00:00Z', message: { role: 'user', content: 'Find every caller of parseConfig in src' } },
     {
-      ...base, type: 'assistant', uuid: 'a1', parentUuid: 'u1', timestamp: '2026-01-01T00:00:01Z', requestId: 'r1',
-      message: { id: 'm1', role: 'assistant', model: 'claude-haiku-4-5-20251001', content: [{ type: 'text', text: 'Three callers.' }], usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 } },
+      ...base,
+      type: 'user',
+      uuid: 'u1',
+      parentUuid: null,
+      timestamp: '2026-01-01T00:00:00Z',
+      message: { role: 'user', content: 'Find every caller of parseConfig in src' },
+    },
+    {
+      ...base,
+      type: 'assistant',
+      uuid: 'a1',
+      parentUuid: 'u1',
+      timestamp: '2026-01-01T00:00:01Z',
+      requestId: 'r1',
+      message: {
+        id: 'm1',
+        role: 'assistant',
+        model: 'claude-haiku-4-5-20251001',
+        content: [{ type: 'text', text: 'Three callers.' }],
+        usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 },
+      },
     },
   ];
   writeFileSync(join(project, 's1', 'subagents', 'agent-a1.jsonl'), `${sub.map((l) => JSON.stringify(l)).join('\n')}\n`);
@@ -460,7 +528,11 @@ test('batch: a Claude Code subagent transcript is listed under its session and c
   };
   assert.equal(json.total.transcripts, 3);
   assert.equal(json.total.subagents, 1);
-  assert.equal(json.projects.length, 1, 'the subagent belongs to its session\'s project');
+  assert.equal(json.projects.length, 1, "the subagent belongs to its session's project");
   assert.equal(json.projects[0]?.subagents, 1);
-  assert.equal(json.projects[0]?.turns, json.transcripts.reduce((sum, t) => sum + t.turns, 0), 'every transcript\'s turns once');
+  assert.equal(
+    json.projects[0]?.turns,
+    json.transcripts.reduce((sum, t) => sum + t.turns, 0),
+    "every transcript's turns once",
+  );
 });

@@ -22,7 +22,10 @@ const freshDir = (name: string): string => {
 };
 
 function run(args: readonly string[], cache: string | undefined, cwd = repoRoot): { stdout: string; stderr: string; exitCode: number } {
-  const result = runCli(['analyze', ...args, ...(cache === undefined ? ['--no-cache'] : [])], { cwd, env: cache === undefined ? {} : { DEVS_CTX_CACHE_DIR: cache } });
+  const result = runCli(['analyze', ...args, ...(cache === undefined ? ['--no-cache'] : [])], {
+    cwd,
+    env: cache === undefined ? {} : { DEVS_CTX_CACHE_DIR: cache },
+  });
   assert.ok([0, 10, 11, 3, 4].includes(result.exitCode), result.stderr);
   return result;
 }
@@ -48,7 +51,10 @@ for (const [name, dir, skip] of [
       assert.equal(again.exitCode, cold.exitCode);
     }
     // Every transcript that could be read has its row kept.
-    const sessions = run(['.', '--ndjson'], undefined, dir).stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; error?: unknown });
+    const sessions = run(['.', '--ndjson'], undefined, dir)
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; error?: unknown });
     const readable = sessions.filter((r) => r.type === 'session' && r.error === undefined).length;
     assert.equal(Object.keys(rowsFile(cache).files).length, readable);
   });
@@ -89,7 +95,13 @@ test('row cache: other settings (limits, --encoding, --strict) are other rows; -
   const cache = freshDir('cache');
   run(['.', '--ndjson'], cache, dir);
   const plain = run(['.', '--ndjson'], undefined, dir).stdout;
-  for (const args of [['--soft-limit', '100', '--hard-limit', '200'], ['--encoding', 'cl100k_base'], ['--strict'], ['--since', '2026-01-01'], ['--until', '2025-06-01']]) {
+  for (const args of [
+    ['--soft-limit', '100', '--hard-limit', '200'],
+    ['--encoding', 'cl100k_base'],
+    ['--strict'],
+    ['--since', '2026-01-01'],
+    ['--until', '2025-06-01'],
+  ]) {
     const cold = run(['.', '--ndjson', ...args], undefined, dir);
     assert.notEqual(cold.stdout, plain, `${args.join(' ')} changes the rows`);
     assert.equal(run(['.', '--ndjson', ...args], cache, dir).stdout, cold.stdout, args.join(' '));
@@ -126,7 +138,9 @@ const singleFiles = [...filesUnder(join(repoRoot, 'fixtures')), ...(realdataSkip
 
 /** `run`, in this process on the built code (the caches are keyed on its build id): for the many-file test. */
 async function runBuilt(args: readonly string[], cache: string | undefined): Promise<{ stdout: string; stderr: string; exitCode: number }> {
-  const result = await runBuiltInProcess(['analyze', ...args, ...(cache === undefined ? ['--no-cache'] : [])], { env: cache === undefined ? {} : { DEVS_CTX_CACHE_DIR: cache } });
+  const result = await runBuiltInProcess(['analyze', ...args, ...(cache === undefined ? ['--no-cache'] : [])], {
+    env: cache === undefined ? {} : { DEVS_CTX_CACHE_DIR: cache },
+  });
   assert.ok([0, 10, 11, 3, 4].includes(result.exitCode), result.stderr);
   return result;
 }
@@ -165,7 +179,10 @@ test('report cache: a hit is served without reading the file (a planted report s
   assert.doesNotMatch(grown, /424242/);
   assert.equal(run(['session.jsonl', '--json'], cache, dir).stdout, grown);
   // Other settings: another report.
-  assert.equal(run(['session.jsonl', '--json', '--window', '50k'], cache, dir).stdout, run(['session.jsonl', '--json', '--window', '50k'], undefined, dir).stdout);
+  assert.equal(
+    run(['session.jsonl', '--json', '--window', '50k'], cache, dir).stdout,
+    run(['session.jsonl', '--json', '--window', '50k'], undefined, dir).stdout,
+  );
 });
 
 test('report cache: only the most recently written reports are kept', () => {

@@ -53,12 +53,26 @@ function realPrune(id: string, doc: ParsedDocument): { event: PruneEventInput; o
   const transcript = readTranscript(doc);
   const edit = dropMiddleEdit(transcript, { keepHead: 2, keepTail: 3 });
   const written = writeTranscript(doc, transcript, edit, writerFor(transcript.format));
-  const turns: ArchivedTurnInput[] = [...edit.dropped].sort((a, b) => a - b).map((i) => {
-    const entry = transcript.entries[i]!;
-    return { entryIndex: i, turnId: entry.turn.id, role: entry.turn.role, type: entry.turn.type, action: 'dropped', tokens: 1, content: entry.turn.content, records: entry.source.records };
-  });
+  const turns: ArchivedTurnInput[] = [...edit.dropped]
+    .sort((a, b) => a - b)
+    .map((i) => {
+      const entry = transcript.entries[i]!;
+      return {
+        entryIndex: i,
+        turnId: entry.turn.id,
+        role: entry.turn.role,
+        type: entry.turn.type,
+        action: 'dropped',
+        tokens: 1,
+        content: entry.turn.content,
+        records: entry.source.records,
+      };
+    });
   return {
-    event: { ...event(id, doc, written.records, { format: transcript.format, sourcePath: doc.path, turns, removedTurnCount: turns.length }), output: { records: written.records, bytes: written.bytes } },
+    event: {
+      ...event(id, doc, written.records, { format: transcript.format, sourcePath: doc.path, turns, removedTurnCount: turns.length }),
+      output: { records: written.records, bytes: written.bytes },
+    },
     output: written.bytes,
   };
 }
@@ -76,7 +90,11 @@ for (const [kind, open] of Object.entries(stores)) {
     test('a real prune restores byte for byte, with appended bytes kept; a changed file is refused', async (t) => {
       const archive = await open(t);
       assert.equal(archive.kind, kind);
-      for (const [format, name] of [['devs', 'basic-session.jsonl'], ['devs', 'bom-crlf-no-final-newline.jsonl'], ['codex', 'basic-session.jsonl']] as const) {
+      for (const [format, name] of [
+        ['devs', 'basic-session.jsonl'],
+        ['devs', 'bom-crlf-no-final-newline.jsonl'],
+        ['codex', 'basic-session.jsonl'],
+      ] as const) {
         const doc = fixtureDoc(format, name);
         const { event: e, output } = realPrune(`${format}-${name}`, doc);
         await archive.recordPrune(e);
@@ -90,7 +108,10 @@ for (const [kind, open] of Object.entries(stores)) {
         changed[changed.length - 3] = (changed[changed.length - 3] ?? 0) ^ 1;
         await assert.rejects(archive.restore(e.id, changed), TranscriptChangedError);
         const listed = await archive.listTurns(e.id);
-        assert.deepEqual(listed.map((x) => x.entryIndex), e.turns.map((x) => x.entryIndex));
+        assert.deepEqual(
+          listed.map((x) => x.entryIndex),
+          e.turns.map((x) => x.entryIndex),
+        );
         assert.equal(listed[0]?.content, e.turns[0]?.content);
       }
       await assert.rejects(archive.restore('nope', Buffer.from('')), UnknownPruneEventError);
@@ -144,12 +165,29 @@ for (const [kind, open] of Object.entries(stores)) {
     test('recall: ranking, snippets, filters, a limit, prefixes, diacritics, turn ids', async (t) => {
       const archive = await recallArchive(t, open);
       const hits = await archive.recall('database lock');
-      assert.deepEqual(hits.map((h) => `${h.eventId}/${h.entryIndex}`), ['r1/1', 'r1/0'], 'both turns with both words; r2 lacks "lock"');
+      assert.deepEqual(
+        hits.map((h) => `${h.eventId}/${h.entryIndex}`),
+        ['r1/1', 'r1/0'],
+        'both turns with both words; r2 lacks "lock"',
+      );
       assert.ok(hits[0]!.score > hits[1]!.score);
       assert.match(hits[1]!.snippet, /«database» migration failed with a «lock» timeout/);
       assert.equal(hits[0]!.sourcePath, '/p/one.jsonl');
       assert.equal(hits[0]!.prunedAt, '2026-11-23T12:00:00.000Z');
-      assert.deepEqual(Object.keys(hits[0]!).sort(), ['action', 'entryIndex', 'eventId', 'prunedAt', 'role', 'score', 'snippet', 'sourcePath', 'strategy', 'tokens', 'turnId', 'type']);
+      assert.deepEqual(Object.keys(hits[0]!).sort(), [
+        'action',
+        'entryIndex',
+        'eventId',
+        'prunedAt',
+        'role',
+        'score',
+        'snippet',
+        'sourcePath',
+        'strategy',
+        'tokens',
+        'turnId',
+        'type',
+      ]);
 
       const found = async (q: string, options = {}): Promise<string[]> => (await archive.recall(q, options)).map((h) => `${h.eventId}/${h.entryIndex}`);
       assert.deepEqual(new Set(await found('cats database')), new Set(['r1/0', 'r1/1', 'r1/2', 'r2/0']), 'no turn has all the words: any will do');
@@ -157,7 +195,10 @@ for (const [kind, open] of Object.entries(stores)) {
       assert.equal(cats[0]?.action, 'masked');
       assert.equal(cats[0]?.type, 'tool_result');
       assert.deepEqual(await found('database', { eventId: 'r2' }), ['r2/0']);
-      assert.deepEqual((await archive.recall('database', { sourcePath: '/p/one.jsonl' })).map((h) => h.eventId), ['r1', 'r1']);
+      assert.deepEqual(
+        (await archive.recall('database', { sourcePath: '/p/one.jsonl' })).map((h) => h.eventId),
+        ['r1', 'r1'],
+      );
       assert.equal((await archive.recall('database', { limit: 1 })).length, 1);
       assert.match((await archive.recall('migration', { highlight: ['<b>', '</b>'] }))[0]?.snippet ?? '', /<b>migration<\/b>/);
       assert.deepEqual(await found('turn-3'), ['r1/3'], 'a turn id is searchable');
@@ -179,8 +220,33 @@ for (const [kind, open] of Object.entries(stores)) {
 
     test('recall takes any text as search terms, never as query syntax', async (t) => {
       const archive = await recallArchive(t, open);
-      const queries = ['"unbalanced', 'foo"bar', '""', '*', '**', 'NEAR', 'NEAR(database lock)', 'AND', 'OR NOT', '-database', 'col:value', '(', ')', '^caret',
-        '{a b}', '', '   ', '🙂', "'; DROP TABLE prune_events; --", '\u0000', "it's", 'a & b | !c', "x:* <-> y", "'quoted'", '\\'];
+      const queries = [
+        '"unbalanced',
+        'foo"bar',
+        '""',
+        '*',
+        '**',
+        'NEAR',
+        'NEAR(database lock)',
+        'AND',
+        'OR NOT',
+        '-database',
+        'col:value',
+        '(',
+        ')',
+        '^caret',
+        '{a b}',
+        '',
+        '   ',
+        '🙂',
+        "'; DROP TABLE prune_events; --",
+        '\u0000',
+        "it's",
+        'a & b | !c',
+        'x:* <-> y',
+        "'quoted'",
+        '\\',
+      ];
       for (const q of queries) await assert.doesNotReject(archive.recall(q), `query ${JSON.stringify(q)}`);
       const found = async (q: string): Promise<string[]> => (await archive.recall(q)).map((h) => `${h.eventId}/${h.entryIndex}`);
       assert.deepEqual(await found('NEAR'), ['r1/4']);
@@ -289,7 +355,11 @@ describe('PostgreSQL store', () => {
     await client.connect();
     t.after(() => client.end());
     const versions = (await client.query('SELECT version FROM devs_ctx_schema_migrations ORDER BY version')).rows.map((r: { version: number }) => r.version);
-    assert.deepEqual(versions, Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1), 'each migration recorded once');
+    assert.deepEqual(
+      versions,
+      Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
+      'each migration recorded once',
+    );
     await client.query('INSERT INTO devs_ctx_schema_migrations (version) VALUES ($1)', [PG_SCHEMA_VERSION + 1]);
     await assert.rejects(PostgresArchive.open(url), (error: unknown) => {
       assert.ok(error instanceof ArchiveSchemaError);
@@ -350,7 +420,10 @@ describe('PostgreSQL store', () => {
       assert.doesNotMatch(error.message, /pw-Zq7/);
       return true;
     });
-    await assert.rejects(reader.recordPrune({ ...e, id: 'not-allowed' }), (error: unknown) => error instanceof ArchiveWriteError && /permission denied/.test(error.message));
+    await assert.rejects(
+      reader.recordPrune({ ...e, id: 'not-allowed' }),
+      (error: unknown) => error instanceof ArchiveWriteError && /permission denied/.test(error.message),
+    );
   });
 
   test('embedding cache: the same bytes as SQLite stores (float32, little-endian), so a copy can carry them', async (t) => {
@@ -376,7 +449,11 @@ describe('PostgreSQL store', () => {
     assert.equal(fromPg.dims, fromSqlite.dims);
     assert.ok(fromPg.vector.equals(fromSqlite.vector), 'identical bytes in both stores');
     assert.equal(fromPg.vector.readFloatLE(4), Math.fround(-2.5));
-    await assert.rejects(client.query("INSERT INTO embedding_cache VALUES ('m', 'bad', 2, '\\x00'::bytea, 'now')"), /check constraint/, 'dims and bytes must agree');
+    await assert.rejects(
+      client.query("INSERT INTO embedding_cache VALUES ('m', 'bad', 2, '\\x00'::bytea, 'now')"),
+      /check constraint/,
+      'dims and bytes must agree',
+    );
   });
 
   test("a dry run's vector cache never writes: no schema in an empty database, nothing stored in a set-up one", async (t) => {
@@ -407,15 +484,19 @@ describe('PostgreSQL store', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     t.after(() => client.end());
-    const refused = (detail: RegExp) => (error: unknown): boolean => {
-      assert.ok(error instanceof ArchiveCorruptError);
-      assert.match(error.message, detail);
-      assert.match(error.hint ?? '', /PostgreSQL archive may be damaged.*pg_amcheck/);
-      assert.doesNotMatch(error.hint ?? '', /sqlite3|integrity_check/);
-      return true;
-    };
+    const refused =
+      (detail: RegExp) =>
+      (error: unknown): boolean => {
+        assert.ok(error instanceof ArchiveCorruptError);
+        assert.match(error.message, detail);
+        assert.match(error.hint ?? '', /PostgreSQL archive may be damaged.*pg_amcheck/);
+        assert.doesNotMatch(error.hint ?? '', /sqlite3|integrity_check/);
+        return true;
+      };
     // A record the layout needs is gone (the check shared with SQLite), then the layout itself.
-    await client.query("DELETE FROM archived_records WHERE event_id = 'dmg' AND record_index = (SELECT min(record_index) FROM archived_records WHERE event_id = 'dmg')");
+    await client.query(
+      "DELETE FROM archived_records WHERE event_id = 'dmg' AND record_index = (SELECT min(record_index) FROM archived_records WHERE event_id = 'dmg')",
+    );
     await assert.rejects(archive.restore('dmg', output), refused(/archived record \d+ is missing/));
     await client.query("UPDATE prune_events SET layout = 'not json' WHERE id = 'dmg'");
     await assert.rejects(archive.restore('dmg', output), refused(/restore layout is not readable/));

@@ -64,7 +64,7 @@ describe('devs-ctx with a PostgreSQL archive', () => {
     const recall = await runCliAsync(['recall', 'reconcile', '--json'], { cwd: two.dir, env: env2 });
     assert.equal(recall.exitCode, 0, recall.stderr);
     assertNoSecret(recall, password);
-    const hits = (JSON.parse(recall.stdout) as { archive: string; hits: Array<{ eventId: string; turnId: string; snippet: string; score: number }> });
+    const hits = JSON.parse(recall.stdout) as { archive: string; hits: Array<{ eventId: string; turnId: string; snippet: string; score: number }> };
     assert.ok(hits.hits.length > 0);
     assert.ok(hits.hits.every((h) => h.eventId === report.archive.eventId));
     assert.equal(hits.archive, report.archive.path);
@@ -124,7 +124,10 @@ describe('devs-ctx with a PostgreSQL archive', () => {
     const pair = await Promise.all([0, 1].map(() => runCliAsync(['prune', 'same.jsonl', '--in-place', '--json', ...WINDOW], { cwd: m.dir, env })));
     const codes = pair.map((r) => r.exitCode).sort();
     t.diagnostic(`same-session exit codes: ${codes.join(', ')}`);
-    assert.ok(codes.every((c) => c === 0 || c === 7), pair.map((r) => r.stdout + r.stderr).join('\n'));
+    assert.ok(
+      codes.every((c) => c === 0 || c === 7),
+      pair.map((r) => r.stdout + r.stderr).join('\n'),
+    );
     assert.ok(codes.includes(0));
     for (const r of pair.filter((p) => p.exitCode === 7)) assert.match(r.stdout, /locked/);
     // However they interleaved, restoring undoes every prune back to the original.
@@ -202,14 +205,20 @@ describe('devs-ctx with a PostgreSQL archive', () => {
         probe.close(() => resolve(p));
       });
     });
-    const refused = await runCliAsync(['recall', 'anything'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: `postgres://devs_ctx:${password}@127.0.0.1:${closedPort}/team` } });
+    const refused = await runCliAsync(['recall', 'anything'], {
+      cwd: m.dir,
+      env: { ...m.env, DEVS_CTX_ARCHIVE_URL: `postgres://devs_ctx:${password}@127.0.0.1:${closedPort}/team` },
+    });
     assert.equal(refused.exitCode, 3, refused.stderr);
     assertNoSecret(refused, password);
     assert.match(refused.stderr, /cannot open the PostgreSQL archive at .*ECONNREFUSED/);
 
     // sslmode=require reaches the client: this server has no TLS, so the connection is refused as such.
     const { url } = await startPostgres(t);
-    const tls = await runCliAsync(['recall', 'anything'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: url.replace('sslmode=disable', 'sslmode=require') } });
+    const tls = await runCliAsync(['recall', 'anything'], {
+      cwd: m.dir,
+      env: { ...m.env, DEVS_CTX_ARCHIVE_URL: url.replace('sslmode=disable', 'sslmode=require') },
+    });
     assert.equal(tls.exitCode, 3, tls.stderr);
     assertNoSecret(tls, password);
     assert.match(tls.stderr, /SSL/i);
@@ -249,7 +258,9 @@ describe('devs-ctx with a PostgreSQL archive', () => {
     const { code, stderr } = await run.exited;
     assert.equal(code, 130, stderr);
     assert.ok(readFileSync(path).equals(fixtureBytes), 'nothing written');
-    const left = await client.query('SELECT (SELECT count(*) FROM prune_events) AS e, (SELECT count(*) FROM archived_records) AS r, (SELECT count(*) FROM archived_turns) AS t');
+    const left = await client.query(
+      'SELECT (SELECT count(*) FROM prune_events) AS e, (SELECT count(*) FROM archived_records) AS r, (SELECT count(*) FROM archived_turns) AS t',
+    );
     assert.deepEqual(left.rows[0], { e: '0', r: '0', t: '0' }, 'the event and its rows are gone');
   });
 

@@ -62,7 +62,10 @@ test('restore and recall work on an archive in a folder nobody may write (no -sh
   // No prune has indexed the archive yet: the search indexes it in memory.
   const recalled = runCli(['recall', 'marmalade', '--json'], { cwd: dir, env });
   assert.equal(recalled.exitCode, 0, recalled.stderr);
-  assert.deepEqual((JSON.parse(recalled.stdout) as { hits: { turnId: string }[] }).hits.map((h) => h.turnId), ['r2']);
+  assert.deepEqual(
+    (JSON.parse(recalled.stdout) as { hits: { turnId: string }[] }).hits.map((h) => h.turnId),
+    ['r2'],
+  );
   const turn = runCli(['recall', '--turn', 'r2'], { cwd: dir, env });
   assert.equal(turn.exitCode, 0, turn.stderr);
   assert.match(turn.stdout, /marmalade/);
@@ -93,7 +96,10 @@ test('a damaged archive page: restore and recall exit 3 naming the archive and t
   } finally {
     closeSync(fd);
   }
-  for (const args of [['restore', 'out.jsonl'], ['recall', 'marmalade']]) {
+  for (const args of [
+    ['restore', 'out.jsonl'],
+    ['recall', 'marmalade'],
+  ]) {
     const result = runCli(args, { cwd: dir, env });
     assert.equal(result.exitCode, 3, `${args[0]}: ${result.stderr}`);
     assert.ok(result.stderr.includes(`the archive at ${archive} is damaged`), result.stderr);

@@ -47,7 +47,10 @@ function rawCount(path: string, sql: string, ...params: unknown[]): number {
   const Database = loadSqlite();
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare(sql).pluck().get(...params) as number;
+    return db
+      .prepare(sql)
+      .pluck()
+      .get(...params) as number;
   } finally {
     db.close();
   }
@@ -121,7 +124,11 @@ test('open creates the directory and a private file, migrates an empty archive, 
 
   for (let i = 0; i < 2; i++) {
     const again = ArchiveStore.open(path);
-    assert.deepEqual(again.listEvents().map((e) => e.id), ['e1'], 'data survives reopening');
+    assert.deepEqual(
+      again.listEvents().map((e) => e.id),
+      ['e1'],
+      'data survives reopening',
+    );
     assert.equal(again.recall('reopen').length, 1);
     again.close();
   }
@@ -149,12 +156,15 @@ test('pending migrations run in order in one transaction; a failing one leaves t
   db.close();
 
   // This code knows SCHEMA_VERSION only: the archive is now newer than it.
-  assert.throws(() => ArchiveStore.open(path), (error: unknown) => {
-    assert.ok(error instanceof ArchiveSchemaError);
-    assert.match(error.message, new RegExp(`schema version ${SCHEMA_VERSION + 2}, newer than this devs-ctx knows \\(${SCHEMA_VERSION}\\)`));
-    assert.equal(error.exitCode, 3);
-    return true;
-  });
+  assert.throws(
+    () => ArchiveStore.open(path),
+    (error: unknown) => {
+      assert.ok(error instanceof ArchiveSchemaError);
+      assert.match(error.message, new RegExp(`schema version ${SCHEMA_VERSION + 2}, newer than this devs-ctx knows \\(${SCHEMA_VERSION}\\)`));
+      assert.equal(error.exitCode, 3);
+      return true;
+    },
+  );
 });
 
 test('an archive from a newer devs-ctx is refused, and left untouched', (t) => {
@@ -169,13 +179,16 @@ test('an archive from a newer devs-ctx is refused, and left untouched', (t) => {
 });
 
 test('a missing native module is reported as ArchiveUnavailableError with the way out', () => {
-  assert.throws(() => loadSqlite('better-sqlite3-that-does-not-exist'), (error: unknown) => {
-    assert.ok(error instanceof ArchiveUnavailableError);
-    assert.match(error.message, /better-sqlite3's native build is missing/);
-    assert.match(error.message, /npm rebuild better-sqlite3/);
-    assert.match(error.message, /--no-archive/);
-    return true;
-  });
+  assert.throws(
+    () => loadSqlite('better-sqlite3-that-does-not-exist'),
+    (error: unknown) => {
+      assert.ok(error instanceof ArchiveUnavailableError);
+      assert.match(error.message, /better-sqlite3's native build is missing/);
+      assert.match(error.message, /npm rebuild better-sqlite3/);
+      assert.match(error.message, /--no-archive/);
+      return true;
+    },
+  );
   assert.equal(typeof loadSqlite(), 'function', 'the real module loads');
 });
 
@@ -199,7 +212,10 @@ test('recordPrune stores nothing of an event when a row fails half-way', (t) => 
   // Two turns with the same entry index: the second insert violates UNIQUE (event_id, entry_index),
   // after the event row, its archived records and the first turn were written.
   const bad = event('atomic', input, records, { turns: [turn(1, 'zebrafish alpha'), turn(1, 'zebrafish beta')] });
-  assert.throws(() => store.recordPrune(bad), (error: unknown) => error instanceof ArchiveWriteError && /UNIQUE/.test(error.message));
+  assert.throws(
+    () => store.recordPrune(bad),
+    (error: unknown) => error instanceof ArchiveWriteError && /UNIQUE/.test(error.message),
+  );
 
   assert.equal(store.getEvent('atomic'), undefined);
   assert.equal(rawCount(store.path, 'SELECT count(*) FROM prune_events'), 0);
@@ -215,7 +231,10 @@ test('recordPrune stores nothing of an event when a row fails half-way', (t) => 
 
   // A second event with the same id is refused without touching the first.
   assert.throws(() => store.recordPrune({ ...bad, turns: [turn(3, 'other')] }), ArchiveWriteError);
-  assert.deepEqual(store.listTurns('atomic').map((x) => x.content), ['zebrafish alpha', 'zebrafish beta']);
+  assert.deepEqual(
+    store.listTurns('atomic').map((x) => x.content),
+    ['zebrafish alpha', 'zebrafish beta'],
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -288,7 +307,12 @@ test('BOM + CRLF + no final newline: the unterminated last line is reused only w
   const store = openTemp(t);
 
   // Last line still last: byte-identical, taken from the output; 1 changed, 2 and 4 dropped.
-  const stillLast: OutputRecord[] = [{ from: 0 }, { text: '{"id":"s","role":"user","type":"summary","content":"[Context Summary] x"}', replaces: 1 }, { from: 3 }, { from: last }];
+  const stillLast: OutputRecord[] = [
+    { from: 0 },
+    { text: '{"id":"s","role":"user","type":"summary","content":"[Context Summary] x"}', replaces: 1 },
+    { from: 3 },
+    { from: last },
+  ];
   const a = computeLayout(input, { records: stillLast, bytes: renderOutput(input, stillLast) });
   assert.deepEqual([...a.archivedRecords.keys()], [1, 2, 4]);
   store.recordPrune(event('still-last', input, stillLast));
@@ -315,7 +339,10 @@ for (const [format, name, keepTail] of [
     assert.equal(doc.kind, 'json-document');
     const { event: pruneEvent, output } = realPrune(`doc-${format}`, doc, { keepHead: 1, keepTail });
     assert.ok(pruneEvent.removedTurnCount > 0, 'the prune removes turns');
-    assert.ok(pruneEvent.output.records.some((r) => 'text' in r && r.text.includes('\n')), 'the document is one text spanning lines');
+    assert.ok(
+      pruneEvent.output.records.some((r) => 'text' in r && r.text.includes('\n')),
+      'the document is one text spanning lines',
+    );
     const store = openTemp(t);
     store.recordPrune(pruneEvent);
     assert.equal(store.findRestorable(output)?.id, `doc-${format}`);
@@ -351,11 +378,14 @@ test('a transcript modified (not appended to) since the prune is refused', (t) =
   ] as const) {
     assert.equal(store.findRestorable(bytes), undefined, what);
     assert.equal(store.findRestorable(bytes, { eventId: 'modified' }), undefined, what);
-    assert.throws(() => store.restore('modified', bytes), (error: unknown) => {
-      assert.ok(error instanceof TranscriptChangedError, what);
-      assert.match(error.message, /changed since prune modified in a way restore cannot undo/);
-      return true;
-    });
+    assert.throws(
+      () => store.restore('modified', bytes),
+      (error: unknown) => {
+        assert.ok(error instanceof TranscriptChangedError, what);
+        assert.match(error.message, /changed since prune modified in a way restore cannot undo/);
+        return true;
+      },
+    );
   }
   assert.throws(() => store.restore('no-such-event', output), UnknownPruneEventError);
 });
@@ -382,8 +412,14 @@ test('two prunes in a row restore one after the other back to the first original
   const back0 = store.restore('first', back1);
   assert.ok(back0.equals(Buffer.concat([original, APPENDED, APPENDED])));
   assert.equal(store.findRestorable(back0), undefined, 'nothing left to undo');
-  assert.deepEqual(store.listEvents({ sourcePath: doc0.path }).map((e) => e.id), ['second', 'first']);
-  assert.deepEqual(store.listEvents({ limit: 1 }).map((e) => e.id), ['second']);
+  assert.deepEqual(
+    store.listEvents({ sourcePath: doc0.path }).map((e) => e.id),
+    ['second', 'first'],
+  );
+  assert.deepEqual(
+    store.listEvents({ limit: 1 }).map((e) => e.id),
+    ['second'],
+  );
 });
 
 test('findRestorable picks the latest matching event among many, and checks a named one', (t) => {
@@ -433,7 +469,10 @@ for (const path of realdataFiles()) {
     if (dropped) {
       const word = /[\p{L}]{6,}/u.exec(dropped.content)?.[0] ?? '';
       const hits = store.recall(word, { limit: 1000 });
-      assert.ok(hits.some((h) => h.turnId === dropped.turnId && h.entryIndex === dropped.entryIndex), `recall "${word}" finds turn ${dropped.turnId}`);
+      assert.ok(
+        hits.some((h) => h.turnId === dropped.turnId && h.entryIndex === dropped.entryIndex),
+        `recall "${word}" finds turn ${dropped.turnId}`,
+      );
       assert.equal(store.getTurn('real', dropped.turnId)?.content, dropped.content);
     }
   });
@@ -480,13 +519,22 @@ test('recall ranks by bm25, with snippets, filters and a limit', (t) => {
   assert.equal(cats[0]?.action, 'masked');
   assert.equal(cats[0]?.type, 'tool_result');
 
-  assert.deepEqual(store.recall('database', { eventId: 'r2' }).map((h) => h.eventId), ['r2']);
-  assert.deepEqual(store.recall('database', { sourcePath: '/p/one.jsonl' }).map((h) => h.eventId), ['r1', 'r1']);
+  assert.deepEqual(
+    store.recall('database', { eventId: 'r2' }).map((h) => h.eventId),
+    ['r2'],
+  );
+  assert.deepEqual(
+    store.recall('database', { sourcePath: '/p/one.jsonl' }).map((h) => h.eventId),
+    ['r1', 'r1'],
+  );
   assert.equal(store.recall('database', { limit: 1 }).length, 1);
   assert.match(store.recall('migration', { highlight: ['<b>', '</b>'] })[0]?.snippet ?? '', /<b>migration<\/b>/);
 
   // A turn id is searchable too, and a turn can be fetched by id or entry index.
-  assert.deepEqual(store.recall('turn-3').map((h) => `${h.eventId}/${h.entryIndex}`), ['r1/3']);
+  assert.deepEqual(
+    store.recall('turn-3').map((h) => `${h.eventId}/${h.entryIndex}`),
+    ['r1/3'],
+  );
   assert.equal(store.getTurn('r1', 'turn-2')?.content, 'Cats sleep most of the day.');
   assert.equal(store.getTurn('r1', 2)?.turnId, 'turn-2');
   assert.deepEqual(store.getTurn('r1', 2)?.records, [2]);
@@ -610,7 +658,10 @@ test('two processes recording prunes into one archive at once both succeed', asy
   for (const w of ['alpha', 'beta']) for (let i = 0; i < events; i++) assert.ok(ids.has(`${w}-${i}`), `${w}-${i} recorded`);
   assert.equal(rawCount(archive, 'SELECT count(*) FROM archived_turns'), 2 * events * 30);
   // Interleaved, not one after the other: both were writing during the same stretch.
-  const order = store.listEvents().reverse().map((e) => e.id.split('-')[0]);
+  const order = store
+    .listEvents()
+    .reverse()
+    .map((e) => e.id.split('-')[0]);
   const switches = order.filter((w, i) => i > 0 && w !== order[i - 1]).length;
   t.diagnostic(`writer switches in commit order: ${switches}`);
   assert.equal(store.recall('beta word7', { sourcePath: '/w/beta', limit: 1000 }).length, events);
@@ -619,7 +670,10 @@ test('two processes recording prunes into one archive at once both succeed', asy
   // Each archived event still restores: rebuild its output from the event, then restore.
   const lines = Array.from({ length: 60 }, (_, j) => JSON.stringify({ id: `alpha-${events - 1}-${j}`, content: `${'x'.repeat(300)} alpha word${j}` }));
   const input = parseDocument(Buffer.from(`${lines.join('\n')}\n`), { path: 'alpha', keepRaw: true });
-  const output = renderOutput(input, input.records.filter((r) => r.index % 2 === 0).map((r) => ({ from: r.index })));
+  const output = renderOutput(
+    input,
+    input.records.filter((r) => r.index % 2 === 0).map((r) => ({ from: r.index })),
+  );
   assert.ok(store.restore(alpha.id, output).equals(serializeDocument(input)));
 });
 

@@ -33,11 +33,50 @@ const line = (value: unknown): string => JSON.stringify(value);
 function claudeSession(): string {
   const base = { isSidechain: false, userType: 'external', cwd: '/home/dev/app', sessionId: 's1', version: '2.1.20' };
   return [
-    line({ ...base, type: 'user', parentUuid: null, uuid: 'u1', timestamp: '2026-03-01T10:00:00Z', message: { role: 'user', content: 'Fix the login bug in src/app.ts. Never edit src/db/schema.ts by hand.' } }),
-    line({ ...base, type: 'assistant', parentUuid: 'u1', uuid: 'a1', timestamp: '2026-03-01T10:00:01Z', message: { id: 'm1', role: 'assistant', model: 'x', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'npm test -- login' } }] } }),
-    line({ ...base, type: 'user', parentUuid: 'a1', uuid: 'r1', timestamp: '2026-03-01T10:00:02Z', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'TypeError: session.token is undefined at src/app.ts:42' }] } }),
-    line({ ...base, type: 'system', subtype: 'compact_boundary', parentUuid: null, logicalParentUuid: 'r1', uuid: 'b1', timestamp: '2026-03-01T11:00:00Z', content: 'Conversation compacted', compactMetadata: { trigger: 'auto', preTokens: 150000 } }),
-    line({ ...base, type: 'user', parentUuid: 'b1', uuid: 's1', isCompactSummary: true, timestamp: '2026-03-01T11:00:00Z', message: { role: 'user', content: 'This session is being continued. Summary: fixing login in src/app.ts.' } }),
+    line({
+      ...base,
+      type: 'user',
+      parentUuid: null,
+      uuid: 'u1',
+      timestamp: '2026-03-01T10:00:00Z',
+      message: { role: 'user', content: 'Fix the login bug in src/app.ts. Never edit src/db/schema.ts by hand.' },
+    }),
+    line({
+      ...base,
+      type: 'assistant',
+      parentUuid: 'u1',
+      uuid: 'a1',
+      timestamp: '2026-03-01T10:00:01Z',
+      message: { id: 'm1', role: 'assistant', model: 'x', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'npm test -- login' } }] },
+    }),
+    line({
+      ...base,
+      type: 'user',
+      parentUuid: 'a1',
+      uuid: 'r1',
+      timestamp: '2026-03-01T10:00:02Z',
+      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'TypeError: session.token is undefined at src/app.ts:42' }] },
+    }),
+    line({
+      ...base,
+      type: 'system',
+      subtype: 'compact_boundary',
+      parentUuid: null,
+      logicalParentUuid: 'r1',
+      uuid: 'b1',
+      timestamp: '2026-03-01T11:00:00Z',
+      content: 'Conversation compacted',
+      compactMetadata: { trigger: 'auto', preTokens: 150000 },
+    }),
+    line({
+      ...base,
+      type: 'user',
+      parentUuid: 'b1',
+      uuid: 's1',
+      isCompactSummary: true,
+      timestamp: '2026-03-01T11:00:00Z',
+      message: { role: 'user', content: 'This session is being continued. Summary: fixing login in src/app.ts.' },
+    }),
     '',
   ].join('\n');
 }
@@ -57,7 +96,10 @@ describe('devs-ctx audit', () => {
     assert.equal(c.compactedTurns, 3);
     assert.equal(c.recordedTokensBefore, 150000);
     assert.ok(c.tokensBefore > 0 && c.tokensAfter > 0);
-    assert.ok(c.kept.some((k) => k.kind === 'file' && k.key === 'app.ts'), 'src/app.ts is in the summary');
+    assert.ok(
+      c.kept.some((k) => k.kind === 'file' && k.key === 'app.ts'),
+      'src/app.ts is in the summary',
+    );
     const schema = c.lost.find((l) => l.kind === 'file' && l.key === 'schema.ts');
     assert.ok(schema, 'src/db/schema.ts is not');
     assert.equal(schema.recallQuery, 'schema.ts');
@@ -69,7 +111,10 @@ describe('devs-ctx audit', () => {
 
     const text = runCli(['audit', file]);
     assert.equal(text.exitCode, 0);
-    assert.match(text.stdout, /Compaction 1 \(line 4 2026-03-01T11:00:00Z, auto\): 3 turns, [\d,]+ tokens \(the agent counted 150,000\) -> summary of [\d,]+ tokens/);
+    assert.match(
+      text.stdout,
+      /Compaction 1 \(line 4 2026-03-01T11:00:00Z, auto\): 3 turns, [\d,]+ tokens \(the agent counted 150,000\) -> summary of [\d,]+ tokens/,
+    );
     assert.match(text.stdout, /devs-ctx recall "schema\.ts" --file /);
   });
 
@@ -81,10 +126,31 @@ describe('devs-ctx audit', () => {
       file,
       [
         line({ timestamp: at(0), type: 'session_meta', payload: { id: 'x', cwd: '/w', originator: 'codex_cli_rs', cli_version: '0.146.0' } }),
-        line({ timestamp: at(1), type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'rename parseConfig in lib/config.rs and lib/loader.rs' }] } }),
-        line({ timestamp: at(2), type: 'response_item', payload: { type: 'function_call', name: 'shell', arguments: JSON.stringify({ command: ['bash', '-lc', 'cargo test'] }), call_id: 'c1' } }),
-        line({ timestamp: at(3), type: 'response_item', payload: { type: 'function_call_output', call_id: 'c1', output: 'error[E0425]: cannot find function parseConfig' } }),
-        line({ timestamp: at(4), type: 'compacted', payload: { message: 'Renaming parseConfig in lib/config.rs.', replacement_history: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'rename parseConfig in lib/config.rs and lib/loader.rs' }] }] } }),
+        line({
+          timestamp: at(1),
+          type: 'response_item',
+          payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'rename parseConfig in lib/config.rs and lib/loader.rs' }] },
+        }),
+        line({
+          timestamp: at(2),
+          type: 'response_item',
+          payload: { type: 'function_call', name: 'shell', arguments: JSON.stringify({ command: ['bash', '-lc', 'cargo test'] }), call_id: 'c1' },
+        }),
+        line({
+          timestamp: at(3),
+          type: 'response_item',
+          payload: { type: 'function_call_output', call_id: 'c1', output: 'error[E0425]: cannot find function parseConfig' },
+        }),
+        line({
+          timestamp: at(4),
+          type: 'compacted',
+          payload: {
+            message: 'Renaming parseConfig in lib/config.rs.',
+            replacement_history: [
+              { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'rename parseConfig in lib/config.rs and lib/loader.rs' }] },
+            ],
+          },
+        }),
         '',
       ].join('\n'),
     );
@@ -92,7 +158,10 @@ describe('devs-ctx audit', () => {
     assert.equal(report.format, 'codex');
     assert.equal(report.compactions.length, 1);
     const [c] = report.compactions;
-    assert.ok(c?.kept.some((k) => k.key === 'loader.rs'), 'the replacement history still names lib/loader.rs');
+    assert.ok(
+      c?.kept.some((k) => k.key === 'loader.rs'),
+      'the replacement history still names lib/loader.rs',
+    );
     assert.ok(c?.kept.some((k) => k.key === 'parseconfig'));
     assert.ok(c?.lost.some((l) => l.kind === 'command' && l.recallQuery === 'cargo test'));
   });
@@ -116,10 +185,13 @@ describe('devs-ctx audit', () => {
     assert.equal(runCli(['audit', join(dir, 'missing.jsonl')]).exitCode, 3);
   });
 
-  it('the real sample with two compactions: every identifier is kept or lost, with the agent\'s own counts', { skip: realdataSkip }, () => {
+  it("the real sample with two compactions: every identifier is kept or lost, with the agent's own counts", { skip: realdataSkip }, () => {
     const report = JSON.parse(runCli(['audit', sample01, '--json']).stdout) as AuditJson;
     assert.equal(report.compactions.length, 2);
-    assert.deepEqual(report.compactions.map((c) => c.recordedTokensBefore), [176700, 157925]);
+    assert.deepEqual(
+      report.compactions.map((c) => c.recordedTokensBefore),
+      [176700, 157925],
+    );
     for (const c of report.compactions) {
       assert.equal(c.kept.length + c.lost.length, c.identifiers);
       assert.ok(c.identifiers > 0 && c.keptShare < 1, 'a summary of ~2k tokens cannot name everything of ~100k');

@@ -93,15 +93,40 @@ test('a value nested deeper than JSON.stringify can go is written (and counted) 
   const value: unknown = JSON.parse(text);
   assert.throws(() => JSON.stringify(value), RangeError, 'deep enough to overflow the engine');
   assert.equal(safeJson(value), text);
-  assert.equal(deepJson({ a: [1, undefined, null, 'x"y'], b: undefined, c: { d: true } }), JSON.stringify({ a: [1, undefined, null, 'x"y'], b: undefined, c: { d: true } }));
+  assert.equal(
+    deepJson({ a: [1, undefined, null, 'x"y'], b: undefined, c: { d: true } }),
+    JSON.stringify({ a: [1, undefined, null, 'x"y'], b: undefined, c: { d: true } }),
+  );
 });
 
 test('analyze: a Claude Code tool_use input nested 10,000 levels deep is counted, not ~0', (t) => {
   const dir = tempDir(t);
   const depth = 10_000;
   const input = `${'{"a":'.repeat(depth)}"leaf"${'}'.repeat(depth)}`;
-  const user = { parentUuid: null, isSidechain: false, type: 'user', message: { role: 'user', content: 'hi' }, uuid: 'u0', timestamp: '2026-03-01T09:59:00.000Z', sessionId: 's' };
-  const call = JSON.stringify({ parentUuid: 'u0', isSidechain: false, type: 'assistant', message: { id: 'm1', type: 'message', role: 'assistant', model: 'claude-opus-4-5', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash', input: '__INPUT__' }] }, uuid: 'a1', timestamp: '2026-03-01T10:00:00.000Z', sessionId: 's' }).replace('"__INPUT__"', input);
+  const user = {
+    parentUuid: null,
+    isSidechain: false,
+    type: 'user',
+    message: { role: 'user', content: 'hi' },
+    uuid: 'u0',
+    timestamp: '2026-03-01T09:59:00.000Z',
+    sessionId: 's',
+  };
+  const call = JSON.stringify({
+    parentUuid: 'u0',
+    isSidechain: false,
+    type: 'assistant',
+    message: {
+      id: 'm1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-opus-4-5',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash', input: '__INPUT__' }],
+    },
+    uuid: 'a1',
+    timestamp: '2026-03-01T10:00:00.000Z',
+    sessionId: 's',
+  }).replace('"__INPUT__"', input);
   writeFileSync(join(dir, 'deep.jsonl'), `${JSON.stringify(user)}\n${call}\n`);
   const result = runCli(['analyze', 'deep.jsonl', '--json'], { cwd: dir });
   assert.equal(result.exitCode, 0, result.stderr);

@@ -104,7 +104,11 @@ function assertOnlyRelinkedOrMasked(doc: ParsedDocument, w: WrittenTranscript, m
       assert.ok(allowed.includes(key), `line ${record.replaces + 1}: ${key} changed`);
     }
   });
-  assert.deepEqual(seen, doc.records.map((r) => r.index), 'every input line once, in order');
+  assert.deepEqual(
+    seen,
+    doc.records.map((r) => r.index),
+    'every input line once, in order',
+  );
 }
 
 /** A tiny session builder: the envelope Claude Code 2.1 writes. */
@@ -113,15 +117,32 @@ let clock = 0;
 function line(uuid: string, parentUuid: string | null, type: string, body: Json): Json {
   clock++;
   return {
-    parentUuid, isSidechain: false, userType: 'external', cwd: '/home/dev/app', sessionId: SESSION, version: '2.1.20', gitBranch: 'main',
-    type, ...body, uuid, timestamp: `2026-03-01T10:00:${String(clock % 60).padStart(2, '0')}.000Z`,
+    parentUuid,
+    isSidechain: false,
+    userType: 'external',
+    cwd: '/home/dev/app',
+    sessionId: SESSION,
+    version: '2.1.20',
+    gitBranch: 'main',
+    type,
+    ...body,
+    uuid,
+    timestamp: `2026-03-01T10:00:${String(clock % 60).padStart(2, '0')}.000Z`,
   };
 }
 const user = (uuid: string, parent: string | null, content: unknown, extra: Json = {}): Json =>
   line(uuid, parent, 'user', { message: { role: 'user', content }, ...extra });
 const said = (uuid: string, parent: string, id: string, block: Json): Json =>
   line(uuid, parent, 'assistant', {
-    message: { id, type: 'message', role: 'assistant', model: 'claude-opus-4-5', content: [block], stop_reason: null, usage: { input_tokens: 3, cache_read_input_tokens: 1000, output_tokens: 1 } },
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-opus-4-5',
+      content: [block],
+      stop_reason: null,
+      usage: { input_tokens: 3, cache_read_input_tokens: 1000, output_tokens: 1 },
+    },
     requestId: `req_${id}`,
   });
 const text = (uuid: string, parent: string, id: string, t: string): Json => said(uuid, parent, id, { type: 'text', text: t });
@@ -136,7 +157,12 @@ const result = (uuid: string, parent: string, toolId: string, content: unknown, 
 /** 12 turns: two tool calls (one with a progress line between call and result), prompts, replies. */
 function session(): ParsedDocument {
   return inlineDoc(
-    { type: 'file-history-snapshot', messageId: 'm0', snapshot: { messageId: 'm0', trackedFileBackups: {}, timestamp: '2026-03-01T10:00:00.000Z' }, isSnapshotUpdate: false },
+    {
+      type: 'file-history-snapshot',
+      messageId: 'm0',
+      snapshot: { messageId: 'm0', trackedFileBackups: {}, timestamp: '2026-03-01T10:00:00.000Z' },
+      isSnapshotUpdate: false,
+    },
     user('u1', null, 'start'), // 0
     text('a1', 'u1', 'msg_1', 'ok'), // 1
     user('u2', 'a1', 'task two'), // 2
@@ -160,25 +186,55 @@ test('drop: the dropped turns stay in the file off the chain; a boundary roots t
   const doc = session();
   const { t, e, w } = write(doc, () => edit({ dropped: [2, 3, 4, 5, 6, 7, 8], summaryAt: 2 }));
   assert.deepEqual(shape(w.readBack), expected(doc, t, e, SUMMARY_ID));
-  assert.deepEqual(shape(w.readBack).map((s) => s[0]), ['u1', 'a1', SUMMARY_ID, 'a5', 'u5', 'a6']);
+  assert.deepEqual(
+    shape(w.readBack).map((s) => s[0]),
+    ['u1', 'a1', SUMMARY_ID, 'a5', 'u5', 'a6'],
+  );
   assertOnlyRelinkedOrMasked(doc, w);
 
   // New chain: boundary → u1 → a1 → summary → a5 (was r4's child) → u5 → a6.
   const out = w.document;
   const boundary = byUuid(out, BOUNDARY_ID);
   assert.deepEqual(boundary, {
-    parentUuid: null, logicalParentUuid: 'a6', isSidechain: false, userType: 'external', cwd: '/home/dev/app', sessionId: SESSION,
-    version: '2.1.20', gitBranch: 'main', type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', isMeta: false,
-    timestamp: TEST_NOW, uuid: BOUNDARY_ID, level: 'info', compactMetadata: { trigger: 'manual', preTokens: 1003 },
+    parentUuid: null,
+    logicalParentUuid: 'a6',
+    isSidechain: false,
+    userType: 'external',
+    cwd: '/home/dev/app',
+    sessionId: SESSION,
+    version: '2.1.20',
+    gitBranch: 'main',
+    type: 'system',
+    subtype: 'compact_boundary',
+    content: 'Conversation compacted',
+    isMeta: false,
+    timestamp: TEST_NOW,
+    uuid: BOUNDARY_ID,
+    level: 'info',
+    compactMetadata: { trigger: 'manual', preTokens: 1003 },
   });
   assert.deepEqual(byUuid(out, SUMMARY_ID), {
-    parentUuid: 'a1', isSidechain: false, userType: 'external', cwd: '/home/dev/app', sessionId: SESSION, version: '2.1.20', gitBranch: 'main',
-    type: 'user', message: { role: 'user', content: SUMMARY }, isVisibleInTranscriptOnly: true, isCompactSummary: true, uuid: SUMMARY_ID, timestamp: TEST_NOW,
+    parentUuid: 'a1',
+    isSidechain: false,
+    userType: 'external',
+    cwd: '/home/dev/app',
+    sessionId: SESSION,
+    version: '2.1.20',
+    gitBranch: 'main',
+    type: 'user',
+    message: { role: 'user', content: SUMMARY },
+    isVisibleInTranscriptOnly: true,
+    isCompactSummary: true,
+    uuid: SUMMARY_ID,
+    timestamp: TEST_NOW,
   });
   assert.equal(byUuid(out, 'u1')?.['parentUuid'], BOUNDARY_ID);
   assert.equal(byUuid(out, 'a5')?.['parentUuid'], SUMMARY_ID);
   // Only the two re-linked lines changed; the dropped ones are all still there, untouched.
-  assert.deepEqual(w.records.filter((r) => 'replaces' in r).map((r) => ('replaces' in r ? r.replaces : -1)), [1, 11]);
+  assert.deepEqual(
+    w.records.filter((r) => 'replaces' in r).map((r) => ('replaces' in r ? r.replaces : -1)),
+    [1, 11],
+  );
   for (const uuid of ['u2', 'a2', 'r2', 'a3', 'u3', 'a4', 'p4', 'r4']) assert.deepEqual(byUuid(out, uuid), byUuid(doc, uuid));
   // File order: the boundary right before the chain's first line, the summary right before a5.
   const order = values(out).map((v) => v['uuid'] ?? v['type']);
@@ -189,12 +245,22 @@ test('drop: the dropped turns stay in the file off the chain; a boundary roots t
 
 test('mask: only the tool_result content changes; call id, is_error and the UI copy stay; no boundary', () => {
   const doc = session();
-  const { t, e, w } = write(doc, () => edit({ masked: [[4, mask('r2')], [8, mask('r4')]] }));
+  const { t, e, w } = write(doc, () =>
+    edit({
+      masked: [
+        [4, mask('r2')],
+        [8, mask('r4')],
+      ],
+    }),
+  );
   assert.deepEqual(shape(w.readBack), expected(doc, t, e));
   assert.equal(w.readBack.entries[4]?.turn.content, mask('r2'));
   assert.equal(w.readBack.entries[8]?.turn.content, mask('r4'));
   assertOnlyRelinkedOrMasked(doc, w, new Set([5, 10]));
-  assert.deepEqual(w.records.flatMap((r): (number | string | undefined)[] => ('from' in r ? [] : [r.replaces ?? 'new line'])), [5, 10]);
+  assert.deepEqual(
+    w.records.flatMap((r): (number | string | undefined)[] => ('from' in r ? [] : [r.replaces ?? 'new line'])),
+    [5, 10],
+  );
   assert.equal(boundaries(w.document).length, 0);
 
   const r2 = byUuid(w.document, 'r2');
@@ -202,7 +268,10 @@ test('mask: only the tool_result content changes; call id, is_error and the UI c
   assert.deepEqual(r2?.['toolUseResult'], { stdout: 'UI copy of toolu_2' });
   // A list of parts stays a list (of one text part).
   const r4 = byUuid(w.document, 'r4');
-  assert.deepEqual(r4?.['message'], { role: 'user', content: [{ tool_use_id: 'toolu_4', type: 'tool_result', content: [{ type: 'text', text: mask('r4') }], is_error: false }] });
+  assert.deepEqual(r4?.['message'], {
+    role: 'user',
+    content: [{ tool_use_id: 'toolu_4', type: 'tool_result', content: [{ type: 'text', text: mask('r4') }], is_error: false }],
+  });
 });
 
 test('mask: an image inside a tool_result goes with its text', () => {
@@ -210,12 +279,17 @@ test('mask: an image inside a tool_result goes with its text', () => {
   const { w } = write(doc, () => edit({ masked: [[2, mask('r1')]] }));
   assert.equal(w.readBack.entries[2]?.turn.content, mask('r1'));
   assert.deepEqual(w.readBack.entries[2]?.blobs, []);
-  assert.equal(w.readBack.entries[0]?.blobs.length, 1, 'the prompt\'s own image is untouched');
+  assert.equal(w.readBack.entries[0]?.blobs.length, 1, "the prompt's own image is untouched");
 });
 
 test('summary placement: after every kept turn before `at`, before every kept turn after it', () => {
   const doc = session();
-  for (const [dropped, at] of [[[2, 3, 4, 5], 2], [[6, 7, 8, 9], 6], [[1], 1], [[0, 1], 0]] as const) {
+  for (const [dropped, at] of [
+    [[2, 3, 4, 5], 2],
+    [[6, 7, 8, 9], 6],
+    [[1], 1],
+    [[0, 1], 0],
+  ] as const) {
     const { t, e, w } = write(doc, () => edit({ dropped: [...dropped], summaryAt: at }));
     assert.deepEqual(shape(w.readBack), expected(doc, t, e, SUMMARY_ID), `dropped ${dropped.join(',')}`);
     assertOnlyRelinkedOrMasked(doc, w);
@@ -241,10 +315,17 @@ test('multi-drop: each gap is bridged, the later one to its nearest kept predece
   const doc = session();
   const { t, e, w } = write(doc, () => edit({ dropped: [2, 3, 4, 7, 8], summaryAt: 2 }));
   assert.deepEqual(shape(w.readBack), expected(doc, t, e, SUMMARY_ID));
-  assert.deepEqual(shape(w.readBack).map((s) => s[0]), ['u1', 'a1', SUMMARY_ID, 'a3', 'u3', 'a5', 'u5', 'a6']);
+  assert.deepEqual(
+    shape(w.readBack).map((s) => s[0]),
+    ['u1', 'a1', SUMMARY_ID, 'a3', 'u3', 'a5', 'u5', 'a6'],
+  );
   assert.equal(byUuid(w.document, 'a3')?.['parentUuid'], SUMMARY_ID);
   assert.equal(byUuid(w.document, 'a5')?.['parentUuid'], 'u3', 'past the dropped call, its progress line and result');
-  assert.equal(w.readBack.notes.some((n) => /progress on the chain/.test(n)), false, 'the progress line left the chain');
+  assert.equal(
+    w.readBack.notes.some((n) => /progress on the chain/.test(n)),
+    false,
+    'the progress line left the chain',
+  );
   assertOnlyRelinkedOrMasked(doc, w);
   assert.equal(boundaries(w.document).length, 1, 'one boundary per write, however many gaps');
 });
@@ -260,7 +341,10 @@ test('drop and mask together, and a second prune of the pruned file', () => {
   const secondSummary = 'ffffffff-0000-4000-8000-000000000002';
   const { t, e, w } = write(again, (t2) => ({
     ...dropMiddleEdit(t2, { keepHead: 2, keepTail: 2 }),
-    newId: ((ids) => () => ids().replace('00000000', 'ffffffff'))(sequentialIds()),
+    newId: (
+      (ids) => () =>
+        ids().replace('00000000', 'ffffffff')
+    )(sequentialIds()),
   }));
   assert.ok(e.dropped.has(2), 'the first summary is dropped');
   assert.deepEqual(shape(w.readBack), expected(again, t, e, secondSummary));
@@ -277,28 +361,40 @@ test('2.1 parallel calls: results on side branches move with their calls and are
   assertOnlyRelinkedOrMasked(doc, kept.w);
   // Drop the group: none of its results comes back.
   const dropped = write(doc, (t) => dropMiddleEdit(t, { keepHead: 1, keepTail: 1 }));
-  assert.deepEqual(shape(dropped.w.readBack).map((s) => s[0]), ['u1', SUMMARY_ID, 'a4']);
+  assert.deepEqual(
+    shape(dropped.w.readBack).map((s) => s[0]),
+    ['u1', SUMMARY_ID, 'a4'],
+  );
   assertOnlyRelinkedOrMasked(doc, dropped.w);
 });
 
 test('the adapter links calls and results, so a parallel group and its side-branch results are one unit', () => {
   const t = claudeCodeAdapter.read(fixture('parallel-tool-calls-2.1.jsonl'));
-  assert.deepEqual(t.entries.map((e) => e.links), [
-    undefined,
-    { calls: ['toolu_A', 'toolu_B', 'toolu_C'], answers: [] },
-    { calls: [], answers: ['toolu_A'] },
-    { calls: [], answers: ['toolu_B'] },
-    { calls: [], answers: ['toolu_C'] },
-    undefined,
-  ]);
-  assert.deepEqual(buildUnits(t.entries).map((u) => u.entries), [[0], [1, 2, 3, 4], [5]]);
+  assert.deepEqual(
+    t.entries.map((e) => e.links),
+    [
+      undefined,
+      { calls: ['toolu_A', 'toolu_B', 'toolu_C'], answers: [] },
+      { calls: [], answers: ['toolu_A'] },
+      { calls: [], answers: ['toolu_B'] },
+      { calls: [], answers: ['toolu_C'] },
+      undefined,
+    ],
+  );
+  assert.deepEqual(
+    buildUnits(t.entries).map((u) => u.entries),
+    [[0], [1, 2, 3, 4], [5]],
+  );
 });
 
 test('an earlier compaction: its summary stays first in the context, under the new boundary', () => {
   const doc = fixture('compact-boundary.jsonl');
   const { t, e, w } = write(doc, () => edit({ dropped: [1], summaryAt: 1 }));
   assert.deepEqual(shape(w.readBack), expected(doc, t, e, SUMMARY_ID));
-  assert.deepEqual(w.readBack.entries.map((x) => x.turn.type), ['summary', 'summary', 'message']);
+  assert.deepEqual(
+    w.readBack.entries.map((x) => x.turn.type),
+    ['summary', 'summary', 'message'],
+  );
   assert.equal(byUuid(w.document, 's2')?.['parentUuid'], BOUNDARY_ID);
   assert.deepEqual(byUuid(w.document, 'b2'), byUuid(doc, 'b2'), 'the old boundary is left as it was');
   assert.equal(boundaries(w.document).length, boundaries(doc).length + 1);
@@ -312,13 +408,22 @@ test('a glued line on the chain that must change is written one value per line',
   const doc = parseDocument(Buffer.from(`${lines.join('\n')}\n`), { path: 'glued.jsonl', keepRaw: true });
   // Chain: u1 → a1 (glued with a title) → u3 → a3; u2 and x1 are side branches.
   const { t, e, w } = write(doc, (t0) => {
-    assert.deepEqual(t0.entries.map((x) => x.turn.id), ['u1', 'a1', 'u3', 'a3']);
+    assert.deepEqual(
+      t0.entries.map((x) => x.turn.id),
+      ['u1', 'a1', 'u3', 'a3'],
+    );
     return edit({ dropped: [0], summaryAt: 0 });
   });
   assert.deepEqual(shape(w.readBack), expected(doc, t, e, SUMMARY_ID));
-  assert.ok(w.document.records.every((r) => r.values.length <= 1), 'no glued line left');
+  assert.ok(
+    w.document.records.every((r) => r.values.length <= 1),
+    'no glued line left',
+  );
   assert.equal(byUuid(w.document, 'a1')?.['parentUuid'], SUMMARY_ID);
-  assert.ok(values(w.document).some((v) => v['type'] === 'summary' && v['summary'] === 'A title'), 'the title is kept');
+  assert.ok(
+    values(w.document).some((v) => v['type'] === 'summary' && v['summary'] === 'A title'),
+    'the title is kept',
+  );
 });
 
 test('refuses edits it cannot write validly, and transcripts from another document', () => {
@@ -329,14 +434,26 @@ test('refuses edits it cannot write validly, and transcripts from another docume
   assert.throws(() => claudeCodeWriter.write(doc, t, edit({ masked: [[0, mask('u1')]] })), /no tool_result/);
   assert.throws(() => claudeCodeWriter.write(fixture('image-blob.jsonl'), t, edit({ dropped: [1] })), /not read from this document/);
   // An edit that changes nothing gives the input back, line for line.
-  assert.deepEqual(claudeCodeWriter.write(doc, t, edit({})), doc.records.map((r) => ({ from: r.index })));
+  assert.deepEqual(
+    claudeCodeWriter.write(doc, t, edit({})),
+    doc.records.map((r) => ({ from: r.index })),
+  );
 });
 
 test('every fixture writes validly with a prune-like edit', () => {
   for (const name of [
-    'compact-boundary.jsonl', 'dangling-parent.jsonl', 'glued-summary-line.jsonl', 'image-blob.jsonl', 'microcompact-cleared-results.jsonl',
-    'multi-block-response.jsonl', 'noise-lines-excluded.jsonl', 'odd-values.jsonl', 'parallel-tool-calls-2.0.jsonl', 'parallel-tool-calls-2.1.jsonl',
-    'rewind-branch.jsonl', 'tool-use-result-not-counted.jsonl',
+    'compact-boundary.jsonl',
+    'dangling-parent.jsonl',
+    'glued-summary-line.jsonl',
+    'image-blob.jsonl',
+    'microcompact-cleared-results.jsonl',
+    'multi-block-response.jsonl',
+    'noise-lines-excluded.jsonl',
+    'odd-values.jsonl',
+    'parallel-tool-calls-2.0.jsonl',
+    'parallel-tool-calls-2.1.jsonl',
+    'rewind-branch.jsonl',
+    'tool-use-result-not-counted.jsonl',
   ]) {
     const doc = fixture(name);
     const { t, e, w } = write(doc, (t0) => dropMiddleEdit(t0, { keepHead: 1, keepTail: 1 }));
@@ -387,10 +504,14 @@ test('validate: a written file is valid; a tool_use left without its tool_result
   const { w } = write(session(), () => edit({ dropped: [2, 3, 4], summaryAt: 2 }));
   assert.deepEqual(validate(w.document), []);
   // Re-link around a tool_result only (what a careless writer would do): the call loses its answer.
-  const lines = values(session()).filter((v) => v['uuid'] !== 'r2').map((v) => (v['uuid'] === 'a3' ? { ...v, parentUuid: 'a2' } : v));
+  const lines = values(session())
+    .filter((v) => v['uuid'] !== 'r2')
+    .map((v) => (v['uuid'] === 'a3' ? { ...v, parentUuid: 'a2' } : v));
   assert.deepEqual(validate(inlineDoc(...lines)), ['tool_use toolu_2 (a2) has no tool_result on the active chain']);
   // And the other way round: a result whose call was dropped.
-  const orphan = values(session()).filter((v) => v['uuid'] !== 'a2').map((v) => (v['uuid'] === 'r2' ? { ...v, parentUuid: 'u2' } : v));
+  const orphan = values(session())
+    .filter((v) => v['uuid'] !== 'a2')
+    .map((v) => (v['uuid'] === 'r2' ? { ...v, parentUuid: 'u2' } : v));
   assert.deepEqual(validate(inlineDoc(...orphan)), ['r2 answers tool_use toolu_2, which is not earlier on the active chain']);
 });
 

@@ -31,7 +31,7 @@ function blocksOf(doc: ParsedDocument, record: number): Record<string, unknown>[
   return out;
 }
 
-test('two compactions: only the last boundary\'s summary and what follows are context', () => {
+test("two compactions: only the last boundary's summary and what follows are context", () => {
   const t = read('compact-boundary.jsonl');
   assert.deepEqual(shape(t), [
     ['s2', 'user', 'summary'],
@@ -58,7 +58,7 @@ test('one API response split one block per line is one turn listing every line',
   assert.deepEqual(response?.source, { records: [1, 2, 3] });
   assert.equal(response?.turn.content, 'The user wants a listing.\nListing them now.\nBash {"command":"ls"}');
   const first = fixture('multi-block-response.jsonl').records[1]?.values[0];
-  assert.equal(response?.turn.timestamp, isRecord(first) ? first['timestamp'] : undefined, 'the first line\'s timestamp');
+  assert.equal(response?.turn.timestamp, isRecord(first) ? first['timestamp'] : undefined, "the first line's timestamp");
   assert.equal(t.entries[2]?.turn.content, 'a.txt\nb.txt');
   assert.equal(t.recorded?.contextTokens, 2 + 40 + 21203);
   assert.equal(t.recorded?.atEntry, 3);
@@ -75,14 +75,20 @@ test('2.1.x parallel tool results on side branches are re-attached in file order
     ['a4', 'assistant', 'message'],
   ]);
   assert.deepEqual(t.entries[1]?.source.records, [1, 2, 3]);
-  assert.deepEqual(t.entries.slice(2, 5).map((e) => e.turn.content), ['alpha', 'beta', 'gamma']);
+  assert.deepEqual(
+    t.entries.slice(2, 5).map((e) => e.turn.content),
+    ['alpha', 'beta', 'gamma'],
+  );
   assert.ok(t.notes.includes('2 tool results of parallel calls re-attached from side branches'));
   assert.deepEqual(t.issues, []);
 });
 
 test('2.0.x parallel tool results are chained after the last call: nothing to re-attach', () => {
   const t = read('parallel-tool-calls-2.0.jsonl');
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['u1', 'a1', 'r2', 'r1', 'a3']);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['u1', 'a1', 'r2', 'r1', 'a3'],
+  );
   assert.deepEqual(t.entries[1]?.source.records, [1, 2]);
   assert.ok(!t.notes.some((n) => n.includes('re-attached')));
   assert.deepEqual(t.issues, []);
@@ -119,27 +125,32 @@ test('toolUseResult (the UI copy of a tool output) is never counted', () => {
 test('images are blobs with their pixel size, in a user message and inside a tool_result', () => {
   const t = read('image-blob.jsonl');
   assert.equal(t.entries[0]?.turn.content, 'what is in this screenshot?');
-  assert.deepEqual(t.entries[0]?.blobs, [
-    { kind: 'image', provider: 'anthropic', base64Length: 60, mediaType: 'image/png', width: 640, height: 480 },
-  ]);
+  assert.deepEqual(t.entries[0]?.blobs, [{ kind: 'image', provider: 'anthropic', base64Length: 60, mediaType: 'image/png', width: 640, height: 480 }]);
   assert.equal(t.entries[2]?.turn.type, 'tool_result');
   assert.equal(t.entries[2]?.turn.content, 'photo.jpg (300x200)');
-  assert.deepEqual(t.entries[2]?.blobs, [
-    { kind: 'image', provider: 'anthropic', base64Length: 64, mediaType: 'image/jpeg', width: 300, height: 200 },
-  ]);
+  assert.deepEqual(t.entries[2]?.blobs, [{ kind: 'image', provider: 'anthropic', base64Length: 64, mediaType: 'image/jpeg', width: 300, height: 200 }]);
   assert.ok(!t.entries.some((e) => e.turn.content.includes('iVBOR')), 'no base64 in the text');
 });
 
 test('a parentUuid that is not in the file is a warning with its line; the rest is read', () => {
   const t = read('dangling-parent.jsonl');
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['u1', 'a1', 'u2']);
-  assert.deepEqual(t.issues.map((i) => [i.line, i.severity]), [[1, 'warning']]);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['u1', 'a1', 'u2'],
+  );
+  assert.deepEqual(
+    t.issues.map((i) => [i.line, i.severity]),
+    [[1, 'warning']],
+  );
   assert.match(t.issues[0]?.reason ?? '', /ffffffff-0000-4000-8000-000000000000.*dangling/);
 });
 
 test('an edited-and-resent prompt: the abandoned branch is not context', () => {
   const t = read('rewind-branch.jsonl');
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['u1', 'a1', 'u2b', 'a2b']);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['u1', 'a1', 'u2b', 'a2b'],
+  );
   assert.equal(t.recorded?.contextTokens, 221);
 });
 
@@ -147,15 +158,21 @@ test('a glued line is read, and a uuid rewritten later by a resumed session uses
   const doc = fixture('glued-summary-line.jsonl');
   assert.equal(doc.records[3]?.values.length, 2);
   const t = claudeCodeAdapter.read(doc);
-  assert.deepEqual(t.entries.map((e) => [e.turn.id, e.turn.content]), [
-    ['u1', 'start'],
-    ['a1', 'started'],
-    ['u2', 'go on'],
-    ['a2', 'rewritten copy'],
-    ['u3', 'ok'],
-  ]);
+  assert.deepEqual(
+    t.entries.map((e) => [e.turn.id, e.turn.content]),
+    [
+      ['u1', 'start'],
+      ['a1', 'started'],
+      ['u2', 'go on'],
+      ['a2', 'rewritten copy'],
+      ['u3', 'ok'],
+    ],
+  );
   assert.deepEqual(t.entries[3]?.source.records, [4]);
-  assert.deepEqual(t.issues.map((i) => [i.line, i.severity]), [[5, 'warning']]);
+  assert.deepEqual(
+    t.issues.map((i) => [i.line, i.severity]),
+    [[5, 'warning']],
+  );
   assert.match(t.issues[0]?.reason ?? '', /already used on line 4/);
   assert.match(t.notes.join('\n'), /1 summary/);
 });
@@ -172,7 +189,10 @@ test('odd values are skipped with issues, never thrown', () => {
   assert.equal(t.entries[1]?.turn.content, '');
   assert.equal(t.entries[4]?.turn.content, 'hmm', 'the thinking text counts, its signature does not');
   assert.deepEqual(t.entries[4]?.blobs, [{ kind: 'encrypted', provider: 'anthropic', base64Length: 24 }]);
-  assert.deepEqual(t.issues.map((i) => i.line), [2, 3, 4, 6]);
+  assert.deepEqual(
+    t.issues.map((i) => i.line),
+    [2, 3, 4, 6],
+  );
   assert.match(t.issues[3]?.reason ?? '', /toolu_nowhere has no tool_use/);
 });
 
@@ -204,11 +224,25 @@ test('detect: Claude Code scores high; other formats score 0', () => {
     ['three messages', inline(`${line('user', 'u1', null)}\n${line('assistant', 'a1', 'u1')}\n${line('user', 'u2', 'a1')}\n`), 9],
     ['one message', inline(`${line('user', 'u1', null)}\n`), 7],
     ['foreign first line', fixture('foreign-first-line.jsonl'), 8],
-    ['queue operations only', inline('{"type":"queue-operation","operation":"enqueue","timestamp":"t","sessionId":"s"}\n{"type":"queue-operation","operation":"dequeue","timestamp":"t","sessionId":"s"}\n'), 5],
-    ['codex', inline('{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}\n{"timestamp":"t","type":"response_item","payload":{"type":"message"}}\n'), 0],
+    [
+      'queue operations only',
+      inline(
+        '{"type":"queue-operation","operation":"enqueue","timestamp":"t","sessionId":"s"}\n{"type":"queue-operation","operation":"dequeue","timestamp":"t","sessionId":"s"}\n',
+      ),
+      5,
+    ],
+    [
+      'codex',
+      inline('{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}\n{"timestamp":"t","type":"response_item","payload":{"type":"message"}}\n'),
+      0,
+    ],
     ['devs', fixtureDoc('devs', 'basic-session.jsonl'), 0],
     ['openai chat', inline('{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n'), 0],
-    ['gemini', inline('{"sessionId":"s","projectHash":"h","startTime":"t"}\n{"id":"u1","timestamp":"t","type":"user","content":"hi"}\n{"$set":{"lastUpdated":"t"}}\n'), 0],
+    [
+      'gemini',
+      inline('{"sessionId":"s","projectHash":"h","startTime":"t"}\n{"id":"u1","timestamp":"t","type":"user","content":"hi"}\n{"$set":{"lastUpdated":"t"}}\n'),
+      0,
+    ],
     ['json document', parseDocument(Buffer.from('{\n  "sessionId": "s",\n  "messages": []\n}\n'), { path: 'doc.json' }), 0],
     ['empty', inline(''), 0],
   ];
@@ -255,7 +289,10 @@ const EXPECTED: Record<string, Expected> = {
       const response = t.entries.find((e) => e.source.records.includes(130));
       assert.equal(response?.turn.id, 'bab39862-4f0b-409d-9354-c480f7723a7a'); // the response's first line (127)
       assert.deepEqual(response?.source.records, [126, 130]);
-      assert.deepEqual(t.issues.map((i) => i.line), [131]);
+      assert.deepEqual(
+        t.issues.map((i) => i.line),
+        [131],
+      );
       assert.match(t.issues[0]?.reason ?? '', /already used on line 128/);
     },
   },
@@ -264,9 +301,10 @@ const EXPECTED: Record<string, Expected> = {
     contextTokens: 25353,
     reattached: 1,
     check: (t) => {
-      assert.deepEqual(t.entries.map((e) => `${e.turn.role}/${e.turn.type}`), [
-        'user/message', 'assistant/tool_call', 'tool/tool_result', 'tool/tool_result', 'user/message',
-      ]);
+      assert.deepEqual(
+        t.entries.map((e) => `${e.turn.role}/${e.turn.type}`),
+        ['user/message', 'assistant/tool_call', 'tool/tool_result', 'tool/tool_result', 'user/message'],
+      );
       // Five blocks of one response on lines 5-8 and 10 (a progress line sits between the calls).
       assert.deepEqual(t.entries[1]?.source.records, [4, 5, 6, 7, 9]);
       assert.equal(t.entries[4]?.turn.content, '[Request interrupted by user for tool use]');
@@ -291,9 +329,7 @@ const EXPECTED: Record<string, Expected> = {
     check: (t) => {
       // Line 16: a screenshot inside a tool_result (PNG header: 600x134).
       const blobs = t.entries.flatMap((e) => e.blobs);
-      assert.deepEqual(blobs, [
-        { kind: 'image', provider: 'anthropic', base64Length: 18248, mediaType: 'image/png', width: 600, height: 134 },
-      ]);
+      assert.deepEqual(blobs, [{ kind: 'image', provider: 'anthropic', base64Length: 18248, mediaType: 'image/png', width: 600, height: 134 }]);
       assert.deepEqual(t.entries.find((e) => e.blobs.length > 0)?.source.records, [15]);
     },
   },

@@ -51,10 +51,13 @@ test('registry: every command is registered once, in the order --help lists them
   const help = runCli(['--help']);
   assert.equal(help.exitCode, 0);
   const listed = [...help.stdout.matchAll(/^ {2}([a-z-]+)(?: \[options\]| \[command\]| <|\s)/gm)].map((m) => m[1]);
-  assert.deepEqual(listed.filter((name) => name !== 'help'), COMMANDS.map((c) => c.name));
+  assert.deepEqual(
+    listed.filter((name) => name !== 'help'),
+    COMMANDS.map((c) => c.name),
+  );
 });
 
-test('registry: each subcommand\'s --help lists its own flags, from its definition', () => {
+test("registry: each subcommand's --help lists its own flags, from its definition", () => {
   for (const { path, definition } of everyCommand()) {
     if (definition.run === undefined) continue;
     const help = runCli([...path.split(' '), '--help']);
@@ -63,7 +66,7 @@ test('registry: each subcommand\'s --help lists its own flags, from its definiti
   }
 });
 
-test('options: a flag\'s key is the one commander parses it under, and every command\'s flags have distinct keys but for a --no- pair', () => {
+test("options: a flag's key is the one commander parses it under, and every command's flags have distinct keys but for a --no- pair", () => {
   for (const { path, definition } of everyCommand()) {
     const seen = new Map<string, string>();
     for (const flag of definition.options ?? []) {
@@ -119,9 +122,16 @@ test('options: every bad flag is reported in one usage error, not only the first
     },
   );
   // One bad flag: its message alone, as before.
-  assert.throws(() => parseOptions(prune, { target: 'lots' }, 'prune'), { message: '--target lots: expected a positive number of tokens such as 200000, 200k or 1M' });
+  assert.throws(() => parseOptions(prune, { target: 'lots' }, 'prune'), {
+    message: '--target lots: expected a positive number of tokens such as 200000, 200k or 1M',
+  });
   // Values are converted as the commands use them.
-  assert.deepEqual(parseOptions(prune, { target: '100k', summaryShare: '3%', archive: false, cache: true }, 'prune'), { target: 100_000, summaryShare: 3, archive: false, cache: true });
+  assert.deepEqual(parseOptions(prune, { target: '100k', summaryShare: '3%', archive: false, cache: true }, 'prune'), {
+    target: 100_000,
+    summaryShare: 3,
+    archive: false,
+    cache: true,
+  });
 });
 
 test('CLI: several bad flags are all named, exit 2, as text and as JSON', async () => {
@@ -133,7 +143,11 @@ test('CLI: several bad flags are all named, exit 2, as text and as JSON', async 
   assert.equal(text.exitCode, 2);
   assert.equal(text.stdout, '');
   assert.match(text.stderr, /^devs-ctx: 3 invalid options: /);
-  for (const pattern of [/--jobs 0: expected a whole number of worker threads from 1 to 256/, /--window 12: a window of 12 tokens is too small/, /--soft-limit x: expected a positive number/]) {
+  for (const pattern of [
+    /--jobs 0: expected a whole number of worker threads from 1 to 256/,
+    /--window 12: a window of 12 tokens is too small/,
+    /--soft-limit x: expected a positive number/,
+  ]) {
     assert.match(text.stderr, pattern);
   }
   assert.match(text.stderr, /hint: see devs-ctx analyze --help/);
@@ -162,7 +176,11 @@ export async function resolve(specifier, context, next) {
   const register = join(dir, 'register.mjs');
   writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
   const script = `const { main } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'cli', 'main.js')).href)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  const run = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, '--input-type=module', '-e', script], { cwd, env: cliEnv(), encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, '--input-type=module', '-e', script], {
+    cwd,
+    env: cliEnv(),
+    encoding: 'utf8',
+  });
   const root = pathToFileURL(join(repoRoot, '/')).href;
   const loaded = readFileSync(trace, 'utf8')
     .split('\n')
@@ -172,7 +190,8 @@ export async function resolve(specifier, context, next) {
 }
 
 test('lazy loading: --version and --help load no command module and not zod; a command loads its own module only', () => {
-  const heavy = (loaded: readonly string[]) => loaded.filter((m) => m.startsWith('dist/cli/commands/') || m.startsWith('node_modules/zod/') || m === 'dist/cli/shared.js');
+  const heavy = (loaded: readonly string[]) =>
+    loaded.filter((m) => m.startsWith('dist/cli/commands/') || m.startsWith('node_modules/zod/') || m === 'dist/cli/shared.js');
   for (const args of [['--version'], ['--help'], ['prune', '--help'], ['hook', 'install', '--help']]) {
     const { code, loaded } = modulesLoaded(args, repoRoot);
     assert.equal(code, 0, args.join(' '));

@@ -33,9 +33,18 @@ test('analyze --json: per-turn counts equal js-tiktoken on each turn and sum to 
     totalTokens: number;
     perTurn: Array<{ id: string; tokens: number }>;
   };
-  const lines = readFileSync(join(repoRoot, basic), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; content: string });
-  assert.deepEqual(report.perTurn.map((t) => [t.id, t.tokens]), lines.map((l) => [l.id, oracle.encode(l.content, [], []).length]));
-  assert.equal(report.perTurn.reduce((sum, t) => sum + t.tokens, 0), report.totalTokens);
+  const lines = readFileSync(join(repoRoot, basic), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { id: string; content: string });
+  assert.deepEqual(
+    report.perTurn.map((t) => [t.id, t.tokens]),
+    lines.map((l) => [l.id, oracle.encode(l.content, [], []).length]),
+  );
+  assert.equal(
+    report.perTurn.reduce((sum, t) => sum + t.tokens, 0),
+    report.totalTokens,
+  );
 });
 
 test('analyze exit codes follow the urgency: 0 below soft, 10 at soft, 11 at hard', () => {
@@ -55,7 +64,10 @@ test('analyze exit codes follow the urgency: 0 below soft, 10 at soft, 11 at har
 test('analyze reads standard input with - and when piped with no path', () => {
   const input = readFileSync(join(repoRoot, basic));
   const file = JSON.parse(runCli(['analyze', basic, '--json']).stdout) as { totalTokens: number };
-  for (const args of [['analyze', '-', '--json'], ['analyze', '--json']]) {
+  for (const args of [
+    ['analyze', '-', '--json'],
+    ['analyze', '--json'],
+  ]) {
     const result = runCli(args, { input });
     assert.equal(result.exitCode, 0, result.stderr);
     const report = JSON.parse(result.stdout) as { file: string; totalTokens: number };
@@ -101,7 +113,10 @@ test('errors: empty file 4, missing file 3, bad flags 2, binary junk 4', () => {
 });
 
 test('errors in --json mode are one JSON document on stdout', () => {
-  for (const args of [['analyze', 'no/such/file.jsonl', '--json'], ['analyze', basic, '--json', '--bogus']]) {
+  for (const args of [
+    ['analyze', 'no/such/file.jsonl', '--json'],
+    ['analyze', basic, '--json', '--bogus'],
+  ]) {
     const result = runCli(args);
     assert.equal(result.stderr, '');
     const doc = JSON.parse(result.stdout) as { schemaVersion: number; error: { code: string; exitCode: number; message: string } };
@@ -160,7 +175,13 @@ test('several inputs: symlinked files are followed, duplicates read once, failur
   copyFileSync(join(repoRoot, 'fixtures/devs/malformed-lines.jsonl'), join(dir, 'bad-lines.jsonl'));
   const ok = runCli(['analyze', '.', 'a.jsonl', './a.jsonl'], { cwd: dir });
   assert.equal(ok.exitCode, 0, ok.stderr);
-  assert.deepEqual(ok.stdout.split('\n').slice(1, -2).map((l) => l.split(/\s+/)[0]), ['a.jsonl', 'bad-lines.jsonl', 'linked.jsonl']);
+  assert.deepEqual(
+    ok.stdout
+      .split('\n')
+      .slice(1, -2)
+      .map((l) => l.split(/\s+/)[0]),
+    ['a.jsonl', 'bad-lines.jsonl', 'linked.jsonl'],
+  );
   assert.match(ok.stderr, /bad-lines\.jsonl: 5 skipped or odd line\(s\) \(line 4, 6, 8, 5, 9\)/);
   writeFileSync(join(dir, 'empty.jsonl'), '');
   const failed = runCli(['analyze', '.'], { cwd: dir });

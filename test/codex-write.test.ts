@@ -107,7 +107,7 @@ function tampered(written: WrittenTranscript, change: (lines: Record<string, unk
 }
 
 const compactedItems = (lines: Record<string, unknown>[]): Record<string, unknown>[] =>
-  ((lines.at(-2)?.['payload'] as Record<string, unknown>)['replacement_history'] as Record<string, unknown>[]);
+  (lines.at(-2)?.['payload'] as Record<string, unknown>)['replacement_history'] as Record<string, unknown>[];
 
 // basic-session.jsonl entries: 0 system prompt, 1 developer, 2 environment, 3 prompt, 4 reasoning,
 // 5 call_1, 6 its output, 7 call_2 (apply_patch), 8 its output, 9 answer.
@@ -116,7 +116,18 @@ test('tool calls and outputs carry links by call_id', () => {
   const t = codexAdapter.read(fixture('basic-session.jsonl'));
   assert.deepEqual(
     t.entries.map((e) => e.links),
-    [undefined, undefined, undefined, undefined, undefined, { calls: ['call_1'] }, { answers: ['call_1'] }, { calls: ['call_2'] }, { answers: ['call_2'] }, undefined],
+    [
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      { calls: ['call_1'] },
+      { answers: ['call_1'] },
+      { calls: ['call_2'] },
+      { answers: ['call_2'] },
+      undefined,
+    ],
   );
 });
 
@@ -162,7 +173,15 @@ test('mask: a content-list output becomes one input_text part; other fields of t
     {
       timestamp: 't3',
       type: 'response_item',
-      payload: { type: 'custom_tool_call_output', id: 'o1', call_id: 'c', output: [{ type: 'input_text', text: 'a.png' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' }] },
+      payload: {
+        type: 'custom_tool_call_output',
+        id: 'o1',
+        call_id: 'c',
+        output: [
+          { type: 'input_text', text: 'a.png' },
+          { type: 'input_image', image_url: 'data:image/png;base64,AAAA' },
+        ],
+      },
     },
     { timestamp: 't4', type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'a cat' }] } },
   );
@@ -196,7 +215,10 @@ test('nothing to change: the output is the input, byte for byte', () => {
   const doc = fixture('basic-session.jsonl');
   const t = codexAdapter.read(doc);
   const written = writeTranscript(doc, t, edit({}), codexWriter);
-  assert.deepEqual(written.records, doc.records.map((r) => ({ from: r.index })));
+  assert.deepEqual(
+    written.records,
+    doc.records.map((r) => ({ from: r.index })),
+  );
   assert.ok(written.bytes.equals(readFileSync(doc.path)));
 });
 
@@ -229,7 +251,10 @@ test('items that are not entries (ghost_snapshot, unknown kinds) keep their plac
   const written = writeAndCheck(doc, edit({ dropped: [agent], summaryAt: agent }));
   const kinds = replacementOf(written).map((item) => (item as { type: string }).type);
   assert.deepEqual(kinds, ['message', 'ghost_snapshot', 'future_item', 'future_item', 'message', 'message']);
-  assert.deepEqual(lastValues(written, 2).map((v) => v['ordinal']), [9, 10]);
+  assert.deepEqual(
+    lastValues(written, 2).map((v) => v['ordinal']),
+    [9, 10],
+  );
 });
 
 test('earlier-turn reasoning the API leaves out is still history: kept unless dropped', () => {
@@ -284,37 +309,67 @@ test('validate: a call left without its output, an output without its call, or o
   assert.deepEqual(codexWriter.validate(written.document, written.readBack), []);
   const withoutOutput = tampered(written, (lines) => {
     const items = compactedItems(lines);
-    items.splice(items.findIndex((i) => i['type'] === 'custom_tool_call_output'), 1);
+    items.splice(
+      items.findIndex((i) => i['type'] === 'custom_tool_call_output'),
+      1,
+    );
   });
-  assert.ok(withoutOutput.some((p) => /custom_tool_call call_2 has no output/.test(p)), withoutOutput.join('; '));
+  assert.ok(
+    withoutOutput.some((p) => /custom_tool_call call_2 has no output/.test(p)),
+    withoutOutput.join('; '),
+  );
   const withoutCall = tampered(written, (lines) => {
     const items = compactedItems(lines);
-    items.splice(items.findIndex((i) => i['type'] === 'custom_tool_call'), 1);
+    items.splice(
+      items.findIndex((i) => i['type'] === 'custom_tool_call'),
+      1,
+    );
   });
-  assert.ok(withoutCall.some((p) => /custom_tool_call_output for call call_2 has no earlier call/.test(p)), withoutCall.join('; '));
+  assert.ok(
+    withoutCall.some((p) => /custom_tool_call_output for call call_2 has no earlier call/.test(p)),
+    withoutCall.join('; '),
+  );
   const wrongKind = tampered(written, (lines) => {
     const output = compactedItems(lines).find((i) => i['type'] === 'custom_tool_call_output');
     if (output) output['type'] = 'function_call_output';
   });
-  assert.ok(wrongKind.some((p) => /function_call_output for call call_2 has no earlier call/.test(p)), wrongKind.join('; '));
+  assert.ok(
+    wrongKind.some((p) => /function_call_output for call call_2 has no earlier call/.test(p)),
+    wrongKind.join('; '),
+  );
 });
 
 test('validate: session_meta first, complete records, well-formed replacement items', () => {
   const written = writeAndCheck(fixture('basic-session.jsonl'), edit({ dropped: [4, 5, 6], summaryAt: 4 }));
   const moved = tampered(written, (lines) => lines.push(lines.shift() ?? {}));
-  assert.ok(moved.some((p) => /first line is not a session_meta/.test(p)), moved.join('; '));
+  assert.ok(
+    moved.some((p) => /first line is not a session_meta/.test(p)),
+    moved.join('; '),
+  );
   const noTimestamp = tampered(written, (lines) => delete lines.at(-2)?.['timestamp']);
-  assert.ok(noTimestamp.some((p) => /without a string timestamp/.test(p)), noTimestamp.join('; '));
+  assert.ok(
+    noTimestamp.some((p) => /without a string timestamp/.test(p)),
+    noTimestamp.join('; '),
+  );
   const badItems = tampered(written, (lines) => {
     const items = compactedItems(lines);
     items.push({ type: 'message', role: 'user', content: 'plain string' }, 42 as unknown as Record<string, unknown>);
   });
-  assert.ok(badItems.some((p) => /content is not a list/.test(p)), badItems.join('; '));
-  assert.ok(badItems.some((p) => /replacement_history\[\d+\] is not a Responses API item/.test(p)), badItems.join('; '));
+  assert.ok(
+    badItems.some((p) => /content is not a list/.test(p)),
+    badItems.join('; '),
+  );
+  assert.ok(
+    badItems.some((p) => /replacement_history\[\d+\] is not a Responses API item/.test(p)),
+    badItems.join('; '),
+  );
   const notList = tampered(written, (lines) => {
     (lines.at(-2)?.['payload'] as Record<string, unknown>)['replacement_history'] = { oops: true };
   });
-  assert.ok(notList.some((p) => /replacement_history is not a list/.test(p)), notList.join('; '));
+  assert.ok(
+    notList.some((p) => /replacement_history is not a list/.test(p)),
+    notList.join('; '),
+  );
   const oneDocument = parseDocument(Buffer.from('{\n "a": 1\n}\n'), { path: 'doc.json', keepRaw: true });
   assert.ok(codexWriter.validate(oneDocument, codexAdapter.read(oneDocument)).length > 0);
 });
@@ -328,10 +383,11 @@ test('validate: tolerates what Codex tolerates (non-rollout lines, a session cut
   );
   assert.deepEqual(codexWriter.validate(doc, codexAdapter.read(doc)), []);
   // The same open call with a message after it is a broken pair.
-  const later = inlineDoc(
-    ...doc.records.map((r) => r.values[0]),
-    { timestamp: 't3', type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] } },
-  );
+  const later = inlineDoc(...doc.records.map((r) => r.values[0]), {
+    timestamp: 't3',
+    type: 'response_item',
+    payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] },
+  });
   assert.deepEqual(codexWriter.validate(later, codexAdapter.read(later)), ['history item 1: function_call open has no output']);
 });
 
@@ -343,9 +399,7 @@ for (const path of realdataFiles('codex')) {
       const doc = parseDocument(readFileSync(path), { path, keepRaw: true });
       const t = codexAdapter.read(doc);
       const plain = dropMiddleEdit(t, { keepHead: 3, keepTail: 8 });
-      const maskable = masking
-        ? t.entries.flatMap((e, i) => (e.turn.type === 'tool_result' && !plain.dropped.has(i) ? [i] : []))
-        : [];
+      const maskable = masking ? t.entries.flatMap((e, i) => (e.turn.type === 'tool_result' && !plain.dropped.has(i) ? [i] : [])) : [];
       if (masking) assert.ok(maskable.length > 0, 'some kept tool result to mask');
       const e = dropMiddleEdit(t, { keepHead: 3, keepTail: 8, mask: maskable });
       assert.ok(e.dropped.size > 0 && e.summary, 'the edit drops something');

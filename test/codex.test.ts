@@ -68,11 +68,14 @@ test('a compacted record with replacement_history replaces everything before it'
     ['user', 'message', 'second question'],
     ['assistant', 'message', 'second answer'],
   ]);
-  assert.deepEqual(t.entries.slice(1, 4).map((e) => e.source), [
-    { records: [6], path: 'payload.replacement_history[0]' },
-    { records: [6], path: 'payload.replacement_history[1]' },
-    { records: [6], path: 'payload.replacement_history[2]' },
-  ]);
+  assert.deepEqual(
+    t.entries.slice(1, 4).map((e) => e.source),
+    [
+      { records: [6], path: 'payload.replacement_history[0]' },
+      { records: [6], path: 'payload.replacement_history[1]' },
+      { records: [6], path: 'payload.replacement_history[2]' },
+    ],
+  );
   assert.deepEqual(t.entries[3]?.blobs, [{ kind: 'encrypted', provider: 'openai', base64Length: 26 }]);
   // The old call and its output are gone with the replaced history.
   assert.ok(!t.entries.some((e) => e.turn['callId'] === 'call_old'));
@@ -111,16 +114,19 @@ test('event_msg records are never turns', () => {
 
 test('injected user context is typed system; an IDE context wrapping a request is a prompt', () => {
   const t = codexAdapter.read(fixture('injected-context-is-system.jsonl'));
-  assert.deepEqual(t.entries.slice(1).map((e) => [e.turn.role, e.turn.type]), [
-    ['user', 'system'], // <environment_context>
-    ['user', 'system'], // # AGENTS.md instructions for
-    ['user', 'system'], // <user_instructions>
-    ['user', 'system'], // <INSTRUCTIONS>
-    ['user', 'system'], // # Context from my IDE setup: without a request
-    ['user', 'message'], // # Context from my IDE setup: … ## My request for Codex:
-    ['user', 'message'],
-    ['system', 'system'], // role system
-  ]);
+  assert.deepEqual(
+    t.entries.slice(1).map((e) => [e.turn.role, e.turn.type]),
+    [
+      ['user', 'system'], // <environment_context>
+      ['user', 'system'], // # AGENTS.md instructions for
+      ['user', 'system'], // <user_instructions>
+      ['user', 'system'], // <INSTRUCTIONS>
+      ['user', 'system'], // # Context from my IDE setup: without a request
+      ['user', 'message'], // # Context from my IDE setup: … ## My request for Codex:
+      ['user', 'message'],
+      ['system', 'system'], // role system
+    ],
+  );
 });
 
 test('reasoning: summary and content texts are the content, encrypted_content an opaque blob', () => {
@@ -133,16 +139,36 @@ test('reasoning: summary and content texts are the content, encrypted_content an
   assert.deepEqual(second?.blobs, [{ kind: 'encrypted', provider: 'openai', base64Length: 8 }]);
 });
 
-test('reasoning of earlier turns is not sent; current-turn reasoning carries its call\'s recorded tokens', () => {
+test("reasoning of earlier turns is not sent; current-turn reasoning carries its call's recorded tokens", () => {
   const t = codexAdapter.read(
     inline(
       { timestamp: 't', type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'first task' }] } },
-      { timestamp: 't', type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: 10, output_tokens: 5, reasoning_output_tokens: 40 } } } },
-      { timestamp: 't', type: 'response_item', payload: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'old' }], encrypted_content: 'A'.repeat(4000) } },
-      { timestamp: 't', type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>cwd</environment_context>' }] } },
+      {
+        timestamp: 't',
+        type: 'event_msg',
+        payload: { type: 'token_count', info: { last_token_usage: { input_tokens: 10, output_tokens: 5, reasoning_output_tokens: 40 } } },
+      },
+      {
+        timestamp: 't',
+        type: 'response_item',
+        payload: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'old' }], encrypted_content: 'A'.repeat(4000) },
+      },
+      {
+        timestamp: 't',
+        type: 'response_item',
+        payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>cwd</environment_context>' }] },
+      },
       { timestamp: 't', type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'second task' }] } },
-      { timestamp: 't', type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: 20, output_tokens: 5, reasoning_output_tokens: 77 } } } },
-      { timestamp: 't', type: 'response_item', payload: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'new' }], encrypted_content: 'B'.repeat(4000) } },
+      {
+        timestamp: 't',
+        type: 'event_msg',
+        payload: { type: 'token_count', info: { last_token_usage: { input_tokens: 20, output_tokens: 5, reasoning_output_tokens: 77 } } },
+      },
+      {
+        timestamp: 't',
+        type: 'response_item',
+        payload: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'new' }], encrypted_content: 'B'.repeat(4000) },
+      },
     ),
   );
   const reasoning = t.entries.filter((e) => e.turn.type === 'reasoning');
@@ -178,7 +204,10 @@ test('forward compatible: unknown record and item types, ordinal, non-ISO timest
   assert.deepEqual(t.entries[2]?.blobs, [{ kind: 'encrypted', provider: 'openai', base64Length: 4 }]);
   assert.ok(t.notes.includes('unknown record type(s) skipped: world_state ×1, inter_agent_communication_metadata ×1'));
   assert.ok(t.notes.includes('response item kind(s) not sent to the model or unknown, skipped: ghost_snapshot ×1, future_item ×2'));
-  assert.deepEqual(t.issues.map((i) => [i.line, i.severity]), [[10, 'warning']]);
+  assert.deepEqual(
+    t.issues.map((i) => [i.line, i.severity]),
+    [[10, 'warning']],
+  );
   checkInvariants(doc, t);
 });
 
@@ -190,18 +219,19 @@ test('tool outputs: 0.40 JSON string as sent, content lists, single parts, image
   assert.equal(t.entries[0]?.turn.content, 'legacy instructions string');
   assert.equal(byId.get('call_s.output')?.turn.content, '{"output":"hi\\n","metadata":{"exit_code":0,"duration_seconds":0.1}}');
   assert.equal(byId.get('call_i.output')?.turn.content, 'image a.png:');
-  assert.deepEqual(byId.get('call_i.output')?.blobs, [
-    { kind: 'image', provider: 'openai', base64Length: 24, mediaType: 'image/png' },
-  ]);
+  assert.deepEqual(byId.get('call_i.output')?.blobs, [{ kind: 'image', provider: 'openai', base64Length: 24, mediaType: 'image/png' }]);
   assert.equal(byId.get('call_o.output')?.turn.content, 'a.png\n');
   assert.equal(byId.get('call_l')?.turn.content, 'local_shell {"type":"exec","command":["pwd"]}');
   assert.equal(byId.get('ws_1')?.turn.content, 'web_search {"type":"search","query":"codex rollout"}');
   assert.equal(byId.get('call_t')?.turn.content, 'tool_search {"query":"git"}');
   assert.equal(byId.get('call_t.output')?.turn.content, '[{"type":"function","name":"git_status"}]');
-  assert.deepEqual(t.issues.map((i) => [i.line, i.reason]), [
-    [14, 'tool output for call call_missing has no call in the active context'],
-    [15, 'tool call call_open has no output in the active context'],
-  ]);
+  assert.deepEqual(
+    t.issues.map((i) => [i.line, i.reason]),
+    [
+      [14, 'tool output for call call_missing has no call in the active context'],
+      [15, 'tool call call_open has no output in the active context'],
+    ],
+  );
 });
 
 test('detect: Codex lines score high, other shapes 0', () => {
@@ -252,11 +282,16 @@ test('never throws on broken input', () => {
     ['user', 'message', 'kept'],
     ['tool', 'tool_result', ''],
   ]);
-  assert.deepEqual(t.issues.map((i) => i.line), [2, 3, 7]);
+  assert.deepEqual(
+    t.issues.map((i) => i.line),
+    [2, 3, 7],
+  );
   // Arguments nested deeper than JSON.stringify can go: written out all the same (so counted), not a crash.
   const depth = 20000;
   const deep = parseDocument(
-    Buffer.from(`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"n","call_id":"c","arguments":${'['.repeat(depth)}${']'.repeat(depth)}}}`),
+    Buffer.from(
+      `{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"n","call_id":"c","arguments":${'['.repeat(depth)}${']'.repeat(depth)}}}`,
+    ),
     { path: 'deep' },
   );
   assert.equal(codexAdapter.read(deep).entries[0]?.turn.content, `n ${'['.repeat(depth)}${']'.repeat(depth)}`);
@@ -296,14 +331,20 @@ test('real data: Codex 0.40 VS Code rollout (sample 01)', { skip: realdataSkip |
   // jq: every reasoning item has encrypted_content; their lengths sum to 540240.
   const encrypted = t.entries.flatMap((e) => e.blobs).filter((b) => b.kind === 'encrypted');
   assert.equal(encrypted.length, 125);
-  assert.equal(encrypted.reduce((sum, b) => sum + b.base64Length, 0), 540240);
+  assert.equal(
+    encrypted.reduce((sum, b) => sum + b.base64Length, 0),
+    540240,
+  );
   // node one-off over the raw lines: the last real user message is line 762; 115 reasoning items
   // precede it (dropped by the API: counted as 0) and 10 follow it, whose preceding token_counts
   // record 384 reasoning_output_tokens in all.
   assert.equal(t.entries.filter((e) => e.turn.type === 'reasoning' && e.notSent !== undefined).length, 115);
   const current = t.entries.filter((e) => e.turn.type === 'reasoning' && e.notSent === undefined);
   assert.equal(current.length, 10);
-  assert.equal(current.flatMap((e) => e.blobs).reduce((sum, b) => sum + (b.recordedTokens ?? 0), 0), 384);
+  assert.equal(
+    current.flatMap((e) => e.blobs).reduce((sum, b) => sum + (b.recordedTokens ?? 0), 0),
+    384,
+  );
   // jq: the last token_count with info is line 821: last_token_usage input 93537 + output 157; window 272000.
   assert.equal(t.recorded?.contextTokens, 93694);
   assert.equal(t.recorded?.contextWindow, 272000);
@@ -314,7 +355,9 @@ test('real data: Codex 0.40 VS Code rollout (sample 01)', { skip: realdataSkip |
 });
 
 const sample03 = codexFiles.find((p) => p.includes('03-agent-sessions'));
-test('real data: Codex 0.146 schema zoo (sample 03): only the last compaction and what follows', { skip: realdataSkip || (sample03 ? false : 'sample 03 missing') }, () => {
+test('real data: Codex 0.146 schema zoo (sample 03): only the last compaction and what follows', {
+  skip: realdataSkip || (sample03 ? false : 'sample 03 missing'),
+}, () => {
   const path = sample03 ?? '';
   const doc = parseDocument(readFileSync(path), { path, keepRaw: true });
   const t = codexAdapter.read(doc);
@@ -326,9 +369,18 @@ test('real data: Codex 0.146 schema zoo (sample 03): only the last compaction an
     t.entries.slice(1, 14).map((e) => e.source.records[0]),
     Array.from({ length: 13 }, () => 110),
   );
-  assert.deepEqual(t.entries.slice(1, 14).map((e) => e.source.path), Array.from({ length: 13 }, (_, i) => `payload.replacement_history[${i}]`));
-  assert.deepEqual(t.entries.slice(14).map((e) => e.source.records[0]), [113, 114, 115]);
-  assert.deepEqual(t.entries.slice(14).map((e) => e.turn.type), ['tool_call', 'tool_result', 'message']);
+  assert.deepEqual(
+    t.entries.slice(1, 14).map((e) => e.source.path),
+    Array.from({ length: 13 }, (_, i) => `payload.replacement_history[${i}]`),
+  );
+  assert.deepEqual(
+    t.entries.slice(14).map((e) => e.source.records[0]),
+    [113, 114, 115],
+  );
+  assert.deepEqual(
+    t.entries.slice(14).map((e) => e.turn.type),
+    ['tool_call', 'tool_result', 'message'],
+  );
   assert.equal(t.entries.filter((e) => e.turn.type === 'tool_call').length, 1);
   assert.equal(t.entries.filter((e) => e.turn.type === 'summary').length, 1);
   // Three developer messages in the replacement history are system turns (plus the base instructions).

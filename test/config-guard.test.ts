@@ -34,7 +34,9 @@ test("a project's geminiBaseUrl is ignored, with a reason, unless https and allo
   assert.equal(https.baseUrl, undefined);
   assert.match(https.ignored ?? '', /"allowProjectGeminiBaseUrl": true/);
   // Allowed: https only, never plain http, not even to loopback.
-  assert.deepEqual(resolveGeminiBaseUrl({ project: project('https://gateway.example/'), user: user({ allowProjectGeminiBaseUrl: true }) }), { baseUrl: 'https://gateway.example/' });
+  assert.deepEqual(resolveGeminiBaseUrl({ project: project('https://gateway.example/'), user: user({ allowProjectGeminiBaseUrl: true }) }), {
+    baseUrl: 'https://gateway.example/',
+  });
   assert.equal(resolveGeminiBaseUrl({ project: project('http://127.0.0.1:9/'), user: user({ allowProjectGeminiBaseUrl: true }) }).baseUrl, undefined);
   assert.equal(resolveGeminiBaseUrl({ project: project('http://gateway.example/'), user: user({ allowProjectGeminiBaseUrl: true }) }).baseUrl, undefined);
 });
@@ -44,10 +46,20 @@ test('the environment and the user config win; plain http only to this machine',
   assert.deepEqual(resolveGeminiBaseUrl({ env: 'http://[::1]:8080' }), { baseUrl: 'http://[::1]:8080' });
   assert.deepEqual(resolveGeminiBaseUrl({ env: 'http://localhost:1' }), { baseUrl: 'http://localhost:1' });
   assert.deepEqual(resolveGeminiBaseUrl({ env: 'https://gw.example' }), { baseUrl: 'https://gw.example' });
-  assert.deepEqual(resolveGeminiBaseUrl({ env: '  ', user: user({ geminiBaseUrl: 'https://mine.example' }), project: project('https://p.example/') }), { baseUrl: 'https://mine.example' });
+  assert.deepEqual(resolveGeminiBaseUrl({ env: '  ', user: user({ geminiBaseUrl: 'https://mine.example' }), project: project('https://p.example/') }), {
+    baseUrl: 'https://mine.example',
+  });
   for (const bad of ['http://gw.example', 'http://10.0.0.1', 'ftp://x', 'not a url', 'http://127.0.0.1.evil.example']) {
-    assert.throws(() => resolveGeminiBaseUrl({ env: bad }), (e: unknown) => e instanceof UsageError && /DEVS_CTX_GEMINI_BASE_URL/.test(e.message), bad);
-    assert.throws(() => resolveGeminiBaseUrl({ user: user({ geminiBaseUrl: bad }) }), (e: unknown) => e instanceof UsageError && /config\.json: key "geminiBaseUrl"/.test(e.message), bad);
+    assert.throws(
+      () => resolveGeminiBaseUrl({ env: bad }),
+      (e: unknown) => e instanceof UsageError && /DEVS_CTX_GEMINI_BASE_URL/.test(e.message),
+      bad,
+    );
+    assert.throws(
+      () => resolveGeminiBaseUrl({ user: user({ geminiBaseUrl: bad }) }),
+      (e: unknown) => e instanceof UsageError && /config\.json: key "geminiBaseUrl"/.test(e.message),
+      bad,
+    );
   }
 });
 
@@ -75,7 +87,10 @@ test("prune: a cloned project's geminiBaseUrl never receives the key; the user's
   mkdirSync(join(xdg, 'devs-ctx'), { recursive: true });
   writeFileSync(join(xdg, 'devs-ctx', 'config.json'), JSON.stringify({ geminiBaseUrl: ours.url }));
   const env = { GEMINI_API_KEY: KEY, XDG_CONFIG_HOME: xdg, DEVS_CTX_ARCHIVE: join(dir, 'archive.sqlite'), DEVS_CTX_CACHE_DIR: join(dir, 'cache') };
-  const result = await runCliAsync(['prune', 's.jsonl', '-o', 'out.jsonl', '--summarizer', 'gemini', '--embedder', 'local', '--window', '4000'], { cwd: dir, env });
+  const result = await runCliAsync(['prune', 's.jsonl', '-o', 'out.jsonl', '--summarizer', 'gemini', '--embedder', 'local', '--window', '4000'], {
+    cwd: dir,
+    env,
+  });
   assert.equal(result.exitCode, 0, result.stderr);
   assert.equal(theirs.requests.length, 0, "the project's URL got no request");
   assert.ok(ours.requests.length > 0, "the user's URL got the summary request");
@@ -84,7 +99,12 @@ test("prune: a cloned project's geminiBaseUrl never receives the key; the user's
 test('prune: a plain-http DEVS_CTX_GEMINI_BASE_URL off this machine is a usage error before any request', async (t) => {
   const dir = tempDir(t);
   copyFileSync(join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl'), join(dir, 's.jsonl'));
-  const env = { GEMINI_API_KEY: KEY, XDG_CONFIG_HOME: join(dir, 'xdg'), DEVS_CTX_GEMINI_BASE_URL: 'http://gateway.invalid', DEVS_CTX_ARCHIVE: join(dir, 'archive.sqlite') };
+  const env = {
+    GEMINI_API_KEY: KEY,
+    XDG_CONFIG_HOME: join(dir, 'xdg'),
+    DEVS_CTX_GEMINI_BASE_URL: 'http://gateway.invalid',
+    DEVS_CTX_ARCHIVE: join(dir, 'archive.sqlite'),
+  };
   const result = await runCliAsync(['prune', 's.jsonl', '-o', 'out.jsonl', '--summarizer', 'gemini', '--window', '4000'], { cwd: dir, env });
   assert.equal(result.exitCode, 2, result.stderr);
   assert.match(result.stderr, /DEVS_CTX_GEMINI_BASE_URL="http:\/\/gateway\.invalid" cannot be used: plain http is allowed only to this machine/);

@@ -44,14 +44,18 @@ test('a bad environment value is ignored when a flag overrides it; the source na
 });
 
 test('bad environment values and inverted limits are usage errors that say what to do', () => {
-  assert.throws(() => resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: 'lots' } }), (e: unknown) =>
-    e instanceof UsageError && /DEVS_SOFT_LIMIT=lots/.test(e.message) && e.exitCode === 2);
+  assert.throws(
+    () => resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: 'lots' } }),
+    (e: unknown) => e instanceof UsageError && /DEVS_SOFT_LIMIT=lots/.test(e.message) && e.exitCode === 2,
+  );
   assert.throws(() => resolveSettings({ flags: { softLimit: 900_000 }, env: {} }), /must be below the hard limit/);
 });
 
 test('a bad config value names the file, the key and the allowed values', () => {
-  assert.throws(() => parseConfigFile('/p/devs-ctx.config.json', { pinnedTypes: ['system', 'nope'] }), (e: unknown) =>
-    e instanceof UsageError && /\/p\/devs-ctx.config.json/.test(e.message) && /pinnedTypes\.1/.test(e.message) && /plan/.test(e.message));
+  assert.throws(
+    () => parseConfigFile('/p/devs-ctx.config.json', { pinnedTypes: ['system', 'nope'] }),
+    (e: unknown) => e instanceof UsageError && /\/p\/devs-ctx.config.json/.test(e.message) && /pinnedTypes\.1/.test(e.message) && /plan/.test(e.message),
+  );
   assert.throws(() => parseConfigFile('c.json', { softlimit: 5 }), /unknown key "softlimit"; allowed keys: .*softLimit/);
   assert.throws(() => parseConfigFile('c.json', { hardLimit: -1 }), /key "hardLimit"/);
   assert.throws(() => parseConfigFile('c.json', { encoding: 'p50k' }), /must be one of o200k_base, cl100k_base/);
@@ -66,13 +70,24 @@ test('the config file is found by walking up from the working directory', () => 
   assert.deepEqual(loadConfig({ cwd: deep })?.config, { window: 200_000 });
   writeFileSync(join(root, 'a', 'other.json'), '{ not json');
   assert.throws(() => loadConfig({ cwd: deep, explicitPath: '../other.json' }), /not valid JSON/);
-  assert.throws(() => loadConfig({ cwd: deep, explicitPath: 'missing.json' }), (e: unknown) => e instanceof Error && 'exitCode' in e && e.exitCode === 3);
+  assert.throws(
+    () => loadConfig({ cwd: deep, explicitPath: 'missing.json' }),
+    (e: unknown) => e instanceof Error && 'exitCode' in e && e.exitCode === 3,
+  );
 });
 
 test('token amounts accept 200000, 200_000, 200k, 1M, 1.5m', () => {
   const table: Array<[string, number | undefined]> = [
-    ['200000', 200_000], ['200_000', 200_000], ['200k', 200_000], ['1M', 1_000_000], ['1.5m', 1_500_000],
-    ['0', undefined], ['-5', undefined], ['abc', undefined], ['1e6', undefined], ['', undefined],
+    ['200000', 200_000],
+    ['200_000', 200_000],
+    ['200k', 200_000],
+    ['1M', 1_000_000],
+    ['1.5m', 1_500_000],
+    ['0', undefined],
+    ['-5', undefined],
+    ['abc', undefined],
+    ['1e6', undefined],
+    ['', undefined],
   ];
   for (const [raw, expected] of table) assert.equal(parseTokenAmount(raw), expected, raw);
 });
@@ -93,7 +108,11 @@ test('prune keys: strategy, target and archive are accepted; a bad strategy name
 
 test('config errors name what each key expects (archive, timeout, geminiApiKey are not token counts)', () => {
   const expect = (value: Record<string, unknown>, pattern: RegExp): void =>
-    assert.throws(() => parseConfigFile('c.json', value), (e: unknown) => e instanceof UsageError && pattern.test(e.message) && !/tokens/.test(e.message), JSON.stringify(value));
+    assert.throws(
+      () => parseConfigFile('c.json', value),
+      (e: unknown) => e instanceof UsageError && pattern.test(e.message) && !/tokens/.test(e.message),
+      JSON.stringify(value),
+    );
   expect({ archive: 5 }, /key "archive" .*expected a path to the SQLite archive/);
   expect({ archive: '' }, /key "archive" .*expected a path/);
   expect({ timeout: 'soon' }, /key "timeout" .*expected a number of seconds above 0/);
@@ -108,7 +127,11 @@ test('DEVS_SOFT_LIMIT and friends take exactly the forms the flags take', () => 
   assert.equal(resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: '500k', DEVS_HARD_LIMIT: '1.5m' } }).hardLimitTokens, 1_500_000);
   assert.equal(resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: '400_000' } }).softLimitTokens, 400_000);
   for (const bad of ['0x10', '1e6', '0b11', '-5', '0', 'Infinity']) {
-    assert.throws(() => resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: bad } }), (e: unknown) => e instanceof UsageError && e.message.includes(`DEVS_SOFT_LIMIT=${bad}`), bad);
+    assert.throws(
+      () => resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: bad } }),
+      (e: unknown) => e instanceof UsageError && e.message.includes(`DEVS_SOFT_LIMIT=${bad}`),
+      bad,
+    );
     assert.equal(parseTokenAmount(bad), undefined, `the flags refuse ${bad} too`);
   }
 });
@@ -122,10 +145,19 @@ test('a config file: a UTF-8 BOM is fine; a symlink loop, a device, or one over 
   const loop = join(dir, 'loop');
   mkdirSync(loop);
   symlinkSync(join(loop, 'devs-ctx.config.json'), join(loop, 'devs-ctx.config.json'));
-  assert.throws(() => loadConfig({ cwd: loop }), (e: unknown) => e instanceof InputError && /devs-ctx\.config\.json: ELOOP \(a symlink loop\)/.test(e.message));
+  assert.throws(
+    () => loadConfig({ cwd: loop }),
+    (e: unknown) => e instanceof InputError && /devs-ctx\.config\.json: ELOOP \(a symlink loop\)/.test(e.message),
+  );
 
-  assert.throws(() => loadConfig({ cwd: dir, explicitPath: '/dev/zero' }), (e: unknown) => e instanceof InputError && /cannot read config \/dev\/zero: not a regular file/.test(e.message));
+  assert.throws(
+    () => loadConfig({ cwd: dir, explicitPath: '/dev/zero' }),
+    (e: unknown) => e instanceof InputError && /cannot read config \/dev\/zero: not a regular file/.test(e.message),
+  );
   const big = join(dir, 'big.json');
   writeFileSync(big, `{"window": 4000${' '.repeat(MAX_CONFIG_BYTES)}}`);
-  assert.throws(() => loadConfig({ cwd: dir, explicitPath: big }), (e: unknown) => e instanceof InputError && /more than a config may hold \(1,048,576\)/.test(e.message));
+  assert.throws(
+    () => loadConfig({ cwd: dir, explicitPath: big }),
+    (e: unknown) => e instanceof InputError && /more than a config may hold \(1,048,576\)/.test(e.message),
+  );
 });

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenCountCache } from '../src/io/count-cache.js';
 
-const keys = (dir: string) =>
-  Object.keys((JSON.parse(readFileSync(join(dir, 'token-counts-o200k_base.json'), 'utf8')) as { counts: object }).counts);
+const keys = (dir: string) => Object.keys((JSON.parse(readFileSync(join(dir, 'token-counts-o200k_base.json'), 'utf8')) as { counts: object }).counts);
 
 test('counts survive a save and a reopen', () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));

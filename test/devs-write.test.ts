@@ -85,8 +85,14 @@ test('drop: the dropped lines go and one summary turn takes their place, in the 
   const t = devsAdapter.read(doc);
   const edit = makeEdit([5, 6, 7, 8]);
   const written = write(doc, edit, t);
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit, summaryTurn('implement')));
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn.id), ['t1', 't2', 't3', 't4', 't5', FIRST_ID, 't10', 't11', 't12', 't13', 't14', 't15']);
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn),
+    expectedTurns(t, edit, summaryTurn('implement')),
+  );
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn.id),
+    ['t1', 't2', 't3', 't4', 't5', FIRST_ID, 't10', 't11', 't12', 't13', 't14', 't15'],
+  );
   // The summary line is a plain native turn, in the schema's key order.
   assert.deepEqual(written.records[5], {
     text: `{"id":"${FIRST_ID}","role":"system","type":"summary","content":${JSON.stringify(SUMMARY)},"timestamp":"${TEST_NOW}","node":"implement"}`,
@@ -97,7 +103,17 @@ test('drop: the dropped lines go and one summary turn takes their place, in the 
 });
 
 test('mask: content replaced in place, every other field and the key order kept, the stale tokenCount removed', () => {
-  const result = { id: 'r1', role: 'tool', type: 'tool_result', content: 'a long listing', timestamp: 'T', callId: 'c1', tokenCount: 3, extra: { keep: [1] }, node: 'n' };
+  const result = {
+    id: 'r1',
+    role: 'tool',
+    type: 'tool_result',
+    content: 'a long listing',
+    timestamp: 'T',
+    callId: 'c1',
+    tokenCount: 3,
+    extra: { keep: [1] },
+    node: 'n',
+  };
   const doc = inlineDoc(
     { id: 's', role: 'system', type: 'system', content: 'sys' },
     { id: 'c', role: 'assistant', type: 'tool_call', content: 'ls', callId: 'c1' },
@@ -111,20 +127,31 @@ test('mask: content replaced in place, every other field and the key order kept,
   const masked = { ...rest, content: '[masked r1]' };
   assert.deepEqual(written.records, [{ from: 0 }, { from: 1 }, { text: JSON.stringify(masked), replaces: 2 }, { from: 3 }]);
   assert.deepEqual(Object.keys(JSON.parse((written.records[2] as { text: string }).text)), Object.keys(masked));
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit));
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn),
+    expectedTurns(t, edit),
+  );
   assert.equal(written.readBack.entries[2]?.turn['callId'], 'c1', 'still answers the same call');
 });
 
 test('summary placement: after every kept turn before the first dropped one, before every kept turn after it', () => {
   const doc = fixture('basic-session.jsonl');
   const t = devsAdapter.read(doc);
-  for (const [first, last] of [[2, 2], [3, 10], [9, 9], [14, 14]] as const) {
+  for (const [first, last] of [
+    [2, 2],
+    [3, 10],
+    [9, 9],
+    [14, 14],
+  ] as const) {
     const dropped = Array.from({ length: last - first + 1 }, (_, k) => first + k);
     const edit = makeEdit(dropped);
     const written = write(doc, edit, t);
     const ids = written.readBack.entries.map((e) => e.turn.id);
     assert.equal(ids.indexOf(FIRST_ID), first, `summary where entry ${first} was`);
-    assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit, { ...summaryTurn(), ...nodeBefore(t, first) }));
+    assert.deepEqual(
+      written.readBack.entries.map((e) => e.turn),
+      expectedTurns(t, edit, { ...summaryTurn(), ...nodeBefore(t, first) }),
+    );
     assertUntouchedLinesKept(doc, t, edit, written);
   }
 });
@@ -140,8 +167,14 @@ test('multi-drop: two separate ranges go, one summary stands at the first', () =
   const t = devsAdapter.read(doc);
   const edit = makeEdit([5, 6, 9, 10, 11]);
   const written = write(doc, edit, t);
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn.id), ['t1', 't2', 't3', 't4', 't5', FIRST_ID, 't8', 't9', 't13', 't14', 't15']);
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit, summaryTurn('implement')));
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn.id),
+    ['t1', 't2', 't3', 't4', 't5', FIRST_ID, 't8', 't9', 't13', 't14', 't15'],
+  );
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn),
+    expectedTurns(t, edit, summaryTurn('implement')),
+  );
   assert.equal(written.readBack.entries.filter((e) => e.turn.content.startsWith(SUMMARY_PREFIX)).length, 1);
   assertUntouchedLinesKept(doc, t, edit, written);
 });
@@ -152,7 +185,10 @@ test('nothing dropped, only masked: no summary, same number of lines, only the m
   const edit = makeEdit([], { 6: '[masked t7]', 10: '[masked t11]' });
   const written = write(doc, edit, t);
   assert.equal(written.records.length, doc.records.length);
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit));
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn),
+    expectedTurns(t, edit),
+  );
   assert.ok(!written.readBack.entries.some((e) => e.turn.type === 'summary'));
   assertUntouchedLinesKept(doc, t, edit, written);
 });
@@ -169,10 +205,16 @@ test('blank and malformed lines stay in place, also between dropped turns; an ed
   const doc = fixture('malformed-lines.jsonl');
   const t = devsAdapter.read(doc);
   // Entries: t1 t2 t4 t5 (t4, t5 glued on line 6) t7 t8 t9 t10 t11 t12. Drop t5 … t9.
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['t1', 't2', 't4', 't5', 't7', 't8', 't9', 't10', 't11', 't12']);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['t1', 't2', 't4', 't5', 't7', 't8', 't9', 't10', 't11', 't12'],
+  );
   const edit = makeEdit([3, 4, 5, 6]);
   const written = write(doc, edit, t);
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit, summaryTurn('implement')));
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn),
+    expectedTurns(t, edit, summaryTurn('implement')),
+  );
   // Lines 3 (blank), 4 (truncated), 5 (no role), 7 (blank), 8 (not JSON), 9 (bad role) stay, as they were.
   const kept = written.records.flatMap((r) => ('from' in r ? [r.from] : []));
   for (const index of [2, 3, 4, 6, 7, 8]) assert.ok(kept.includes(index), `input line ${index + 1} kept`);
@@ -193,7 +235,10 @@ test('BOM and CRLF are kept; new lines end like the others; a last line without 
   assert.ok(written.document.records.slice(0, -1).every((r) => r.eol === '\r\n'));
   assert.equal(written.document.records.at(-1)?.eol, '');
   // Neither t2 (before) nor t3 (the first dropped) has a node: the summary has none either.
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit, summaryTurn()));
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn),
+    expectedTurns(t, edit, summaryTurn()),
+  );
 });
 
 test('SAOP envelopes: dropped like turns; the summary takes the node of the envelopes it replaces; masking one is refused', () => {
@@ -201,7 +246,10 @@ test('SAOP envelopes: dropped like turns; the summary takes the node of the enve
   const t = devsAdapter.read(doc);
   const edit = makeEdit([2, 3]);
   const written = write(doc, edit, t);
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit, summaryTurn('review')));
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn),
+    expectedTurns(t, edit, summaryTurn('review')),
+  );
   assert.throws(() => devsWriter.write(doc, t, makeEdit([], { 4: '[masked]' })), /SAOP envelope/);
 });
 
@@ -210,7 +258,10 @@ test('a summary at the end (every turn after the head dropped) is the last line'
   const t = devsAdapter.read(doc);
   const edit = makeEdit([1]);
   const written = write(doc, edit, t);
-  assert.deepEqual(written.readBack.entries.map((e) => e.turn), [t.entries[0]?.turn, summaryTurn()]);
+  assert.deepEqual(
+    written.readBack.entries.map((e) => e.turn),
+    [t.entries[0]?.turn, summaryTurn()],
+  );
 });
 
 // ---- validate() must catch real corruption ----
@@ -248,8 +299,14 @@ test('writeTranscript refuses an edit that would separate a call from its result
     { id: 'r', role: 'tool', type: 'tool_result', content: 'a b', callId: 'k1' },
     { id: 'm', role: 'user', type: 'message', content: 'next' },
   );
-  assert.throws(() => write(doc, makeEdit([1])), (error) => error instanceof InvalidOutputError && /answers tool call k1/.test(error.message));
-  assert.throws(() => write(doc, makeEdit([2])), (error) => error instanceof InvalidOutputError && /has no result/.test(error.message));
+  assert.throws(
+    () => write(doc, makeEdit([1])),
+    (error) => error instanceof InvalidOutputError && /answers tool call k1/.test(error.message),
+  );
+  assert.throws(
+    () => write(doc, makeEdit([2])),
+    (error) => error instanceof InvalidOutputError && /has no result/.test(error.message),
+  );
 });
 
 // ---- real data ----
@@ -267,7 +324,10 @@ function assertRealWrite(doc: ParsedDocument): void {
   for (const edit of edits) {
     const written = write(doc, edit, t);
     const summary = edit.summary ? { ...summaryTurn(), content: edit.summary.text, ...nodeBefore(t, edit.summary.at) } : undefined;
-    assert.deepEqual(written.readBack.entries.map((e) => e.turn), expectedTurns(t, edit, summary));
+    assert.deepEqual(
+      written.readBack.entries.map((e) => e.turn),
+      expectedTurns(t, edit, summary),
+    );
     assertUntouchedLinesKept(doc, t, edit, written);
     assert.equal(detectFormat(written.document).adapter.name, 'devs');
   }

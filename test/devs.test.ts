@@ -12,11 +12,14 @@ test('reads a native session: every line one turn, linked to its line', () => {
   const doc = fixture('basic-session.jsonl');
   const t = devsAdapter.read(doc);
   assert.equal(t.entries.length, 15);
-  assert.deepEqual(t.entries.slice(0, 3).map((e) => [e.turn.id, e.turn.role, e.turn.type]), [
-    ['t1', 'system', 'system'],
-    ['t2', 'user', 'prd'],
-    ['t3', 'user', 'tas'],
-  ]);
+  assert.deepEqual(
+    t.entries.slice(0, 3).map((e) => [e.turn.id, e.turn.role, e.turn.type]),
+    [
+      ['t1', 'system', 'system'],
+      ['t2', 'user', 'prd'],
+      ['t3', 'user', 'tas'],
+    ],
+  );
   assert.equal(t.entries[2]?.turn.pinned, true);
   assert.equal(t.entries[3]?.turn.node, 'implement');
   for (const [i, e] of t.entries.entries()) assert.deepEqual(e.source.records, [i]);
@@ -33,18 +36,34 @@ test('unknown fields are kept on the turn', () => {
 test('BOM, CRLF and a missing final newline read like a clean file', () => {
   const t = devsAdapter.read(fixture('bom-crlf-no-final-newline.jsonl'));
   const clean = devsAdapter.read(fixture('basic-session.jsonl'));
-  assert.deepEqual(t.entries.map((e) => e.turn), clean.entries.slice(0, 6).map((e) => e.turn));
+  assert.deepEqual(
+    t.entries.map((e) => e.turn),
+    clean.entries.slice(0, 6).map((e) => e.turn),
+  );
 });
 
 test('malformed lines are reported with line numbers and the rest is read', () => {
   const doc = fixture('malformed-lines.jsonl');
   const t = devsAdapter.read(doc);
-  assert.deepEqual(doc.issues.map((i) => [i.line, i.severity]), [[4, 'error'], [6, 'warning'], [8, 'error']]);
-  assert.deepEqual(t.issues.map((i) => i.line), [5, 9]);
+  assert.deepEqual(
+    doc.issues.map((i) => [i.line, i.severity]),
+    [
+      [4, 'error'],
+      [6, 'warning'],
+      [8, 'error'],
+    ],
+  );
+  assert.deepEqual(
+    t.issues.map((i) => i.line),
+    [5, 9],
+  );
   assert.match(t.issues[0]?.reason ?? '', /role/);
   assert.match(t.issues[1]?.reason ?? '', /role must be one of system\|user\|assistant\|tool/);
   // 2 good + 2 from the glued line + 6 good at the end.
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['t1', 't2', 't4', 't5', 't7', 't8', 't9', 't10', 't11', 't12']);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['t1', 't2', 't4', 't5', 't7', 't8', 't9', 't10', 't11', 't12'],
+  );
   assert.deepEqual(t.entries[2]?.source.records, t.entries[3]?.source.records);
 });
 
@@ -60,7 +79,9 @@ test('SAOP envelope lines are read as assistant turns with their reasoning', () 
 
 test('detect: native lines score 10; other shapes score low', () => {
   assert.equal(devsAdapter.detect(fixture('basic-session.jsonl')), 10);
-  const claude = parseDocument(Buffer.from('{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}\n'), { path: 'c' });
+  const claude = parseDocument(Buffer.from('{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}\n'), {
+    path: 'c',
+  });
   const codex = parseDocument(Buffer.from('{"timestamp":"t","type":"response_item","payload":{"type":"message"}}\n'), { path: 'c' });
   assert.equal(devsAdapter.detect(claude), 0);
   assert.equal(devsAdapter.detect(codex), 0);

@@ -9,14 +9,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, GoogleGenAI } from '@google/genai';
 import type { HttpOptions } from '@google/genai';
-import {
-  MAX_BATCH_EMBED_REQUESTS,
-  defaultSummary,
-  estimateTokens,
-  extractIdentifiers,
-  fakeEmbedding,
-  startFakeGemini,
-} from './helpers/fake-gemini.js';
+import { MAX_BATCH_EMBED_REQUESTS, defaultSummary, estimateTokens, extractIdentifiers, fakeEmbedding, startFakeGemini } from './helpers/fake-gemini.js';
 import type { FakeGemini } from './helpers/fake-gemini.js';
 
 const API_KEY = 'test-key-123';
@@ -346,7 +339,10 @@ describe('embeddings', () => {
       config: { taskType: 'RETRIEVAL_DOCUMENT', outputDimensionality: 32 },
     });
     const vectors = response.embeddings?.map((e) => e.values ?? []) ?? [];
-    assert.deepEqual(vectors, texts.map((t) => fakeEmbedding(t, 32)));
+    assert.deepEqual(
+      vectors,
+      texts.map((t) => fakeEmbedding(t, 32)),
+    );
     assert.ok(vectors.every((v) => v.length === 32));
     assert.ok(cosine(vectors[0]!, vectors[1]!) > cosine(vectors[0]!, vectors[2]!), 'similar texts, similar vectors');
 
@@ -364,7 +360,11 @@ describe('embeddings', () => {
     });
 
     const again = await client().models.embedContent({ model: EMBED_MODEL, contents: texts, config: { outputDimensionality: 32 } });
-    assert.deepEqual(again.embeddings?.map((e) => e.values), vectors, 'deterministic');
+    assert.deepEqual(
+      again.embeddings?.map((e) => e.values),
+      vectors,
+      'deterministic',
+    );
     const defaultDims = await client().models.embedContent({ model: EMBED_MODEL, contents: 'one text' });
     assert.equal(defaultDims.embeddings?.[0]?.values?.length, 16);
   });
@@ -434,14 +434,15 @@ describe('countTokens and streaming', () => {
 
 describe('identifier extraction', () => {
   test('finds paths, ids, camelCase and snake_case once each, in order, and caps at 60', () => {
-    assert.deepEqual(
-      extractIdentifiers('see src/a/b.ts then loadConfig, call_abc and toolu_9; src/a/b.ts again; user_id GoogleGenAI'),
-      ['src/a/b.ts', 'loadConfig', 'call_abc', 'toolu_9', 'user_id', 'GoogleGenAI'],
-    );
-    assert.deepEqual(extractIdentifiers('edit package.json and ./docs/README.md, not response.text'), [
-      'package.json',
-      './docs/README.md',
+    assert.deepEqual(extractIdentifiers('see src/a/b.ts then loadConfig, call_abc and toolu_9; src/a/b.ts again; user_id GoogleGenAI'), [
+      'src/a/b.ts',
+      'loadConfig',
+      'call_abc',
+      'toolu_9',
+      'user_id',
+      'GoogleGenAI',
     ]);
+    assert.deepEqual(extractIdentifiers('edit package.json and ./docs/README.md, not response.text'), ['package.json', './docs/README.md']);
     const many = Array.from({ length: 100 }, (_, i) => `someName${String.fromCharCode(65 + (i % 26))}x${i}`).join(' ');
     assert.equal(extractIdentifiers(many).length, 60);
   });

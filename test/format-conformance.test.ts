@@ -67,9 +67,7 @@ function pruneLikeEdit(t: Transcript): TranscriptEdit | undefined {
   const drop = units.slice(0, -1).find((u) => movable(u.entries))?.entries ?? [];
   const dropped = new Set(drop);
   const lastUnit = new Set(units.at(-1)?.entries ?? []);
-  const mask = t.entries.findLastIndex(
-    (e, i) => e.turn.type === 'tool_result' && e.maskable !== false && !dropped.has(i) && !lastUnit.has(i) && movable([i]),
-  );
+  const mask = t.entries.findLastIndex((e, i) => e.turn.type === 'tool_result' && e.maskable !== false && !dropped.has(i) && !lastUnit.has(i) && movable([i]));
   if (drop.length === 0 && mask === -1) return undefined;
   return {
     dropped,
@@ -102,8 +100,16 @@ function assertPruneReadsBack(before: Transcript, after: Transcript, edit: Trans
     assert.notEqual(found, -1, `kept turn ${entry.turn.id} reads back, in order`);
     at = found + 1;
   });
-  if (edit.summary) assert.ok(contents.some((c) => c.includes(SUMMARY)), 'the summary reads back as a turn');
-  if (edit.masked.size > 0) assert.ok(contents.some((c) => c.includes(PLACEHOLDER)), 'the placeholder reads back');
+  if (edit.summary)
+    assert.ok(
+      contents.some((c) => c.includes(SUMMARY)),
+      'the summary reads back as a turn',
+    );
+  if (edit.masked.size > 0)
+    assert.ok(
+      contents.some((c) => c.includes(PLACEHOLDER)),
+      'the placeholder reads back',
+    );
   const expected = before.entries.length - edit.dropped.size + (edit.summary ? 1 : 0);
   assert.equal(after.entries.length, expected, 'dropped turns are gone, the summary is one turn');
   const was = pairs(before);
@@ -144,7 +150,11 @@ function conformance(row: FormatRow, writer: FormatWriter): void {
         assert.ok(!written.bytes.equals(bytes), 'the edit changed the file');
         assertPruneReadsBack(transcript, written.readBack, edit);
         const again = adapterFor(row.format).read(assertRedetects(written.bytes, path, row.format));
-        assert.deepEqual(again.entries.map((e) => e.turn.id), written.readBack.entries.map((e) => e.turn.id), 'reads back the same on a fresh parse');
+        assert.deepEqual(
+          again.entries.map((e) => e.turn.id),
+          written.readBack.entries.map((e) => e.turn.id),
+          'reads back the same on a fresh parse',
+        );
       });
     }
 

@@ -43,7 +43,16 @@ test('content parts: strings, text and refusal parts joined by newlines; media p
   const text = contentPartsText(['plain', { type: 'text', text: 'typed' }, { refusal: 'no' }, { type: 'image', url: 'x' }, 7], (part) => media.push(part));
   assert.equal(text, 'plain\ntyped\nno');
   assert.deepEqual(media, [{ type: 'text', text: 'typed' }, { refusal: 'no' }, { type: 'image', url: 'x' }]);
-  assert.equal(contentPartsText('as is', () => assert.fail('no parts')), 'as is');
-  assert.equal(contentPartsText(null, () => assert.fail('no parts')), '');
-  assert.equal(contentPartsText({ text: 'one object' }, () => assert.fail('no parts')), '');
+  assert.equal(
+    contentPartsText('as is', () => assert.fail('no parts')),
+    'as is',
+  );
+  assert.equal(
+    contentPartsText(null, () => assert.fail('no parts')),
+    '',
+  );
+  assert.equal(
+    contentPartsText({ text: 'one object' }, () => assert.fail('no parts')),
+    '',
+  );
 });

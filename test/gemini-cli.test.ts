@@ -102,11 +102,19 @@ describe('prune --summarizer gemini', () => {
 
   test('--model and DEVS_CTX_MODEL choose the model; the flag wins', async () => {
     const w = workspace({ DEVS_CTX_MODEL: 'gemini-2.5-flash' });
-    const fromEnv = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'a.jsonl'), '--summarizer', 'gemini', '--embedder', 'local', ...WINDOW], { env: w.env });
+    const fromEnv = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'a.jsonl'), '--summarizer', 'gemini', '--embedder', 'local', ...WINDOW], {
+      env: w.env,
+    });
     assert.equal(fromEnv.exitCode, 0, fromEnv.stderr);
-    const fromFlag = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'b.jsonl'), '--summarizer', 'gemini', '--embedder', 'local', '--model', 'gemini-3.1-flash-lite', ...WINDOW], { env: w.env });
+    const fromFlag = await runCliAsync(
+      ['prune', w.file, '-o', join(w.dir, 'b.jsonl'), '--summarizer', 'gemini', '--embedder', 'local', '--model', 'gemini-3.1-flash-lite', ...WINDOW],
+      { env: w.env },
+    );
     assert.equal(fromFlag.exitCode, 0, fromFlag.stderr);
-    assert.deepEqual(generate().map((r) => r.model), ['gemini-2.5-flash', 'gemini-3.1-flash-lite']);
+    assert.deepEqual(
+      generate().map((r) => r.model),
+      ['gemini-2.5-flash', 'gemini-3.1-flash-lite'],
+    );
     assert.match(fromFlag.stdout, /summary by gemini:gemini-3\.1-flash-lite/);
     assert.match(fromFlag.stdout, /about \$\d+\.\d{4}/);
   });
@@ -174,7 +182,12 @@ describe('every failure mode: exit 5, the input byte-identical, nothing archived
     // outcome; the backoff itself is checked in gemini-retry and gemini-summarizer's retries.
     { name: 'HTTP 500 on every attempt', fault: { kind: 'status', status: 500, retryAfterSeconds: 0 }, always: true, message: /HTTP 500.*after 4 attempts/ },
     { name: 'HTTP 503 on every attempt', fault: { kind: 'status', status: 503, retryAfterSeconds: 0 }, always: true, message: /HTTP 503.*after 4 attempts/ },
-    { name: 'HTTP 429 asking to wait longer than allowed', fault: { kind: 'status', status: 429, retryAfterSeconds: 3600 }, always: true, message: /asked to wait 3600 s/ },
+    {
+      name: 'HTTP 429 asking to wait longer than allowed',
+      fault: { kind: 'status', status: 429, retryAfterSeconds: 3600 },
+      always: true,
+      message: /asked to wait 3600 s/,
+    },
     { name: 'a hung request', fault: { kind: 'hang' }, always: true, message: /no answer within 1 s/, args: ['--timeout', '1'] },
     { name: 'malformed JSON', fault: { kind: 'malformed' }, message: /not valid JSON/ },
     { name: 'empty candidates', fault: { kind: 'empty-candidates' }, message: /was empty/ },
@@ -182,7 +195,11 @@ describe('every failure mode: exit 5, the input byte-identical, nothing archived
     { name: 'MAX_TOKENS', fault: { kind: 'finish', finishReason: 'MAX_TOKENS', text: '## Goal\nREQ-201' }, message: /truncated \(finishReason MAX_TOKENS\)/ },
     { name: 'a blocked prompt', fault: { kind: 'prompt-blocked', blockReason: 'OTHER' }, message: /blockReason OTHER/ },
     { name: 'an answer that drops the identifiers', fault: { kind: 'reply', text: '## Goal\nSomething was reconciled.' }, message: /dropped most identifiers/ },
-    { name: 'an answer larger than its input', fault: { kind: 'reply', text: `## Goal\n${'src/ledger/reconcile.ts REQ-201 reconcileBatch1 '.repeat(300)}` }, message: /larger than the \d+ tokens it summarizes/ },
+    {
+      name: 'an answer larger than its input',
+      fault: { kind: 'reply', text: `## Goal\n${'src/ledger/reconcile.ts REQ-201 reconcileBatch1 '.repeat(300)}` },
+      message: /larger than the \d+ tokens it summarizes/,
+    },
   ];
   for (const { name, fault, always, message, args = [] } of cases) {
     test(name, async () => {
@@ -206,13 +223,18 @@ describe('every failure mode: exit 5, the input byte-identical, nothing archived
     const w = workspace();
     server.failAlways({ kind: 'status', status: 500, retryAfterSeconds: 0 }, { action: 'generateContent' });
     const out = join(w.dir, 'out.jsonl');
-    const result = await runCliAsync(['prune', w.file, '-o', out, '--summarizer', 'gemini', '--embedder', 'local', '--fallback', 'extractive', ...WINDOW], { env: w.env });
+    const result = await runCliAsync(['prune', w.file, '-o', out, '--summarizer', 'gemini', '--embedder', 'local', '--fallback', 'extractive', ...WINDOW], {
+      env: w.env,
+    });
     assert.equal(result.exitCode, 0, result.stderr);
     assert.match(result.stderr, /HTTP 500[\s\S]*used the offline extractive instead \(--fallback extractive\)/);
     assert.ok(readFileSync(out, 'utf8').includes('[Context Summary]'));
     server.reset();
     server.failAlways({ kind: 'finish', finishReason: 'SAFETY' }, { action: 'generateContent' });
-    const json = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'out2.jsonl'), '--json', '--summarizer', 'gemini', '--embedder', 'local', '--fallback', 'extractive', ...WINDOW], { env: w.env });
+    const json = await runCliAsync(
+      ['prune', w.file, '-o', join(w.dir, 'out2.jsonl'), '--json', '--summarizer', 'gemini', '--embedder', 'local', '--fallback', 'extractive', ...WINDOW],
+      { env: w.env },
+    );
     assert.equal(json.exitCode, 0, json.stdout);
     assert.equal(json.stderr, '');
     const report = JSON.parse(json.stdout) as Report;
@@ -253,17 +275,30 @@ describe('every failure mode: exit 5, the input byte-identical, nothing archived
 describe('--embedder gemini', () => {
   test('turns are ranked by Gemini embeddings, cached in the archive: a second run embeds nothing again', async () => {
     const w = workspace();
-    const first = await runCliAsync(['prune', w.file, '-o', join(w.dir, 'out.jsonl'), '--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW], { env: w.env });
+    const first = await runCliAsync(
+      ['prune', w.file, '-o', join(w.dir, 'out.jsonl'), '--json', '--embedder', 'gemini', '--summarizer', 'extractive', ...WINDOW],
+      { env: w.env },
+    );
     assert.equal(first.exitCode, 0, first.stdout + first.stderr);
     const firstReport = JSON.parse(first.stdout) as Report;
     assert.equal(firstReport.providers.embedder, 'gemini:gemini-embedding-001');
     const embedded = server.requests.filter((r) => r.action === 'batchEmbedContents');
     assert.ok(embedded.length >= 1);
-    assert.ok(embedded.every((r) => !r.rawBody.includes(PLANTED)), 'the planted token was embedded');
+    assert.ok(
+      embedded.every((r) => !r.rawBody.includes(PLANTED)),
+      'the planted token was embedded',
+    );
     assert.ok(firstReport.providers.embeddingTokens > 0);
     // Pinned turns (the system prompt, the PRD) are never sent to be embedded.
-    const pinned = readFileSync(FIXTURE, 'utf8').split('\n').slice(0, 2).map((l) => (JSON.parse(l) as { content: string }).content.slice(0, 40));
-    for (const text of pinned) assert.ok(embedded.every((r) => !r.rawBody.includes(JSON.stringify(text).slice(1, -1))), `pinned text was embedded: ${text}`);
+    const pinned = readFileSync(FIXTURE, 'utf8')
+      .split('\n')
+      .slice(0, 2)
+      .map((l) => (JSON.parse(l) as { content: string }).content.slice(0, 40));
+    for (const text of pinned)
+      assert.ok(
+        embedded.every((r) => !r.rawBody.includes(JSON.stringify(text).slice(1, -1))),
+        `pinned text was embedded: ${text}`,
+      );
     server.reset();
     // A dry run reads the vectors the prune cached, and writes nothing to the archive.
     const archiveBefore = readFileSync(w.archive);
@@ -280,7 +315,10 @@ describe('--embedder gemini', () => {
     const w = workspace();
     // Retry-After: 0, every retry at once, so the four attempts cost no waiting.
     server.failAlways({ kind: 'status', status: 503, retryAfterSeconds: 0 }, { action: 'batchEmbedContents' });
-    const result = await runCliAsync(['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', '--fallback', 'extractive', ...WINDOW], { env: w.env });
+    const result = await runCliAsync(
+      ['prune', w.file, '--dry-run', '--json', '--embedder', 'gemini', '--summarizer', 'extractive', '--fallback', 'extractive', ...WINDOW],
+      { env: w.env },
+    );
     assert.equal(result.exitCode, 0, result.stdout);
     const report = JSON.parse(result.stdout) as Report;
     assert.equal(report.providers.fallback[0]?.usedInstead, 'local-bm25');
@@ -301,7 +339,14 @@ describe('progress on a TTY', () => {
     const lines = [
       JSON.stringify({ id: 'sys', role: 'system', type: 'system', content: 'You are a coding agent.' }),
       JSON.stringify({ id: 'prd', role: 'user', type: 'prd', content: 'PRD: reconcile the ledger.' }),
-      ...Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content: `step ${i}: edited src/ledger/mod${i % 5}.ts calling reconcileBatch${i % 5}; ${filler}` })),
+      ...Array.from({ length: 300 }, (_, i) =>
+        JSON.stringify({
+          id: `m${i}`,
+          role: i % 2 ? 'assistant' : 'user',
+          type: 'message',
+          content: `step ${i}: edited src/ledger/mod${i % 5}.ts calling reconcileBatch${i % 5}; ${filler}`,
+        }),
+      ),
     ];
     writeFileSync(file, `${lines.join('\n')}\n`);
     server.failAlways({ kind: 'slow', delayMs: 400 }, { action: 'generateContent' });
@@ -314,7 +359,13 @@ describe('progress on a TTY', () => {
       stdout,
       stderr,
       stdin: new PassThrough(),
-      env: { NO_COLOR: '1', GEMINI_API_KEY: KEY, DEVS_CTX_GEMINI_BASE_URL: server.url, DEVS_CTX_ARCHIVE: join(dir, 'archive.sqlite'), DEVS_CTX_CACHE_DIR: join(dir, 'cache') },
+      env: {
+        NO_COLOR: '1',
+        GEMINI_API_KEY: KEY,
+        DEVS_CTX_GEMINI_BASE_URL: server.url,
+        DEVS_CTX_ARCHIVE: join(dir, 'archive.sqlite'),
+        DEVS_CTX_CACHE_DIR: join(dir, 'cache'),
+      },
       cwd: dir,
     });
     assert.equal(exitCode, 0, err);

@@ -4,11 +4,28 @@ import { backoffDelay, DEFAULT_RETRY_POLICY, parseRetryAfter, retryDelayFromBody
 
 test('backoff doubles from the base, with jitter between half and all of it, and is capped', () => {
   const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 1000, maxDelayMs: 5000 };
-  assert.equal(backoffDelay(1, policy, () => 1), 1000);
-  assert.equal(backoffDelay(2, policy, () => 1), 2000);
-  assert.equal(backoffDelay(3, policy, () => 1), 4000);
-  assert.equal(backoffDelay(4, policy, () => 1), 5000, 'capped at maxDelayMs');
-  assert.equal(backoffDelay(2, policy, () => 0), 1000, 'jitter never goes below half');
+  assert.equal(
+    backoffDelay(1, policy, () => 1),
+    1000,
+  );
+  assert.equal(
+    backoffDelay(2, policy, () => 1),
+    2000,
+  );
+  assert.equal(
+    backoffDelay(3, policy, () => 1),
+    4000,
+  );
+  assert.equal(
+    backoffDelay(4, policy, () => 1),
+    5000,
+    'capped at maxDelayMs',
+  );
+  assert.equal(
+    backoffDelay(2, policy, () => 0),
+    1000,
+    'jitter never goes below half',
+  );
   const seen = new Set(Array.from({ length: 50 }, () => backoffDelay(3, policy)));
   assert.ok(seen.size > 1, 'real jitter varies');
   for (const d of seen) assert.ok(d >= 2000 && d <= 4000);

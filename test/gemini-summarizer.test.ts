@@ -35,7 +35,10 @@ const TURNS: ConversationTurn[] = [
   turn('t2', 'I will read src/config/load.ts and check parseConfig and loadDefaults.'),
   turn('t3', '{"command":"npm test -- config"}', 'assistant', 'tool_call'),
   turn('t4', `FAIL test/config.test.ts: ConfigMissingError at parseConfig (src/config/load.ts:42)\nenv: OPENAI_API_KEY=${PLANTED}`, 'tool', 'tool_result'),
-  turn('t5', 'Decided: parseConfig returns DEFAULT_CONFIG for empty files; updated src/config/load.ts and test/config.test.ts. TODO: document loadDefaults in README.md.'),
+  turn(
+    't5',
+    'Decided: parseConfig returns DEFAULT_CONFIG for empty files; updated src/config/load.ts and test/config.test.ts. TODO: document loadDefaults in README.md.',
+  ),
 ];
 
 function request(turns = TURNS, extra: Partial<Parameters<FlashSummarizer['summarize']>[0]> = {}) {
@@ -74,13 +77,18 @@ describe('FlashSummarizer through the real @google/genai client', () => {
 
   test('the model id is configurable', async () => {
     await new FlashSummarizer(client(), { model: 'gemini-2.5-flash' }).summarize(request());
-    assert.deepEqual(generateRequests().map((r) => r.model), ['gemini-2.5-flash']);
+    assert.deepEqual(
+      generateRequests().map((r) => r.model),
+      ['gemini-2.5-flash'],
+    );
   });
 
   test('removed text larger than one request is summarized in chunks, then merged', async () => {
     const many = Array.from({ length: 12 }, (_, i) => turn(`c${i}`, `step ${i}: edited src/module${i}.ts and ranMigration${i} ${'detail '.repeat(200)}`));
     const progress: string[] = [];
-    const summary = await new FlashSummarizer(client(), { chunkTokens: 1200, onProgress: (m) => progress.push(m) }).summarize(request(many, { budgetTokens: 3000 }));
+    const summary = await new FlashSummarizer(client(), { chunkTokens: 1200, onProgress: (m) => progress.push(m) }).summarize(
+      request(many, { budgetTokens: 3000 }),
+    );
     const sent = generateRequests();
     const chunkCount = progress.filter((m) => /^summarizing chunk \d+ of \d+$/.test(m)).length;
     assert.ok(chunkCount >= 3, `expected several chunks, got ${progress.join(' | ')}`);
@@ -89,10 +97,16 @@ describe('FlashSummarizer through the real @google/genai client', () => {
     assert.match(JSON.stringify(sent.at(-1)?.body), /PART-1/);
     assert.match(summary, /^\[Context Summary\]/);
     // Every turn went out exactly once, in order, across the chunk requests.
-    const chunkText = sent.slice(0, -1).map((r) => JSON.stringify(r.body)).join('\n');
+    const chunkText = sent
+      .slice(0, -1)
+      .map((r) => JSON.stringify(r.body))
+      .join('\n');
     const order = many.map((t) => chunkText.indexOf(`### turn ${t.id} `));
     assert.ok(order.every((i) => i >= 0));
-    assert.deepEqual([...order].sort((a, b) => a - b), order);
+    assert.deepEqual(
+      [...order].sort((a, b) => a - b),
+      order,
+    );
   });
 
   test('a planted secret never reaches the server; --no-redact sends it', async () => {
@@ -104,7 +118,8 @@ describe('FlashSummarizer through the real @google/genai client', () => {
     server.reset();
     // Any LLMClient gets masked text: the summarizer masks before the client is called.
     const seen: string[] = [];
-    const recording = { generate: (r: { prompt: string }) => {
+    const recording = {
+      generate: (r: { prompt: string }) => {
         seen.push(r.prompt);
         return client().generate(r as never);
       },
@@ -113,7 +128,10 @@ describe('FlashSummarizer through the real @google/genai client', () => {
     assert.ok(seen.length === 1 && !seen[0]!.includes(PLANTED));
     server.reset();
     await new FlashSummarizer(client({ redact: false }), { redact: false }).summarize(request());
-    assert.ok(server.requests.some((r) => r.rawBody.includes(PLANTED)), 'with redaction off the text goes as it is');
+    assert.ok(
+      server.requests.some((r) => r.rawBody.includes(PLANTED)),
+      'with redaction off the text goes as it is',
+    );
   });
 
   test('usage counts tokens sent and received from usageMetadata', async () => {
@@ -130,12 +148,24 @@ describe('failures are rejected with a message that says which, never written as
     { name: 'empty candidates', fault: { kind: 'empty-candidates' }, message: /answer for the summary was empty/ },
     { name: 'empty text', fault: { kind: 'empty-text' }, message: /was empty/ },
     { name: 'SAFETY', fault: { kind: 'finish', finishReason: 'SAFETY', text: 'partial' }, message: /blocked or cut short \(finishReason SAFETY\)/ },
-    { name: 'MAX_TOKENS', fault: { kind: 'finish', finishReason: 'MAX_TOKENS', text: '## Goal\nfix parseConfig in src/config/load.ts' }, message: /truncated \(finishReason MAX_TOKENS\)/ },
+    {
+      name: 'MAX_TOKENS',
+      fault: { kind: 'finish', finishReason: 'MAX_TOKENS', text: '## Goal\nfix parseConfig in src/config/load.ts' },
+      message: /truncated \(finishReason MAX_TOKENS\)/,
+    },
     { name: 'a blocked prompt', fault: { kind: 'prompt-blocked', blockReason: 'SAFETY' }, message: /blocked the request .*blockReason SAFETY/ },
     { name: 'malformed JSON', fault: { kind: 'malformed' }, message: /not valid JSON/ },
     { name: 'HTTP 400', fault: { kind: 'status', status: 400 }, message: /HTTP 400/ },
-    { name: 'an answer larger than its input', fault: { kind: 'reply', text: `## Goal\n${'parseConfig src/config/load.ts ConfigMissingError loadDefaults '.repeat(150)}` }, message: /larger than the \d+ tokens it summarizes/ },
-    { name: 'an answer that drops the identifiers', fault: { kind: 'reply', text: '## Goal\nThe user wanted a fix. It was fixed.\n## Done\nThings.' }, message: /dropped most identifiers of its input/ },
+    {
+      name: 'an answer larger than its input',
+      fault: { kind: 'reply', text: `## Goal\n${'parseConfig src/config/load.ts ConfigMissingError loadDefaults '.repeat(150)}` },
+      message: /larger than the \d+ tokens it summarizes/,
+    },
+    {
+      name: 'an answer that drops the identifiers',
+      fault: { kind: 'reply', text: '## Goal\nThe user wanted a fix. It was fixed.\n## Done\nThings.' },
+      message: /dropped most identifiers of its input/,
+    },
   ];
   for (const { name, fault, message } of cases) {
     test(name, async () => {
@@ -171,13 +201,19 @@ describe('the same sections as the offline summary, checked', () => {
 
   test('an answer that drops the identifiers it was given is rejected', async () => {
     server.fail({ kind: 'reply', text: sections(() => 'none') }, { action: 'generateContent' });
-    await assert.rejects(new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' })), (e: unknown) => e instanceof ProviderError && /dropped most identifiers it was given \(kept 0 of 4/.test(e.message));
+    await assert.rejects(
+      new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' })),
+      (e: unknown) => e instanceof ProviderError && /dropped most identifiers it was given \(kept 0 of 4/.test(e.message),
+    );
   });
 
   test('an answer without one of the sections is rejected, naming it', async () => {
     const text = sections((s) => (s === 'Identifiers' ? GIVEN.join(', ') : 'none')).replace('## Open TODOs\nnone\n', '');
     server.fail({ kind: 'reply', text }, { action: 'generateContent' });
-    await assert.rejects(new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' })), (e: unknown) => e instanceof ProviderError && /lacks the section "Open TODOs"; nothing was written/.test(e.message));
+    await assert.rejects(
+      new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' })),
+      (e: unknown) => e instanceof ProviderError && /lacks the section "Open TODOs"; nothing was written/.test(e.message),
+    );
     server.fail({ kind: 'reply', text: sections((s) => (s === 'Identifiers' ? GIVEN.join(', ') : 'none')) }, { action: 'generateContent' });
     assert.match(await new FlashSummarizer(client()).summarize(request(SPOKEN, { activeTask: 'ship it' })), /## Lookup hints/);
   });
@@ -215,7 +251,9 @@ describe('retries', () => {
 
   test('retries stop at the attempt cap with exit-5 error naming the status and the attempts', async () => {
     server.failAlways({ kind: 'status', status: 503 }, { action: 'generateContent' });
-    const error = await new FlashSummarizer(client({ retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 20 } })).summarize(request()).catch((e: unknown) => e);
+    const error = await new FlashSummarizer(client({ retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 20 } }))
+      .summarize(request())
+      .catch((e: unknown) => e);
     assert.ok(error instanceof ProviderError);
     assert.match(error.message, /HTTP 503.*after 3 attempts/);
     assert.equal(error.exitCode, 5);
@@ -225,7 +263,9 @@ describe('retries', () => {
   test('a wait past the total-time cap is not taken', async () => {
     server.failAlways({ kind: 'status', status: 429, retryAfterSeconds: 60 }, { action: 'generateContent' });
     const waits: number[] = [];
-    const error = await new FlashSummarizer(client({ retry: { maxTotalMs: 2000 }, onRetry: ({ waitMs }) => waits.push(waitMs) })).summarize(request()).catch((e: unknown) => e);
+    const error = await new FlashSummarizer(client({ retry: { maxTotalMs: 2000 }, onRetry: ({ waitMs }) => waits.push(waitMs) }))
+      .summarize(request())
+      .catch((e: unknown) => e);
     assert.ok(error instanceof ProviderError);
     assert.match(error.message, /server asked to wait 60 s, past the 2 s limit on waiting for an answer/);
     assert.equal(generateRequests().length, 1);
@@ -276,7 +316,10 @@ describe('GeminiEmbedder', () => {
       const first = new GeminiEmbedder(client(), { cache: store });
       const vectors = await first.embed(texts);
       const batches = server.requests.filter((r) => r.action === 'batchEmbedContents');
-      assert.deepEqual(batches.map((r) => (r.body as { requests: unknown[] }).requests.length), [100, 100, 30]);
+      assert.deepEqual(
+        batches.map((r) => (r.body as { requests: unknown[] }).requests.length),
+        [100, 100, 30],
+      );
       assert.equal(batches[0]!.model, 'gemini-embedding-001');
       assert.equal(vectors.length, 230);
       // Deterministic vectors: the same text embeds the same in another order.
@@ -286,8 +329,14 @@ describe('GeminiEmbedder', () => {
       assert.equal(server.requests.filter((r) => r.action === 'batchEmbedContents').length, 1, 'only the new text is sent');
       assert.equal((server.requests[0]!.body as { requests: unknown[] }).requests.length, 1);
       assert.equal(again.cached, 2);
-      assert.deepEqual(Array.from(reordered[0]!), Array.from(vectors[5]!).map((v) => Math.fround(v)));
-      assert.deepEqual(Array.from(reordered[1]!), Array.from(vectors[0]!).map((v) => Math.fround(v)));
+      assert.deepEqual(
+        Array.from(reordered[0]!),
+        Array.from(vectors[5]!).map((v) => Math.fround(v)),
+      );
+      assert.deepEqual(
+        Array.from(reordered[1]!),
+        Array.from(vectors[0]!).map((v) => Math.fround(v)),
+      );
       store.close();
       // The cache outlives the process: a new connection finds it.
       const reopened = ArchiveStore.open(join(dir, 'archive.sqlite'));
@@ -333,7 +382,9 @@ describe('thinking models: thinking tokens count against maxOutputTokens', () =>
       assert.deepEqual(config.thinkingConfig, { thinkingLevel: 'LOW' });
       assert.ok(c.usage.outputTokens >= 300, 'thinking tokens are counted as received');
       await new FlashSummarizer(c, { model: 'gemini-2.5-flash' }).summarize(request());
-      assert.deepEqual((thinker.requests[1]!.body as { generationConfig: { thinkingConfig?: unknown } }).generationConfig.thinkingConfig, { thinkingBudget: 0 });
+      assert.deepEqual((thinker.requests[1]!.body as { generationConfig: { thinkingConfig?: unknown } }).generationConfig.thinkingConfig, {
+        thinkingBudget: 0,
+      });
       // Left to its default, the model spends the budget thinking: truncated, rejected.
       const error = await new FlashSummarizer(c, { thinking: 'model' }).summarize(request()).catch((e: unknown) => e);
       assert.ok(error instanceof ProviderError);

@@ -23,7 +23,6 @@ function makeEdit(t: Transcript, dropped: readonly number[], masked: readonly nu
   return editOf({ dropped, masked: masked.map((i) => [i, `[masked ${t.entries[i]?.turn.id}]`] as const), summaryText: SUMMARY });
 }
 
-
 /** Writes, then checks the things every write must satisfy; returns the written transcript. */
 function writeAndCheck(doc: ParsedDocument, edit: TranscriptEdit): WrittenTranscript {
   const t = geminiAdapter.read(doc);
@@ -46,23 +45,40 @@ function checkpoint(written: WrittenTranscript): Array<Record<string, unknown>> 
 
 test('the adapter links each tool call to its result (the toolCall id, or messageId#i without one)', () => {
   const t = geminiAdapter.read(fixture('tool-calls-paired.jsonl'));
-  assert.deepEqual(t.entries.map((e) => e.links), [undefined, undefined, { calls: ['r1'] }, { answers: ['r1'] }, { calls: ['r2'] }, { answers: ['r2'] }, undefined]);
+  assert.deepEqual(
+    t.entries.map((e) => e.links),
+    [undefined, undefined, { calls: ['r1'] }, { answers: ['r1'] }, { calls: ['r2'] }, { answers: ['r2'] }, undefined],
+  );
   const idless = geminiAdapter.read(
     inlineDoc(
       { sessionId: 's', projectHash: 'p', startTime: 't', lastUpdated: 't' },
-      { id: 'g9', type: 'gemini', content: '', toolCalls: [{ name: 'ls', args: {}, result: [{ functionResponse: { name: 'ls', response: { output: 'x' } } }] }] },
+      {
+        id: 'g9',
+        type: 'gemini',
+        content: '',
+        toolCalls: [{ name: 'ls', args: {}, result: [{ functionResponse: { name: 'ls', response: { output: 'x' } } }] }],
+      },
     ),
   );
-  assert.deepEqual(idless.entries.map((e) => e.links), [{ calls: ['g9#0'] }, { answers: ['g9#0'] }]);
+  assert.deepEqual(
+    idless.entries.map((e) => e.links),
+    [{ calls: ['g9#0'] }, { answers: ['g9#0'] }],
+  );
   // Different calls of one record are separate units; each call stays with its result.
-  assert.deepEqual(buildUnits(t.entries).map((u) => u.entries), [[0], [1], [2, 3], [4, 5], [6]]);
+  assert.deepEqual(
+    buildUnits(t.entries).map((u) => u.entries),
+    [[0], [1], [2, 3], [4, 5], [6]],
+  );
 });
 
 test('JSONL: every input line is kept and one $set.messages checkpoint is appended', () => {
   const doc = fixture('tool-calls-paired.jsonl');
   const t = geminiAdapter.read(doc);
   const written = writeAndCheck(doc, makeEdit(t, [2, 3]));
-  assert.deepEqual(written.records.slice(0, doc.records.length), doc.records.map((r) => ({ from: r.index })));
+  assert.deepEqual(
+    written.records.slice(0, doc.records.length),
+    doc.records.map((r) => ({ from: r.index })),
+  );
   assert.equal(written.records.length, doc.records.length + 1);
   const last = written.document.records.at(-1)?.values[0] as { $set: Record<string, unknown> };
   assert.deepEqual(Object.keys(last.$set), ['messages', 'lastUpdated']);
@@ -75,7 +91,10 @@ test('drop a middle call of a record: its toolCalls entry goes, the record split
   // g1 = text (1), r1 call+result (2, 3), r2 call+result (4, 5): the summary falls between text and r2.
   const written = writeAndCheck(doc, makeEdit(t, [2, 3]));
   const messages = checkpoint(written);
-  assert.deepEqual(messages.map((m) => m['id']), ['u1', 'g1', '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002', 'g2']);
+  assert.deepEqual(
+    messages.map((m) => m['id']),
+    ['u1', 'g1', '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002', 'g2'],
+  );
   const [, first, summary, second] = messages;
   assert.equal(first?.['content'], 'Reading both.');
   assert.deepEqual(first?.['toolCalls'], []);
@@ -84,15 +103,21 @@ test('drop a middle call of a record: its toolCalls entry goes, the record split
   assert.deepEqual(summary, { id: '00000000-0000-4000-8000-000000000001', timestamp: TEST_NOW, type: 'user', content: [{ text: SUMMARY }] });
   assert.equal(second?.['type'], 'gemini');
   assert.equal(second?.['content'], '');
-  assert.deepEqual((second?.['toolCalls'] as Array<{ id: string }>).map((c) => c.id), ['r2']);
+  assert.deepEqual(
+    (second?.['toolCalls'] as Array<{ id: string }>).map((c) => c.id),
+    ['r2'],
+  );
 });
 
-test('drop a record\'s text but keep its calls: content is emptied and the summary goes before it', () => {
+test("drop a record's text but keep its calls: content is emptied and the summary goes before it", () => {
   const doc = fixture('tool-calls-paired.jsonl');
   const t = geminiAdapter.read(doc);
   const written = writeAndCheck(doc, makeEdit(t, [1]));
   const messages = checkpoint(written);
-  assert.deepEqual(messages.map((m) => m['id']), ['u1', '00000000-0000-4000-8000-000000000001', 'g1', 'g2']);
+  assert.deepEqual(
+    messages.map((m) => m['id']),
+    ['u1', '00000000-0000-4000-8000-000000000001', 'g1', 'g2'],
+  );
   assert.equal(messages[2]?.['content'], '');
   assert.equal((messages[2]?.['toolCalls'] as unknown[]).length, 2);
 });
@@ -101,7 +126,10 @@ test('drop a whole gemini record: it leaves the checkpoint and the summary takes
   const doc = fixture('tool-calls-paired.jsonl');
   const t = geminiAdapter.read(doc);
   const written = writeAndCheck(doc, makeEdit(t, [1, 2, 3, 4, 5]));
-  assert.deepEqual(checkpoint(written).map((m) => m['id']), ['u1', '00000000-0000-4000-8000-000000000001', 'g2']);
+  assert.deepEqual(
+    checkpoint(written).map((m) => m['id']),
+    ['u1', '00000000-0000-4000-8000-000000000001', 'g2'],
+  );
 });
 
 test('mask only: the result becomes one functionResponse with the placeholder; nothing else changes', () => {
@@ -110,7 +138,10 @@ test('mask only: the result becomes one functionResponse with the placeholder; n
   const edit = makeEdit(t, [], [5]);
   const written = writeAndCheck(doc, edit);
   const messages = checkpoint(written);
-  assert.deepEqual(messages.map((m) => m['id']), ['u1', 'g1', 'g2']);
+  assert.deepEqual(
+    messages.map((m) => m['id']),
+    ['u1', 'g1', 'g2'],
+  );
   const calls = messages[1]?.['toolCalls'] as Array<Record<string, unknown>>;
   assert.deepEqual(calls[1]?.['result'], [{ functionResponse: { id: 'r2', name: 'read_file', response: { output: '[masked g1#result1]' } } }]);
   // The other call and the rest of the masked call are as they were.
@@ -126,13 +157,19 @@ test('the checkpoint holds the resolved list: last version of a re-appended id, 
   // Drop g1's text and u2: several units, one summary at the first.
   const written = writeAndCheck(lastWins, makeEdit(t, [1, 4]));
   const messages = checkpoint(written);
-  assert.deepEqual(messages.map((m) => m['id']), ['u1', '00000000-0000-4000-8000-000000000001', 'g1']);
+  assert.deepEqual(
+    messages.map((m) => m['id']),
+    ['u1', '00000000-0000-4000-8000-000000000001', 'g1'],
+  );
   assert.equal((messages[2]?.['toolCalls'] as Array<{ status: string }>)[0]?.status, 'success');
 
   const rewind = fixture('rewind-to.jsonl');
   const r = geminiAdapter.read(rewind);
   const rewound = writeAndCheck(rewind, makeEdit(r, [1]));
-  assert.deepEqual(checkpoint(rewound).map((m) => m['id']), ['u1', '00000000-0000-4000-8000-000000000001', 'u4', 'g4']);
+  assert.deepEqual(
+    checkpoint(rewound).map((m) => m['id']),
+    ['u1', '00000000-0000-4000-8000-000000000001', 'u4', 'g4'],
+  );
 });
 
 test('summary placement: after every kept entry before it, before every kept entry after it', () => {
@@ -140,7 +177,10 @@ test('summary placement: after every kept entry before it, before every kept ent
   const t = geminiAdapter.read(doc);
   // c1 (an earlier /compress snapshot) kept, c2 and g3 dropped: the summary sits between c1 and u3.
   const written = writeAndCheck(doc, makeEdit(t, [1, 3]));
-  assert.deepEqual(contextShape(written.readBack).map(([role, type]) => `${role}/${type}`), ['user/summary', 'user/message', 'user/message']);
+  assert.deepEqual(
+    contextShape(written.readBack).map(([role, type]) => `${role}/${type}`),
+    ['user/summary', 'user/message', 'user/message'],
+  );
   assert.equal(written.readBack.entries[1]?.turn.content, SUMMARY);
   assert.equal(written.readBack.entries[2]?.turn.content, 'continue');
 });
@@ -149,12 +189,18 @@ test('notices and the pinned <session_context> bootstrap pass through', () => {
   const notices = fixture('info-records-skipped.jsonl');
   const n = geminiAdapter.read(notices);
   const written = writeAndCheck(notices, makeEdit(n, [1]));
-  assert.deepEqual(checkpoint(written).map((m) => m['type']), ['user', 'info', 'warning', 'error', 'user']);
+  assert.deepEqual(
+    checkpoint(written).map((m) => m['type']),
+    ['user', 'info', 'warning', 'error', 'user'],
+  );
 
   const bootstrap = fixture('session-context-bootstrap.jsonl');
   const b = geminiAdapter.read(bootstrap);
   const kept = writeAndCheck(bootstrap, makeEdit(b, [1]));
-  assert.deepEqual(kept.readBack.entries.map((e) => e.turn.type), ['system', 'message', 'message']);
+  assert.deepEqual(
+    kept.readBack.entries.map((e) => e.turn.type),
+    ['system', 'message', 'message'],
+  );
 });
 
 test('legacy document: rewritten whole, 2-space indented, other fields kept, lastUpdated moved to now', () => {
@@ -173,7 +219,10 @@ test('legacy document: rewritten whole, 2-space indented, other fields kept, las
   assert.equal(after['lastUpdated'], TEST_NOW);
   // m1's text stays, its only call is gone; the info notice and the empty record pass through. The
   // summary goes right before the next kept entry (m3), so after the notice.
-  assert.deepEqual((after['messages'] as Array<{ id: string }>).map((m) => m.id), ['m0', 'm1', 'm2', '00000000-0000-4000-8000-000000000001', 'm3', 'm4']);
+  assert.deepEqual(
+    (after['messages'] as Array<{ id: string }>).map((m) => m.id),
+    ['m0', 'm1', 'm2', '00000000-0000-4000-8000-000000000001', 'm3', 'm4'],
+  );
 });
 
 test('legacy document on one JSONL line: the line is rewritten in place, still one document', () => {
@@ -185,7 +234,10 @@ test('legacy document on one JSONL line: the line is rewritten in place, still o
   assert.equal(written.document.records.length, 1);
   const value = written.document.records[0]?.values[0] as { sessionId: string; messages: Array<{ id: string }> };
   assert.equal(value.sessionId, 'legacy-1');
-  assert.deepEqual(value.messages.map((m) => m.id), ['m0', 'm2', '00000000-0000-4000-8000-000000000001', 'm3', 'm4']);
+  assert.deepEqual(
+    value.messages.map((m) => m.id),
+    ['m0', 'm2', '00000000-0000-4000-8000-000000000001', 'm3', 'm4'],
+  );
 });
 
 test('an input with a call still running at the end stays valid', () => {
@@ -206,13 +258,25 @@ const call = (id: string, result = true): Record<string, unknown> => ({
 const problemsOf = (doc: ParsedDocument): string[] => geminiWriter.validate(doc, geminiAdapter.read(doc));
 
 test('validate: a well-formed checkpoint passes', () => {
-  const doc = inlineDoc(header, { $set: { messages: [{ id: 'u1', type: 'user', content: 'x' }, { id: 'g1', type: 'gemini', content: '', toolCalls: [call('c1')] }] } });
+  const doc = inlineDoc(header, {
+    $set: {
+      messages: [
+        { id: 'u1', type: 'user', content: 'x' },
+        { id: 'g1', type: 'gemini', content: '', toolCalls: [call('c1')] },
+      ],
+    },
+  });
   assert.deepEqual(problemsOf(doc), []);
 });
 
 test('validate: a kept call without its result is caught (except in the last, still running message)', () => {
   const broken = inlineDoc(header, {
-    $set: { messages: [{ id: 'g1', type: 'gemini', content: '', toolCalls: [call('c1', false)] }, { id: 'u2', type: 'user', content: 'next' }] },
+    $set: {
+      messages: [
+        { id: 'g1', type: 'gemini', content: '', toolCalls: [call('c1', false)] },
+        { id: 'u2', type: 'user', content: 'next' },
+      ],
+    },
   });
   assert.match(problemsOf(broken).join('\n'), /tool call c1 has no result/);
   const running = inlineDoc(header, { id: 'u1', type: 'user', content: 'x' }, { id: 'g1', type: 'gemini', content: '', toolCalls: [call('c1', false)] });
@@ -220,10 +284,29 @@ test('validate: a kept call without its result is caught (except in the last, st
 });
 
 test('validate: duplicate ids in the checkpoint or the legacy document are caught', () => {
-  const dup = inlineDoc(header, { $set: { messages: [{ id: 'u1', type: 'user', content: 'a' }, { id: 'u1', type: 'user', content: 'b' }] } });
+  const dup = inlineDoc(header, {
+    $set: {
+      messages: [
+        { id: 'u1', type: 'user', content: 'a' },
+        { id: 'u1', type: 'user', content: 'b' },
+      ],
+    },
+  });
   assert.match(problemsOf(dup).join('\n'), /message id u1 appears twice/);
   const legacy = parseDocument(
-    Buffer.from(JSON.stringify({ ...header, messages: [{ id: 'm', type: 'user', content: 'a' }, { id: 'm', type: 'user', content: 'b' }] }, null, 2)),
+    Buffer.from(
+      JSON.stringify(
+        {
+          ...header,
+          messages: [
+            { id: 'm', type: 'user', content: 'a' },
+            { id: 'm', type: 'user', content: 'b' },
+          ],
+        },
+        null,
+        2,
+      ),
+    ),
     { path: 'legacy.json', keepRaw: true },
   );
   assert.equal(legacy.kind, 'json-document');
@@ -231,11 +314,23 @@ test('validate: duplicate ids in the checkpoint or the legacy document are caugh
 });
 
 test('validate: a toolCalls entry without id or name, or answered for another id, is caught', () => {
-  const noName = inlineDoc(header, { id: 'g1', type: 'gemini', content: '', toolCalls: [{ ...call('c1'), name: undefined }] }, { id: 'u2', type: 'user', content: 'x' });
+  const noName = inlineDoc(
+    header,
+    { id: 'g1', type: 'gemini', content: '', toolCalls: [{ ...call('c1'), name: undefined }] },
+    { id: 'u2', type: 'user', content: 'x' },
+  );
   assert.match(problemsOf(noName).join('\n'), /toolCalls\[0\] has no name/);
-  const noId = inlineDoc(header, { id: 'g1', type: 'gemini', content: '', toolCalls: [{ ...call('c1'), id: undefined }] }, { id: 'u2', type: 'user', content: 'x' });
+  const noId = inlineDoc(
+    header,
+    { id: 'g1', type: 'gemini', content: '', toolCalls: [{ ...call('c1'), id: undefined }] },
+    { id: 'u2', type: 'user', content: 'x' },
+  );
   assert.match(problemsOf(noId).join('\n'), /toolCalls\[0\] has no id/);
-  const crossed = inlineDoc(header, { id: 'g1', type: 'gemini', content: '', toolCalls: [{ ...call('c2'), id: 'c1' }] }, { id: 'u2', type: 'user', content: 'x' });
+  const crossed = inlineDoc(
+    header,
+    { id: 'g1', type: 'gemini', content: '', toolCalls: [{ ...call('c2'), id: 'c1' }] },
+    { id: 'u2', type: 'user', content: 'x' },
+  );
   assert.match(problemsOf(crossed).join('\n'), /tool call c1 is answered by a functionResponse for c2/);
 });
 
@@ -262,12 +357,20 @@ for (const path of realdataFiles('gemini')) {
     const doc = parseDocument(readFileSync(path), { path, keepRaw: true });
     const t = geminiAdapter.read(doc);
     let droppedSomething = false;
-    for (const [keepHead, keepTail] of [[2, 5], [1, 1], [3, 2]] as const) {
+    for (const [keepHead, keepTail] of [
+      [2, 5],
+      [1, 1],
+      [3, 2],
+    ] as const) {
       const plain = dropMiddleEdit(t, { keepHead, keepTail });
       droppedSomething ||= plain.dropped.size > 0;
       const written = writeAndCheck(doc, plain);
       if (doc.kind === 'json-document') assert.equal(written.document.kind, 'json-document');
-      else assert.deepEqual(written.records.slice(0, doc.records.length), doc.records.map((r) => ({ from: r.index })));
+      else
+        assert.deepEqual(
+          written.records.slice(0, doc.records.length),
+          doc.records.map((r) => ({ from: r.index })),
+        );
       assert.equal(written.readBack.entries.filter((e) => e.turn.content === plain.summary?.text).length, plain.summary ? 1 : 0);
 
       // The same with every kept tool result masked.

@@ -39,7 +39,10 @@ test('a re-appended id replaces the message in place: last version, first positi
 
 test('$rewindTo deletes the named message and everything after it', () => {
   const t = read('rewind-to.jsonl');
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['u1', 'g1', 'u4', 'g4']);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['u1', 'g1', 'u4', 'g4'],
+  );
   assert.equal(t.recorded?.contextTokens, 145);
   assert.equal(t.issues.length, 0);
   assert.match(t.notes.join('\n'), /1 \$rewindTo/);
@@ -47,8 +50,14 @@ test('$rewindTo deletes the named message and everything after it', () => {
 
 test('$rewindTo to an unknown id is reported and ignored', () => {
   const t = read('rewind-to-unknown-id.jsonl');
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['u1', 'g1']);
-  assert.deepEqual(t.issues.map((i) => [i.line, i.severity]), [[3, 'warning']]);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['u1', 'g1'],
+  );
+  assert.deepEqual(
+    t.issues.map((i) => [i.line, i.severity]),
+    [[3, 'warning']],
+  );
   assert.match(t.issues[0]?.reason ?? '', /no-such-message/);
 });
 
@@ -70,7 +79,10 @@ test('a $set.messages checkpoint replaces the message list; the snapshot is a su
 
 test('a $set metadata patch changes no message', () => {
   const t = read('set-metadata-patch.jsonl');
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['u1', 'g1']);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['u1', 'g1'],
+  );
   assert.equal(t.issues.length, 0);
   assert.deepEqual(t.notes, []);
   assert.equal(t.recorded, undefined);
@@ -78,7 +90,10 @@ test('a $set metadata patch changes no message', () => {
 
 test('info / warning / error records are UI notices, not turns', () => {
   const t = read('info-records-skipped.jsonl');
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['u1', 'g1']);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['u1', 'g1'],
+  );
   assert.match(t.notes.join('\n'), /^3 UI notice record/m);
 });
 
@@ -108,8 +123,14 @@ test('each toolCalls entry is a call turn followed by its result turn', () => {
 
 test('a tool call without a recorded result is a warning, and no result turn is made', () => {
   const t = read('tool-call-without-result.jsonl');
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['u1', 'g1#call0']);
-  assert.deepEqual(t.issues.map((i) => i.line), [3]);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['u1', 'g1#call0'],
+  );
+  assert.deepEqual(
+    t.issues.map((i) => i.line),
+    [3],
+  );
   assert.match(t.issues[0]?.reason ?? '', /run_shell_command \(status executing\) has no recorded result/);
 });
 
@@ -145,14 +166,20 @@ test('legacy document: pretty-printed and one-line forms read the same', () => {
     ['m1#result0', 'tool', 'tool_result'],
     ['m3', 'assistant', 'message'],
   ]);
-  assert.deepEqual(a.entries.map((e) => e.turn), b.entries.map((e) => e.turn));
-  assert.deepEqual(a.entries.map((e) => e.source), [
-    { records: [0], path: 'messages[0]' },
-    { records: [0], path: 'messages[1]' },
-    { records: [0], path: 'messages[1].toolCalls[0]' },
-    { records: [0], path: 'messages[1].toolCalls[0].result' },
-    { records: [0], path: 'messages[3]' },
-  ]);
+  assert.deepEqual(
+    a.entries.map((e) => e.turn),
+    b.entries.map((e) => e.turn),
+  );
+  assert.deepEqual(
+    a.entries.map((e) => e.source),
+    [
+      { records: [0], path: 'messages[0]' },
+      { records: [0], path: 'messages[1]' },
+      { records: [0], path: 'messages[1].toolCalls[0]' },
+      { records: [0], path: 'messages[1].toolCalls[0].result' },
+      { records: [0], path: 'messages[3]' },
+    ],
+  );
   // m4 is empty with all-zero tokens: skipped, and its zeros are not the recorded usage.
   assert.equal(a.recorded?.contextTokens, 12350 + 51);
   assert.match(a.notes.join('\n'), /1 empty gemini record/);

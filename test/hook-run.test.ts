@@ -48,7 +48,11 @@ describe('hook run', () => {
     const result = repo.git(['commit', '-q', '-m', 'notes only']);
     assert.equal(result.exitCode, 0, result.stderr);
     assert.match(devsCtxLines(result.stderr).join('\n'), /pruned .* tokens, not staged \(it has unstaged changes\).*git add sessions\/agent\.jsonl/);
-    assert.equal(repo.git(['show', 'HEAD:sessions/agent.jsonl']).stdout, readFileSync(join(process.cwd(), 'fixtures', QUIET), 'utf8'), 'the commit holds what was staged');
+    assert.equal(
+      repo.git(['show', 'HEAD:sessions/agent.jsonl']).stdout,
+      readFileSync(join(process.cwd(), 'fixtures', QUIET), 'utf8'),
+      'the commit holds what was staged',
+    );
   });
 
   test('transcripts unchanged since the last run are not read again; a changed one is', () => {

@@ -109,7 +109,10 @@ describe('hook install, then commit', () => {
     assert.equal(commits(repo), 0);
     const lines = devsCtxLines(blocked.stderr);
     assert.equal(lines.length, 1, blocked.stderr);
-    assert.match(lines[0] ?? '', /^devs-ctx: sessions\/agent\.jsonl: pruned 2,211 → \d+ tokens; pre-commit blocked by --block-on hard: sessions\/agent\.jsonl \(hard\) had reached it/);
+    assert.match(
+      lines[0] ?? '',
+      /^devs-ctx: sessions\/agent\.jsonl: pruned 2,211 → \d+ tokens; pre-commit blocked by --block-on hard: sessions\/agent\.jsonl \(hard\) had reached it/,
+    );
     assert.ok(readFileSync(repo.transcript, 'utf8').includes(SUMMARY), 'pruned even though the commit was blocked');
     assert.ok(!readFileSync(repo.transcript, 'utf8').includes('[CONTEXT REFRESH]'), '--no-refresh');
 
@@ -172,7 +175,10 @@ describe('an existing hook is chained, and uninstall puts it back byte for byte'
     const uninstall = repo.devsCtx(['hook', 'uninstall', '--json']);
     assert.equal(uninstall.exitCode, 0, uninstall.stderr);
     const removed = JSON.parse(uninstall.stdout) as HookUninstallReport;
-    assert.deepEqual(removed.removed.map((r) => [r.hook, r.action]), [['pre-commit', 'restored']]);
+    assert.deepEqual(
+      removed.removed.map((r) => [r.hook, r.action]),
+      [['pre-commit', 'restored']],
+    );
     assert.equal(readFileSync(hookPath, 'utf8'), PREVIOUS, 'byte for byte');
     assert.equal(statSync(hookPath).mode & 0o777, 0o750, 'mode kept');
     assert.ok(!existsSync(report.previous), 'nothing of devs-ctx left');
@@ -186,7 +192,10 @@ describe('an existing hook is chained, and uninstall puts it back byte for byte'
   test('a dispatcher that tells hooks apart by basename "$0", behind a relative symlink, keeps working; uninstall restores the link', () => {
     const repo = projectRepo('chain-dispatch', { window: 4000 });
     const hooks = join(repo.dir, '.git/hooks');
-    writeFileSync(join(hooks, 'dispatch'), '#!/bin/sh\ncase "$(basename "$0")" in pre-commit) echo "dispatch: pre-commit check failed" >&2; exit 1;; *) echo "dispatch: unknown hook $(basename "$0")" >&2; exit 0;; esac\n');
+    writeFileSync(
+      join(hooks, 'dispatch'),
+      '#!/bin/sh\ncase "$(basename "$0")" in pre-commit) echo "dispatch: pre-commit check failed" >&2; exit 1;; *) echo "dispatch: unknown hook $(basename "$0")" >&2; exit 0;; esac\n',
+    );
     chmodSync(join(hooks, 'dispatch'), 0o755);
     symlinkSync('dispatch', join(hooks, 'pre-commit'));
     assert.equal(repo.devsCtx(['hook', 'install']).exitCode, 0);
@@ -284,7 +293,7 @@ describe('where the hook goes', () => {
     assert.equal(result.exitCode, 0, result.stderr);
     assert.match(result.stderr, /devs-ctx: sessions\/agent\.jsonl: pruned/);
     assert.ok(readFileSync(wtTranscript, 'utf8').includes(SUMMARY));
-    assert.ok(!readFileSync(repo.transcript, 'utf8').includes(SUMMARY), 'the main work tree\'s transcript is its own');
+    assert.ok(!readFileSync(repo.transcript, 'utf8').includes(SUMMARY), "the main work tree's transcript is its own");
   });
 });
 
@@ -313,7 +322,11 @@ describe('hook status', () => {
       { hook: 'post-commit', path: join(repo.dir, '.git/hooks/post-commit'), blockOn: 'soft', refresh: true, previous: null, modified: false },
     );
     assert.deepEqual(hook?.runner, { node: process.execPath, bin, binPresent: true, fallback: 'npx --no-install devs-ctx' });
-    assert.deepEqual(hook?.transcripts, { source: 'config', config: join(repo.dir, 'devs-ctx.config.json'), patterns: [{ pattern: 'sessions/*.jsonl', files: [repo.transcript] }] });
+    assert.deepEqual(hook?.transcripts, {
+      source: 'config',
+      config: join(repo.dir, 'devs-ctx.config.json'),
+      patterns: [{ pattern: 'sessions/*.jsonl', files: [repo.transcript] }],
+    });
 
     const text = repo.devsCtx(['hook', 'status']);
     assert.equal(text.exitCode, 0);
@@ -343,7 +356,9 @@ describe('hook install --stdout (for husky and lefthook)', () => {
     // manager's own hook file: it prunes, like the installed hook.
     const fakeBin = join(repo.dir, '..', 'fake-bin');
     mkdirSync(fakeBin);
-    writeFileSync(join(fakeBin, 'npx'), `#!/bin/sh\n[ "$1 $2" = "--no-install devs-ctx" ] || exit 1\nshift 2\nexec '${process.execPath}' '${bin}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(fakeBin, 'npx'), `#!/bin/sh\n[ "$1 $2" = "--no-install devs-ctx" ] || exit 1\nshift 2\nexec '${process.execPath}' '${bin}' "$@"\n`, {
+      mode: 0o755,
+    });
     repo.write('.husky/pre-commit', '#!/bin/sh\nsh .husky/devs-ctx.sh\n');
     chmodSync(join(repo.dir, '.husky/pre-commit'), 0o755);
     repo.git(['config', 'core.hooksPath', '.husky']);
@@ -451,7 +466,10 @@ describe('the hook reaches only the files it covers', () => {
     assert.match(lines.stderr, /left out ".*a\\nroot\.jsonl\\nz\.jsonl": its name holds a line break \(use --null\)/);
     const nul = repo.devsCtx(['hook', 'status', '--print-transcripts', '--null']);
     assert.equal(nul.exitCode, 0, nul.stderr);
-    assert.deepEqual(nul.stdout.split('\0'), [tricky, repo.transcript, ''].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : a < b ? -1 : 1)));
+    assert.deepEqual(
+      nul.stdout.split('\0'),
+      [tricky, repo.transcript, ''].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : a < b ? -1 : 1)),
+    );
 
     const result = commit(repo, 'smuggle');
     assert.equal(result.exitCode, 0, result.stderr);
@@ -468,17 +486,23 @@ describe('the hook reaches only the files it covers', () => {
     const victimBytes = readFileSync(victim);
     symlinkSync(outside, join(repo.dir, 'linked'));
     repo.write('.gitignore', 'linked\n');
-    repo.write('devs-ctx.config.json', `${JSON.stringify({ window: 4000, transcripts: ['../outside/*.jsonl', victim, 'linked/*.jsonl', '/**/live.jsonl'] })}\n`);
+    repo.write(
+      'devs-ctx.config.json',
+      `${JSON.stringify({ window: 4000, transcripts: ['../outside/*.jsonl', victim, 'linked/*.jsonl', '/**/live.jsonl'] })}\n`,
+    );
     assert.equal(repo.devsCtx(['hook', 'install', '--no-refresh']).exitCode, 0);
 
     const status = repo.devsCtx(['hook', 'status', '--json']);
     const covered = (JSON.parse(status.stdout) as HookStatusReport).hooks[0]?.transcripts;
-    assert.deepEqual(covered?.patterns.map((p) => [p.pattern, p.files.length, /outside the repository/.test(p.refused ?? '')]), [
-      ['../outside/*.jsonl', 0, true],
-      [victim, 0, true],
-      ['linked/*.jsonl', 0, true],
-      ['/**/live.jsonl', 0, true],
-    ]);
+    assert.deepEqual(
+      covered?.patterns.map((p) => [p.pattern, p.files.length, /outside the repository/.test(p.refused ?? '')]),
+      [
+        ['../outside/*.jsonl', 0, true],
+        [victim, 0, true],
+        ['linked/*.jsonl', 0, true],
+        ['/**/live.jsonl', 0, true],
+      ],
+    );
     const listed = repo.devsCtx(['hook', 'status', '--print-transcripts', '--null']);
     assert.equal(listed.stdout, '');
     assert.match(listed.stderr, /"\.\.\/outside\/\*\.jsonl" in .*: outside the repository .*; left out \(.*allowTranscriptsOutsideRepository/);

@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { imageSize } from '../src/formats/shared/image-size.js';
 
-const b64 = (...parts: (number[] | Buffer)[]): string =>
-  Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p)))).toString('base64');
+const b64 = (...parts: (number[] | Buffer)[]): string => Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p)))).toString('base64');
 const u16be = (n: number): number[] => [(n >> 8) & 0xff, n & 0xff];
 const u16le = (n: number): number[] => [n & 0xff, (n >> 8) & 0xff];
 const u32be = (n: number): number[] => [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
@@ -18,8 +17,15 @@ const png = (w: number, h: number): string =>
 const jpeg = (w: number, h: number, appBytes = 16, marker = 0xc0): string =>
   b64(
     [0xff, 0xd8],
-    [0xff, 0xe1], u16be(appBytes + 2), zeros(appBytes),
-    [0xff, marker], u16be(17), [8], u16be(h), u16be(w), [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1],
+    [0xff, 0xe1],
+    u16be(appBytes + 2),
+    zeros(appBytes),
+    [0xff, marker],
+    u16be(17),
+    [8],
+    u16be(h),
+    u16be(w),
+    [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1],
     zeros(8),
   );
 

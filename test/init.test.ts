@@ -59,13 +59,20 @@ describe('devs-ctx init without a terminal', () => {
     const result = await runInProcess(
       [
         'init',
-        '--transcripts', 'a.jsonl,logs/{x,y}/*.jsonl',
-        '--transcripts', 'b.jsonl',
-        '--window', '200k',
-        '--pinned-types', 'system, tas,spec',
-        '--strategy', 'recency',
-        '--summarizer', 'extractive',
-        '--archive', '.devs-ctx/archive.sqlite',
+        '--transcripts',
+        'a.jsonl,logs/{x,y}/*.jsonl',
+        '--transcripts',
+        'b.jsonl',
+        '--window',
+        '200k',
+        '--pinned-types',
+        'system, tas,spec',
+        '--strategy',
+        'recency',
+        '--summarizer',
+        'extractive',
+        '--archive',
+        '.devs-ctx/archive.sqlite',
       ],
       { cwd: dir },
     );
@@ -96,14 +103,24 @@ describe('devs-ctx init without a terminal', () => {
 
   test('limits instead of a window, --config names the file, --json reports it', async () => {
     const dir = folder();
-    const result = await runInProcess(['init', '--soft-limit', '300k', '--hard-limit', '450k', '--pinned-types', 'none', '--config', 'ctx.json', '--yes', '--json'], { cwd: dir });
+    const result = await runInProcess(
+      ['init', '--soft-limit', '300k', '--hard-limit', '450k', '--pinned-types', 'none', '--config', 'ctx.json', '--yes', '--json'],
+      { cwd: dir },
+    );
     assert.equal(result.exitCode, 0, result.stderr);
     const report = JSON.parse(result.stdout) as { schemaVersion: number; path: string; replaced: boolean; config: unknown };
     assert.equal(report.schemaVersion, 1);
     assert.equal(report.path, join(dir, 'ctx.json'));
     assert.equal(report.replaced, false);
     assert.deepEqual(report.config, readConfig(dir, 'ctx.json'));
-    assert.deepEqual(readConfig(dir, 'ctx.json'), { softLimit: 300_000, hardLimit: 450_000, pinnedTypes: [], strategy: 'relevance', summarizer: 'extractive', embedder: 'local' });
+    assert.deepEqual(readConfig(dir, 'ctx.json'), {
+      softLimit: 300_000,
+      hardLimit: 450_000,
+      pinnedTypes: [],
+      strategy: 'relevance',
+      summarizer: 'extractive',
+      embedder: 'local',
+    });
     assert.equal(result.stderr, '');
   });
 
@@ -111,7 +128,8 @@ describe('devs-ctx init without a terminal', () => {
     const dir = folder();
     const result = await runInProcess(['init', '--window', '200k'], { cwd: dir });
     assert.equal(result.exitCode, 2);
-    for (const flag of ['--transcripts', '--pinned-types', '--strategy', '--summarizer', '--archive', '--yes']) assert.ok(result.stderr.includes(flag), `${flag} in ${result.stderr}`);
+    for (const flag of ['--transcripts', '--pinned-types', '--strategy', '--summarizer', '--archive', '--yes'])
+      assert.ok(result.stderr.includes(flag), `${flag} in ${result.stderr}`);
     assert.ok(!result.stderr.includes('--window'));
     assert.equal(existsSync(join(dir, 'devs-ctx.config.json')), false);
   });
@@ -185,11 +203,15 @@ describe('devs-ctx init on a terminal', () => {
 
   test('flags answer their questions; only the rest is asked', async () => {
     const dir = folder();
-    const run = await runInTerminal(['init', '--transcripts', 's.jsonl', '--window', '128k', '--pinned-types', 'system', '--strategy', 'relevance', '--archive', 'a.sqlite'], { cwd: dir }, async (t) => {
-      await t.waitFor('Who writes the summary');
-      t.press(keys.down, keys.enter); // gemini
-      await t.waitFor('Next:');
-    });
+    const run = await runInTerminal(
+      ['init', '--transcripts', 's.jsonl', '--window', '128k', '--pinned-types', 'system', '--strategy', 'relevance', '--archive', 'a.sqlite'],
+      { cwd: dir },
+      async (t) => {
+        await t.waitFor('Who writes the summary');
+        t.press(keys.down, keys.enter); // gemini
+        await t.waitFor('Next:');
+      },
+    );
     assert.equal(run.exitCode, 0, run.screen);
     assert.ok(!run.screen.includes('Which transcripts'));
     assert.match(run.screen, /No Gemini API key is set/);
@@ -198,17 +220,21 @@ describe('devs-ctx init on a terminal', () => {
 
   test('a custom window and hand-set limits are asked for as numbers, and checked', async () => {
     const dir = folder();
-    const run = await runInTerminal(['init', '--transcripts', '', '--pinned-types', 'system', '--strategy', 'recency', '--summarizer', 'extractive', '--archive', 'a.sqlite'], { cwd: dir }, async (t) => {
-      await t.waitFor('context window');
-      t.press(keys.up, keys.enter); // the last option: set the limits myself
-      await t.waitFor('Soft limit');
-      t.press(keys.clearLine, '300k', keys.enter);
-      await t.waitFor('Hard limit');
-      t.press(keys.clearLine, '200k', keys.enter);
-      await t.waitFor('must be above the soft limit');
-      t.press(keys.clearLine, '450k', keys.enter);
-      await t.waitFor('Next:');
-    });
+    const run = await runInTerminal(
+      ['init', '--transcripts', '', '--pinned-types', 'system', '--strategy', 'recency', '--summarizer', 'extractive', '--archive', 'a.sqlite'],
+      { cwd: dir },
+      async (t) => {
+        await t.waitFor('context window');
+        t.press(keys.up, keys.enter); // the last option: set the limits myself
+        await t.waitFor('Soft limit');
+        t.press(keys.clearLine, '300k', keys.enter);
+        await t.waitFor('Hard limit');
+        t.press(keys.clearLine, '200k', keys.enter);
+        await t.waitFor('must be above the soft limit');
+        t.press(keys.clearLine, '450k', keys.enter);
+        await t.waitFor('Next:');
+      },
+    );
     assert.equal(run.exitCode, 0, run.screen);
     const config = readConfig(dir) as Record<string, unknown>;
     assert.equal(config['softLimit'], 300_000);
@@ -236,7 +262,20 @@ describe('devs-ctx init on a terminal', () => {
     const dir = folder();
     const path = join(dir, 'devs-ctx.config.json');
     writeFileSync(path, '{ "window": 128000 }\n');
-    const flags = ['--transcripts', 's.jsonl', '--window', '400k', '--pinned-types', 'system', '--strategy', 'recency', '--summarizer', 'extractive', '--archive', 'a.sqlite'];
+    const flags = [
+      '--transcripts',
+      's.jsonl',
+      '--window',
+      '400k',
+      '--pinned-types',
+      'system',
+      '--strategy',
+      'recency',
+      '--summarizer',
+      'extractive',
+      '--archive',
+      'a.sqlite',
+    ];
     const kept = await runInTerminal(['init', ...flags], { cwd: dir }, async (t) => {
       await t.waitFor('already exists. Replace it?');
       t.press(keys.enter); // the default is no
@@ -262,11 +301,15 @@ describe('devs-ctx init on a terminal', () => {
   test('with a Gemini key: found, never printed, and not stored unless --store-api-key', async () => {
     const dir = folder();
     const env = { GEMINI_API_KEY: SECRET };
-    const run = await runInTerminal(['init', '--transcripts', '', '--window', '1M', '--pinned-types', 'system', '--strategy', 'relevance', '--archive', 'a.sqlite'], { cwd: dir, env }, async (t) => {
-      await t.waitFor('Who writes the summary');
-      t.press(keys.enter); // gemini is the default when a key is set
-      await t.waitFor('Next:');
-    });
+    const run = await runInTerminal(
+      ['init', '--transcripts', '', '--window', '1M', '--pinned-types', 'system', '--strategy', 'relevance', '--archive', 'a.sqlite'],
+      { cwd: dir, env },
+      async (t) => {
+        await t.waitFor('Who writes the summary');
+        t.press(keys.enter); // gemini is the default when a key is set
+        await t.waitFor('Next:');
+      },
+    );
     assert.equal(run.exitCode, 0, run.screen);
     assert.match(run.screen, /Gemini key found in GEMINI_API_KEY \(not shown\)/);
     assert.ok(!run.screen.includes(SECRET));

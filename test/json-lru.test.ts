@@ -27,7 +27,10 @@ test('past maxEntries the least recently used entry goes first: a get or a set m
   lru.set('e', 5); // a is the oldest now
   assert.equal(lru.has('a'), false);
   assert.equal(lru.size, 3);
-  assert.deepEqual(['c', 'd', 'e'].map((k) => lru.get(k)), [30, 4, 5]);
+  assert.deepEqual(
+    ['c', 'd', 'e'].map((k) => lru.get(k)),
+    [30, 4, 5],
+  );
 });
 
 test('the file keeps the order, oldest first, and a reopen with a smaller limit keeps the newest', () => {

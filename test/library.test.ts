@@ -59,7 +59,17 @@ test('the package root exports the library surface (SPEC §9 names built so far)
 test('the package root keeps internals to itself, and ContextPruner names its two forms', async () => {
   const packageName = 'devs-ctx';
   const lib = (await import(packageName)) as Record<string, unknown>;
-  for (const name of ['countEntries', 'buildUnits', 'WRITERS', 'renderOutput', 'analyzeContext', 'calibrate', 'pruneToBudget', 'buildPruneReport', 'isPostgresUrl']) {
+  for (const name of [
+    'countEntries',
+    'buildUnits',
+    'WRITERS',
+    'renderOutput',
+    'analyzeContext',
+    'calibrate',
+    'pruneToBudget',
+    'buildPruneReport',
+    'isPostgresUrl',
+  ]) {
     assert.equal(lib[name], undefined, name);
   }
   const pruner = lib['ContextPruner'] as { prototype: Record<string, unknown> };
@@ -74,12 +84,20 @@ test('the library entry never imports the CLI', () => {
 test('createDefaultContextPruner prunes offline with the seed limits, from the built package', async () => {
   const packageName = 'devs-ctx';
   const lib = (await import(packageName)) as {
-    createDefaultContextPruner: () => { prune: (w: unknown, task: string) => Promise<{ pruned: boolean; window: { turns: Array<{ content: string }>; totalTokenEstimate: number } }> };
+    createDefaultContextPruner: () => {
+      prune: (w: unknown, task: string) => Promise<{ pruned: boolean; window: { turns: Array<{ content: string }>; totalTokenEstimate: number } }>;
+    };
   };
   const turns = [
     { id: 's', role: 'system', type: 'system', content: 'system prompt', tokenCount: 1000 },
     { id: 'p', role: 'user', type: 'prd', content: 'PRD', tokenCount: 1000 },
-    ...Array.from({ length: 20 }, (_, i) => ({ id: `t${i}`, role: 'assistant', type: 'message', content: `edited src/file${i}.ts for REQ-${i}`, tokenCount: 30_000 })),
+    ...Array.from({ length: 20 }, (_, i) => ({
+      id: `t${i}`,
+      role: 'assistant',
+      type: 'message',
+      content: `edited src/file${i}.ts for REQ-${i}`,
+      tokenCount: 30_000,
+    })),
   ];
   const result = await lib.createDefaultContextPruner().prune({ turns, totalTokenEstimate: 602_000 }, 'REQ-19');
   assert.equal(result.pruned, true);

@@ -90,7 +90,10 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
     assert.equal(status.session, sessionPath);
     assert.equal(status.format, 'claude-code');
     // The size the model sees, calibrated on the session's own API calls: the same as analyze says.
-    const analyzed = JSON.parse(runCli(['analyze', sessionPath, '--json']).stdout) as { context: { tokens: number; basis: string; estimate: number }; urgency: string };
+    const analyzed = JSON.parse(runCli(['analyze', sessionPath, '--json']).stdout) as {
+      context: { tokens: number; basis: string; estimate: number };
+      urgency: string;
+    };
     assert.notEqual(analyzed.context.basis, 'estimate', 'the real session records its usage');
     assert.equal(status.contextTokens, analyzed.context.tokens);
     assert.equal(status.basis.split(':')[0], analyzed.context.basis);
@@ -114,7 +117,9 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
   });
 
   it('get_turn reads a compacted turn back whole, in pages capped in tokens', async () => {
-    const found = JSON.parse(textOf(await client.callTool({ name: 'recall', arguments: { query: 'checkpoint', limit: 20 } }))) as { hits: { source: string; turnId: string }[] };
+    const found = JSON.parse(textOf(await client.callTool({ name: 'recall', arguments: { query: 'checkpoint', limit: 20 } }))) as {
+      hits: { source: string; turnId: string }[];
+    };
     const compacted = found.hits.find((h) => h.source === 'compacted');
     assert.ok(compacted);
     const first = textOf(await client.callTool({ name: 'get_turn', arguments: { turnId: compacted.turnId, maxTokens: 100 } }));
@@ -133,7 +138,9 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
   });
 
   it('get_turn: the whole answer, header included, stays within maxTokens (README: an answer never exceeds it)', async () => {
-    const found = JSON.parse(textOf(await client.callTool({ name: 'recall', arguments: { query: 'checkpoint', limit: 20 } }))) as { hits: { turnId: string }[] };
+    const found = JSON.parse(textOf(await client.callTool({ name: 'recall', arguments: { query: 'checkpoint', limit: 20 } }))) as {
+      hits: { turnId: string }[];
+    };
     const counter = loadCounter('o200k_base');
     for (const hit of found.hits.slice(0, 5)) {
       for (const maxTokens of [100, 500]) {

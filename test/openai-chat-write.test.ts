@@ -70,8 +70,14 @@ function touchedLines(t: Transcript, edit: TranscriptEdit): Set<number> {
 
 test('links: an assistant message makes its tool_calls ids, tool messages answer theirs, and they form one unit', () => {
   const t = openaiChatAdapter.read(fixture('tool-calls-answered.jsonl'));
-  assert.deepEqual(t.entries.map((e) => e.links), [undefined, undefined, { calls: ['call_paris', 'call_oslo'] }, { answers: ['call_paris'] }, { answers: ['call_oslo'] }, undefined]);
-  assert.deepEqual(buildUnits(t.entries).map((u) => u.entries), [[0], [1], [2, 3, 4], [5]]);
+  assert.deepEqual(
+    t.entries.map((e) => e.links),
+    [undefined, undefined, { calls: ['call_paris', 'call_oslo'] }, { answers: ['call_paris'] }, { answers: ['call_oslo'] }, undefined],
+  );
+  assert.deepEqual(
+    buildUnits(t.entries).map((u) => u.entries),
+    [[0], [1], [2, 3, 4], [5]],
+  );
   const swe = openaiChatAdapter.read(fixture('swe-agent-tool-call-ids.jsonl'));
   assert.deepEqual(swe.entries[3]?.links, { answers: ['toolu_01'] });
 });
@@ -169,7 +175,11 @@ test('a JSON document is rewritten whole, indented and terminated like the input
   assert.deepEqual(shape(written.readBack), expectedShape(t, edit));
 
   // A bare array, tab-indented, with CRLF.
-  const messages = [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }];
+  const messages = [
+    { role: 'system', content: 's' },
+    { role: 'user', content: 'u' },
+    { role: 'assistant', content: 'a' },
+  ];
   const tabbed = bytesDoc(`${JSON.stringify(messages, null, '\t').replace(/\n/g, '\r\n')}\r\n`);
   assert.equal(tabbed.kind, 'json-document');
   const out = write(tabbed, makeEdit([1]));
@@ -178,21 +188,42 @@ test('a JSON document is rewritten whole, indented and terminated like the input
 });
 
 test('messages the reader skips (unknown roles, non-objects) stay where they are', () => {
-  const doc = bytesDoc('{"messages":[{"role":"system","content":"s"},7,{"role":"user","content":"u1"},{"role":"narrator","content":"n"},{"role":"assistant","content":"a"},{"role":"user","content":"u2"}]}\n');
+  const doc = bytesDoc(
+    '{"messages":[{"role":"system","content":"s"},7,{"role":"user","content":"u1"},{"role":"narrator","content":"n"},{"role":"assistant","content":"a"},{"role":"user","content":"u2"}]}\n',
+  );
   const t = openaiChatAdapter.read(doc);
   const written = write(doc, makeEdit([1, 2]));
   const value = written.document.records[0]?.values[0] as { messages: unknown[] };
-  assert.deepEqual(value.messages, [{ role: 'system', content: 's' }, 7, { role: 'user', content: SUMMARY }, { role: 'narrator', content: 'n' }, { role: 'user', content: 'u2' }]);
+  assert.deepEqual(value.messages, [
+    { role: 'system', content: 's' },
+    7,
+    { role: 'user', content: SUMMARY },
+    { role: 'narrator', content: 'n' },
+    { role: 'user', content: 'u2' },
+  ]);
   assert.deepEqual(shape(written.readBack), expectedShape(t, makeEdit([1, 2])));
   // Line per message: a non-message line between dropped messages is kept.
-  const lines = inlineDoc({ role: 'system', content: 's' }, { role: 'user', content: 'u1' }, [1, 2], { role: 'assistant', content: 'a' }, { role: 'user', content: 'u2' });
+  const lines = inlineDoc(
+    { role: 'system', content: 's' },
+    { role: 'user', content: 'u1' },
+    [1, 2],
+    { role: 'assistant', content: 'a' },
+    { role: 'user', content: 'u2' },
+  );
   const lineOut = write(lines, makeEdit([1, 2]));
   assert.deepEqual(lineOut.records, [{ from: 0 }, { text: JSON.stringify({ role: 'user', content: SUMMARY }) }, { from: 2 }, { from: 4 }]);
 });
 
 // ---- validate() must catch real corruption ----
 
-const call = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'ls', arguments: '{}' } }, { id: 'c2', type: 'function', function: { name: 'cat', arguments: '{}' } }] };
+const call = {
+  role: 'assistant',
+  content: null,
+  tool_calls: [
+    { id: 'c1', type: 'function', function: { name: 'ls', arguments: '{}' } },
+    { id: 'c2', type: 'function', function: { name: 'cat', arguments: '{}' } },
+  ],
+};
 const answer = (id: string) => ({ role: 'tool', tool_call_id: id, content: `result ${id}` });
 const user = { role: 'user', content: 'next' };
 
@@ -225,8 +256,14 @@ test('validate: a document without a messages list, or nothing that parses, is a
 
 test('writeTranscript refuses an edit that drops a call but keeps its answers, or the other way round', () => {
   const doc = inlineDoc({ role: 'system', content: 's' }, user, call, answer('c1'), answer('c2'), { role: 'assistant', content: 'done' });
-  assert.throws(() => write(doc, makeEdit([2])), (e) => e instanceof InvalidOutputError && /answers tool call c1/.test(e.message));
-  assert.throws(() => write(doc, makeEdit([4])), (e) => e instanceof InvalidOutputError && /c2 .* not answered/.test(e.message));
+  assert.throws(
+    () => write(doc, makeEdit([2])),
+    (e) => e instanceof InvalidOutputError && /answers tool call c1/.test(e.message),
+  );
+  assert.throws(
+    () => write(doc, makeEdit([4])),
+    (e) => e instanceof InvalidOutputError && /c2 .* not answered/.test(e.message),
+  );
 });
 
 // ---- real data ----
@@ -326,7 +363,13 @@ for (const path of realdataFiles()) {
     assert.equal(detectFormat(lines).adapter.name, 'openai-chat');
     assertRealWrite(lines, 'lines');
     // An older conversation first: the last line is the active one.
-    assertRealWrite(jsonl([{ messages: messages.slice(0, 3), tools: [] }, { messages, tools: [] }]), 'conversations');
+    assertRealWrite(
+      jsonl([
+        { messages: messages.slice(0, 3), tools: [] },
+        { messages, tools: [] },
+      ]),
+      'conversations',
+    );
     assertRealWrite(bytesDoc(`${JSON.stringify({ messages }, null, 2)}\n`), 'document');
   });
 }

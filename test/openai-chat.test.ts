@@ -54,7 +54,11 @@ test('an unanswered call, an orphan tool message and a tool message without id a
   assert.equal(t.entries.length, 5);
   assert.deepEqual(
     t.issues.map((i) => [i.line, i.severity]),
-    [[4, 'warning'], [5, 'warning'], [2, 'warning']],
+    [
+      [4, 'warning'],
+      [5, 'warning'],
+      [2, 'warning'],
+    ],
   );
   assert.match(t.issues[0]?.reason ?? '', /call_ghost, which no earlier assistant message called/);
   assert.match(t.issues[1]?.reason ?? '', /without tool_call_id/);
@@ -132,8 +136,14 @@ test('detect: chat lines score 7, conversations 8; native devs lines at most 2, 
 
 test('never throws on odd values: non-objects and unknown roles are warnings', () => {
   const t = openaiChatAdapter.read(inline('[1,2]\n{"role":"narrator","content":"x"}\n{"role":"user","content":"hi"}\n'));
-  assert.deepEqual(t.entries.map((e) => e.turn.id), ['line-3']);
-  assert.deepEqual(t.issues.map((i) => i.line), [1, 2]);
+  assert.deepEqual(
+    t.entries.map((e) => e.turn.id),
+    ['line-3'],
+  );
+  assert.deepEqual(
+    t.issues.map((i) => i.line),
+    [1, 2],
+  );
 });
 
 // No real OpenAI chat transcript is shared; the real files of the other formats must not look like one.

@@ -25,7 +25,6 @@ function makeEdit(t: Transcript, dropped: readonly number[], masked: readonly nu
   return editOf({ dropped, masked: masked.map((i) => [i, `[masked ${t.entries[i]?.turn.id}]`] as const), summaryText: SUMMARY });
 }
 
-
 /** Writes, then checks what every write must satisfy. */
 function writeAndCheck(doc: ParsedDocument, edit: TranscriptEdit): WrittenTranscript {
   const t = openhandsAdapter.read(doc);
@@ -53,7 +52,10 @@ test('the adapter links each action to its observation by tool_call_id', () => {
     t.entries.map((e) => e.links),
     [undefined, undefined, undefined, undefined, { calls: ['toolu_01'] }, { answers: ['toolu_01'] }, undefined, undefined, { calls: ['toolu_02'] }],
   );
-  assert.deepEqual(buildUnits(t.entries).map((u) => u.entries), [[0], [1], [2], [3], [4, 5], [6], [7], [8]]);
+  assert.deepEqual(
+    buildUnits(t.entries).map((u) => u.entries),
+    [[0], [1], [2], [3], [4, 5], [6], [7], [8]],
+  );
 });
 
 test('drop a call with its observation: both events leave, the summary is a user message in their place', () => {
@@ -62,7 +64,10 @@ test('drop a call with its observation: both events leave, the summary is a user
   const written = writeAndCheck(doc, makeEdit(t, [4, 5]));
   assert.equal((written.records[0] as { replaces?: number }).replaces, 0);
   const events = history(written);
-  assert.deepEqual(events.map((e) => e['id']), [0, 1, 2, 4, 11, 7, 8, 9, 10]);
+  assert.deepEqual(
+    events.map((e) => e['id']),
+    [0, 1, 2, 4, 11, 7, 8, 9, 10],
+  );
   assert.deepEqual(events[4], { id: 11, timestamp: TEST_NOW, source: 'user', message: SUMMARY, action: 'message', args: { content: SUMMARY } });
   // The rest of the run (instance_id, metadata, metrics…) is as it was, in the same key order.
   const before = doc.records[0]?.values[0] as Record<string, unknown>;
@@ -88,16 +93,22 @@ test('a dropped recall observation takes its recall action (never sent, tied by 
   const doc = fixture('one-run-tool-calls-and-usage.jsonl');
   const t = openhandsAdapter.read(doc);
   const written = writeAndCheck(doc, makeEdit(t, [3]));
-  assert.deepEqual(history(written).map((e) => e['id']), [0, 1, 11, 5, 6, 7, 8, 9, 10]);
+  assert.deepEqual(
+    history(written).map((e) => e['id']),
+    [0, 1, 11, 5, 6, 7, 8, 9, 10],
+  );
 });
 
-test('several drops, one summary at the first; the other runs\' lines stay byte-identical', () => {
+test("several drops, one summary at the first; the other runs' lines stay byte-identical", () => {
   const doc = fixture('several-runs-reads-last.jsonl');
   const t = openhandsAdapter.read(doc);
   // The workspace context (3) and the error observation (6) go; the summary sits where 3 was.
   const written = writeAndCheck(doc, makeEdit(t, [3, 6]));
   assert.deepEqual(written.records[0], { from: 0 });
-  assert.deepEqual(history(written).map((e) => e['id']), [0, 1, 12, 5, 6, 8, 9, 10, 11]);
+  assert.deepEqual(
+    history(written).map((e) => e['id']),
+    [0, 1, 12, 5, 6, 8, 9, 10, 11],
+  );
 });
 
 test('summary placement: after every kept entry before it, before every kept entry after it', () => {
@@ -108,7 +119,10 @@ test('summary placement: after every kept entry before it, before every kept ent
   const at = contents.indexOf(SUMMARY);
   assert.equal(contents[at - 1], 'README.md\nsrc');
   assert.match(contents[at + 1] ?? '', /finish/);
-  assert.deepEqual(history(written).map((e) => e['id']), [0, 1, 2, 4, 5, 6, 11, 9, 10]);
+  assert.deepEqual(
+    history(written).map((e) => e['id']),
+    [0, 1, 2, 4, 5, 6, 11, 9, 10],
+  );
 });
 
 test('parallel calls leave together with all their observations', () => {
@@ -125,13 +139,19 @@ test('parallel calls leave together with all their observations', () => {
     ],
   });
   const t = openhandsAdapter.read(doc);
-  assert.deepEqual(buildUnits(t.entries).map((u) => u.entries), [[0], [1, 2, 3, 4], [5]]);
+  assert.deepEqual(
+    buildUnits(t.entries).map((u) => u.entries),
+    [[0], [1, 2, 3, 4], [5]],
+  );
   const written = writeAndCheck(doc, makeEdit(t, [1, 2, 3, 4]));
-  assert.deepEqual(history(written).map((e) => e['id']), [0, 6, 5]);
+  assert.deepEqual(
+    history(written).map((e) => e['id']),
+    [0, 6, 5],
+  );
 });
 
 test('a run stored as one JSON document is rewritten whole', () => {
-  const run = (fixture('one-run-tool-calls-and-usage.jsonl').records[0]?.values[0]) as Record<string, unknown>;
+  const run = fixture('one-run-tool-calls-and-usage.jsonl').records[0]?.values[0] as Record<string, unknown>;
   const doc = parseDocument(Buffer.from(JSON.stringify(run, null, 2)), { path: 'run.json', keepRaw: true });
   assert.equal(doc.kind, 'json-document');
   const t = openhandsAdapter.read(doc);
@@ -140,7 +160,10 @@ test('a run stored as one JSON document is rewritten whole', () => {
   assert.equal(written.records.length, 1);
   assert.equal(written.document.kind, 'json-document');
   assert.deepEqual(contextShape(written.readBack), expectedContext(t, edit));
-  assert.deepEqual((written.document.document as { history: Event[] }).history.map((e) => e['id']), [0, 1, 2, 4, 11, 7, 8, 9, 10]);
+  assert.deepEqual(
+    (written.document.document as { history: Event[] }).history.map((e) => e['id']),
+    [0, 1, 2, 4, 11, 7, 8, 9, 10],
+  );
 });
 
 // ---- validator: it must catch corruption -------------------------------------------------------
@@ -189,7 +212,11 @@ for (const path of realdataFiles('trajectories/openhands')) {
   test(`real data: ${realdataName(path)} writes validly`, { skip: realdataSkip }, () => {
     const doc = parseDocument(readFileSync(path), { path, keepRaw: true });
     const t = openhandsAdapter.read(doc);
-    for (const [keepHead, keepTail] of [[2, 5], [4, 10], [1, 1]] as const) {
+    for (const [keepHead, keepTail] of [
+      [2, 5],
+      [4, 10],
+      [1, 1],
+    ] as const) {
       const plain = dropMiddleEdit(t, { keepHead, keepTail });
       assert.ok(plain.dropped.size > 0);
       const written = writeAndCheck(doc, plain);

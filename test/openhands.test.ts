@@ -75,28 +75,42 @@ test('observation whose call is missing and a non-finish call without observatio
     instance_id: 'x',
     history: [
       { id: 1, source: 'agent', observation: 'run', content: 'out', tool_call_metadata: { function_name: 'execute_bash', tool_call_id: 'c9' } },
-      { id: 2, source: 'agent', action: 'run', args: { command: 'ls', thought: '' }, tool_call_metadata: { function_name: 'execute_bash', tool_call_id: 'c1' } },
+      {
+        id: 2,
+        source: 'agent',
+        action: 'run',
+        args: { command: 'ls', thought: '' },
+        tool_call_metadata: { function_name: 'execute_bash', tool_call_id: 'c1' },
+      },
       'not an event',
       { id: 3 },
     ],
   });
   const t = openhandsAdapter.read(doc);
-  assert.deepEqual(t.entries.map((e) => [e.turn.role, e.turn.type, e.turn.content]), [
-    ['tool', 'tool_result', 'out'],
-    // Without model_response the arguments come from args, less OpenHands' own fields.
-    ['assistant', 'tool_call', 'execute_bash {"command":"ls"}'],
-  ]);
-  assert.deepEqual(t.issues.map((i) => i.reason), [
-    'event-1: observation for tool call c9, which no earlier action made',
-    'history[2] is not an event object; skipped',
-    'event-2: tool call c1 has no observation',
-  ]);
+  assert.deepEqual(
+    t.entries.map((e) => [e.turn.role, e.turn.type, e.turn.content]),
+    [
+      ['tool', 'tool_result', 'out'],
+      // Without model_response the arguments come from args, less OpenHands' own fields.
+      ['assistant', 'tool_call', 'execute_bash {"command":"ls"}'],
+    ],
+  );
+  assert.deepEqual(
+    t.issues.map((i) => i.reason),
+    [
+      'event-1: observation for tool call c9, which no earlier action made',
+      'history[2] is not an event object; skipped',
+      'event-2: tool call c1 has no observation',
+    ],
+  );
   assert.equal(t.recorded, undefined);
   assert.ok(t.notes.includes('events not sent to the model, skipped: event without action or observation ×1'));
   // Arguments nested deeper than JSON.stringify can go: written out all the same (so counted), not a crash.
   const depth = 20000;
   const deep = parseDocument(
-    Buffer.from(`{"instance_id":"x","history":[{"id":1,"source":"agent","action":"run","args":{"command":${'['.repeat(depth)}${']'.repeat(depth)}},"tool_call_metadata":{"tool_call_id":"c"}}]}`),
+    Buffer.from(
+      `{"instance_id":"x","history":[{"id":1,"source":"agent","action":"run","args":{"command":${'['.repeat(depth)}${']'.repeat(depth)}},"tool_call_metadata":{"tool_call_id":"c"}}]}`,
+    ),
     { path: 'deep' },
   );
   assert.equal(openhandsAdapter.read(deep).entries[0]?.turn.content, `run {"command":${'['.repeat(depth)}${']'.repeat(depth)}}`);
@@ -107,7 +121,10 @@ test('a run as one pretty-printed JSON document is read too', () => {
   const doc = parseDocument(Buffer.from(JSON.stringify(run, null, 2)), { path: 'run.json' });
   assert.equal(doc.kind, 'json-document');
   assert.equal(openhandsAdapter.detect(doc), 9);
-  assert.deepEqual(openhandsAdapter.read(doc).entries.map((e) => [e.turn.content, e.source]), [['hi', { records: [0], path: 'history[0]' }]]);
+  assert.deepEqual(
+    openhandsAdapter.read(doc).entries.map((e) => [e.turn.content, e.source]),
+    [['hi', { records: [0], path: 'history[0]' }]],
+  );
 });
 
 test('detect: runs score high, other shapes 0, and no file at all never throws', () => {

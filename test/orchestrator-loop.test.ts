@@ -15,8 +15,14 @@ import { FixedSummarizer } from './helpers/summarizers.js';
 
 const counter = loadCounter('o200k_base');
 
-
-const turn = (id: string, tokenCount: number, over: Partial<ConversationTurn> = {}): ConversationTurn => ({ id, role: 'assistant', type: 'message', content: `turn ${id}`, tokenCount, ...over });
+const turn = (id: string, tokenCount: number, over: Partial<ConversationTurn> = {}): ConversationTurn => ({
+  id,
+  role: 'assistant',
+  type: 'message',
+  content: `turn ${id}`,
+  tokenCount,
+  ...over,
+});
 const pinnedPair = (tokens = 1000): ConversationTurn[] => [
   turn('system', tokens, { role: 'system', type: 'system', content: 'You are the devs agent.' }),
   turn('prd', tokens, { role: 'user', type: 'prd', content: 'PRD: build the payments service.' }),
@@ -98,7 +104,10 @@ describe('seed 000: the orchestrator loop with ContextPruner (tests A–F)', () 
     assert.ok(last.window.totalTokenEstimate < 800_000);
     assert.equal(summarizer.requests.length, 1);
     assert.equal(summarizer.requests[0]?.turns.length, 3);
-    assert.ok(last.window.turns.some((t) => t.id === 't7'), 'the latest turn stays');
+    assert.ok(
+      last.window.turns.some((t) => t.id === 't7'),
+      'the latest turn stays',
+    );
     assert.equal(log.length, 1);
   });
 
@@ -128,7 +137,10 @@ describe('seed 000: the orchestrator loop with ContextPruner (tests A–F)', () 
     const pruner = new ContextPruner(new FixedSummarizer(), { counter, protectedTailTurns: 2, targetTokens: 100_000 });
     const turns = [...pinnedPair(), ...Array.from({ length: 48 }, (_, i) => turn(`t${i}`, 28_000))];
     const { final, iterations, log } = await runLoop(turns, { pruner });
-    assert.deepEqual(iterations.filter((it) => it.prune).map((it) => it.turnIndex), [20, 35, 50]);
+    assert.deepEqual(
+      iterations.filter((it) => it.prune).map((it) => it.turnIndex),
+      [20, 35, 50],
+    );
     for (const it of iterations) {
       assert.ok(it.window.totalTokenEstimate < 800_000, `iteration ${it.turnIndex}`);
       if (!it.prune) continue;
@@ -164,7 +176,8 @@ describe('OrchestratorLoop', () => {
     assert.equal(taskContext({ title: 'Fix retries' }), 'Fix retries');
     assert.equal(taskContext('  '), undefined);
     const seen: (string | undefined)[] = [];
-    const pruner = { prune: (window: ContextWindow, task?: string): Promise<PruneResult> => {
+    const pruner = {
+      prune: (window: ContextWindow, task?: string): Promise<PruneResult> => {
         seen.push(task);
         return Promise.resolve({ pruned: false, window, removedTurnCount: 0, tokensSaved: 0 });
       },
@@ -176,7 +189,9 @@ describe('OrchestratorLoop', () => {
   });
 
   test('refreshes through the injector: a refresh turn after every 5th turn of a node; a new node starts again', async () => {
-    const provider = { calls: 0, getSummary: () => {
+    const provider = {
+      calls: 0,
+      getSummary: () => {
         provider.calls++;
         return Promise.resolve({ tasSummary: 'TAS', prdSummary: 'PRD' });
       },
@@ -207,11 +222,16 @@ describe('OrchestratorLoop', () => {
   });
 
   test('a refresh is never put between a tool call and its result', async () => {
-    const injector = new OrchestratorContextInjector(new ContextRefresher({ threshold: 2, summaryProvider: { getSummary: () => Promise.resolve({ tasSummary: 'T', prdSummary: 'P' }) } }));
+    const injector = new OrchestratorContextInjector(
+      new ContextRefresher({ threshold: 2, summaryProvider: { getSummary: () => Promise.resolve({ tasSummary: 'T', prdSummary: 'P' }) } }),
+    );
     const turns = [turn('m1', 5), turn('call', 5, { type: 'tool_call' }), turn('result', 5, { role: 'tool', type: 'tool_result' }), turn('m2', 5)];
     let ids = 0;
     const final = await new OrchestratorLoop({ step: scripted(turns), injector, counter, newId: () => `r${++ids}` }).run();
-    assert.deepEqual(final.turns.map((t) => t.id), ['m1', 'call', 'result', 'r1', 'm2']);
+    assert.deepEqual(
+      final.turns.map((t) => t.id),
+      ['m1', 'call', 'result', 'r1', 'm2'],
+    );
   });
 
   test('does not import a summarizer and holds no token arithmetic (seed 000 code review)', () => {

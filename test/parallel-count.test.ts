@@ -13,7 +13,10 @@ import { seeded } from './helpers/prng.js';
 // counts as on one thread, text by text.
 
 // The built module: its workers are built JavaScript (a worker thread does not get tsx's loader).
-const built = (await import(join(repoRoot, 'dist', 'cli', 'parallel-count.js'))) as { countAcrossThreads: typeof CountAcrossThreads; PARALLEL_MIN_CHARS: number };
+const built = (await import(join(repoRoot, 'dist', 'cli', 'parallel-count.js'))) as {
+  countAcrossThreads: typeof CountAcrossThreads;
+  PARALLEL_MIN_CHARS: number;
+};
 const { countAcrossThreads, PARALLEL_MIN_CHARS } = built;
 
 const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-parallel-'));
@@ -45,7 +48,13 @@ test('countAcrossThreads: a few MB across 1, 2 and 3 threads: every text counted
 test('analyze of a large transcript: --jobs 2 (count workers) prints exactly what --jobs 1 prints, cold and from the token cache', () => {
   const file = join(dir, 'large.jsonl');
   const lines = texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb16).map((content, i) =>
-    JSON.stringify({ id: `t${i + 1}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content, timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() }),
+    JSON.stringify({
+      id: `t${i + 1}`,
+      role: i % 2 ? 'assistant' : 'user',
+      type: 'message',
+      content,
+      timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+    }),
   );
   writeFileSync(file, `${lines.join('\n')}\n`);
   const one = runCli(['analyze', file, '--json', '--no-cache', '--jobs', '1']);

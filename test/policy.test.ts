@@ -44,19 +44,24 @@ const turn = (i: number, extra: Partial<ConversationTurn> = {}): ConversationTur
   content: `turn ${i}`,
   ...extra,
 });
-const turnsOf = (count: number, extra: Record<number, Partial<ConversationTurn>> = {}) =>
-  Array.from({ length: count }, (_, i) => turn(i, extra[i]));
+const turnsOf = (count: number, extra: Record<number, Partial<ConversationTurn>> = {}) => Array.from({ length: count }, (_, i) => turn(i, extra[i]));
 
 test('selects the middle: not the pinned prefix, not the last five', () => {
   const turns = turnsOf(12);
   const selected = selectTurnsForSummarization({ turns, totalTokenEstimate: 0 }, config);
-  assert.deepEqual(selected.map((t) => t.id), ['t2', 't3', 't4', 't5', 't6']);
+  assert.deepEqual(
+    selected.map((t) => t.id),
+    ['t2', 't3', 't4', 't5', 't6'],
+  );
 });
 
 test('excludes turns flagged pinned and turns of a pinned type', () => {
   const turns = turnsOf(14, { 3: { pinned: true }, 5: { type: 'tas' }, 6: { type: 'spec' } });
   const selected = selectTurnsForSummarization({ turns, totalTokenEstimate: 0 }, config);
-  assert.deepEqual(selected.map((t) => t.id), ['t2', 't4', 't7', 't8']);
+  assert.deepEqual(
+    selected.map((t) => t.id),
+    ['t2', 't4', 't7', 't8'],
+  );
 });
 
 test('fewer than three candidates means nothing to summarize', () => {
@@ -67,7 +72,10 @@ test('fewer than three candidates means nothing to summarize', () => {
 
 test('honours pinnedPrefixTurns from the config', () => {
   const selected = selectTurnsForSummarization({ turns: turnsOf(12), totalTokenEstimate: 0 }, { ...config, pinnedPrefixTurns: 4 });
-  assert.deepEqual(selected.map((t) => t.id), ['t4', 't5', 't6']);
+  assert.deepEqual(
+    selected.map((t) => t.id),
+    ['t4', 't5', 't6'],
+  );
 });
 
 test('is pure: the window and its turns are not mutated', () => {

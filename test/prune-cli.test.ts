@@ -101,7 +101,10 @@ function parseLines(bytes: Buffer | string): DevsLine[] {
 }
 
 function rawLines(bytes: Buffer | string): string[] {
-  return bytes.toString().split('\n').filter((line) => line !== '');
+  return bytes
+    .toString()
+    .split('\n')
+    .filter((line) => line !== '');
 }
 
 function json<T>(result: CliResult): T {
@@ -202,21 +205,33 @@ describe('prune --dry-run', () => {
       // A call and its result move together.
       const callIds = new Set(action.turns.map((t) => byId.get(t.id)?.line.callId).filter((c) => c !== undefined));
       for (const line of input) {
-        if (line.callId !== undefined && callIds.has(line.callId)) assert.ok(action.turns.some((t) => t.id === line.id), `${line.id} left behind by its pair`);
+        if (line.callId !== undefined && callIds.has(line.callId))
+          assert.ok(
+            action.turns.some((t) => t.id === line.id),
+            `${line.id} left behind by its pair`,
+          );
       }
     }
   });
 
-  test('--json: the actions\' savings add up to the tokens the plan removes', () => {
+  test("--json: the actions' savings add up to the tokens the plan removes", () => {
     // Each action's tokensSaved is what it takes out of the window; together they are the
     // difference between the window before and after, the summary aside.
     const { env } = workspace('dry-sum');
     const report = json<PruneJson>(runCli(['prune', OVER_SOFT, '--dry-run', '--json', ...WINDOW], { env }));
     const removed = report.before.tokens - (report.after.tokens - (report.summary?.tokens ?? 0));
     const perAction = report.actions.map((a) => `${a.kind} ${a.turns.map((t) => `${t.id}(${t.tokens})`).join('+')}: ${a.tokensSaved}`);
-    assert.equal(report.actions.reduce((sum, a) => sum + a.tokensSaved, 0), removed, perAction.join('\n'));
+    assert.equal(
+      report.actions.reduce((sum, a) => sum + a.tokensSaved, 0),
+      removed,
+      perAction.join('\n'),
+    );
     for (const action of report.actions.filter((a) => a.kind === 'drop')) {
-      assert.equal(action.tokensSaved, action.turns.reduce((sum, t) => sum + t.tokens, 0), `a dropped unit saves all its tokens: ${perAction.join('; ')}`);
+      assert.equal(
+        action.tokensSaved,
+        action.turns.reduce((sum, t) => sum + t.tokens, 0),
+        `a dropped unit saves all its tokens: ${perAction.join('; ')}`,
+      );
     }
   });
 });
@@ -427,7 +442,10 @@ describe('prune exit codes', () => {
   test('4: an empty file and binary junk', () => {
     const { dir, env } = workspace('invalid');
     writeFileSync(join(dir, 'junk.jsonl'), Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a, 0x89, 0x50, 0x4e, 0x47, 0x00]));
-    for (const [file, message] of [[join(repoRoot, 'fixtures/devs/empty.jsonl'), /empty/], ['junk.jsonl', /nothing in it parses/]] as const) {
+    for (const [file, message] of [
+      [join(repoRoot, 'fixtures/devs/empty.jsonl'), /empty/],
+      ['junk.jsonl', /nothing in it parses/],
+    ] as const) {
       const result = runCli(['prune', file, '--force', '--in-place'], { cwd: dir, env });
       assert.equal(result.exitCode, 4, `${file}: ${result.stderr}`);
       assert.match(result.stderr, message);
@@ -535,7 +553,10 @@ describe('recall', () => {
     assert.equal(result.stderr, '');
     const found = json<{ schemaVersion: number; hits: Array<{ turnId: string; action: string; eventId: string; snippet: string }> }>(result);
     assert.equal(found.schemaVersion, 1);
-    assert.deepEqual(found.hits.map((h) => [h.turnId, h.action, h.eventId]), [['r2', 'dropped', eventId]]);
+    assert.deepEqual(
+      found.hits.map((h) => [h.turnId, h.action, h.eventId]),
+      [['r2', 'dropped', eventId]],
+    );
     assert.match(found.hits[0]?.snippet ?? '', /marmalade/);
     assert.equal(readFileSync(join(dir, 'out.jsonl'), 'utf8').includes('marmalade'), false, 'the word left the transcript');
   });
@@ -630,7 +651,9 @@ describe('real data', () => {
         const restore = runCli(['restore', out, '-o', restored], { env });
         assert.equal(restore.exitCode, 0, `${label}: ${restore.stderr}`);
         assert.ok(readFileSync(restored).equals(original), `${label}: restore gives the original bytes`);
-        t.diagnostic(`${name}: ${before.totalTokens} → ${after.totalTokens} tokens (target ${report.limits.target}${report.reachedTarget ? '' : ', not reached'})`);
+        t.diagnostic(
+          `${name}: ${before.totalTokens} → ${after.totalTokens} tokens (target ${report.limits.target}${report.reachedTarget ? '' : ', not reached'})`,
+        );
       }
     });
   }
@@ -682,10 +705,12 @@ describe('fault: SIGKILL during prune --in-place', () => {
         if (when()) kill();
       }, 1);
     }
-    return run.exited.finally(() => {
-      clearTimeout(timer);
-      clearInterval(timer);
-    }).then(({ code, signal }) => ({ code, signal }));
+    return run.exited
+      .finally(() => {
+        clearTimeout(timer);
+        clearInterval(timer);
+      })
+      .then(({ code, signal }) => ({ code, signal }));
   }
 
   /** A condition that turns true once `path` is created or changes after this call. */
@@ -748,7 +773,10 @@ describe('fault: SIGKILL during prune --in-place', () => {
       else if (lockLeft) assert.match(readFileSync(`${path}.devs-ctx.lock`, 'utf8'), /^\d+\n$/);
     }
     t.diagnostic(`a whole run: ${Math.round(duration)} ms; ${outcomes.join('; ')}`);
-    assert.ok(outcomes.some((o) => o.includes('SIGKILL')), outcomes.join('\n'));
+    assert.ok(
+      outcomes.some((o) => o.includes('SIGKILL')),
+      outcomes.join('\n'),
+    );
 
     // The last kill may have left its lock: the next run takes it over and finishes.
     writeFileSync(path, original);

@@ -50,7 +50,8 @@ function plan(specs: readonly Spec[], over: Partial<PrunePolicy> = {}): { ids: (
   return { p, ids: (set) => [...set].map((i) => specs[i]?.e.turn.id ?? '?').sort() };
 }
 
-const call = (id: string, tool: string, key: string): TranscriptEntry => entry({ id, type: 'tool_call', content: `${tool} {"q":"${key}"}` }, { links: { calls: [key] } });
+const call = (id: string, tool: string, key: string): TranscriptEntry =>
+  entry({ id, type: 'tool_call', content: `${tool} {"q":"${key}"}` }, { links: { calls: [key] } });
 const result = (id: string, key: string): TranscriptEntry => entry({ id, role: 'tool', type: 'tool_result' }, { links: { answers: [key] } });
 const pinnedHead: Spec[] = [
   { e: entry({ id: 'sys', role: 'system', type: 'system' }), tokens: 20, relevance: 0 },
@@ -59,7 +60,7 @@ const pinnedHead: Spec[] = [
 const tail: Spec[] = Array.from({ length: 5 }, (_, i) => ({ e: entry({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user' }), tokens: 10, relevance: 0.5 }));
 
 describe('masking ranked with dropping', () => {
-  test('the tool output of the goal\'s request is kept while an unrelated exchange goes; oldest-first masking would mask it', () => {
+  test("the tool output of the goal's request is kept while an unrelated exchange goes; oldest-first masking would mask it", () => {
     const specs: Spec[] = [
       ...pinnedHead,
       // The goal's request: its test run scores low on its own (long output), high through the request.
@@ -197,8 +198,18 @@ describe('prune keeps the excerpt end to end', () => {
       { id: 'r1', role: 'tool', type: 'tool_result', callId: 'k1', content: logs(400, FACT, 250) },
     ];
     for (let i = 0; i < 12; i++) {
-      lines.push({ id: `u${i}`, role: 'user', type: 'message', content: `Unrelated: rename the CSV export column ${i} and update the report header. ${'Pagination cursor details. '.repeat(40)}` });
-      lines.push({ id: `a${i}`, role: 'assistant', type: 'message', content: `Renamed the report column ${i}. ${'The export stream writes rows as it reads them. '.repeat(40)}` });
+      lines.push({
+        id: `u${i}`,
+        role: 'user',
+        type: 'message',
+        content: `Unrelated: rename the CSV export column ${i} and update the report header. ${'Pagination cursor details. '.repeat(40)}`,
+      });
+      lines.push({
+        id: `a${i}`,
+        role: 'assistant',
+        type: 'message',
+        content: `Renamed the report column ${i}. ${'The export stream writes rows as it reads them. '.repeat(40)}`,
+      });
     }
     lines.push({ id: 'goal', role: 'user', type: 'message', content: GOAL });
     const original = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
@@ -206,9 +217,16 @@ describe('prune keeps the excerpt end to end', () => {
     const first = runCli(['prune', 's.jsonl', '--force', '--target', '5k', '-o', 'p.jsonl', '--json'], { cwd: dir, env });
     assert.equal(first.exitCode, 0, first.stderr);
     const pruned = readFileSync(join(dir, 'p.jsonl'), 'utf8');
-    const r1 = pruned.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; content: string }).find((l) => l.id === 'r1');
+    const r1 = pruned
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: string; content: string })
+      .find((l) => l.id === 'r1');
     assert.ok(r1, 'the call stays answered');
-    assert.match(r1.content, /^\[devs-ctx: [\d,]+ tokens of tool output archived; kept below: \d+ of its 400 lines, those about the goal; full text: devs-ctx recall --turn r1\]\n/);
+    assert.match(
+      r1.content,
+      /^\[devs-ctx: [\d,]+ tokens of tool output archived; kept below: \d+ of its 400 lines, those about the goal; full text: devs-ctx recall --turn r1\]\n/,
+    );
     assert.ok(r1.content.includes(FACT), 'the goal line is kept');
     assert.ok(r1.content.length < logs(400, FACT, 250).length / 4);
     const report = JSON.parse(first.stdout) as { after: { tokens: number } };

@@ -42,7 +42,10 @@ function workspace(): { dir: string; file: string; archive: string; env: Record<
 }
 
 function lines(path: string): Line[] {
-  return readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line);
 }
 
 const original = readFileSync(FIXTURE);
@@ -108,7 +111,10 @@ describe('devs-ctx prune --interactive', () => {
     assert.equal(run.exitCode, 0, run.screen);
     const after = lines(w.file);
     const r2 = lines(FIXTURE).find((l) => l.id === 'r2');
-    assert.deepEqual(after.find((l) => l.id === 'r2'), r2);
+    assert.deepEqual(
+      after.find((l) => l.id === 'r2'),
+      r2,
+    );
     assert.ok(readFileSync(w.file, 'utf8').includes(JSON.stringify(r2?.content)), 'the pinned line is byte for byte the same');
     assert.equal(after.filter((l) => l.content.startsWith('[Context Summary]')).length, 1);
     assert.ok(after.length < 17);
@@ -122,19 +128,23 @@ describe('devs-ctx prune --interactive', () => {
   test('unpinning gives the plan back; changing the target re-plans', async () => {
     const w = workspace();
     const out = join(w.dir, 'out.jsonl');
-    const run = await runInTerminal(['prune', w.file, '--interactive', '-o', out, '--json', ...WINDOW], { cwd: w.dir, env: w.env, stdoutIsTTY: false }, async (t) => {
-      await pin(t, 'r2');
-      await t.waitFor('1 pinned by you');
-      await pin(t, 'r2'); // the same row again: unpinned
-      await t.waitFor(/#10 r2\s+reasoning\s+284\s+0\.\d{3} drop/);
-      await menu(t, 'target');
-      await t.waitFor('Target: bring the window down');
-      t.press(keys.clearLine, '5k', keys.enter);
-      await t.waitFor('must be below the hard limit');
-      t.press(keys.clearLine, '1.5k', keys.enter);
-      await t.waitFor('target 1,500 tokens');
-      await menu(t, 'prune');
-    });
+    const run = await runInTerminal(
+      ['prune', w.file, '--interactive', '-o', out, '--json', ...WINDOW],
+      { cwd: w.dir, env: w.env, stdoutIsTTY: false },
+      async (t) => {
+        await pin(t, 'r2');
+        await t.waitFor('1 pinned by you');
+        await pin(t, 'r2'); // the same row again: unpinned
+        await t.waitFor(/#10 r2\s+reasoning\s+284\s+0\.\d{3} drop/);
+        await menu(t, 'target');
+        await t.waitFor('Target: bring the window down');
+        t.press(keys.clearLine, '5k', keys.enter);
+        await t.waitFor('must be below the hard limit');
+        t.press(keys.clearLine, '1.5k', keys.enter);
+        await t.waitFor('target 1,500 tokens');
+        await menu(t, 'prune');
+      },
+    );
     assert.equal(run.exitCode, 0, run.screen);
     // --json: the report alone on stdout, the prompts on stderr.
     const report = JSON.parse(run.stdout) as Report;
@@ -167,9 +177,13 @@ describe('devs-ctx prune --interactive', () => {
     const w = workspace();
     const interactiveOut = join(w.dir, 'interactive.jsonl');
     const plainOut = join(w.dir, 'plain.jsonl');
-    const run = await runInTerminal(['prune', w.file, '--interactive', '-o', interactiveOut, '--json', ...WINDOW], { cwd: w.dir, env: w.env, stdoutIsTTY: false }, async (t) => {
-      await menu(t, 'prune');
-    });
+    const run = await runInTerminal(
+      ['prune', w.file, '--interactive', '-o', interactiveOut, '--json', ...WINDOW],
+      { cwd: w.dir, env: w.env, stdoutIsTTY: false },
+      async (t) => {
+        await menu(t, 'prune');
+      },
+    );
     assert.equal(run.exitCode, 0, run.screen);
     const plain = await runInProcess(['prune', w.file, '-o', plainOut, '--json', '--archive', w.archive, ...WINDOW], { cwd: w.dir });
     assert.equal(plain.exitCode, 0, plain.stderr);
@@ -179,7 +193,10 @@ describe('devs-ctx prune --interactive', () => {
     assert.deepEqual(a.after, b.after);
     assert.equal(a.archive?.path, w.archive);
     // Same kept lines; the summaries differ only by the prune's own id.
-    const kept = (path: string): string[] => lines(path).filter((l) => l.type !== 'summary').map((l) => JSON.stringify(l));
+    const kept = (path: string): string[] =>
+      lines(path)
+        .filter((l) => l.type !== 'summary')
+        .map((l) => JSON.stringify(l));
     assert.deepEqual(kept(interactiveOut), kept(plainOut));
     assert.deepEqual(readFileSync(w.file), original, '-o leaves the input alone');
   });
@@ -193,9 +210,13 @@ describe('devs-ctx prune --interactive', () => {
     assert.match(result.stdout, /before 2,211 tokens/);
     assert.match(result.stdout, /pruned 2,211 →/);
     assert.ok(existsSync(out));
-    const onTty = await runInTerminal(['prune', w.file, '--interactive', '--yes', '-o', join(w.dir, 'out2.jsonl'), ...WINDOW], { cwd: w.dir, env: w.env }, async (t) => {
-      await t.waitFor('before 2,211 tokens');
-    });
+    const onTty = await runInTerminal(
+      ['prune', w.file, '--interactive', '--yes', '-o', join(w.dir, 'out2.jsonl'), ...WINDOW],
+      { cwd: w.dir, env: w.env },
+      async (t) => {
+        await t.waitFor('before 2,211 tokens');
+      },
+    );
     assert.equal(onTty.exitCode, 0, onTty.screen);
     assert.ok(!onTty.screen.includes('What now?'));
   });
@@ -237,7 +258,9 @@ test('--interactive shows the plan the prune then carries out, on a Codex rollou
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-interactive-codex-'));
   const file = join(dir, 'c.jsonl');
   copyFileSync(codex, file);
-  const result = runCli(['prune', file, '-o', join(dir, 'out.jsonl'), '--interactive', '--yes', '--window', '120k', '--json', '--no-archive'], { env: { COLUMNS: '200' } });
+  const result = runCli(['prune', file, '-o', join(dir, 'out.jsonl'), '--interactive', '--yes', '--window', '120k', '--json', '--no-archive'], {
+    env: { COLUMNS: '200' },
+  });
   assert.equal(result.exitCode, 0, result.stderr);
   const shown = /drop (\d+) turn\(s\)/.exec(result.stderr);
   assert.ok(shown, result.stderr.slice(-500));

@@ -26,9 +26,11 @@ import { seeded } from './helpers/prng.js';
  */
 
 const counter = loadCounter('o200k_base');
-const WORDS = ('payment webhook retry backoff database migration schema index query cache test fixture build deploy ' +
+const WORDS = (
+  'payment webhook retry backoff database migration schema index query cache test fixture build deploy ' +
   'config parser token window summary archive restore handler request response error timeout queue worker ' +
-  'src/app.ts src/db/schema.ts lib/retry.ts README.md parseConfig handleRetry MAX_ATTEMPTS user_id').split(' ');
+  'src/app.ts src/db/schema.ts lib/retry.ts README.md parseConfig handleRetry MAX_ATTEMPTS user_id'
+).split(' ');
 
 function words(rand: () => number, n: number): string {
   return Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(' ');
@@ -54,7 +56,8 @@ function generateTurns(seed: number): Line[] {
     else {
       const parallel = 1 + Math.floor(rand() * 3);
       const ids = Array.from({ length: parallel }, () => `call${call++}`);
-      for (const id of ids) lines.push({ id: `${id}-c`, role: 'assistant', type: 'tool_call', callId: id, content: `shell {"command":"grep ${words(rand, 2)}"}` });
+      for (const id of ids)
+        lines.push({ id: `${id}-c`, role: 'assistant', type: 'tool_call', callId: id, content: `shell {"command":"grep ${words(rand, 2)}"}` });
       for (const id of ids) lines.push({ id: `${id}-r`, role: 'tool', type: 'tool_result', callId: id, content: words(rand, 50 + Math.floor(rand() * 900)) });
     }
   }
@@ -97,7 +100,12 @@ function total(transcript: Transcript): number {
   return countEntries(transcript.entries, counter).reduce((s, t) => s + t.total, 0);
 }
 
-async function pruneOnce(doc: ParsedDocument, transcript: Transcript, limits: { soft: number; hard: number; target: number; strategy: PruneStrategy; force?: boolean }, eventId: string) {
+async function pruneOnce(
+  doc: ParsedDocument,
+  transcript: Transcript,
+  limits: { soft: number; hard: number; target: number; strategy: PruneStrategy; force?: boolean },
+  eventId: string,
+) {
   return pruneDocument(doc, transcript, {
     tokens: countEntries(transcript.entries, counter).map((t) => t.total),
     counter,
@@ -168,7 +176,8 @@ for (const format of ['devs', 'openai-chat'] as const) {
         // Pinned turns: their lines come through byte for byte.
         const reused = new Set(written.records.flatMap((r) => ('from' in r ? [r.from] : [])));
         for (const i of prepared.plan.pinned) {
-          for (const record of transcript.entries[i]?.source.records ?? []) assert.ok(reused.has(record), `pinned entry ${i} (line ${record + 1}) is byte-identical`);
+          for (const record of transcript.entries[i]?.source.records ?? [])
+            assert.ok(reused.has(record), `pinned entry ${i} (line ${record + 1}) is byte-identical`);
         }
         // No tool call without its result, or result without its call.
         const calls = new Set<string>();
@@ -180,7 +189,11 @@ for (const format of ['devs', 'openai-chat'] as const) {
             answered.add(id);
           }
         }
-        assert.deepEqual([...calls].filter((id) => !answered.has(id)), [], 'every call is answered');
+        assert.deepEqual(
+          [...calls].filter((id) => !answered.has(id)),
+          [],
+          'every call is answered',
+        );
         // The budget: the estimate is exact, the target is met unless the pinned turns and tail hold more.
         assert.equal(result.after.tokens, prepared.plan.tokensAfterActions + prepared.summaryTokens);
         const credited = prepared.plan.actions.reduce((sum, a) => sum + a.tokensSaved, 0);
@@ -216,7 +229,16 @@ for (const format of ['devs', 'openai-chat'] as const) {
           turns: [...prepared.plan.dropped, ...prepared.plan.masked].map((i) => {
             const e = transcript.entries[i];
             assert.ok(e);
-            return { entryIndex: i, turnId: e.turn.id, role: e.turn.role, type: e.turn.type, action: prepared.plan.dropped.has(i) ? ('dropped' as const) : ('masked' as const), tokens: 0, content: e.turn.content, records: e.source.records };
+            return {
+              entryIndex: i,
+              turnId: e.turn.id,
+              role: e.turn.role,
+              type: e.turn.type,
+              action: prepared.plan.dropped.has(i) ? ('dropped' as const) : ('masked' as const),
+              tokens: 0,
+              content: e.turn.content,
+              records: e.source.records,
+            };
           }),
         });
         assert.ok(store.restore(eventId, written.bytes).equals(originalBytes), 'restore gives the original bytes');

@@ -64,7 +64,10 @@ describe('units', () => {
       entry({ id: `r${k}`, role: 'tool', type: 'tool_result', callId: 'call_0' }),
       entry({ id: `m${k}` }),
     ]);
-    assert.deepEqual(buildUnits(entries).map((u) => u.entries), [[0, 1], [2], [3, 4], [5], [6, 7], [8]]);
+    assert.deepEqual(
+      buildUnits(entries).map((u) => u.entries),
+      [[0, 1], [2], [3, 4], [5], [6, 7], [8]],
+    );
   });
 
   test('without ids, a run of calls takes the results that follow it', () => {
@@ -77,7 +80,10 @@ describe('units', () => {
       entry({ id: 'r2', role: 'tool', type: 'tool_result' }),
       entry({ id: 'r3', role: 'tool', type: 'tool_result' }),
     ];
-    assert.deepEqual(buildUnits(entries).map((u) => u.entries), [[0, 1], [2], [3, 4, 5, 6]]);
+    assert.deepEqual(
+      buildUnits(entries).map((u) => u.entries),
+      [[0, 1], [2], [3, 4, 5, 6]],
+    );
   });
 });
 
@@ -103,7 +109,10 @@ describe('planPrune', () => {
     assert.equal(plan.outcome, 'prune');
     assert.equal(plan.targetTokens, 500);
     // 1320 - 60k + 50 <= 500 → k = 15 dropped, the oldest first.
-    assert.deepEqual([...plan.dropped], Array.from({ length: 15 }, (_, i) => i + 2));
+    assert.deepEqual(
+      [...plan.dropped],
+      Array.from({ length: 15 }, (_, i) => i + 2),
+    );
     assert.ok(plan.totalAfter <= plan.targetTokens);
     assert.equal(plan.totalAfter, 1320 - 15 * 60 + 50);
     for (const i of [0, 1, ...plan.protectedTail]) assert.ok(!plan.dropped.has(i), `kept ${i}`);
@@ -134,7 +143,10 @@ describe('planPrune', () => {
     assert.ok(plan.masked.size > 0);
     assert.ok(plan.actions.every((a) => a.kind === 'mask'));
     // Oldest first.
-    assert.deepEqual([...plan.masked], plan.actions.map((a) => a.entries[0]));
+    assert.deepEqual(
+      [...plan.masked],
+      plan.actions.map((a) => a.entries[0]),
+    );
     assert.equal(plan.actions[0]?.entries[0], 5);
   });
 
@@ -215,8 +227,15 @@ describe('masking by relevance', () => {
     // 1,300 tokens (soft): masking one result (390 saved) reaches the target (950).
     const relevance = entries.map((e) => (e.turn.id === 'r1' ? 0.9 : e.turn.id === 'r2' ? 0.1 : 0.5));
     const byRelevance = planPrune(planEntries(entries, tokens, relevance), policy({ strategy: 'relevance', targetTokens: 950 }));
-    assert.deepEqual([...byRelevance.masked].map((i) => entries[i]?.turn.id), ['r2'], 'the result the goal needs is kept');
+    assert.deepEqual(
+      [...byRelevance.masked].map((i) => entries[i]?.turn.id),
+      ['r2'],
+      'the result the goal needs is kept',
+    );
     const byRecency = planPrune(planEntries(entries, tokens, relevance), policy({ strategy: 'recency', targetTokens: 950 }));
-    assert.deepEqual([...byRecency.masked].map((i) => entries[i]?.turn.id), ['r1']);
+    assert.deepEqual(
+      [...byRecency.masked].map((i) => entries[i]?.turn.id),
+      ['r1'],
+    );
   });
 });

@@ -67,7 +67,8 @@ describe('prune safety', () => {
     const middle = lines.slice(2, -5);
     const tail = lines.slice(-5);
     const body: string[] = [];
-    for (let k = 0; k < 300; k++) for (const line of middle) body.push(line.replace(/"id":"([^"]+)"/, `"id":"$1-${k}"`).replace(/"callId":"([^"]+)"/, `"callId":"$1-${k}"`));
+    for (let k = 0; k < 300; k++)
+      for (const line of middle) body.push(line.replace(/"id":"([^"]+)"/, `"id":"$1-${k}"`).replace(/"callId":"([^"]+)"/, `"callId":"$1-${k}"`));
     const path = join(dir, 's.jsonl');
     writeFileSync(path, `${[...head, ...body, ...tail].join('\n')}\n`);
     const original = readFileSync(path);
@@ -90,7 +91,11 @@ describe('prune safety', () => {
     const report = code === 0 ? (JSON.parse(stdout) as { actions: { kind: string; turns: { id: string }[] }[] }) : undefined;
     const dropped = new Set(report?.actions.filter((a) => a.kind === 'drop').flatMap((a) => a.turns.map((t) => t.id)) ?? []);
     const expected = Array.from({ length: 400 }, (_, i) => `ap${i}`).filter((id) => !dropped.has(id));
-    assert.deepEqual(appended.map((l) => (JSON.parse(l) as { id: string }).id), expected, 'every appended line the prune did not drop is in the file, once, in order');
+    assert.deepEqual(
+      appended.map((l) => (JSON.parse(l) as { id: string }).id),
+      expected,
+      'every appended line the prune did not drop is in the file, once, in order',
+    );
     if (code === 0) {
       const restored = runCli(['restore', path, '-o', join(dir, 'r.jsonl')], { env });
       assert.equal(restored.exitCode, 0, restored.stderr);
@@ -136,7 +141,10 @@ describe('Claude Code tool-result lines that hold more than one tool output', ()
     assert.ok(results.length > 0);
     for (const e of results) assert.equal(e.maskable, false, e.turn.content);
     const plain = claudeCodeAdapter.read(parseDocument(Buffer.from(`${lines.join('\n')}\n`), { path: 'y.jsonl', keepRaw: true }));
-    assert.ok(plain.entries.filter((e) => e.turn.type === 'tool_result').every((e) => e.maskable !== false), 'a plain result line can be masked');
+    assert.ok(
+      plain.entries.filter((e) => e.turn.type === 'tool_result').every((e) => e.maskable !== false),
+      'a plain result line can be masked',
+    );
   });
 });
 
@@ -166,7 +174,11 @@ describe('read-back verification', () => {
   test('a pinned turn whose other fields change is caught, not only one whose text changes', async () => {
     const { verifyReadBack } = await import('../src/core/prune/verify.js');
     const { editOf } = await import('./helpers/edits.js');
-    const entry = (turn: Record<string, unknown>) => ({ turn: { role: 'user', type: 'message', content: '', ...turn } as never, source: { records: [0] }, blobs: [] });
+    const entry = (turn: Record<string, unknown>) => ({
+      turn: { role: 'user', type: 'message', content: '', ...turn } as never,
+      source: { records: [0] },
+      blobs: [],
+    });
     const before = [entry({ id: 's', type: 'spec', content: 'SPEC', seq: 1 }), entry({ id: 'm', content: 'm' })];
     const edit = editOf({ masked: [[1, 'masked']], summaryText: '[Context Summary]\nx' });
     assert.deepEqual(verifyReadBack(before, edit, [before[0]!, entry({ id: 'm', content: 'masked' })], [0]), []);

@@ -57,7 +57,17 @@ function counting(inner: Embedder): { embedder: Embedder; texts: () => number } 
 }
 
 function request(embedder: Embedder, extra: Partial<DocumentPruneRequest> = {}): DocumentPruneRequest {
-  return { tokens, counter, policy, embedder, summarizer: new ExtractiveSummarizer(counter), eventId: 'event-1', now: TEST_NOW, newId: sequentialIds(), ...extra };
+  return {
+    tokens,
+    counter,
+    policy,
+    embedder,
+    summarizer: new ExtractiveSummarizer(counter),
+    eventId: 'event-1',
+    now: TEST_NOW,
+    newId: sequentialIds(),
+    ...extra,
+  };
 }
 
 function written(result: DocumentPrune): Buffer {
@@ -74,15 +84,19 @@ describe('the plan step', () => {
 
     const reviewed = counting(local);
     let shown: PrunePlan | undefined;
-    const withReview = await pruneDocument(doc, transcript, request(reviewed.embedder, {
-      review: async (planning) => {
-        shown = (await planning.plan(policy)).plan;
-        // The user tries pins and another target before confirming: no ranking again.
-        await planning.plan(policy, new Set([without.prepared.plan.candidates[0] ?? 0]));
-        await planning.plan({ ...policy, targetTokens: 800 });
-        return { targetTokens: policy.targetTokens, pins: new Set() };
-      },
-    }));
+    const withReview = await pruneDocument(
+      doc,
+      transcript,
+      request(reviewed.embedder, {
+        review: async (planning) => {
+          shown = (await planning.plan(policy)).plan;
+          // The user tries pins and another target before confirming: no ranking again.
+          await planning.plan(policy, new Set([without.prepared.plan.candidates[0] ?? 0]));
+          await planning.plan({ ...policy, targetTokens: 800 });
+          return { targetTokens: policy.targetTokens, pins: new Set() };
+        },
+      }),
+    );
     assert.equal(reviewed.texts(), plain.texts(), 'ranked once, as many texts as the prune without a review');
     assert.deepEqual(shown?.dropped, without.prepared.plan.dropped);
     assert.deepEqual(withReview.prepared.plan.dropped, without.prepared.plan.dropped);
@@ -92,19 +106,28 @@ describe('the plan step', () => {
 
   test("a review's pins and target are what the prune carries out", async () => {
     const without = await pruneDocument(doc, transcript, request(local));
-    const keep = [...without.prepared.plan.dropped].find((i) => transcript.entries[i]?.turn.type !== 'tool_call' && transcript.entries[i]?.turn.type !== 'tool_result');
+    const keep = [...without.prepared.plan.dropped].find(
+      (i) => transcript.entries[i]?.turn.type !== 'tool_call' && transcript.entries[i]?.turn.type !== 'tool_result',
+    );
     assert.ok(keep !== undefined, 'the plain prune drops a plain turn');
     const result = await pruneDocument(doc, transcript, request(local, { review: async () => ({ targetTokens: 1200, pins: new Set([keep]) }) }));
     assert.equal(result.prepared.plan.targetTokens, 1200);
     assert.ok(!result.prepared.plan.dropped.has(keep), 'the pinned turn is not dropped');
     assert.ok(result.prepared.plan.pinned.includes(keep));
     const id = transcript.entries[keep]?.turn.id;
-    assert.ok(result.written?.readBack.entries.some((e) => e.turn.id === id), 'the pinned turn is in the output');
+    assert.ok(
+      result.written?.readBack.entries.some((e) => e.turn.id === id),
+      'the pinned turn is in the output',
+    );
   });
 
   test('nothing to prune: nothing is ranked, and the result names no ranking', async () => {
     const quiet = counting(local);
-    const result = await pruneDocument(doc, transcript, request(quiet.embedder, { policy: { ...policy, softLimitTokens: 500_000, hardLimitTokens: 800_000, targetTokens: 250_000 } }));
+    const result = await pruneDocument(
+      doc,
+      transcript,
+      request(quiet.embedder, { policy: { ...policy, softLimitTokens: 500_000, hardLimitTokens: 800_000, targetTokens: 250_000 } }),
+    );
     assert.equal(result.prepared.plan.outcome, 'no-change');
     assert.equal(quiet.texts(), 0);
     assert.equal(result.prepared.ranking, undefined);
@@ -120,7 +143,10 @@ describe('the embedder fallback is a value', () => {
 
   test('the embedder that ranked is named, with no fallback', async () => {
     const result = await pruneDocument(doc, transcript, request(local));
-    assert.deepEqual(result.prepared.ranking && { embedder: result.prepared.ranking.embedder, fallback: result.prepared.ranking.fallback }, { embedder: 'local-bm25', fallback: undefined });
+    assert.deepEqual(result.prepared.ranking && { embedder: result.prepared.ranking.embedder, fallback: result.prepared.ranking.fallback }, {
+      embedder: 'local-bm25',
+      fallback: undefined,
+    });
   });
 
   test('the remote embedder fails: every turn is ranked with the fallback, and the result says so', async () => {
@@ -136,19 +162,26 @@ describe('the embedder fallback is a value', () => {
 
   test('a review ranked with the fallback, then confirmed a target that prunes nothing: the result still says the fallback was used', async () => {
     const total = tokens.reduce((sum, t) => sum + t, 0);
-    const result = await pruneDocument(doc, transcript, request(failing, {
-      fallbackEmbedder: local,
-      review: async (planning) => {
-        assert.equal((await planning.plan(policy)).ranking?.fallback?.usedInstead, 'local-bm25');
-        return { targetTokens: total, pins: new Set() };
-      },
-    }));
+    const result = await pruneDocument(
+      doc,
+      transcript,
+      request(failing, {
+        fallbackEmbedder: local,
+        review: async (planning) => {
+          assert.equal((await planning.plan(policy)).ranking?.fallback?.usedInstead, 'local-bm25');
+          return { targetTokens: total, pins: new Set() };
+        },
+      }),
+    );
     assert.equal(result.prepared.plan.outcome, 'no-change');
     assert.equal(result.prepared.ranking?.fallback?.provider, 'remote');
   });
 
   test('without a fallback the failure is the error', async () => {
-    await assert.rejects(pruneDocument(doc, transcript, request(failing)), (error: unknown) => error instanceof ProviderError && /HTTP 500/.test(error.message));
+    await assert.rejects(
+      pruneDocument(doc, transcript, request(failing)),
+      (error: unknown) => error instanceof ProviderError && /HTTP 500/.test(error.message),
+    );
   });
 });
 
@@ -182,7 +215,10 @@ describe('the archive step', () => {
     const event = await outcome('event-rows');
     const result = await pruneDocument(doc, transcript, request(local));
     const { plan } = result.prepared;
-    assert.deepEqual(event.turns.map((t) => t.entryIndex), [...plan.dropped, ...plan.masked].sort((a, b) => a - b));
+    assert.deepEqual(
+      event.turns.map((t) => t.entryIndex),
+      [...plan.dropped, ...plan.masked].sort((a, b) => a - b),
+    );
     for (const turn of event.turns) {
       assert.equal(turn.action, plan.dropped.has(turn.entryIndex) ? 'dropped' : 'masked');
       assert.equal(turn.content, transcript.entries[turn.entryIndex]?.turn.content);
@@ -198,15 +234,29 @@ describe('the archive step', () => {
     try {
       const kept = await outcome('event-kept');
       let wrote = false;
-      await archiveThenWrite({ store: archive, event: kept }, async () => {
-        assert.equal((await archive.listEvents()).length, 1, 'archived before the write');
-        wrote = true;
-      }, () => assert.fail('nothing to forget'));
+      await archiveThenWrite(
+        { store: archive, event: kept },
+        async () => {
+          assert.equal((await archive.listEvents()).length, 1, 'archived before the write');
+          wrote = true;
+        },
+        () => assert.fail('nothing to forget'),
+      );
       assert.ok(wrote);
 
       const lost = await outcome('event-lost');
-      await assert.rejects(archiveThenWrite({ store: archive, event: lost }, () => Promise.reject(new Error('disk full')), () => assert.fail('forgetting works')), /disk full/);
-      assert.deepEqual((await archive.listEvents()).map((e) => e.id), ['event-kept']);
+      await assert.rejects(
+        archiveThenWrite(
+          { store: archive, event: lost },
+          () => Promise.reject(new Error('disk full')),
+          () => assert.fail('forgetting works'),
+        ),
+        /disk full/,
+      );
+      assert.deepEqual(
+        (await archive.listEvents()).map((e) => e.id),
+        ['event-kept'],
+      );
     } finally {
       await archive.close();
     }
@@ -218,10 +268,14 @@ describe('the archive step', () => {
     const told: string[] = [];
     // The archive goes away while the transcript is written (closed here): the write fails, and so does forgetting.
     await assert.rejects(
-      archiveThenWrite({ store: archive, event }, async () => {
-        await archive.close();
-        throw new Error('disk full');
-      }, (id) => told.push(id)),
+      archiveThenWrite(
+        { store: archive, event },
+        async () => {
+          await archive.close();
+          throw new Error('disk full');
+        },
+        (id) => told.push(id),
+      ),
       /disk full/,
     );
     assert.deepEqual(told, ['event-stuck']);

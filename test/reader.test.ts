@@ -7,13 +7,19 @@ const doc = (text: string | Buffer) => parseDocument(Buffer.isBuffer(text) ? tex
 
 test('numbers lines and keeps each line terminator', () => {
   const d = doc('{"a":1}\r\n\n{"a":2}\n{"a":3}');
-  assert.deepEqual(d.records.map((r) => [r.line, r.eol, r.blank]), [
-    [1, '\r\n', false],
-    [2, '\n', true],
-    [3, '\n', false],
-    [4, '', false],
-  ]);
-  assert.deepEqual(d.records.flatMap((r) => r.values), [{ a: 1 }, { a: 2 }, { a: 3 }]);
+  assert.deepEqual(
+    d.records.map((r) => [r.line, r.eol, r.blank]),
+    [
+      [1, '\r\n', false],
+      [2, '\n', true],
+      [3, '\n', false],
+      [4, '', false],
+    ],
+  );
+  assert.deepEqual(
+    d.records.flatMap((r) => r.values),
+    [{ a: 1 }, { a: 2 }, { a: 3 }],
+  );
   assert.equal(d.issues.length, 0);
 });
 
@@ -27,9 +33,18 @@ test('strips a BOM for parsing and puts it back when writing', () => {
 
 test('a broken line becomes an issue with its line number; the rest is read', () => {
   const d = doc('{"a":1}\n{"a":\nnot json\n{"a":2}\n');
-  assert.deepEqual(d.issues.map((i) => [i.line, i.severity]), [[2, 'error'], [3, 'error']]);
+  assert.deepEqual(
+    d.issues.map((i) => [i.line, i.severity]),
+    [
+      [2, 'error'],
+      [3, 'error'],
+    ],
+  );
   assert.match(d.issues[1]?.reason ?? '', /does not start with \{ or \[/);
-  assert.deepEqual(d.records.flatMap((r) => r.values), [{ a: 1 }, { a: 2 }]);
+  assert.deepEqual(
+    d.records.flatMap((r) => r.values),
+    [{ a: 1 }, { a: 2 }],
+  );
 });
 
 test('two objects glued on one line are split and reported', () => {

@@ -48,7 +48,9 @@ function transcript(tokens: number, at: Date = new Date()): string {
   const perTurn = 400;
   for (let i = 0; i * perTurn < tokens; i++) {
     const content = Array.from({ length: perTurn }, (_, k) => words[(i + k) % words.length]).join(' ');
-    lines.push(JSON.stringify({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content: `step ${i}: ${content}`, timestamp: at.toISOString() }));
+    lines.push(
+      JSON.stringify({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content: `step ${i}: ${content}`, timestamp: at.toISOString() }),
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -61,7 +63,15 @@ function analyzeTokens(file: string, env: Record<string, string>): number {
 describe('README recipes', () => {
   test('pre-commit hook: init, hook install, commit: the transcript at the soft limit is pruned in place and archived', () => {
     const repo = mkdtempSync(join(tmpdir(), 'devs-ctx-recipe-hook-'));
-    const env = cliEnv({ PATH: `${binFolder()}:${process.env['PATH'] ?? ''}`, HOME: repo, DEVS_CTX_ARCHIVE: join(repo, '.archive.sqlite'), GIT_AUTHOR_NAME: 'a', GIT_AUTHOR_EMAIL: 'a@x', GIT_COMMITTER_NAME: 'a', GIT_COMMITTER_EMAIL: 'a@x' });
+    const env = cliEnv({
+      PATH: `${binFolder()}:${process.env['PATH'] ?? ''}`,
+      HOME: repo,
+      DEVS_CTX_ARCHIVE: join(repo, '.archive.sqlite'),
+      GIT_AUTHOR_NAME: 'a',
+      GIT_AUTHOR_EMAIL: 'a@x',
+      GIT_COMMITTER_NAME: 'a',
+      GIT_COMMITTER_EMAIL: 'a@x',
+    });
     assert.equal(spawnSync('git', ['init', '-q'], { cwd: repo }).status, 0);
     mkdirSync(join(repo, '.agent', 'sessions'), { recursive: true });
     const session = join(repo, '.agent', 'sessions', 's.jsonl');
@@ -75,7 +85,11 @@ describe('README recipes', () => {
     const after = analyzeTokens(session, env);
     assert.ok(after <= 50_000, `pruned to the target, half the soft limit (${after})`);
     assert.ok(existsSync(join(repo, '.archive.sqlite')), 'the removed turns are archived');
-    assert.equal(spawnSync('git', ['log', '--oneline'], { cwd: repo, encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length, 1, 'the commit went through');
+    assert.equal(
+      spawnSync('git', ['log', '--oneline'], { cwd: repo, encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length,
+      1,
+      'the commit went through',
+    );
   });
 
   test('CI check: exit 1 at the hard limit, 0 at the soft limit', () => {
@@ -150,6 +164,9 @@ test('every command’s --help ends with real examples of that command [issue 6 
     const lines = examples.split('\n').filter((l) => l.startsWith(`  $ `));
     assert.ok(lines.length >= 2, `${command}: ${lines.length} examples`);
     const name = command.split(' ')[0]!;
-    assert.ok(lines.some((l) => l.includes(`devs-ctx ${name}`)), `${command}: no example runs it`);
+    assert.ok(
+      lines.some((l) => l.includes(`devs-ctx ${name}`)),
+      `${command}: no example runs it`,
+    );
   }
 });

@@ -92,9 +92,25 @@ test('calls recorded before a prune masked a tool result are read with the resul
 
 test('realdata: a session pruned to a target is at or under it afterwards, and old usage records never call it hard', { skip: realdataSkip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-real-window-'));
-  for (const [name, target] of [['masked', 100_000], ['dropped', 80_000]] as const) {
+  for (const [name, target] of [
+    ['masked', 100_000],
+    ['dropped', 80_000],
+  ] as const) {
     const out = join(dir, `${name}.jsonl`);
-    const prune = runCli(['prune', real(CLAUDE_01), '--target', String(target), '--summarizer', 'extractive', '--embedder', 'local', '--no-archive', '-o', out, '--json']);
+    const prune = runCli([
+      'prune',
+      real(CLAUDE_01),
+      '--target',
+      String(target),
+      '--summarizer',
+      'extractive',
+      '--embedder',
+      'local',
+      '--no-archive',
+      '-o',
+      out,
+      '--json',
+    ]);
     assert.equal(prune.exitCode, 0, prune.stdout + prune.stderr);
     const report = JSON.parse(prune.stdout);
     assert.equal(report.limits.target, target, 'the target is in the model tokens');
@@ -105,7 +121,10 @@ test('realdata: a session pruned to a target is at or under it afterwards, and o
     assert.ok(analysis.context.tokens <= target, `${name}: analyze says ${analysis.context.tokens} (${analysis.context.basis}) ≤ ${target}`);
     // Not the plain estimate (too low: no system prompt, another tokenizer): the size the prune planned.
     assert.notEqual(analysis.context.basis, 'estimate', name);
-    assert.ok(Math.abs(analysis.context.tokens - report.after.tokens) <= report.after.tokens * 0.01, `${name}: analyze ${analysis.context.tokens} vs prune ${report.after.tokens}`);
+    assert.ok(
+      Math.abs(analysis.context.tokens - report.after.tokens) <= report.after.tokens * 0.01,
+      `${name}: analyze ${analysis.context.tokens} vs prune ${report.after.tokens}`,
+    );
     assert.notEqual(analysis.urgency, 'hard');
     assert.notEqual(analysis.recorded?.urgency, 'hard', 'a stale record is not reported as the size');
     assert.notEqual(after.exitCode, 11);
@@ -129,14 +148,12 @@ test('catalog windows come from @pydantic/genai-prices; Claude models in Claude 
 
 test('limits: soft 50 % / hard 80 % of the model window unless set; nothing known keeps the seeds 500k / 800k', () => {
   const found = modelWindow({ id: 'claude-opus-4-5-20251101', agent: 'claude-code' });
-  assert.deepEqual(
-    (({ soft, hard, source }) => ({ soft, hard, source }))(sessionLimits(defaults, found)),
-    { soft: 100_000, hard: 160_000, source: 'model' },
-  );
-  assert.deepEqual(
-    (({ soft, hard, source }) => ({ soft, hard, source }))(sessionLimits(defaults, undefined)),
-    { soft: 500_000, hard: 800_000, source: 'default' },
-  );
+  assert.deepEqual((({ soft, hard, source }) => ({ soft, hard, source }))(sessionLimits(defaults, found)), { soft: 100_000, hard: 160_000, source: 'model' });
+  assert.deepEqual((({ soft, hard, source }) => ({ soft, hard, source }))(sessionLimits(defaults, undefined)), {
+    soft: 500_000,
+    hard: 800_000,
+    source: 'default',
+  });
   const flagged = resolveSettings({ flags: { window: 1_000_000 }, env: {} });
   assert.equal(sessionLimits(flagged, found).source, 'flag');
   assert.equal(sessionLimits(flagged, found).soft, 500_000);
@@ -162,7 +179,9 @@ test('realdata: model and window per format', { skip: realdataSkip }, () => {
 // ---------------------------------------------------------------------------------------------
 // analyze
 
-test('realdata: analyze judges a Claude Code session by its calibrated size in its 200k window; --basis estimate is the old answer', { skip: realdataSkip }, () => {
+test('realdata: analyze judges a Claude Code session by its calibrated size in its 200k window; --basis estimate is the old answer', {
+  skip: realdataSkip,
+}, () => {
   const result = runCli(['analyze', real(CLAUDE_01), '--json']);
   const report = JSON.parse(result.stdout);
   assert.equal(report.context.basis, 'calibrated');
@@ -239,7 +258,8 @@ test('inferGoal takes the latest substantive request, skipping acknowledgements,
   assert.deepEqual(inferGoal(turns), { text: 'Make the exporter stream rows instead of buffering them', index: 2, how: 'latest' });
   assert.deepEqual(inferGoal([turn(0, 'user', 'fix it'), turn(1, 'user', 'yes')]), { text: 'fix it', index: 0, how: 'first' });
   assert.equal(inferGoal([turn(0, 'assistant', 'hello')]), undefined);
-  const codex = '# Context from my IDE setup:\n\n## Active file: src/a.ts\n\n## Open tabs:\n- a.ts\n\n## My request for Codex:\nrename the hook to useTeamMembers everywhere\n';
+  const codex =
+    '# Context from my IDE setup:\n\n## Active file: src/a.ts\n\n## Open tabs:\n- a.ts\n\n## My request for Codex:\nrename the hook to useTeamMembers everywhere\n';
   assert.equal(inferGoal([turn(0, 'user', codex)])?.text, 'rename the hook to useTeamMembers everywhere');
   assert.equal(isSubstantiveRequest('Sounds good!'), false);
   assert.equal(isSubstantiveRequest('please add the agent name to every log line'), true);
@@ -256,7 +276,14 @@ test('analyze --json shows the goal a prune would rank by', () => {
 test('a Claude Code subagent transcript (only sidechain lines) reads its own chain', () => {
   const base = { sessionId: 's', cwd: '/p', version: '2.1.20', userType: 'external', isSidechain: true, agentId: 'a1' };
   const lines = [
-    { ...base, type: 'user', uuid: 'u1', parentUuid: null, timestamp: '2026-01-01T00:00:00Z', message: { role: 'user', content: 'Find every caller of parseConfig in src' } },
+    {
+      ...base,
+      type: 'user',
+      uuid: 'u1',
+      parentUuid: null,
+      timestamp: '2026-01-01T00:00:00Z',
+      message: { role: 'user', content: 'Find every caller of parseConfig in src' },
+    },
     {
       ...base,
       type: 'assistant',
@@ -264,7 +291,13 @@ test('a Claude Code subagent transcript (only sidechain lines) reads its own cha
       parentUuid: 'u1',
       timestamp: '2026-01-01T00:00:01Z',
       requestId: 'r1',
-      message: { id: 'm1', role: 'assistant', model: 'claude-haiku-4-5-20251001', content: [{ type: 'text', text: 'Three callers: a.ts, b.ts, c.ts' }], usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 } },
+      message: {
+        id: 'm1',
+        role: 'assistant',
+        model: 'claude-haiku-4-5-20251001',
+        content: [{ type: 'text', text: 'Three callers: a.ts, b.ts, c.ts' }],
+        usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 },
+      },
     },
   ];
   const doc = parseDocument(Buffer.from(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`), { path: 'agent-a1.jsonl' });
@@ -284,7 +317,11 @@ test('--window 200 (no unit, too small for any model) is a usage error naming 20
 
 test('realdata: batch --ndjson rows carry the model, the context size and the whole life', { skip: realdataSkip }, () => {
   const result = runCli(['analyze', join(realdataDir, 'claude-code'), '--ndjson', '--jobs', '1']);
-  const rows = result.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.type === 'session' && !r.error);
+  const rows = result.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((r) => r.type === 'session' && !r.error);
   const session = rows.find((r) => String(r.file).includes('70d782f7'));
   assert.ok(session);
   assert.equal(session.model, 'claude-opus-4-5-20251101');
@@ -305,7 +342,10 @@ test('realdata: replay walks the whole file of a Claude Code session that compac
   // It starts before the first compaction (2026-01-28T23:05:14Z); the active chain after the last (03:20 next day).
   assert.ok((whole[0]?.turn.timestamp ?? '') < '2026-01-28T23:05:14Z', whole[0]?.turn.timestamp);
   assert.ok((active[0]?.turn.timestamp ?? '') > '2026-01-29T03:20:00Z', active[0]?.turn.timestamp);
-  assert.deepEqual(whole.slice(-(active.length - 1)).map((e) => e.turn.id), active.filter((e) => e.turn.type !== 'summary').map((e) => e.turn.id));
+  assert.deepEqual(
+    whole.slice(-(active.length - 1)).map((e) => e.turn.id),
+    active.filter((e) => e.turn.type !== 'summary').map((e) => e.turn.id),
+  );
 
   const json = runCli(['replay', real(CLAUDE_01), '--json']);
   assert.equal(json.exitCode, 0, json.stderr);
@@ -321,7 +361,10 @@ test('realdata: replay walks the whole file of a Claude Code session that compac
     lifetime: { peak: number; compactions: number; compactionSizes: number[]; overHardLimit: boolean; wholeFile: boolean };
   };
   assert.equal(report.turns, whole.length);
-  assert.ok(report.notes.some((n) => n.startsWith(`walked the whole file: ${whole.length} turns through the agent's 2 compactions`)), report.notes.join('\n'));
+  assert.ok(
+    report.notes.some((n) => n.startsWith(`walked the whole file: ${whole.length} turns through the agent's 2 compactions`)),
+    report.notes.join('\n'),
+  );
   // Its compact_boundary lines record 176.7k and 158.1k before each compaction, in a 200k window (hard 160k).
   assert.equal(report.limits.hard, 160_000);
   assert.deepEqual(report.lifetime, { peak: 176_700, compactions: 2, compactionSizes: report.lifetime.compactionSizes, overHardLimit: false, wholeFile: true });
@@ -337,12 +380,15 @@ test('realdata: replay walks the whole file of a Claude Code session that compac
   assert.match(human.stdout, /whole session: the agent compacted 2 times \(at 177k, 158k\); peak 176,700 tokens; replayed through them/);
 });
 
-test('realdata: --since/--until in batch analyze use a compacted session\'s whole time span', { skip: realdataSkip }, () => {
+test("realdata: --since/--until in batch analyze use a compacted session's whole time span", { skip: realdataSkip }, () => {
   // The file starts at 2026-01-27T23:13:36Z; its active chain (after the last compaction) at 2026-01-29T03:20Z.
   const span = readReal(CLAUDE_01).lifetime?.span;
   assert.deepEqual(span, { first: '2026-01-27T23:13:36.582Z', last: '2026-01-29T03:37:33.801Z' });
   const early = runCli(['analyze', real(CLAUDE_01), '--ndjson', '--no-cache', '--since', '2026-01-27T23:00Z', '--until', '2026-01-28T12:00Z']);
-  const rows = early.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; firstTimestamp?: string; total?: { outOfRange: number } });
+  const rows = early.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; firstTimestamp?: string; total?: { outOfRange: number } });
   const session = rows.find((r) => r.type === 'session');
   assert.ok(session, early.stdout);
   assert.equal(session.firstTimestamp, '2026-01-27T23:13:36.582Z');
@@ -361,10 +407,30 @@ function syntheticClaudeSession(n: number, overhead: number, scale: number): str
   let parent: string | null = null;
   for (let i = 0; i < 2 * n; i++) {
     const uuid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
-    const base = { parentUuid: parent, isSidechain: false, sessionId: 's1', cwd: '/p', version: '2.1.20', uuid, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() };
-    lines.push(i % 2 === 0
-      ? { ...base, type: 'user', message: { role: 'user', content: `Please look at this: ${text(200 + Math.floor(rand() * 600))}` } }
-      : { ...base, type: 'assistant', requestId: `req_${i}`, message: { id: `msg_${i}`, role: 'assistant', model: 'claude-opus-4-5-20251101', content: [{ type: 'text', text: text(100 + Math.floor(rand() * 300)) }] } });
+    const base = {
+      parentUuid: parent,
+      isSidechain: false,
+      sessionId: 's1',
+      cwd: '/p',
+      version: '2.1.20',
+      uuid,
+      timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+    };
+    lines.push(
+      i % 2 === 0
+        ? { ...base, type: 'user', message: { role: 'user', content: `Please look at this: ${text(200 + Math.floor(rand() * 600))}` } }
+        : {
+            ...base,
+            type: 'assistant',
+            requestId: `req_${i}`,
+            message: {
+              id: `msg_${i}`,
+              role: 'assistant',
+              model: 'claude-opus-4-5-20251101',
+              content: [{ type: 'text', text: text(100 + Math.floor(rand() * 300)) }],
+            },
+          },
+    );
     parent = uuid;
   }
   const jsonl = (): string => `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
@@ -375,7 +441,12 @@ function syntheticClaudeSession(n: number, overhead: number, scale: number): str
   transcript.entries.forEach((entry, k) => {
     const line = lines[entry.source.records[0] ?? -1] as { type: string; message: Record<string, unknown> } | undefined;
     if (line?.type === 'assistant') {
-      line.message['usage'] = { input_tokens: 3, cache_read_input_tokens: Math.round(overhead + scale * before) - 3, cache_creation_input_tokens: 0, output_tokens: 50 };
+      line.message['usage'] = {
+        input_tokens: 3,
+        cache_read_input_tokens: Math.round(overhead + scale * before) - 3,
+        cache_creation_input_tokens: 0,
+        output_tokens: 50,
+      };
     }
     before += perEntry[k] ?? 0;
   });
@@ -400,17 +471,45 @@ test('a Claude Code session freshly pruned is sized by the fit from before the p
   assert.equal(after.context.basis, 'calibrated', 'not the plain estimate');
   assert.ok(after.context.tokens <= target, `${after.context.tokens} ≤ ${target}`);
   // What the model sees: the overhead and the scale still apply to what is left.
-  assert.ok(Math.abs(after.context.tokens - (30_000 + 1.3 * after.context.estimate)) < 300, `${after.context.tokens} vs ${30_000 + 1.3 * after.context.estimate}`);
+  assert.ok(
+    Math.abs(after.context.tokens - (30_000 + 1.3 * after.context.estimate)) < 300,
+    `${after.context.tokens} vs ${30_000 + 1.3 * after.context.estimate}`,
+  );
   assert.equal(after.context.tokens, report.after.tokens, 'analyze says what prune planned');
   assert.match(runCli(['analyze', out]).stdout, /the calibration from before devs-ctx last pruned it: 1\.3\d* × the estimate/);
 
   // Once the agent resumes, its own calls win: a new call recording 70,000 is the size.
-  const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = readFileSync(out, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const last = lines[lines.length - 1] as { uuid: string; sessionId: string };
   const resumed = [
-    { parentUuid: last.uuid, isSidechain: false, sessionId: last.sessionId, type: 'user', uuid: '10000000-0000-4000-8000-000000000001', timestamp: '2099-01-01T00:00:00.000Z', message: { role: 'user', content: 'go on' } },
-    { parentUuid: '10000000-0000-4000-8000-000000000001', isSidechain: false, sessionId: last.sessionId, type: 'assistant', uuid: '10000000-0000-4000-8000-000000000002', timestamp: '2099-01-01T00:00:01.000Z', requestId: 'req_new',
-      message: { id: 'msg_new', role: 'assistant', model: 'claude-opus-4-5-20251101', content: [{ type: 'text', text: 'ok' }], usage: { input_tokens: 70_000, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 1 } } },
+    {
+      parentUuid: last.uuid,
+      isSidechain: false,
+      sessionId: last.sessionId,
+      type: 'user',
+      uuid: '10000000-0000-4000-8000-000000000001',
+      timestamp: '2099-01-01T00:00:00.000Z',
+      message: { role: 'user', content: 'go on' },
+    },
+    {
+      parentUuid: '10000000-0000-4000-8000-000000000001',
+      isSidechain: false,
+      sessionId: last.sessionId,
+      type: 'assistant',
+      uuid: '10000000-0000-4000-8000-000000000002',
+      timestamp: '2099-01-01T00:00:01.000Z',
+      requestId: 'req_new',
+      message: {
+        id: 'msg_new',
+        role: 'assistant',
+        model: 'claude-opus-4-5-20251101',
+        content: [{ type: 'text', text: 'ok' }],
+        usage: { input_tokens: 70_000, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 1 },
+      },
+    },
   ];
   writeFileSync(out, `${readFileSync(out, 'utf8')}${resumed.map((l) => JSON.stringify(l)).join('\n')}\n`);
   const later = JSON.parse(runCli(['analyze', out, '--json']).stdout);
@@ -422,21 +521,52 @@ test('a Claude Code session freshly pruned is sized by the fit from before the p
 function codexRollout(n: number, compactAt: number): string {
   const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
   const lines: Record<string, unknown>[] = [
-    { timestamp: at(0), type: 'session_meta', payload: { id: 'c1', timestamp: at(0), cwd: '/p', originator: 'codex_cli_rs', cli_version: '0.40.0', instructions: 'You are Codex.' } },
+    {
+      timestamp: at(0),
+      type: 'session_meta',
+      payload: { id: 'c1', timestamp: at(0), cwd: '/p', originator: 'codex_cli_rs', cli_version: '0.40.0', instructions: 'You are Codex.' },
+    },
     { timestamp: at(0), type: 'turn_context', payload: { cwd: '/p', model: 'gpt-5.3-codex' } },
   ];
   let context = 20_000;
   for (let i = 0; i < n; i++) {
     if (i === compactAt) {
-      lines.push({ timestamp: at(10 * i), type: 'compacted', payload: { message: '', replacement_history: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Summary of the work so far: parser fixed.' }] }] } });
+      lines.push({
+        timestamp: at(10 * i),
+        type: 'compacted',
+        payload: {
+          message: '',
+          replacement_history: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Summary of the work so far: parser fixed.' }] }],
+        },
+      });
       context = 8_000;
     }
-    lines.push({ timestamp: at(10 * i + 1), type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: `Step ${i}: fix the parser for case ${i}. ${'details '.repeat(300)}` }] } });
-    lines.push({ timestamp: at(10 * i + 2), type: 'response_item', payload: { type: 'function_call', name: 'shell', arguments: '{"command":["ls"]}', call_id: `call_${i}` } });
-    lines.push({ timestamp: at(10 * i + 3), type: 'response_item', payload: { type: 'function_call_output', call_id: `call_${i}`, output: `${'src/file.ts\n'.repeat(400)}` } });
+    lines.push({
+      timestamp: at(10 * i + 1),
+      type: 'response_item',
+      payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: `Step ${i}: fix the parser for case ${i}. ${'details '.repeat(300)}` }] },
+    });
+    lines.push({
+      timestamp: at(10 * i + 2),
+      type: 'response_item',
+      payload: { type: 'function_call', name: 'shell', arguments: '{"command":["ls"]}', call_id: `call_${i}` },
+    });
+    lines.push({
+      timestamp: at(10 * i + 3),
+      type: 'response_item',
+      payload: { type: 'function_call_output', call_id: `call_${i}`, output: `${'src/file.ts\n'.repeat(400)}` },
+    });
     context += 4_000;
-    lines.push({ timestamp: at(10 * i + 4), type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: context, output_tokens: 100 }, model_context_window: 272_000 } } });
-    lines.push({ timestamp: at(10 * i + 5), type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `Fixed case ${i}.` }] } });
+    lines.push({
+      timestamp: at(10 * i + 4),
+      type: 'event_msg',
+      payload: { type: 'token_count', info: { last_token_usage: { input_tokens: context, output_tokens: 100 }, model_context_window: 272_000 } },
+    });
+    lines.push({
+      timestamp: at(10 * i + 5),
+      type: 'response_item',
+      payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `Fixed case ${i}.` }] },
+    });
   }
   return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
 }
@@ -449,18 +579,35 @@ test('replay walks the whole file of a Codex session that compacted: the turns b
   const active = readTranscript(doc);
   const whole = codexWholeLife(doc);
   assert.ok(whole.length > active.entries.length + 20, `${whole.length} whole vs ${active.entries.length} active`);
-  assert.ok(whole.some((e) => e.turn.content.startsWith('Step 0:')), 'the first request, from before the compaction');
+  assert.ok(
+    whole.some((e) => e.turn.content.startsWith('Step 0:')),
+    'the first request, from before the compaction',
+  );
   assert.ok(!whole.some((e) => e.turn.content.startsWith('Summary of the work so far')), 'the compaction summary is left out');
-  assert.deepEqual(active.lifetime?.compactions.map((c) => c.preTokens), [20_000 + 8 * 4_000 + 100]);
+  assert.deepEqual(
+    active.lifetime?.compactions.map((c) => c.preTokens),
+    [20_000 + 8 * 4_000 + 100],
+  );
 
   const json = runCli(['replay', file, '--window', '60k', '--json']);
   assert.equal(json.exitCode, 0, json.stderr);
-  const report = JSON.parse(json.stdout) as { turns: number; notes: string[]; events: { kind: string }[]; lifetime: { compactions: number; compactionSizes: number[]; wholeFile: boolean; peak: number } };
+  const report = JSON.parse(json.stdout) as {
+    turns: number;
+    notes: string[];
+    events: { kind: string }[];
+    lifetime: { compactions: number; compactionSizes: number[]; wholeFile: boolean; peak: number };
+  };
   assert.equal(report.turns, whole.length);
   assert.equal(report.lifetime.wholeFile, true);
   assert.equal(report.lifetime.compactions, 1);
   assert.deepEqual(report.lifetime.compactionSizes, [52_100]);
   assert.ok(report.lifetime.peak >= 52_100);
-  assert.ok(report.notes.some((n) => n.startsWith(`walked the whole file: ${whole.length} turns through the agent's 1 compaction`)), report.notes.join('\n'));
-  assert.ok(report.events.some((e) => e.kind === 'prune'), 'the turns before the compaction are judged too');
+  assert.ok(
+    report.notes.some((n) => n.startsWith(`walked the whole file: ${whole.length} turns through the agent's 1 compaction`)),
+    report.notes.join('\n'),
+  );
+  assert.ok(
+    report.events.some((e) => e.kind === 'prune'),
+    'the turns before the compaction are judged too',
+  );
 });

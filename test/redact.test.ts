@@ -48,13 +48,20 @@ for (const { kind, text, secret } of SECRETS) {
     assert.match(out, /\[REDACTED:[a-z-]+\]/);
     assert.ok(redactionTotal(counts) >= 1);
     // The words around the secret survive.
-    const before = text.split('%s')[0]!.replace(/[=:"\s]+$/, '').split(/\s+/).pop() ?? '';
+    const before =
+      text
+        .split('%s')[0]!
+        .replace(/[=:"\s]+$/, '')
+        .split(/\s+/)
+        .pop() ?? '';
     if (before.length > 2) assert.ok(out.includes(before.slice(0, 3)), `context lost: ${out}`);
   });
 }
 
 test('redaction: a private key block is masked whole', () => {
-  const body = repeat('MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', 64 * 10).match(/.{64}/g)!.join('\n');
+  const body = repeat('MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', 64 * 10)
+    .match(/.{64}/g)!
+    .join('\n');
   const input = `here:\n-----BEGIN RSA PRIVATE KEY-----\n${body}\n-----END RSA PRIVATE KEY-----\ndone`;
   const { text, counts } = redactSecrets(input);
   assert.equal(text, 'here:\n[REDACTED:private-key]\ndone');
@@ -102,7 +109,14 @@ test('redaction: counts, types, calls and names that merely contain "token" are 
 // Not a speed target: a guard against patterns that backtrack quadratically (before the fix, the
 // first input took 94 s). Each 1 MB input takes well under a second now.
 test('redaction: long pathological lines finish (no catastrophic backtracking)', () => {
-  const inputs = [`${'a+'.repeat(300_000)}://x`, `${'eyJabcdefgh-'.repeat(85_000)}.eyJ`, 'ab-'.repeat(350_000), 'pkg.'.repeat(250_000), 'TOKEN='.repeat(170_000), `${'x'.repeat(1_000_000)}=`];
+  const inputs = [
+    `${'a+'.repeat(300_000)}://x`,
+    `${'eyJabcdefgh-'.repeat(85_000)}.eyJ`,
+    'ab-'.repeat(350_000),
+    'pkg.'.repeat(250_000),
+    'TOKEN='.repeat(170_000),
+    `${'x'.repeat(1_000_000)}=`,
+  ];
   // CPU time of this process, not the wall clock: another process keeping the cores busy does not count.
   const started = process.cpuUsage();
   for (const input of inputs) redactSecrets(input);

@@ -10,7 +10,11 @@ import { filesUnder, realdataFiles, realdataName, realdataSkip, repoRoot } from 
 
 const fixture = (path: string): string => join('fixtures', path);
 const bytesOf = (path: string): Buffer => readFileSync(join(repoRoot, path));
-const lines = (text: string | Buffer): string[] => text.toString().split('\n').filter((l) => l !== '');
+const lines = (text: string | Buffer): string[] =>
+  text
+    .toString()
+    .split('\n')
+    .filter((l) => l !== '');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
 /** Golden-stable: generated ids and temp folders replaced. */
@@ -56,7 +60,10 @@ describe('refresh --check', () => {
     assert.equal(due.stderr, '');
     const r = report(due);
     assert.equal(r.schemaVersion, 1);
-    assert.deepEqual({ outcome: r.outcome, due: r.due, node: r.node, turnsSinceRefresh: r.turnsSinceRefresh, threshold: r.threshold, output: r.output, injected: r.injected }, { outcome: 'due', due: true, node: 'implement', turnsSinceRefresh: 9, threshold: 5, output: null, injected: null });
+    assert.deepEqual(
+      { outcome: r.outcome, due: r.due, node: r.node, turnsSinceRefresh: r.turnsSinceRefresh, threshold: r.threshold, output: r.output, injected: r.injected },
+      { outcome: 'due', due: true, node: 'implement', turnsSinceRefresh: 9, threshold: 5, output: null, injected: null },
+    );
 
     const since = report(runCli(['refresh', fixture('devs/refresh-already-injected.jsonl'), '--check', '--json']));
     assert.deepEqual([since.outcome, since.turnsSinceRefresh, since.lastRefresh?.turnId], ['not-due', 2, 'r1']);
@@ -67,7 +74,9 @@ describe('refresh --check', () => {
 
   test('--check says not due (exit 0, outcome unavailable) when refresh could not write one: no TAS or PRD', () => {
     const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-refresh-nodocs-'));
-    const lines = Array.from({ length: 8 }, (_, i) => JSON.stringify({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content: `turn ${i}` }));
+    const lines = Array.from({ length: 8 }, (_, i) =>
+      JSON.stringify({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content: `turn ${i}` }),
+    );
     writeFileSync(join(dir, 's.jsonl'), `${lines.join('\n')}\n`);
     const check = runCli(['refresh', 's.jsonl', '--check', '--json'], { cwd: dir });
     assert.equal(check.exitCode, 0, check.stdout);
@@ -108,7 +117,10 @@ describe('refresh writes', () => {
     assert.equal(added.length, 1);
     const turn = JSON.parse(added[0]!) as Record<string, string>;
     assert.deepEqual([turn['role'], turn['type'], turn['node']], ['system', 'refresh', 'implement']);
-    assert.match(turn['content']!, /^\[CONTEXT REFRESH\]\n## TAS Summary\n# TAS\n[\s\S]*\[TAS-024\][\s\S]*\n\n## PRD Summary\n# PRD: Invoice export\n[\s\S]*REQ-103/);
+    assert.match(
+      turn['content']!,
+      /^\[CONTEXT REFRESH\]\n## TAS Summary\n# TAS\n[\s\S]*\[TAS-024\][\s\S]*\n\n## PRD Summary\n# PRD: Invoice export\n[\s\S]*REQ-103/,
+    );
     assertGolden('refresh-basic-session', normalised(result));
   });
 
@@ -173,10 +185,25 @@ describe('refresh writes', () => {
 
   test('--tas/--prd files and --refresh-tokens: long documents condensed to the budget, once (cached by content)', () => {
     const { dir, env } = workspace('condense');
-    const tas = ['# TAS', ...Array.from({ length: 200 }, (_, i) => `- [TAS-${100 + i}] Rule ${i}: every webhook attempt is recorded with its status and latency in milliseconds.`)].join('\n');
+    const tas = [
+      '# TAS',
+      ...Array.from({ length: 200 }, (_, i) => `- [TAS-${100 + i}] Rule ${i}: every webhook attempt is recorded with its status and latency in milliseconds.`),
+    ].join('\n');
     writeFileSync(join(dir, 'tas.md'), tas);
     writeFileSync(join(dir, 'prd.md'), '# PRD\n- REQ-1: deliver events.');
-    const args = ['refresh', fixture('devs/basic-session.jsonl'), '--tas', join(dir, 'tas.md'), '--prd', join(dir, 'prd.md'), '--refresh-tokens', '600', '-o', join(dir, 'out.jsonl'), '--json'];
+    const args = [
+      'refresh',
+      fixture('devs/basic-session.jsonl'),
+      '--tas',
+      join(dir, 'tas.md'),
+      '--prd',
+      join(dir, 'prd.md'),
+      '--refresh-tokens',
+      '600',
+      '-o',
+      join(dir, 'out.jsonl'),
+      '--json',
+    ];
     const first = runCli(args, { env });
     assert.equal(first.exitCode, 0, first.stderr);
     const r = report(first);
@@ -207,7 +234,10 @@ describe('refresh --in-place', () => {
     assert.ok(after.subarray(0, before.length).equals(before));
     assert.equal(lines(after.subarray(before.length)).length, 1);
     assert.equal(statSync(path).mode & 0o777, 0o640);
-    assert.deepEqual(readdirSync(dir).filter((n) => n !== 's.jsonl' && n !== 'cache'), []);
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n !== 's.jsonl' && n !== 'cache'),
+      [],
+    );
     const again = runCli(['refresh', path, '--in-place', '--json'], { env });
     assert.equal(report(again).outcome, 'just-refreshed');
     assert.ok(readFileSync(path).equals(after), 'the second run changes nothing');
@@ -299,7 +329,10 @@ describe('refresh in every format', () => {
       if (r.outcome !== 'refreshed') continue;
       const input = readFileSync(path);
       const output = readFileSync(out);
-      const rewritesDocument = r.format === 'gemini' ? lines(input).length === 1 || input.toString().trimStart().startsWith('{\n') : r.format === 'openai-chat' && !/messages-per-line|content-parts|swe-agent|tool-calls/.test(name);
+      const rewritesDocument =
+        r.format === 'gemini'
+          ? lines(input).length === 1 || input.toString().trimStart().startsWith('{\n')
+          : r.format === 'openai-chat' && !/messages-per-line|content-parts|swe-agent|tool-calls/.test(name);
       if (r.injected?.placement === 'envelope-rewritten') {
         assert.deepEqual(lines(output).slice(0, -1), lines(input).slice(0, -1), `${name}: the lines before the envelope are byte-identical`);
       } else if (!rewritesDocument) {

@@ -135,7 +135,14 @@ describe('seed 004: OrchestratorContextInjector', () => {
     const injector = new OrchestratorContextInjector(new ContextRefresher({ threshold: 2, summaryProvider: mockProvider() }));
     assert.equal(await injector.refreshTurnIfNeeded(1, { id: 'x1', node: 'n' }), undefined);
     const turn = await injector.refreshTurnIfNeeded(2, { id: 'x2', node: 'n', timestamp: '2026-01-01T00:00:00.000Z' });
-    assert.deepEqual(turn, { id: 'x2', role: 'system', type: 'refresh', content: formatRefresh('TAS: use SQLite; UTC times.', 'PRD: deliver every event once.'), timestamp: '2026-01-01T00:00:00.000Z', node: 'n' });
+    assert.deepEqual(turn, {
+      id: 'x2',
+      role: 'system',
+      type: 'refresh',
+      content: formatRefresh('TAS: use SQLite; UTC times.', 'PRD: deliver every event once.'),
+      timestamp: '2026-01-01T00:00:00.000Z',
+      node: 'n',
+    });
   });
 });
 
@@ -199,8 +206,18 @@ describe('planRefresh: is a refresh due in this transcript?', () => {
   });
 
   test('pendingToolCall finds a call the trailing tool turns do not answer', () => {
-    const entry = (turn: ConversationTurn, links?: TranscriptEntry['links']): TranscriptEntry => ({ turn, source: { records: [0] }, blobs: [], ...(links ? { links } : {}) });
-    const answered = [entry(t('u', { role: 'user' })), entry(t('c', { type: 'tool_call' }), { calls: ['a', 'b'] }), entry(t('ra', { role: 'tool', type: 'tool_result' }), { answers: ['a'] }), entry(t('rb', { role: 'tool', type: 'tool_result' }), { answers: ['b'] })];
+    const entry = (turn: ConversationTurn, links?: TranscriptEntry['links']): TranscriptEntry => ({
+      turn,
+      source: { records: [0] },
+      blobs: [],
+      ...(links ? { links } : {}),
+    });
+    const answered = [
+      entry(t('u', { role: 'user' })),
+      entry(t('c', { type: 'tool_call' }), { calls: ['a', 'b'] }),
+      entry(t('ra', { role: 'tool', type: 'tool_result' }), { answers: ['a'] }),
+      entry(t('rb', { role: 'tool', type: 'tool_result' }), { answers: ['b'] }),
+    ];
     assert.equal(pendingToolCall(answered), undefined);
     assert.equal(pendingToolCall(answered.slice(0, 3)), 'b');
     assert.equal(pendingToolCall([...answered, entry(t('m'))]), undefined);
@@ -209,9 +226,17 @@ describe('planRefresh: is a refresh due in this transcript?', () => {
 
 describe('SummaryProviders', () => {
   test('from the pinned tas and prd turns; one missing is said so; both missing is an error', async () => {
-    const turns = [t('sys', { type: 'system' }), t('prd', { type: 'prd', content: 'the PRD' }), t('tas', { type: 'tas', content: 'the TAS' }), t('tas2', { type: 'tas', content: 'TAS addendum' })];
+    const turns = [
+      t('sys', { type: 'system' }),
+      t('prd', { type: 'prd', content: 'the PRD' }),
+      t('tas', { type: 'tas', content: 'the TAS' }),
+      t('tas2', { type: 'tas', content: 'TAS addendum' }),
+    ];
     assert.deepEqual(await new PinnedTurnsSummaryProvider(turns).getSummary(), { tasSummary: 'the TAS\n\nTAS addendum', prdSummary: 'the PRD' });
-    assert.deepEqual(await new PinnedTurnsSummaryProvider(turns.slice(0, 2), 'x.jsonl').getSummary(), { tasSummary: '(no TAS in x.jsonl)', prdSummary: 'the PRD' });
+    assert.deepEqual(await new PinnedTurnsSummaryProvider(turns.slice(0, 2), 'x.jsonl').getSummary(), {
+      tasSummary: '(no TAS in x.jsonl)',
+      prdSummary: 'the PRD',
+    });
     await assert.rejects(new PinnedTurnsSummaryProvider([t('m')]).getSummary(), /no TAS or PRD/);
   });
 
@@ -229,7 +254,10 @@ describe('SummaryProviders', () => {
   const longTas = [
     '# TAS',
     '## Storage',
-    ...Array.from({ length: 60 }, (_, i) => `Prose paragraph ${i} explaining the storage trade-offs in far more words than an agent needs to be reminded of every few turns.`),
+    ...Array.from(
+      { length: 60 },
+      (_, i) => `Prose paragraph ${i} explaining the storage trade-offs in far more words than an agent needs to be reminded of every few turns.`,
+    ),
     '- [TAS-041] Idempotency key = event id + receiver id.',
     '```ts',
     ...Array.from({ length: 40 }, (_, i) => `const example${i} = compute(${i});`),
@@ -245,7 +273,14 @@ describe('SummaryProviders', () => {
     assert.equal(prdSummary, 'short PRD', 'a document within its share is verbatim');
     assert.ok(counter.count(formatRefresh(tasSummary, prdSummary)) <= 300, `${counter.count(formatRefresh(tasSummary, prdSummary))} tokens`);
     const lines = tasSummary.split('\n');
-    for (const kept of ['# TAS', '## Storage', '- [TAS-041] Idempotency key = event id + receiver id.', '## Time', '- [TAS-042] All times are UTC milliseconds.']) assert.ok(lines.includes(kept), kept);
+    for (const kept of [
+      '# TAS',
+      '## Storage',
+      '- [TAS-041] Idempotency key = event id + receiver id.',
+      '## Time',
+      '- [TAS-042] All times are UTC milliseconds.',
+    ])
+      assert.ok(lines.includes(kept), kept);
     assert.ok(lines.indexOf('## Storage') < lines.indexOf('## Time'), 'document order');
     assert.ok(!tasSummary.includes('const example'), 'code goes first');
     assert.match(tasSummary, /condensed by devs-ctx from \d+ tokens/);
@@ -253,26 +288,35 @@ describe('SummaryProviders', () => {
 
   test('a document that fits is never condensed', async () => {
     let runs = 0;
-    const condenser: Condenser = { name: 'count', condense: (text) => {
+    const condenser: Condenser = {
+      name: 'count',
+      condense: (text) => {
         runs++;
         return Promise.resolve(text.slice(0, 10));
       },
     };
-    const provider = new CondensingSummaryProvider(new StaticSummaryProvider({ tas: 'small TAS', prd: 'small PRD' }), { budgetTokens: 2000, counter, condenser });
+    const provider = new CondensingSummaryProvider(new StaticSummaryProvider({ tas: 'small TAS', prd: 'small PRD' }), {
+      budgetTokens: 2000,
+      counter,
+      condenser,
+    });
     assert.deepEqual(await provider.getSummary(), { tasSummary: 'small TAS', prdSummary: 'small PRD' });
     assert.equal(runs, 0);
   });
 
   test('cached by content hash: an unchanged TAS is not condensed again; a changed one is', async () => {
     let runs = 0;
-    const condenser: Condenser = { name: 'count', condense: (text) => {
+    const condenser: Condenser = {
+      name: 'count',
+      condense: (text) => {
         runs++;
         return Promise.resolve(`condensed ${text.length}`);
       },
     };
     const cache = new MemorySummaryCache();
     const documents = { tas: longTas, prd: 'PRD' };
-    const make = (tas: string): CondensingSummaryProvider => new CondensingSummaryProvider(new StaticSummaryProvider({ ...documents, tas }), { budgetTokens: 300, counter, condenser, cache });
+    const make = (tas: string): CondensingSummaryProvider =>
+      new CondensingSummaryProvider(new StaticSummaryProvider({ ...documents, tas }), { budgetTokens: 300, counter, condenser, cache });
     const first = await make(longTas).getSummary();
     const again = await make(longTas).getSummary();
     assert.deepEqual(again, first);
@@ -297,7 +341,10 @@ describe('SummaryProviders', () => {
   });
 
   test('any Summarizer condenses through summarizerCondenser, without its [Context Summary] marker', async () => {
-    const condenser = summarizerCondenser({ name: 'fake', summarize: (r) => Promise.resolve(`[Context Summary]\nshort ${r.turns[0]?.type} in ${r.budgetTokens}`) });
+    const condenser = summarizerCondenser({
+      name: 'fake',
+      summarize: (r) => Promise.resolve(`[Context Summary]\nshort ${r.turns[0]?.type} in ${r.budgetTokens}`),
+    });
     assert.equal(await condenser.condense(longTas, 120, 'TAS'), 'short tas in 120');
     assert.equal(condenser.name, 'summarizer:fake');
   });
@@ -309,7 +356,13 @@ test('a tool result or call starting with [CONTEXT REFRESH] is not a refresh and
   assert.equal(isRefreshTurn(t('c', { type: 'tool_call', content: echoed })), false);
   assert.equal(isRefreshTurn(t('u', { role: 'user', type: 'message', content: echoed })), true, 'what devs-ctx writes in a foreign format');
   assert.equal(isRefreshTurn(t('n', { role: 'system', type: 'refresh', content: 'anything' })), true);
-  const turns = [...pinned, ...[1, 2, 3, 4, 5].map((i) => t(`m${i}`, { node: 'impl' })), t('call', { type: 'tool_call', node: 'impl', content: 'cat old.jsonl' }), t('result', { role: 'tool', type: 'tool_result', node: 'impl', content: echoed }), t('m6', { node: 'impl' })];
+  const turns = [
+    ...pinned,
+    ...[1, 2, 3, 4, 5].map((i) => t(`m${i}`, { node: 'impl' })),
+    t('call', { type: 'tool_call', node: 'impl', content: 'cat old.jsonl' }),
+    t('result', { role: 'tool', type: 'tool_result', node: 'impl', content: echoed }),
+    t('m6', { node: 'impl' }),
+  ];
   const decision = planRefresh(turns);
   assert.equal(decision.due, true, decision.reason);
 });

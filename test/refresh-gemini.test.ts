@@ -21,7 +21,10 @@ function workspace(): { dir: string; file: string; tas: string; env: Record<stri
   const file = join(dir, 's.jsonl');
   copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), file);
   const tas = join(dir, 'tas.md');
-  const sections = Array.from({ length: 4 }, (_, i) => `## [TAS-00${i + 1}] Decision ${i + 1}\n${'Rationale and history of this decision, in detail. '.repeat(60)}`);
+  const sections = Array.from(
+    { length: 4 },
+    (_, i) => `## [TAS-00${i + 1}] Decision ${i + 1}\n${'Rationale and history of this decision, in detail. '.repeat(60)}`,
+  );
   writeFileSync(tas, `# TAS\nDeploy key: ${PLANTED}\n${sections.join('\n\n')}\n`);
   return { dir, file, tas, env: { GEMINI_API_KEY: KEY, DEVS_CTX_GEMINI_BASE_URL: server.url, DEVS_CTX_CACHE_DIR: join(dir, 'cache') } };
 }
@@ -55,7 +58,9 @@ describe('refresh --summarizer gemini', () => {
     assert.equal(failed.exitCode, 5, failed.stderr);
     assert.match(failed.stderr, /finishReason SAFETY/);
     assert.ok(readFileSync(w.file).equals(original));
-    const fallback = await runCliAsync(['refresh', w.file, '--in-place', '--tas', w.tas, '--refresh-tokens', '300', '--fallback', 'extractive'], { env: w.env });
+    const fallback = await runCliAsync(['refresh', w.file, '--in-place', '--tas', w.tas, '--refresh-tokens', '300', '--fallback', 'extractive'], {
+      env: w.env,
+    });
     assert.equal(fallback.exitCode, 0, fallback.stderr);
     assert.match(fallback.stderr, /used the offline outline instead/);
     assert.match(readFileSync(w.file, 'utf8'), /\[CONTEXT REFRESH\]/);
@@ -63,7 +68,10 @@ describe('refresh --summarizer gemini', () => {
 
   test('--summarizer extractive stays offline even with a key', async () => {
     const w = workspace();
-    const result = await runCliAsync(['refresh', w.file, '-o', join(w.dir, 'o.jsonl'), '--tas', w.tas, '--refresh-tokens', '300', '--summarizer', 'extractive'], { env: w.env });
+    const result = await runCliAsync(
+      ['refresh', w.file, '-o', join(w.dir, 'o.jsonl'), '--tas', w.tas, '--refresh-tokens', '300', '--summarizer', 'extractive'],
+      { env: w.env },
+    );
     assert.equal(result.exitCode, 0, result.stderr);
     assert.equal(server.requests.length, 0);
   });
@@ -87,6 +95,9 @@ describe('replay --summarizer gemini', () => {
     const summaries = report.events.filter((e) => (e.removedTurnCount ?? 0) > 0).length;
     assert.ok(summaries >= 2, `prunes with a summary: ${summaries}`);
     assert.equal(server.requests.filter((r) => r.action === 'generateContent').length, summaries);
-    assert.ok(report.notes.some((n) => /summaries by gemini:gemini-3\.5-flash.*Gemini requests/.test(n)), report.notes.join(' | '));
+    assert.ok(
+      report.notes.some((n) => /summaries by gemini:gemini-3\.5-flash.*Gemini requests/.test(n)),
+      report.notes.join(' | '),
+    );
   });
 });

@@ -32,7 +32,16 @@ test('seed 004 smoke script against the built package: ten onTurn calls, two ref
 test('the package root exports the refresh and loop API', async () => {
   const packageName = 'devs-ctx';
   const lib = (await import(packageName)) as Record<string, unknown>;
-  for (const name of ['ContextRefresher', 'OrchestratorContextInjector', 'OrchestratorLoop', 'planRefresh', 'PinnedTurnsSummaryProvider', 'FileSummaryProvider', 'CondensingSummaryProvider', 'OutlineCondenser']) {
+  for (const name of [
+    'ContextRefresher',
+    'OrchestratorContextInjector',
+    'OrchestratorLoop',
+    'planRefresh',
+    'PinnedTurnsSummaryProvider',
+    'FileSummaryProvider',
+    'CondensingSummaryProvider',
+    'OutlineCondenser',
+  ]) {
     assert.equal(typeof lib[name], 'function', name);
   }
 });

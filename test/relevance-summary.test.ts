@@ -59,7 +59,12 @@ describe('relevance', () => {
         return texts.map((): Embedding => [1, 0]);
       },
     };
-    const scores = await scoreRelevance('goal', Array.from({ length: 150 }, (_, i) => `text ${i}`), embedder, { batchSize: 64 });
+    const scores = await scoreRelevance(
+      'goal',
+      Array.from({ length: 150 }, (_, i) => `text ${i}`),
+      embedder,
+      { batchSize: 64 },
+    );
     assert.equal(scores.length, 150);
     assert.deepEqual(calls, [1, 64, 64, 22]);
     assert.equal(maxInFlight, 3, 'the three batches run concurrently');
@@ -87,7 +92,12 @@ describe('extractive summarizer', () => {
     t('u1', 'user', 'message', 'Please make the webhook retry idempotent.'),
     t('a1', 'assistant', 'message', "I'll use an idempotency key stored in `payment_events` instead of a lock.\nTODO: add a migration for the unique index."),
     t('c1', 'assistant', 'tool_call', 'shell {"command":["bash","-lc","npm test -- webhook"]}'),
-    t('r1', 'tool', 'tool_result', 'FAIL src/payments/webhook.test.ts\nError: duplicate key value violates unique constraint "payment_events_pkey"\n  at handleRetry (src/payments/webhook.ts:42:7)'),
+    t(
+      'r1',
+      'tool',
+      'tool_result',
+      'FAIL src/payments/webhook.test.ts\nError: duplicate key value violates unique constraint "payment_events_pkey"\n  at handleRetry (src/payments/webhook.ts:42:7)',
+    ),
     t('a2', 'assistant', 'message', 'The retry reused the event id; fixed by deriving the key from deliveryId in handleRetry.'),
     t('c2', 'assistant', 'tool_call', 'Bash {"command":"git diff --stat"}'),
     t('r2', 'tool', 'tool_result', ' src/payments/webhook.ts | 12 ++++++---'),
@@ -139,7 +149,12 @@ describe('extractive summarizer', () => {
 
   test('code that mentions Error is not an error; ANSI colours are not part of paths', () => {
     const facts = extractFacts([
-      t('r', 'tool', 'tool_result', '{"output":"  onError: (error: Error) => {\\n  throw new Error(\\"x\\");\\n\\u001b[31mError: connect ECONNREFUSED\\u001b[39m\\n at /app/\\u001b[2msrc/db.ts\\u001b[22m"}'),
+      t(
+        'r',
+        'tool',
+        'tool_result',
+        '{"output":"  onError: (error: Error) => {\\n  throw new Error(\\"x\\");\\n\\u001b[31mError: connect ECONNREFUSED\\u001b[39m\\n at /app/\\u001b[2msrc/db.ts\\u001b[22m"}',
+      ),
     ]);
     assert.equal(facts.errors.length, 1);
     assert.match(facts.errors[0] ?? '', /^Error: connect ECONNREFUSED/);

@@ -13,8 +13,14 @@ test('wrap keeps the leading indent, breaks at words, and indents what follows',
 test('the growth chart marks the limits when the window is near them, and labels both ends', () => {
   const growth = Array.from({ length: 40 }, (_, i) => (i + 1) * 20_000);
   const lines = growthChart({ growth, soft: 500_000, hard: 800_000, width: 80, height: 8 });
-  assert.ok(lines.some((l) => l.endsWith(' soft')), 'soft line');
-  assert.ok(lines.some((l) => l.endsWith(' hard')), 'hard line');
+  assert.ok(
+    lines.some((l) => l.endsWith(' soft')),
+    'soft line',
+  );
+  assert.ok(
+    lines.some((l) => l.endsWith(' hard')),
+    'hard line',
+  );
   assert.match(lines[lines.length - 1] ?? '', /turn 1 +turn 40$/);
   const small = growthChart({ growth: [10, 20], soft: 500_000, hard: 800_000, width: 80, height: 4 });
   assert.match(small.join('\n'), /far above/);

@@ -46,7 +46,10 @@ describe('devs-ctx replay', () => {
       assert.equal(p.tokensSaved, p.windowBefore - p.windowAfter);
       assert.equal(r.windowTokens[p.step - 1], p.windowAfter);
     }
-    assert.equal(r.tokensSaved, prunes.reduce((s, p) => s + (p.tokensSaved ?? 0), 0));
+    assert.equal(
+      r.tokensSaved,
+      prunes.reduce((s, p) => s + (p.tokensSaved ?? 0), 0),
+    );
     // No prune where none was due: between prunes every window is below the soft limit.
     for (const [i, w] of r.windowTokens.entries()) assert.ok(w < 6000, `step ${i + 1}: ${w}`);
     assert.equal(r.largestWindow.tokens, Math.max(...r.peakTokens));
@@ -105,9 +108,26 @@ describe('devs-ctx replay', () => {
   });
 
   test('agent steps keep a tool call with its results, and parallel calls together', () => {
-    const t = (id: string, type: ConversationTurn['type']): ConversationTurn => ({ id, role: type === 'tool_result' ? 'tool' : 'assistant', type, content: id });
-    const steps = agentSteps([t('m', 'message'), t('c1', 'tool_call'), t('c2', 'tool_call'), t('r1', 'tool_result'), t('r2', 'tool_result'), t('m2', 'message'), t('c3', 'tool_call'), t('r3', 'tool_result')]);
-    assert.deepEqual(steps.map((s) => s.map((x) => x.id)), [['m'], ['c1', 'c2', 'r1', 'r2'], ['m2'], ['c3', 'r3']]);
+    const t = (id: string, type: ConversationTurn['type']): ConversationTurn => ({
+      id,
+      role: type === 'tool_result' ? 'tool' : 'assistant',
+      type,
+      content: id,
+    });
+    const steps = agentSteps([
+      t('m', 'message'),
+      t('c1', 'tool_call'),
+      t('c2', 'tool_call'),
+      t('r1', 'tool_result'),
+      t('r2', 'tool_result'),
+      t('m2', 'message'),
+      t('c3', 'tool_call'),
+      t('r3', 'tool_result'),
+    ]);
+    assert.deepEqual(
+      steps.map((s) => s.map((x) => x.id)),
+      [['m'], ['c1', 'c2', 'r1', 'r2'], ['m2'], ['c3', 'r3']],
+    );
   });
 });
 

@@ -41,7 +41,13 @@ describe('devs-ctx mcp with an archive it cannot open', () => {
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     const { port } = server.address() as AddressInfo;
     const url = `postgres://agent:s3cretpw@127.0.0.1:${port}/team`;
-    const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp'], cwd: home, env: cliEnv({ HOME: home, DEVS_CTX_ARCHIVE_URL: url }), stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, 'mcp'],
+      cwd: home,
+      env: cliEnv({ HOME: home, DEVS_CTX_ARCHIVE_URL: url }),
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'devs-ctx-test', version: '1' });
     try {
       await client.connect(transport);
@@ -156,7 +162,15 @@ describe('gemini agent hooks with the archive on PostgreSQL', () => {
     const transcript = join(project, 'session.jsonl');
     copyFileSync(join(repoRoot, 'fixtures', 'gemini', 'tool-calls-paired.jsonl'), transcript);
     const env = { HOME: home, DEVS_CTX_ARCHIVE_URL: url };
-    const input = (event: string): string => JSON.stringify({ session_id: 'gemini-pg-1', transcript_path: transcript, cwd: project, hook_event_name: event, timestamp: '2026-05-07T10:00:00.000Z', ...(event === 'PreCompress' ? { trigger: 'auto' } : { prompt: 'go on' }) });
+    const input = (event: string): string =>
+      JSON.stringify({
+        session_id: 'gemini-pg-1',
+        transcript_path: transcript,
+        cwd: project,
+        hook_event_name: event,
+        timestamp: '2026-05-07T10:00:00.000Z',
+        ...(event === 'PreCompress' ? { trigger: 'auto' } : { prompt: 'go on' }),
+      });
     const pre = await runCliAsync(['agent-hook', 'pre-compact', '--agent', 'gemini'], { cwd: project, env, input: input('PreCompress') });
     assert.equal(pre.exitCode, 0, pre.stderr);
     assert.doesNotMatch(pre.stderr, /goes on/, 'archived, not failed');
@@ -169,7 +183,7 @@ describe('gemini agent hooks with the archive on PostgreSQL', () => {
 });
 
 describe('the offline summary never quotes injected lines, its Goal included', { skip: realdataSkip }, () => {
-  it('real Claude Code session 07 (last user line is /exit\'s <local-command-stdout>): no such line in the [Context Summary]', () => {
+  it("real Claude Code session 07 (last user line is /exit's <local-command-stdout>): no such line in the [Context Summary]", () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-goal-')));
     const input = join(realdataDir, 'claude-code', '07-alignment-hive-v2.0.76-raw-queue-ops', '6f2580aa-3095-45b7-8d4e-dd8cac7eeffe.jsonl');
     const out = join(dir, 'out.jsonl');
@@ -186,7 +200,11 @@ describe('the offline summary never quotes injected lines, its Goal included', {
 });
 
 describe('init --archive never stores (or prints) a PostgreSQL password', () => {
-  for (const url of ['postgres://agent:s3cretpw@db.internal/team', 'postgres://agent@db.internal/team?password=s3cretpw', 'postgresql://agent@db.internal/team?sslmode=require&sslpassword=s3cretpw']) {
+  for (const url of [
+    'postgres://agent:s3cretpw@db.internal/team',
+    'postgres://agent@db.internal/team?password=s3cretpw',
+    'postgresql://agent@db.internal/team?sslmode=require&sslpassword=s3cretpw',
+  ]) {
     it(url.replace('s3cretpw', '…'), () => {
       const dir = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-init-pw-')));
       const result = runCli(['init', '--yes', '--archive', url], { cwd: dir, env: { HOME: dir } });
@@ -208,7 +226,7 @@ describe('hook install --agent codex never makes config.toml invalid', () => {
     return { home, root, path: join(root, '.codex', 'config.toml') };
   }
 
-  it('a devs-ctx server declared as a key of [mcp_servers] is the user\'s: no second table (TOML forbids defining it twice)', () => {
+  it("a devs-ctx server declared as a key of [mcp_servers] is the user's: no second table (TOML forbids defining it twice)", () => {
     const toml = '# mine\n[mcp_servers]\ndevs-ctx = { command = "devs-ctx", args = ["mcp"] }\n';
     const { home, root, path } = codexProject(toml);
     const result = runCli(['hook', 'install', '--agent', 'codex'], { cwd: root, env: { HOME: home } });
@@ -235,7 +253,11 @@ describe('recall does not call a window archived before a compaction a prune', {
     const transcript = join(project, 'session.jsonl');
     copyFileSync(join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact', '70d782f7-b303-4e48-9512-6bec16c37abd.jsonl'), transcript);
     const env = { HOME: home, DEVS_CTX_ARCHIVE: join(home, 'archive.sqlite') };
-    const pre = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input: JSON.stringify({ session_id: 's', transcript_path: transcript, cwd: project, hook_event_name: 'PreCompact', trigger: 'auto' }) });
+    const pre = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], {
+      cwd: project,
+      env,
+      input: JSON.stringify({ session_id: 's', transcript_path: transcript, cwd: project, hook_event_name: 'PreCompact', trigger: 'auto' }),
+    });
     assert.match(pre.stderr, /archived \d+ turn/);
     const text = runCli(['recall', 'checkpoint', '--limit', '3'], { cwd: project, env });
     assert.equal(text.exitCode, 0, text.stderr);

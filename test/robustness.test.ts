@@ -28,7 +28,28 @@ test('random bytes never crash the tool', async () => {
 
 test('random JSON-ish text never crashes the tool', async () => {
   const rand = seeded(7);
-  const pieces = ['{', '}', '[', ']', '"', ':', ',', '\n', '"role"', '"type"', '"content"', '"id"', '"user"', '"message"', 'null', '1', '\\', '\u0000', 'é', '{"id":"a","role":"user","type":"message","content":"x"}'];
+  const pieces = [
+    '{',
+    '}',
+    '[',
+    ']',
+    '"',
+    ':',
+    ',',
+    '\n',
+    '"role"',
+    '"type"',
+    '"content"',
+    '"id"',
+    '"user"',
+    '"message"',
+    'null',
+    '1',
+    '\\',
+    '\u0000',
+    'é',
+    '{"id":"a","role":"user","type":"message","content":"x"}',
+  ];
   for (let i = 0; i < 80; i++) {
     let text = '';
     const n = Math.floor(rand() * 200);
@@ -49,14 +70,33 @@ test('deeply nested JSON, NUL bytes and invalid UTF-8 never crash the tool', asy
     ['nested objects in a turn', Buffer.from(`{"id":"a","role":"user","type":"message","content":"x","deep":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}\n`)],
     ['nested envelope action', Buffer.from(`{"thought":{"reasoning":"r"},"action":${'['.repeat(5000)}${']'.repeat(5000)}}\n`)],
     ['NUL in a line', Buffer.from('{"id":"a","role":"user","type":"message","content":"x"}\n{"id":"b",\u0000"role":"user"}\n')],
-    ['invalid UTF-8 in content', Buffer.concat([Buffer.from('{"id":"a","role":"user","type":"message","content":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}\n')])],
+    [
+      'invalid UTF-8 in content',
+      Buffer.concat([Buffer.from('{"id":"a","role":"user","type":"message","content":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}\n')]),
+    ],
     ['only blank lines', Buffer.from('\n\r\n   \n')],
     ['a JSON string per line', Buffer.from('"a"\n"b"\n')],
     ['unbalanced glued', Buffer.from('{"a":1}{"b":\n')],
-    ['claude tool_use input nested deep', Buffer.from(`{"type":"assistant","uuid":"a","parentUuid":null,"sessionId":"s","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"x","input":${deep(5000)}}]}}\n`)],
-    ['codex arguments nested deep', Buffer.from(`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"f","call_id":"c","arguments":${deep(5000)}}}\n`)],
-    ['gemini args nested deep', Buffer.from(`{"sessionId":"s","projectHash":"h","startTime":"t"}\n{"id":"g","timestamp":"t","type":"gemini","content":"x","toolCalls":[{"id":"c","name":"f","args":${deep(5000)}}]}\n`)],
-    ['openai tool_call arguments nested deep', Buffer.from(`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":${deep(5000)}}}]}\n`)],
+    [
+      'claude tool_use input nested deep',
+      Buffer.from(
+        `{"type":"assistant","uuid":"a","parentUuid":null,"sessionId":"s","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"x","input":${deep(5000)}}]}}\n`,
+      ),
+    ],
+    [
+      'codex arguments nested deep',
+      Buffer.from(`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"f","call_id":"c","arguments":${deep(5000)}}}\n`),
+    ],
+    [
+      'gemini args nested deep',
+      Buffer.from(
+        `{"sessionId":"s","projectHash":"h","startTime":"t"}\n{"id":"g","timestamp":"t","type":"gemini","content":"x","toolCalls":[{"id":"c","name":"f","args":${deep(5000)}}]}\n`,
+      ),
+    ],
+    [
+      'openai tool_call arguments nested deep',
+      Buffer.from(`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":${deep(5000)}}}]}\n`),
+    ],
   ];
   for (const [name, bytes] of cases) await assertClean(name, bytes);
 });

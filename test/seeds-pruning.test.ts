@@ -17,7 +17,6 @@ import { FixedSummarizer } from './helpers/summarizers.js';
 
 const counter = loadCounter('o200k_base');
 
-
 function turn(id: string, tokenCount: number, over: Partial<ConversationTurn> = {}): ConversationTurn {
   return { id, role: 'assistant', type: 'message', content: `turn ${id}`, tokenCount, ...over };
 }
@@ -89,7 +88,10 @@ describe('seed 000: ContextPruner in an orchestrator loop (tests A–F)', () => 
     assert.equal(result.pruned, true);
     assert.ok(result.window.totalTokenEstimate < 800_000);
     assert.equal(summarizer.requests[0]?.turns.length, 3, 'exactly the three candidates between the pinned prefix and the tail');
-    assert.ok(result.window.turns.some((t) => t.id === 't7'), 'the latest turn stays');
+    assert.ok(
+      result.window.turns.some((t) => t.id === 't7'),
+      'the latest turn stays',
+    );
   });
 
   test('D: pinned turns never reach the summarizer and stay at indices 0 and 1', async () => {
@@ -137,7 +139,13 @@ describe('seed 000: ContextPruner in an orchestrator loop (tests A–F)', () => 
 });
 
 describe('seed 002: drift guard (token-budget form)', () => {
-  const entry = (id: string, type: string, tokenCount: number, timestamp: number): ContextEntry => ({ id, type, content: `${type} ${id}`, tokenCount, timestamp });
+  const entry = (id: string, type: string, tokenCount: number, timestamp: number): ContextEntry => ({
+    id,
+    type,
+    content: `${type} ${id}`,
+    tokenCount,
+    timestamp,
+  });
   const pruner = new ContextPruner(new FixedSummarizer());
 
   test('TAS and requirements survive a budget overrun; only reasoning and tool results are pruned', () => {
@@ -159,17 +167,28 @@ describe('seed 002: drift guard (token-budget form)', () => {
   });
 
   test('the oldest reasoning turns go first', () => {
-    const entries = [entry('tas', 'tas', 10, 0), entry('req', 'requirements', 10, 0), ...Array.from({ length: 20 }, (_, i) => entry(`r${i}`, 'reasoning', 10, 100 - i))];
+    const entries = [
+      entry('tas', 'tas', 10, 0),
+      entry('req', 'requirements', 10, 0),
+      ...Array.from({ length: 20 }, (_, i) => entry(`r${i}`, 'reasoning', 10, 100 - i)),
+    ];
     const kept = pruner.prune(entries, 120);
     const keptReasoning = kept.filter((e) => e.type === 'reasoning').map((e) => e.timestamp);
     assert.equal(keptReasoning.length, 10);
-    assert.deepEqual(keptReasoning, Array.from({ length: 10 }, (_, i) => 91 + i), 'the ten newest, in timestamp order');
+    assert.deepEqual(
+      keptReasoning,
+      Array.from({ length: 10 }, (_, i) => 91 + i),
+      'the ten newest, in timestamp order',
+    );
   });
 
   test('at extreme pressure TAS and requirements are intact and everything else is gone', () => {
     const entries = [entry('tas', 'tas', 300, 1), entry('req', 'requirements', 200, 2), entry('x', 'reasoning', 10, 3), entry('y', 'tool_result', 10, 4)];
     const kept = pruner.prune(entries, 505);
-    assert.deepEqual(kept.map((e) => e.id), ['tas', 'req']);
+    assert.deepEqual(
+      kept.map((e) => e.id),
+      ['tas', 'req'],
+    );
   });
 
   test('with TieredMemoryManager: pruned reasoning goes to the SQLite medium-term store', (t) => {
@@ -209,7 +228,10 @@ describe('seed 003: sliding relevance window', () => {
   test('keeps the pinned plan/spec and the turns most similar to the goal', async () => {
     const window = new SlidingRelevanceWindow({ tokenBudget: 600_000, embedGoal, embedTurn }, goal);
     const kept = await window.prune(turns);
-    assert.deepEqual(kept.map((t) => t.id), ['t0', 't1', 't3', 't7', 't11', 't15']);
+    assert.deepEqual(
+      kept.map((t) => t.id),
+      ['t0', 't1', 't3', 't7', 't11', 't15'],
+    );
   });
 
   test('pinned turns stay whatever their score; ties go to the earlier turn; input unchanged', async () => {
@@ -217,7 +239,11 @@ describe('seed 003: sliding relevance window', () => {
     const window = new SlidingRelevanceWindow({ tokenBudget: 500_000, embedGoal, embedTurn: async () => [0, 1] }, goal);
     const kept = await window.prune(turns);
     assert.equal(JSON.stringify(turns), frozen);
-    assert.deepEqual(kept.map((t) => t.id), ['t0', 't1', 't2', 't3', 't4'], 'all tied: the oldest candidates win the room');
+    assert.deepEqual(
+      kept.map((t) => t.id),
+      ['t0', 't1', 't2', 't3', 't4'],
+      'all tied: the oldest candidates win the room',
+    );
   });
 
   test('a list under the budget comes back unchanged', async () => {
@@ -245,17 +271,17 @@ describe('seed 003: sliding relevance window', () => {
     assert.ok(long.reduce((s, t) => s + (t.tokenCount ?? 0), 0) > 800_000);
     const compressed = new ContextCompressor({ maxToolResultTokens: 2_000 }).compress(long);
     const embedder = new LocalEmbedder(compressed.map((t) => t.content));
-    const window = new SlidingRelevanceWindow(
-      { embedGoal: async (g) => embedder.embedOne(g), embedTurn: async (t) => embedder.embedOne(t.content) },
-      goal,
-    );
+    const window = new SlidingRelevanceWindow({ embedGoal: async (g) => embedder.embedOne(g), embedTurn: async (t) => embedder.embedOne(t.content) }, goal);
     assert.ok(compressed.reduce((s, t) => s + (t.tokenCount ?? 0), 0) > 800_000, 'masking alone is not enough here');
     const kept = await window.prune(compressed);
     assert.ok(kept.reduce((s, t) => s + (t.tokenCount ?? 0), 0) < 800_000);
     assert.ok(kept.some((t) => t.type === 'plan'));
     const onTopicMessages = compressed.filter((t) => t.content.includes('webhook'));
     assert.ok(onTopicMessages.length > 50);
-    assert.ok(onTopicMessages.every((t) => kept.includes(t)), 'every on-topic turn is kept');
+    assert.ok(
+      onTopicMessages.every((t) => kept.includes(t)),
+      'every on-topic turn is kept',
+    );
     assert.ok(kept.length < compressed.length);
   });
 });
@@ -263,7 +289,12 @@ describe('seed 003: sliding relevance window', () => {
 test('ContextPruner: a window whose pinned turns and latest turn reach the hard limit is an error (exit 6), not a quiet no-op', async () => {
   const { BudgetImpossibleError } = await import('../src/core/errors.js');
   const pruner = new ContextPruner(new FixedSummarizer(), { counter });
-  const turns = [turn('system', 700_000, { role: 'system', type: 'system' }), turn('prd', 50_000, { type: 'prd' }), ...Array.from({ length: 6 }, (_, i) => turn(`t${i}`, 10_000)), turn('last', 60_000)];
+  const turns = [
+    turn('system', 700_000, { role: 'system', type: 'system' }),
+    turn('prd', 50_000, { type: 'prd' }),
+    ...Array.from({ length: 6 }, (_, i) => turn(`t${i}`, 10_000)),
+    turn('last', 60_000),
+  ];
   await assert.rejects(pruner.prune(windowOf(turns), 'task'), (e: unknown) => e instanceof BudgetImpossibleError && e.exitCode === 6);
 });
 
@@ -276,7 +307,10 @@ test('ContextPruner: pruneToBudget (sync) and pruneWindow (async) are the two na
   ];
   const kept = pruner.pruneToBudget(entries, 100);
   assert.ok(Array.isArray(kept), 'an array, not a promise');
-  assert.deepEqual(kept.map((e) => e.id), ['tas', 'r3', 'r4']);
+  assert.deepEqual(
+    kept.map((e) => e.id),
+    ['tas', 'r3', 'r4'],
+  );
   assert.deepEqual(pruner.prune(entries, 100), kept);
 
   const turns = [...pinnedPair(20_000), ...Array.from({ length: 12 }, (_, i) => turn(`t${i}`, 45_000))]; // 580k: above the soft limit

@@ -98,7 +98,10 @@ describe('the offline summary reads the structure of real transcripts', () => {
     assert.equal(structure.failures.length, 1);
     assert.equal(structure.failures[0]?.errorLine, 'Error: expected 2, got 3');
     return new ExtractiveSummarizer(counter).summarize({ turns, activeTask: 'fix sum', budgetTokens: 1000 }).then((summary) => {
-      assert.match(summary, /## Errors and what fixed them\n- Bash: npm test — Error: expected 2, got 3 \(turn r1\) → fixed: `npm test -- --run` passed after changing src\/sum\.ts/);
+      assert.match(
+        summary,
+        /## Errors and what fixed them\n- Bash: npm test — Error: expected 2, got 3 \(turn r1\) → fixed: `npm test -- --run` passed after changing src\/sum\.ts/,
+      );
       assert.match(summary, /## Files touched\n- src\/sum\.ts — edited/);
       assert.match(summary, /## Commands run\n- `npm test` → exit 1: Error: expected 2, got 3\n- `npm test -- --run` → ok/);
     });
@@ -116,8 +119,12 @@ describe('the offline summary reads the structure of real transcripts', () => {
     assertNothingInjected(summary, 'files');
   });
 
-  test('outcomes in each agent\'s shape', () => {
-    assert.deepEqual(outcomeOf('<tool_use_error>File has not been read yet.</tool_use_error>'), { failed: true, label: 'error', errorLine: 'File has not been read yet.' });
+  test("outcomes in each agent's shape", () => {
+    assert.deepEqual(outcomeOf('<tool_use_error>File has not been read yet.</tool_use_error>'), {
+      failed: true,
+      label: 'error',
+      errorLine: 'File has not been read yet.',
+    });
     assert.equal(outcomeOf('{"output":"boom\\n","metadata":{"exit_code":2,"duration_seconds":0.1}}').label, 'exit 2');
     assert.equal(outcomeOf('Command: ls\nDirectory: (root)\nOutput: a\nError: (none)\nExit Code: 0').failed, false);
     assert.equal(outcomeOf('{"error":"Path must be absolute: ."}').errorLine, 'Path must be absolute: .');
@@ -128,7 +135,13 @@ describe('the offline summary reads the structure of real transcripts', () => {
   test('current state and next step, open TODOs and done: the last message and the latest todo list', () => {
     const turns: ConversationTurn[] = [
       { id: 'u', role: 'user', type: 'message', content: 'add retries' },
-      { id: 't', role: 'assistant', type: 'tool_call', content: 'TodoWrite {"todos":[{"content":"Add retry to fetchUser","status":"completed"},{"content":"Document RETRY_LIMIT","status":"in_progress"},{"content":"Release 2.1","status":"pending"}]}' },
+      {
+        id: 't',
+        role: 'assistant',
+        type: 'tool_call',
+        content:
+          'TodoWrite {"todos":[{"content":"Add retry to fetchUser","status":"completed"},{"content":"Document RETRY_LIMIT","status":"in_progress"},{"content":"Release 2.1","status":"pending"}]}',
+      },
       { id: 'tr', role: 'tool', type: 'tool_result', content: 'Todos have been modified successfully.' },
       { id: 'm', role: 'assistant', type: 'message', content: 'Retries are in.\nNext I will document RETRY_LIMIT in README.md.' },
     ];
@@ -147,12 +160,23 @@ describe('the offline summary reads the structure of real transcripts', () => {
       const removed = turns.slice(2);
       if (removed.length === 0) return;
       const tokens = removed.reduce((sum, t) => sum + counter.count(t.content), 0);
-      const summary = await new ExtractiveSummarizer(counter).summarize({ turns: removed, activeTask: '', budgetTokens: Math.max(summaryBudgetFor(tokens, summaryRule()), 400) });
+      const summary = await new ExtractiveSummarizer(counter).summarize({
+        turns: removed,
+        activeTask: '',
+        budgetTokens: Math.max(summaryBudgetFor(tokens, summaryRule()), 400),
+      });
       assertNothingInjected(summary, realdataName(path));
       const headings = [...summary.matchAll(/^## (.+)$/gm)].map((m) => m[1] ?? '');
       const order = headings.map((h) => SUMMARY_SECTIONS.indexOf(h as (typeof SUMMARY_SECTIONS)[number]));
-      assert.ok(order.every((i) => i >= 0), `only the known sections: ${headings.join(', ')}`);
-      assert.deepEqual([...order].sort((a, b) => a - b), order, 'in the shared order');
+      assert.ok(
+        order.every((i) => i >= 0),
+        `only the known sections: ${headings.join(', ')}`,
+      );
+      assert.deepEqual(
+        [...order].sort((a, b) => a - b),
+        order,
+        'in the shared order',
+      );
     });
   }
 });
@@ -174,13 +198,18 @@ describe('the summary budget follows what a prune removes', () => {
       const [file] = realdataFiles('codex/01-agentcmd-v0.40.0-vscode');
       assert.ok(file);
       const run = async (extra: string[]) => {
-        const result = await runInProcess(['prune', file, '--force', '--target', '1', '--no-archive', '--no-cache', '--dry-run', '--json', ...extra], { cwd: dir });
+        const result = await runInProcess(['prune', file, '--force', '--target', '1', '--no-archive', '--no-cache', '--dry-run', '--json', ...extra], {
+          cwd: dir,
+        });
         assert.equal(result.exitCode, 0, result.stderr);
         return JSON.parse(result.stdout) as { dropped: { tokens: number }; summary: { tokens: number; text: string } };
       };
       const standard = await run([]);
       assert.ok(standard.summary.tokens > 1000, `more than the floor: ${standard.summary.tokens}`);
-      assert.ok(standard.summary.tokens <= summaryBudgetFor(standard.dropped.tokens, summaryRule()), `${standard.summary.tokens} within 2 % of ${standard.dropped.tokens}`);
+      assert.ok(
+        standard.summary.tokens <= summaryBudgetFor(standard.dropped.tokens, summaryRule()),
+        `${standard.summary.tokens} within 2 % of ${standard.dropped.tokens}`,
+      );
       assertNothingInjected(standard.summary.text, 'prune');
       const wider = await run(['--summary-share', '5%']);
       assert.ok(wider.summary.tokens > standard.summary.tokens && wider.summary.tokens <= summaryBudgetFor(wider.dropped.tokens, summaryRule(0.05)));

@@ -49,7 +49,11 @@ test('the prune threshold comes from DEVS_PRUNE_THRESHOLD at construction, else 
   assert.equal(manager.tokenBudget, 900, 'default budget: 75% of the threshold');
   assert.equal(new TieredMemoryManager({ pruner: oldestFirstPruner, refresher, env: {} }).pruneThreshold, DEFAULT_PRUNE_THRESHOLD);
   assert.equal(DEFAULT_PRUNE_THRESHOLD, 800_000);
-  assert.equal(new TieredMemoryManager({ pruner: oldestFirstPruner, refresher, env, pruneThreshold: 50, tokenBudget: 50 }).pruneThreshold, 50, 'an explicit option wins');
+  assert.equal(
+    new TieredMemoryManager({ pruner: oldestFirstPruner, refresher, env, pruneThreshold: 50, tokenBudget: 50 }).pruneThreshold,
+    50,
+    'an explicit option wins',
+  );
   assert.equal(pruneThresholdFromEnv({ DEVS_PRUNE_THRESHOLD: '800_000' }), 800_000);
   for (const bad of ['0', '-3', '1.5', 'lots']) assert.throws(() => pruneThresholdFromEnv({ DEVS_PRUNE_THRESHOLD: bad }), UsageError, bad);
   assert.throws(() => new TieredMemoryManager({ pruner: oldestFirstPruner, refresher, pruneThreshold: 10, tokenBudget: 11 }), UsageError);
@@ -82,9 +86,15 @@ test('[3_MCP-RISK-303] over the threshold: TAS and requirements stay, the oldest
   const shortTerm = manager.shortTerm();
   assert.ok(flushed.length > 0, 'a prune ran');
   assert.ok(shortTerm.some((e) => e.id === 'tas') && shortTerm.some((e) => e.id === 'req'), 'pinned entries kept');
-  assert.ok(flushed.every((e) => !DRIFT_GUARD_PINNED_TYPES.has(e.type)), 'only unpinned entries flushed');
+  assert.ok(
+    flushed.every((e) => !DRIFT_GUARD_PINNED_TYPES.has(e.type)),
+    'only unpinned entries flushed',
+  );
   const newestFlushed = Math.max(...flushed.map((e) => e.timestamp));
-  assert.ok(shortTerm.filter((e) => e.type !== 'tas' && e.type !== 'requirements').every((e) => e.timestamp > newestFlushed), 'oldest went first');
+  assert.ok(
+    shortTerm.filter((e) => e.type !== 'tas' && e.type !== 'requirements').every((e) => e.timestamp > newestFlushed),
+    'oldest went first',
+  );
 
   // Nothing is lost: every entry is either still in context or in the medium-term store, once.
   const stored = refresher.recall(flushed.map((e) => e.id));
@@ -94,10 +104,16 @@ test('[3_MCP-RISK-303] over the threshold: TAS and requirements stay, the oldest
   assert.equal(sum(shortTerm) + sum(stored), sum(all));
 
   // Found again by what they say, and still there after reopening the archive file.
-  assert.deepEqual(refresher.recall('step0').map((e) => e.id), ['turn-0']);
+  assert.deepEqual(
+    refresher.recall('step0').map((e) => e.id),
+    ['turn-0'],
+  );
   const reopened = ArchiveStore.open(path);
   t.after(() => reopened.close());
-  assert.deepEqual(new MemoryRefresher(reopened, { scope: 'session-1' }).recall(['turn-1', 'missing', 'turn-0']).map((e) => e.id), ['turn-1', 'turn-0']);
+  assert.deepEqual(
+    new MemoryRefresher(reopened, { scope: 'session-1' }).recall(['turn-1', 'missing', 'turn-0']).map((e) => e.id),
+    ['turn-1', 'turn-0'],
+  );
   assert.deepEqual(new MemoryRefresher(reopened, { scope: 'other' }).recall('step0'), [], 'scopes are separate');
 });
 
@@ -108,8 +124,14 @@ test('pinned entries over the budget are all kept; everything else is flushed', 
   manager.addEntry(entry('r1', 'reasoning', 50, 1));
   manager.addEntry(entry('tas', 'tas', 150, 2));
   manager.addEntry(entry('spec', 'spec', 120, 3));
-  assert.deepEqual(manager.shortTerm().map((e) => e.id), ['tas', 'spec']);
-  assert.deepEqual(refresher.recall(['r1']).map((e) => e.id), ['r1']);
+  assert.deepEqual(
+    manager.shortTerm().map((e) => e.id),
+    ['tas', 'spec'],
+  );
+  assert.deepEqual(
+    refresher.recall(['r1']).map((e) => e.id),
+    ['r1'],
+  );
 });
 
 test('when the flush fails the short-term buffer is left whole', () => {
@@ -125,7 +147,10 @@ test('when the flush fails the short-term buffer is left whole', () => {
   });
   for (let i = 0; i < 3; i++) manager.addEntry(entry(`r${i}`, 'reasoning', 30, i));
   assert.throws(() => manager.addEntry(entry('r3', 'reasoning', 30, 3)), /disk full/);
-  assert.deepEqual(manager.shortTerm().map((e) => e.id), ['r0', 'r1', 'r2', 'r3']);
+  assert.deepEqual(
+    manager.shortTerm().map((e) => e.id),
+    ['r0', 'r1', 'r2', 'r3'],
+  );
 });
 
 test('a pruner that returns entries it was not given is refused', () => {

@@ -30,13 +30,13 @@ const FIXED_CASES: readonly string[] = [
   'a',
   ' ',
   'Hello, world!',
-  'The quick brown fox jumps over the lazy dog. It\'s 3:45pm; we\'ve got 12,345 reasons.',
+  "The quick brown fox jumps over the lazy dog. It's 3:45pm; we've got 12,345 reasons.",
   "I'LL DO IT, he'd said. Don't, won't, can't — SHOULDN'T.",
   'export async function loadCounter(name: EncodingName): Promise<BpeCounter> {\n  return cache.get(name) ?? (await build(name));\n}\n',
   '    if (x === undefined) {\n\t\treturn null;\r\n    }\r\n',
   '{"type":"tool_result","content":[{"type":"text","text":"ok"}],"is_error":false,"id":"toolu_01A2b3C4"}',
   'Traceback (most recent call last):\n  File "/usr/lib/python3.11/site-packages/foo/bar.py", line 42, in <module>\n    raise ValueError("bad value: %r" % (x,))\nValueError: bad value: None\n',
-  'Error: ENOENT: no such file or directory, open \'/tmp/x.json\'\n    at Object.openSync (node:fs:596:3)\n    at readFileSync (node:fs:464:35)',
+  "Error: ENOENT: no such file or directory, open '/tmp/x.json'\n    at Object.openSync (node:fs:596:3)\n    at readFileSync (node:fs:464:35)",
   '中文测试：你好，世界！日本語のテキストと한국어 텍스트。',
   'Emoji 😀👍🏽👨‍👩‍👧‍👦 flags 🇫🇷🇯🇵 and ❤️',
   'العربية: مرحبا بالعالم. עברית: שלום עולם.',
@@ -58,10 +58,63 @@ const FIXED_CASES: readonly string[] = [
 ];
 
 const ALPHABET: readonly string[] = [
-  'a', 'e', 'Z', 'Q', 'x', ' ', ' ', '  ', '\n', '\t', '\r\n', '\r', '=', '-', '.', ',', "'", '"', '/',
-  '(', '{', '<', '#', '_', '0', '7', '42', '中', '文', 'の', '한', '😀', '👍🏽', 'é', 'e\u0301', '\u0301',
-  'ا', 'ש', '─', '│', '\ud800', '\udfff', '<|endoftext|>', "'s", "'LL", 'the', ' the', 'ing', '\u00a0',
-  '\u3000', '\u0000', '+', '*', '$', '\\', '…', '™',
+  'a',
+  'e',
+  'Z',
+  'Q',
+  'x',
+  ' ',
+  ' ',
+  '  ',
+  '\n',
+  '\t',
+  '\r\n',
+  '\r',
+  '=',
+  '-',
+  '.',
+  ',',
+  "'",
+  '"',
+  '/',
+  '(',
+  '{',
+  '<',
+  '#',
+  '_',
+  '0',
+  '7',
+  '42',
+  '中',
+  '文',
+  'の',
+  '한',
+  '😀',
+  '👍🏽',
+  'é',
+  'e\u0301',
+  '\u0301',
+  'ا',
+  'ש',
+  '─',
+  '│',
+  '\ud800',
+  '\udfff',
+  '<|endoftext|>',
+  "'s",
+  "'LL",
+  'the',
+  ' the',
+  'ing',
+  '\u00a0',
+  '\u3000',
+  '\u0000',
+  '+',
+  '*',
+  '$',
+  '\\',
+  '…',
+  '™',
 ];
 
 function randomText(next: () => number): string {
@@ -74,11 +127,7 @@ function randomText(next: () => number): string {
     // length the quadratic oracle still does in a fraction of a second).
     const longBytes = 200 + Math.floor(next() * 1800);
     const repeat =
-      roll < 0.8
-        ? 1 + Math.floor(next() * 4)
-        : roll < 0.995
-          ? 5 + Math.floor(next() * 60)
-          : Math.ceil(longBytes / Buffer.byteLength(unit, 'utf8'));
+      roll < 0.8 ? 1 + Math.floor(next() * 4) : roll < 0.995 ? 5 + Math.floor(next() * 60) : Math.ceil(longBytes / Buffer.byteLength(unit, 'utf8'));
     parts.push(unit.repeat(repeat));
   }
   return parts.join('');

@@ -1,6 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -92,7 +105,11 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
     const init = runCli(['init', '--yes', '--force', '--config', dev], { cwd: dir, env });
     assert.equal(init.exitCode, 0, init.stderr);
     assert.ok(lstatSync(dev).isCharacterDevice(), 'init --config left the device a device');
-    assert.deepEqual(readdirSync(dir).filter((n) => n.includes('.tmp')), [], 'no temporary file left');
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.includes('.tmp')),
+      [],
+      'no temporary file left',
+    );
   });
 
   test('a FIFO is written through (its reader gets the transcript) and stays a FIFO', async () => {
@@ -117,16 +134,22 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
     assert.match(read2.stdout, /\[Context Summary\]/);
   });
 
-  test('a link to a pipe that has no path of its own (/dev/stdout → /proc/self/fd/1 → pipe:[…]) is written through', { skip: process.platform !== 'linux' && '/proc is Linux' }, () => {
+  test('a link to a pipe that has no path of its own (/dev/stdout → /proc/self/fd/1 → pipe:[…]) is written through', {
+    skip: process.platform !== 'linux' && '/proc is Linux',
+  }, () => {
     const { dir, env } = workspace('stdoutlink');
     copyIn(dir);
     symlinkSync('/proc/self/fd/1', join(dir, 'my-stdout'));
     // A shell pipeline, so stdout is a pipe (spawnSync's own stdout is a socket).
-    const result = spawnSync('sh', ['-c', '"$@" | cat', 'sh', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '-o', 'my-stdout', ...WINDOW], {
-      cwd: dir,
-      env: cliEnv(env),
-      encoding: 'utf8',
-    });
+    const result = spawnSync(
+      'sh',
+      ['-c', '"$@" | cat', 'sh', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '-o', 'my-stdout', ...WINDOW],
+      {
+        cwd: dir,
+        env: cliEnv(env),
+        encoding: 'utf8',
+      },
+    );
     assert.equal(result.stderr, '');
     assert.match(result.stdout, /\[Context Summary\]/);
     assert.ok(lstatSync(join(dir, 'my-stdout')).isSymbolicLink());
@@ -152,7 +175,11 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
   test("-o '' is a usage error (exit 2) for prune, refresh and restore, and writes nothing to stdout", () => {
     const { dir, env } = workspace('oempty');
     copyIn(dir);
-    for (const args of [['prune', 's.jsonl', '-o', '', ...WINDOW], ['refresh', 's.jsonl', '-o', ''], ['restore', 's.jsonl', '-o', '']]) {
+    for (const args of [
+      ['prune', 's.jsonl', '-o', '', ...WINDOW],
+      ['refresh', 's.jsonl', '-o', ''],
+      ['restore', 's.jsonl', '-o', ''],
+    ]) {
       const result = runCli(args, { cwd: dir, env });
       assert.equal(result.exitCode, ExitCode.usage, `${args[0]}: ${result.stderr}`);
       assert.match(result.stderr, /-o needs a file name/);
@@ -169,7 +196,10 @@ describe('-o naming the input by another name is --in-place (item 4)', () => {
     const original = readFileSync(path);
     // A live devs-ctx (this test process) holds the lock.
     writeFileSync(`${path}.devs-ctx.lock`, `${process.pid}\n`);
-    for (const args of [['prune', 's.jsonl', '-o', 'alias/s.jsonl', ...WINDOW], ['refresh', 's.jsonl', '-o', 'alias/s.jsonl', '--force']]) {
+    for (const args of [
+      ['prune', 's.jsonl', '-o', 'alias/s.jsonl', ...WINDOW],
+      ['refresh', 's.jsonl', '-o', 'alias/s.jsonl', '--force'],
+    ]) {
       const locked = runCli(args, { cwd: dir, env });
       assert.equal(locked.exitCode, ExitCode.locked, `${args[0]}: ${locked.stderr}`);
       assert.match(locked.stderr, /locked by another devs-ctx/);
@@ -195,7 +225,9 @@ describe('-o naming the input by another name is --in-place (item 4)', () => {
   });
 });
 
-describe('--in-place with an agent holding the file open for writing (item 5)', { skip: process.platform !== 'linux' && 'open writers are found through /proc (Linux)' }, () => {
+describe('--in-place with an agent holding the file open for writing (item 5)', {
+  skip: process.platform !== 'linux' && 'open writers are found through /proc (Linux)',
+}, () => {
   test('prune, refresh and restore refuse with exit 7 naming the PID, write nothing, archive nothing and leave no lock', async () => {
     const { dir, archive, env } = workspace('writer');
     const path = copyIn(dir);
@@ -205,7 +237,10 @@ describe('--in-place with an agent holding the file open for writing (item 5)', 
     const agent = await holdOpen(path);
     const agent2 = await holdOpen(pruned);
     try {
-      assert.deepEqual(openWriters(path).map((w) => w.pid), [agent.child.pid]);
+      assert.deepEqual(
+        openWriters(path).map((w) => w.pid),
+        [agent.child.pid],
+      );
       const original = readFileSync(path);
       const prunedBytes = readFileSync(pruned);
       for (const [args, file, before] of [
@@ -248,7 +283,11 @@ describe('--in-place keeps owner, group and mode (item 6)', () => {
   test('mode 0666 survives whatever the umask, for prune, refresh and restore', () => {
     const { dir, env } = workspace('mode');
     const path = copyIn(dir);
-    for (const args of [['prune', 's.jsonl', '--in-place', ...WINDOW], ['refresh', 's.jsonl', '--in-place', '--force'], ['restore', 's.jsonl', '--in-place']]) {
+    for (const args of [
+      ['prune', 's.jsonl', '--in-place', ...WINDOW],
+      ['refresh', 's.jsonl', '--in-place', '--force'],
+      ['restore', 's.jsonl', '--in-place'],
+    ]) {
       chmodSync(path, 0o666);
       const result = runCli(args, { cwd: dir, env });
       assert.equal(result.exitCode, 0, `${args[0]}: ${result.stderr}`);
@@ -259,7 +298,11 @@ describe('--in-place keeps owner, group and mode (item 6)', () => {
   test('a file owned by another user keeps its owner and group (as root)', { skip: !isRoot && 'only root can give a file to another user' }, () => {
     const { dir, env } = workspace('owner');
     const path = copyIn(dir);
-    for (const args of [['prune', 's.jsonl', '--in-place', ...WINDOW], ['refresh', 's.jsonl', '--in-place', '--force'], ['restore', 's.jsonl', '--in-place']]) {
+    for (const args of [
+      ['prune', 's.jsonl', '--in-place', ...WINDOW],
+      ['refresh', 's.jsonl', '--in-place', '--force'],
+      ['restore', 's.jsonl', '--in-place'],
+    ]) {
       chownSync(path, 65534, 65534);
       chmodSync(path, 0o640);
       const result = runCli(args, { cwd: dir, env });
@@ -317,7 +360,11 @@ describe('signals mid-prune (item 8)', () => {
   }
 
   test('before the commit point: exit 130, nothing written, no lock, nothing archived', async () => {
-    for (const [phase, signal] of [['pipeline', 'SIGTERM'], ['archived', 'SIGINT'], ['archived', 'SIGTERM']] as const) {
+    for (const [phase, signal] of [
+      ['pipeline', 'SIGTERM'],
+      ['archived', 'SIGINT'],
+      ['archived', 'SIGTERM'],
+    ] as const) {
       const { dir, archive, env } = workspace('sig');
       const path = copyIn(dir);
       const original = readFileSync(path);
@@ -369,7 +416,15 @@ describe('signals mid-prune (item 8)', () => {
         entries,
         tokens,
         counter,
-        policy: { ...DEFAULT_PRUNER_CONFIG, softLimitTokens: 2000, hardLimitTokens: 3000, targetTokens: 1000, strategy: 'relevance', force: false, summaryReserveTokens: 300 },
+        policy: {
+          ...DEFAULT_PRUNER_CONFIG,
+          softLimitTokens: 2000,
+          hardLimitTokens: 3000,
+          targetTokens: 1000,
+          strategy: 'relevance',
+          force: false,
+          summaryReserveTokens: 300,
+        },
         embedder,
         summarizer,
         eventId: 'e',

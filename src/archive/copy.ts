@@ -15,7 +15,12 @@ export interface CopyResult {
 /** The destination holds an event with the source's id but other content, or lacks what was copied (exit 3). */
 class ArchiveCopyMismatchError extends DevsCtxError {
   constructor(message: string) {
-    super(message, ExitCode.input, 'archive_copy_mismatch', 'nothing in either archive was changed or deleted; compare the two events with devs-ctx recall --event ID --archive …');
+    super(
+      message,
+      ExitCode.input,
+      'archive_copy_mismatch',
+      'nothing in either archive was changed or deleted; compare the two events with devs-ctx recall --event ID --archive …',
+    );
   }
 }
 

@@ -33,7 +33,12 @@ export class ArchiveSchemaError extends DevsCtxError {
 export class ArchiveWriteError extends DevsCtxError {
   constructor(path: string, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    super(`could not archive the prune in ${path} (nothing was archived, the transcript was not written): ${reason}`, ExitCode.input, 'archive_write', NO_ARCHIVE_HINT);
+    super(
+      `could not archive the prune in ${path} (nothing was archived, the transcript was not written): ${reason}`,
+      ExitCode.input,
+      'archive_write',
+      NO_ARCHIVE_HINT,
+    );
     this.cause = cause;
   }
 }
@@ -41,7 +46,12 @@ export class ArchiveWriteError extends DevsCtxError {
 /** No prune event with this id (exit 2: a bad value on the command line). */
 export class UnknownPruneEventError extends DevsCtxError {
   constructor(eventId: string) {
-    super(`no prune event ${eventId} in the archive`, ExitCode.usage, 'archive_event_not_found', 'check the event id; without one, restore picks the latest prune whose output the file still starts with');
+    super(
+      `no prune event ${eventId} in the archive`,
+      ExitCode.usage,
+      'archive_event_not_found',
+      'check the event id; without one, restore picks the latest prune whose output the file still starts with',
+    );
   }
 }
 

@@ -33,7 +33,10 @@ function termPattern(query: string): RegExp | undefined {
   const alternatives: string[] = [];
   for (const word of query.normalize('NFC').split(/\s+/u)) {
     const prefix = /[^*]\*+$/u.test(word);
-    const tokens = word.replace(/\*+$/u, '').split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
+    const tokens = word
+      .replace(/\*+$/u, '')
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((t) => t !== '');
     if (tokens.length === 0) continue;
     const body = tokens.map(escapeRegExp).join('[^\\p{L}\\p{N}]+');
     alternatives.push(`${body}${prefix ? `[\\p{L}\\p{N}]{0,${PREFIX_TAIL}}` : '(?![\\p{L}\\p{N}])'}`);

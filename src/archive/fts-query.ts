@@ -36,7 +36,10 @@ export function ftsQueries(query: string): { readonly allTerms: string; readonly
  */
 /** A word as the PostgreSQL index holds it: lower-case, accents (combining marks) taken off. */
 function fold(word: string): string {
-  return word.normalize('NFD').replace(/[\u0300-\u036f]+/gu, '').toLowerCase();
+  return word
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]+/gu, '')
+    .toLowerCase();
 }
 
 /** The letter-and-digit words of a term, folded (see fold). */
@@ -79,7 +82,10 @@ export function snippetOf(text: string, query: string, open: string, close: stri
   const words = [...head.matchAll(/[\p{L}\p{N}]+/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, word: fold(m[0]) }));
   const hit = (word: string): boolean => exact.has(word) || prefixes.some((p) => word.startsWith(p));
   if (words.length === 0) return '';
-  const first = Math.max(0, words.findIndex((w) => hit(w.word)));
+  const first = Math.max(
+    0,
+    words.findIndex((w) => hit(w.word)),
+  );
   const from = Math.max(0, Math.min(first - 2, words.length - size));
   const to = Math.min(words.length, from + size);
   let out = from > 0 ? '…' : '';

@@ -175,7 +175,8 @@ export function restoreBytes(request: RestoreRequest): Buffer {
   for (const segment of layout.segments) {
     if ('output' in segment) {
       const [start, end] = segment.output;
-      if (start > end || end > output.length) throw new ArchiveCorruptError(eventId, `layout range [${start}, ${end}) lies outside the ${output.length}-byte output`);
+      if (start > end || end > output.length)
+        throw new ArchiveCorruptError(eventId, `layout range [${start}, ${end}) lies outside the ${output.length}-byte output`);
       parts.push(current.subarray(start, end));
       nextRecord += segment.records;
     } else {

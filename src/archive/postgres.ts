@@ -220,7 +220,9 @@ export class PostgresArchive implements Archive {
       connectionTimeoutMillis: connectTimeoutMs(url),
       max: 4,
       application_name: 'devs-ctx',
-      types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'))) as never },
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'))) as never,
+      },
     });
     // An idle connection the server drops emits 'error' on the pool: without a listener it would crash the process.
     pool.on('error', () => {});
@@ -299,9 +301,26 @@ export class PostgresArchive implements Archive {
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
       ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}`,
       [
-        e.id, e.createdAt, e.sourcePath, e.format, e.strategy, e.targetTokens, e.urgency, e.goal === null ? null : pgText(e.goal), e.tokensBefore, e.tokensAfter,
-        e.removedTurnCount, e.maskedTurnCount, e.tokensSaved, e.summaryText === null ? null : pgText(e.summaryText), e.originalSha256, e.originalBytes,
-        e.outputSha256, e.outputBytes, e.bom ? 1 : 0, e.layout,
+        e.id,
+        e.createdAt,
+        e.sourcePath,
+        e.format,
+        e.strategy,
+        e.targetTokens,
+        e.urgency,
+        e.goal === null ? null : pgText(e.goal),
+        e.tokensBefore,
+        e.tokensAfter,
+        e.removedTurnCount,
+        e.maskedTurnCount,
+        e.tokensSaved,
+        e.summaryText === null ? null : pgText(e.summaryText),
+        e.originalSha256,
+        e.originalBytes,
+        e.outputSha256,
+        e.outputBytes,
+        e.bom ? 1 : 0,
+        e.layout,
       ],
     );
     return (result.rowCount ?? 0) > 0;
@@ -362,10 +381,14 @@ export class PostgresArchive implements Archive {
       const event = await this.getEvent(options.eventId);
       return event && startsWithOutput(currentBytes, event.output) ? event : undefined;
     }
-    const sizes = (
+    const sizes =
       // A `compaction` event (an agent's window archived before it compacted) changed no file: nothing to undo.
-      await this.pool.query(`SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= $1 AND strategy <> 'compaction' ORDER BY output_bytes`, [currentBytes.length])
-    ).rows.map((row: { size: number }) => row.size);
+      (
+        await this.pool.query(
+          `SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= $1 AND strategy <> 'compaction' ORDER BY output_bytes`,
+          [currentBytes.length],
+        )
+      ).rows.map((row: { size: number }) => row.size);
     if (sizes.length === 0) return undefined;
     // One pass over the file: hash it incrementally, a copy of the digest at each candidate size.
     const hash = createHash('sha256');
@@ -451,7 +474,9 @@ export class PostgresArchive implements Archive {
   async findTurn(turnId: string, options: { readonly eventId?: string } = {}): Promise<ArchivedTurn | undefined> {
     if (options.eventId !== undefined) return this.getTurn(options.eventId, turnId);
     const { rows } = await this.pool.query(
-      `SELECT ${TURN_COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id
+      `SELECT ${TURN_COLUMNS.split(', ')
+        .map((c) => `t.${c}`)
+        .join(', ')} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id
        WHERE t.turn_id = $1 ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
       [turnId],
     );
@@ -510,7 +535,10 @@ export class PostgresArchive implements Archive {
     const found = new Map<string, Float32Array>();
     const unique = [...new Set(hashes)];
     if (unique.length === 0) return found;
-    const { rows } = await this.pool.query('SELECT content_hash, vector FROM embedding_cache WHERE model = $1 AND content_hash = ANY($2::text[])', [model, unique]);
+    const { rows } = await this.pool.query('SELECT content_hash, vector FROM embedding_cache WHERE model = $1 AND content_hash = ANY($2::text[])', [
+      model,
+      unique,
+    ]);
     for (const row of rows as Array<{ content_hash: string; vector: Buffer }>) found.set(row.content_hash, vectorFromBytes(row.vector));
     return found;
   }

@@ -147,7 +147,10 @@ export class ArchiveStore {
     if (version !== SCHEMA_VERSION) {
       db.close();
       if (version > SCHEMA_VERSION) throw new ArchiveSchemaError(path, version, SCHEMA_VERSION);
-      throw new InputError(`cannot read the archive at ${path}: it has the older schema version ${version} and cannot be upgraded read-only`, 'run devs-ctx recall once as a user who can write it');
+      throw new InputError(
+        `cannot read the archive at ${path}: it has the older schema version ${version} and cannot be upgraded read-only`,
+        'run devs-ctx recall once as a user who can write it',
+      );
     }
     return new ArchiveStore(db, path, true);
   }
@@ -169,9 +172,7 @@ export class ArchiveStore {
 
   /** Stores vectors for `model` by content hash, in one transaction (an `EmbeddingCache`). */
   putEmbeddings(model: string, entries: readonly { readonly hash: string; readonly vector: ArrayLike<number> }[]): void {
-    const insert = this.db.prepare(
-      'INSERT OR REPLACE INTO embedding_cache (model, content_hash, dims, vector, created_at) VALUES (?, ?, ?, ?, ?)',
-    );
+    const insert = this.db.prepare('INSERT OR REPLACE INTO embedding_cache (model, content_hash, dims, vector, created_at) VALUES (?, ?, ?, ?, ?)');
     const now = new Date().toISOString();
     const write = this.db.transaction(() => {
       for (const { hash, vector } of entries) {
@@ -260,7 +261,9 @@ export class ArchiveStore {
       .pluck()
       .all(currentBytes.length) as number[];
     // A `compaction` event (an agent's window archived before it compacted) changed no file: nothing to undo.
-    const matching = this.db.prepare(`SELECT seq, id FROM prune_events WHERE output_bytes = ? AND output_sha256 = ? AND strategy <> 'compaction' ORDER BY seq DESC LIMIT 1`);
+    const matching = this.db.prepare(
+      `SELECT seq, id FROM prune_events WHERE output_bytes = ? AND output_sha256 = ? AND strategy <> 'compaction' ORDER BY seq DESC LIMIT 1`,
+    );
     // One pass over the file whatever the number of candidate sizes: hash it incrementally and
     // take a copy of the digest at each size.
     const hash = createHash('sha256');
@@ -289,7 +292,10 @@ export class ArchiveStore {
     const parsed = RestoreLayoutSchema.safeParse(JSON.parse(row.layout));
     if (!parsed.success) throw new ArchiveCorruptError(eventId, 'its restore layout is not readable');
     const archived = new Map<number, Buffer>();
-    const records = this.db.prepare('SELECT record_index, bytes FROM archived_records WHERE event_id = ?').all(eventId) as Array<{ record_index: number; bytes: Buffer }>;
+    const records = this.db.prepare('SELECT record_index, bytes FROM archived_records WHERE event_id = ?').all(eventId) as Array<{
+      record_index: number;
+      bytes: Buffer;
+    }>;
     for (const record of records) archived.set(record.record_index, record.bytes);
     return restoreBytes({ eventId, layout: parsed.data, archived, current: currentBytes, output: event.output, original: event.original });
   }
@@ -389,7 +395,9 @@ export class ArchiveStore {
       const newest = this.db.prepare('SELECT coalesce(max(id), 0) FROM archived_turns').pluck().get() as number;
       if (newest <= last) return 0;
       const added = this.db
-        .prepare('INSERT INTO archived_turns_fts (rowid, content, turn_id, type) SELECT id, content, turn_id, type FROM archived_turns WHERE id > ? AND id <= ? ORDER BY id')
+        .prepare(
+          'INSERT INTO archived_turns_fts (rowid, content, turn_id, type) SELECT id, content, turn_id, type FROM archived_turns WHERE id > ? AND id <= ? ORDER BY id',
+        )
         .run(last, newest).changes;
       this.db.prepare("UPDATE fts_progress SET last_indexed_id = ? WHERE name = 'archived_turns'").run(newest);
       return added;
@@ -425,7 +433,9 @@ export class ArchiveStore {
   /** Every archived turn of an event, in entry order. */
   listTurns(eventId: string): ArchivedTurn[] {
     return this.db
-      .prepare('SELECT event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records FROM archived_turns WHERE event_id = ? ORDER BY entry_index')
+      .prepare(
+        'SELECT event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records FROM archived_turns WHERE event_id = ? ORDER BY entry_index',
+      )
       .all(eventId)
       .map((row) => ArchivedTurnRowSchema.parse(row));
   }
@@ -492,37 +502,84 @@ export class ArchiveStore {
       | (Record<string, string | number | null> & { bom: number; layout: string })
       | undefined;
     if (!row) return undefined;
-    const records = this.db.prepare('SELECT record_index, bytes FROM archived_records WHERE event_id = ? ORDER BY record_index').all(eventId) as Array<{ record_index: number; bytes: Buffer }>;
+    const records = this.db.prepare('SELECT record_index, bytes FROM archived_records WHERE event_id = ? ORDER BY record_index').all(eventId) as Array<{
+      record_index: number;
+      bytes: Buffer;
+    }>;
     const turns = this.db
-      .prepare('SELECT entry_index, turn_id, role, type, action, tokens, content, timestamp, records FROM archived_turns WHERE event_id = ? ORDER BY entry_index')
-      .all(eventId) as Array<{ entry_index: number; turn_id: string; role: string; type: string; action: 'dropped' | 'masked'; tokens: number; content: string; timestamp: string | null; records: string }>;
+      .prepare(
+        'SELECT entry_index, turn_id, role, type, action, tokens, content, timestamp, records FROM archived_turns WHERE event_id = ? ORDER BY entry_index',
+      )
+      .all(eventId) as Array<{
+      entry_index: number;
+      turn_id: string;
+      role: string;
+      type: string;
+      action: 'dropped' | 'masked';
+      tokens: number;
+      content: string;
+      timestamp: string | null;
+      records: string;
+    }>;
     return {
       event: rawEventFromRow(row),
       records: records.map((r) => ({ index: r.record_index, bytes: r.bytes })),
-      turns: turns.map((t) => ({ entryIndex: t.entry_index, turnId: t.turn_id, role: t.role, type: t.type, action: t.action, tokens: t.tokens, content: t.content, timestamp: t.timestamp, records: t.records })),
+      turns: turns.map((t) => ({
+        entryIndex: t.entry_index,
+        turnId: t.turn_id,
+        role: t.role,
+        type: t.type,
+        action: t.action,
+        tokens: t.tokens,
+        content: t.content,
+        timestamp: t.timestamp,
+        records: t.records,
+      })),
     };
   }
 
   /** Stores an exported event in one transaction; false when its id is already archived (nothing written). */
   importEvent(raw: RawPruneEvent): boolean {
     const e = raw.event;
-    return this.db.transaction((): boolean => {
-      const inserted = this.db
-        .prepare(`INSERT INTO prune_events (
+    return this.db
+      .transaction((): boolean => {
+        const inserted = this.db
+          .prepare(`INSERT INTO prune_events (
             id, created_at, source_path, format, strategy, target_tokens, urgency, goal, tokens_before, tokens_after,
             removed_turn_count, masked_turn_count, tokens_saved, summary_text, original_sha256, original_bytes,
             output_sha256, output_bytes, bom, layout)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
-        .run(e.id, e.createdAt, e.sourcePath, e.format, e.strategy, e.targetTokens, e.urgency, e.goal, e.tokensBefore, e.tokensAfter,
-          e.removedTurnCount, e.maskedTurnCount, e.tokensSaved, e.summaryText, e.originalSha256, e.originalBytes, e.outputSha256, e.outputBytes, e.bom ? 1 : 0, e.layout).changes;
-      if (inserted === 0) return false;
-      const insertRecord = this.db.prepare('INSERT INTO archived_records (event_id, record_index, bytes) VALUES (?, ?, ?)');
-      for (const record of raw.records) insertRecord.run(e.id, record.index, record.bytes);
-      const insertTurn = this.db.prepare(`INSERT INTO archived_turns (event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records)
+          .run(
+            e.id,
+            e.createdAt,
+            e.sourcePath,
+            e.format,
+            e.strategy,
+            e.targetTokens,
+            e.urgency,
+            e.goal,
+            e.tokensBefore,
+            e.tokensAfter,
+            e.removedTurnCount,
+            e.maskedTurnCount,
+            e.tokensSaved,
+            e.summaryText,
+            e.originalSha256,
+            e.originalBytes,
+            e.outputSha256,
+            e.outputBytes,
+            e.bom ? 1 : 0,
+            e.layout,
+          ).changes;
+        if (inserted === 0) return false;
+        const insertRecord = this.db.prepare('INSERT INTO archived_records (event_id, record_index, bytes) VALUES (?, ?, ?)');
+        for (const record of raw.records) insertRecord.run(e.id, record.index, record.bytes);
+        const insertTurn = this.db.prepare(`INSERT INTO archived_turns (event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-      for (const t of raw.turns) insertTurn.run(e.id, t.entryIndex, t.turnId, t.role, t.type, t.action, t.tokens, t.content, t.timestamp, t.records);
-      return true;
-    }).immediate();
+        for (const t of raw.turns) insertTurn.run(e.id, t.entryIndex, t.turnId, t.role, t.type, t.action, t.tokens, t.content, t.timestamp, t.records);
+        return true;
+      })
+      .immediate();
   }
 
   /** How many events, archived lines and archived turns are stored. */

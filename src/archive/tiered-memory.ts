@@ -80,7 +80,10 @@ export class TieredMemoryManager {
     this.pruneThreshold = options.pruneThreshold ?? pruneThresholdFromEnv(options.env ?? process.env) ?? DEFAULT_PRUNE_THRESHOLD;
     this.tokenBudget = options.tokenBudget ?? Math.floor(this.pruneThreshold * DEFAULT_BUDGET_RATIO);
     if (this.tokenBudget > this.pruneThreshold) {
-      throw new UsageError(`the token budget (${this.tokenBudget}) is above the prune threshold (${this.pruneThreshold})`, 'a prune must cut the buffer to at most the threshold');
+      throw new UsageError(
+        `the token budget (${this.tokenBudget}) is above the prune threshold (${this.pruneThreshold})`,
+        'a prune must cut the buffer to at most the threshold',
+      );
     }
   }
 

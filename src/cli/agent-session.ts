@@ -48,7 +48,9 @@ export async function archiveWindow(
 ): Promise<{ eventId: string; turns: number; tokens: number; alreadyArchived: boolean }> {
   const { doc, transcript } = session;
   const sha = createHash('sha256').update(session.bytes).digest('hex');
-  const previous = (await store.listEvents({ sourcePath: session.path, limit: 20 })).find((e) => e.strategy === COMPACTION_STRATEGY && e.original.sha256 === sha);
+  const previous = (await store.listEvents({ sourcePath: session.path, limit: 20 })).find(
+    (e) => e.strategy === COMPACTION_STRATEGY && e.original.sha256 === sha,
+  );
   const tokens = countEntries(transcript.entries, options.counter);
   const total = tokens.reduce((sum, t) => sum + t.total, 0);
   if (previous) return { eventId: previous.id, turns: previous.removedTurnCount, tokens: previous.tokensBefore, alreadyArchived: true };
@@ -107,7 +109,12 @@ function renderHints(hints: readonly Identifier[]): string {
  * The re-grounding an agent gets right after it compacted: its pinned documents' refresh, the ten
  * most useful lookup hints of what it just summarised, and how to get any of it back.
  */
-export function regrounding(input: { readonly agent: AgentName; readonly history: AgentHistory; readonly docs: readonly PinnedDocument[]; readonly archived?: number }): string {
+export function regrounding(input: {
+  readonly agent: AgentName;
+  readonly history: AgentHistory;
+  readonly docs: readonly PinnedDocument[];
+  readonly archived?: number;
+}): string {
   const span = lastCompactedSpan(input.history);
   const hints = lookupHints(span.length > 0 ? span : input.history.turns, 10);
   const parts = ['[devs-ctx] Your context was just compacted. What the summary may have dropped is archived and searchable.'];

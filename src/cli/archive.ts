@@ -26,7 +26,11 @@ export async function resolveArchivePath(
   if (typeof flag === 'string') return at(ctx.cwd, flag);
   const url = ctx.env['DEVS_CTX_ARCHIVE_URL']?.trim();
   if (url) {
-    if (!isPostgresUrl(url)) throw new UsageError(`DEVS_CTX_ARCHIVE_URL must be a postgres:// or postgresql:// URL, not "${redactUrl(url)}"`, 'for a SQLite file, set DEVS_CTX_ARCHIVE=PATH instead');
+    if (!isPostgresUrl(url))
+      throw new UsageError(
+        `DEVS_CTX_ARCHIVE_URL must be a postgres:// or postgresql:// URL, not "${redactUrl(url)}"`,
+        'for a SQLite file, set DEVS_CTX_ARCHIVE=PATH instead',
+      );
     return url;
   }
   if (!ctx.env['DEVS_CTX_ARCHIVE']?.trim()) {
@@ -82,7 +86,10 @@ export async function openArchive(path: string, options: { mustExist: boolean; n
     const damaged = damagedArchiveError(path, error);
     if (damaged) throw damaged;
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new InputError(`cannot open the archive at ${path}: ${reason}`, 'check the path (it must be a SQLite file or not exist yet), or pass --no-archive to prune without it');
+    throw new InputError(
+      `cannot open the archive at ${path}: ${reason}`,
+      'check the path (it must be a SQLite file or not exist yet), or pass --no-archive to prune without it',
+    );
   }
 }
 
@@ -126,7 +133,10 @@ export async function lazyEmbeddingCache(
     } catch (error) {
       if (error instanceof DevsCtxError) throw error;
       const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      throw new InputError(`cannot open the archive at ${path}: ${reason}`, options.named ? 'check the --archive path' : 'check the path, or pass --no-archive');
+      throw new InputError(
+        `cannot open the archive at ${path}: ${reason}`,
+        options.named ? 'check the --archive path' : 'check the path, or pass --no-archive',
+      );
     }
     return store;
   };

@@ -235,6 +235,12 @@ export async function refreshCondenser(
   return {
     condenser,
     fallbacks,
-    report: () => ({ name: gemini.name, requests: client.usage.requests, tokensSent: client.usage.inputTokens, tokensReceived: client.usage.outputTokens, fallback: fallbacks }),
+    report: () => ({
+      name: gemini.name,
+      requests: client.usage.requests,
+      tokensSent: client.usage.inputTokens,
+      tokensReceived: client.usage.outputTokens,
+      fallback: fallbacks,
+    }),
   };
 }

@@ -10,13 +10,9 @@ export function reportError(ctx: CliContext, error: unknown, json: boolean): Exi
   const exitCode = known ? error.exitCode : ExitCode.internal;
   const code = known ? error.code : 'internal';
   const message = error instanceof Error ? error.message : String(error);
-  const hint = known
-    ? error.hint
-    : 'this is a bug in devs-ctx; please report it with the command you ran';
+  const hint = known ? error.hint : 'this is a bug in devs-ctx; please report it with the command you ran';
   if (json) {
-    ctx.stdout.write(
-      `${JSON.stringify({ schemaVersion: ERROR_SCHEMA_VERSION, error: { code, exitCode, message, ...(hint ? { hint } : {}) } })}\n`,
-    );
+    ctx.stdout.write(`${JSON.stringify({ schemaVersion: ERROR_SCHEMA_VERSION, error: { code, exitCode, message, ...(hint ? { hint } : {}) } })}\n`);
   } else {
     ctx.stderr.write(`devs-ctx: ${message}\n`);
     if (hint) ctx.stderr.write(`  hint: ${hint}\n`);

@@ -57,7 +57,12 @@ export const text = <const F extends string>(flags: F, description: string) => f
 
 /** A flag that takes one of `values`: commander lists and checks them, zod types them. */
 export const choice = <const F extends string, const V extends readonly [string, ...string[]]>(flags: F, description: string, values: V) =>
-  flag(flags, description, (z) => z.enum(values).optional(), (option) => option.choices(values));
+  flag(
+    flags,
+    description,
+    (z) => z.enum(values).optional(),
+    (option) => option.choices(values),
+  );
 
 /** The long flag of `flags`, for messages: `-o, --output <file>` → `--output`. */
 function longFlag(flags: string): string {
@@ -95,17 +100,17 @@ export const tokens = <const F extends string>(flags: F, description: string) =>
 export function wholeNumber(name: string, what: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (z: Zod) =>
     z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      if (raw === undefined) return undefined;
-      const value = Number(raw);
-      if (!Number.isInteger(value) || value < min || value > max) {
-        ctx.addIssue({ code: 'custom', message: `${name} ${raw}: expected ${what}` });
-        return z.NEVER;
-      }
-      return value;
-    });
+      .string()
+      .optional()
+      .transform((raw, ctx) => {
+        if (raw === undefined) return undefined;
+        const value = Number(raw);
+        if (!Number.isInteger(value) || value < min || value > max) {
+          ctx.addIssue({ code: 'custom', message: `${name} ${raw}: expected ${what}` });
+          return z.NEVER;
+        }
+        return value;
+      });
 }
 
 // The flags several commands share. Where commands describe a flag differently, the description is a parameter.
@@ -130,13 +135,16 @@ export const agent = (description: string) => choice('--agent <name>', descripti
 export const tas = (description = "read the TAS from this file (default: the transcript's tas turns)") => text('--tas <file>', description);
 export const prd = (description = "read the PRD from this file (default: the transcript's prd turns)") => text('--prd <file>', description);
 export const refreshTokens = () => tokens('--refresh-tokens <tokens>', 'condense the TAS and PRD to fit this many tokens in all (default 2000)');
-export const threshold = () => flag('--threshold <turns>', 'turns in a node between refreshes (default 5)', wholeNumber('--threshold', 'a whole number of turns, at least 1', 1));
+export const threshold = () =>
+  flag('--threshold <turns>', 'turns in a node between refreshes (default 5)', wholeNumber('--threshold', 'a whole number of turns, at least 1', 1));
 export const model = (description: string) => flag('--model <id>', description, (z) => z.string().trim().min(1, '--model needs a model id').optional());
 export const timeout = (description: string) =>
-  flag(
-    '--timeout <seconds>',
-    description,
-    (z) => z.coerce.number({ error: '--timeout takes a number of seconds' }).positive('--timeout must be more than 0 seconds').max(3600, '--timeout is at most 3600 seconds').optional(),
+  flag('--timeout <seconds>', description, (z) =>
+    z.coerce
+      .number({ error: '--timeout takes a number of seconds' })
+      .positive('--timeout must be more than 0 seconds')
+      .max(3600, '--timeout is at most 3600 seconds')
+      .optional(),
   );
 export const archiveLocation = (description: string) => text('--archive <path|url>', description);
 export const yes = (description: string) => boolean('-y, --yes', description);

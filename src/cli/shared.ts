@@ -42,7 +42,10 @@ export class CachedCounter implements TextTokenCounter {
   private readonly cache: TokenCountCache;
   private counter: TextTokenCounter | undefined;
 
-  constructor(private readonly encoding: EncodingName, cacheDir: string | undefined) {
+  constructor(
+    private readonly encoding: EncodingName,
+    cacheDir: string | undefined,
+  ) {
     this.cache = TokenCountCache.open(cacheDir, encoding);
   }
 
@@ -105,7 +108,6 @@ export class CachedCounter implements TextTokenCounter {
   }
 }
 
-
 export interface LoadedTranscript {
   readonly doc: ParsedDocument;
   readonly transcript: Transcript;
@@ -152,6 +154,9 @@ export async function loadTranscriptInput(
 /** A target at or above the hard limit is a usage error (the window would be pruned and still hard). */
 export function checkTarget(target: number, hard: number): void {
   if (target >= hard) {
-    throw new UsageError(`--target ${target} is not below the hard limit (${hard})`, 'the target is what a prune brings the window down to; the default is half the soft limit');
+    throw new UsageError(
+      `--target ${target} is not below the hard limit (${hard})`,
+      'the target is what a prune brings the window down to; the default is half the soft limit',
+    );
   }
 }

@@ -31,7 +31,10 @@ export function checkTranscriptDestination(
     throw new UsageError('--json prints the report on stdout, so the transcript needs somewhere else to go', `add -o FILE, --in-place or ${readOnly.flag}`);
   }
   if (options.output !== undefined && options.output !== STDOUT && input !== STDIN && resolve(options.output) === resolve(input)) {
-    throw new UsageError('-o names the input file', 'use --in-place to replace the transcript (it locks the file and keeps the original until the new one is complete)');
+    throw new UsageError(
+      '-o names the input file',
+      'use --in-place to replace the transcript (it locks the file and keeps the original until the new one is complete)',
+    );
   }
   // -o reaching the input by another name (a symlinked folder, a hard link): exactly --in-place,
   // lock included, rather than an unlocked overwrite of the transcript.

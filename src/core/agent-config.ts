@@ -50,7 +50,11 @@ function isRecord(value: unknown): value is Json {
 
 /** Whether a hook group is one devs-ctx installed. */
 function ours(group: unknown): boolean {
-  return isRecord(group) && Array.isArray(group['hooks']) && group['hooks'].some((h) => isRecord(h) && typeof h['command'] === 'string' && h['command'].includes(` ${HOOK_MARK} `));
+  return (
+    isRecord(group) &&
+    Array.isArray(group['hooks']) &&
+    group['hooks'].some((h) => isRecord(h) && typeof h['command'] === 'string' && h['command'].includes(` ${HOOK_MARK} `))
+  );
 }
 
 export interface HookCommand {
@@ -133,7 +137,8 @@ const TOML_END = '# <<< devs-ctx';
 
 /** Whether the TOML text already declares an `mcp_servers.devs-ctx` server (ours or the user's). */
 export function tomlHasServer(text: string): boolean {
-  if (/^\s*\[\s*mcp_servers\s*\.\s*(?:"devs-ctx"|'devs-ctx'|devs-ctx)\s*\]/m.test(text) || /^\s*mcp_servers\s*\.\s*(?:"devs-ctx"|devs-ctx)\s*[.=]/m.test(text)) return true;
+  if (/^\s*\[\s*mcp_servers\s*\.\s*(?:"devs-ctx"|'devs-ctx'|devs-ctx)\s*\]/m.test(text) || /^\s*mcp_servers\s*\.\s*(?:"devs-ctx"|devs-ctx)\s*[.=]/m.test(text))
+    return true;
   // `devs-ctx = { … }` (or `devs-ctx.command = …`) inside a `[mcp_servers]` table: appending
   // `[mcp_servers.devs-ctx]` would define it twice, and Codex would not load the file.
   let inServers = false;
@@ -161,7 +166,14 @@ export function tomlHasOurBlock(text: string): boolean {
 export function tomlWithServer(text: string, entry: McpServerEntry): string {
   if (tomlHasServer(text)) return text;
   const str = (s: string): string => JSON.stringify(s); // a JSON string is a valid TOML basic string
-  const block = [TOML_BEGIN, `[mcp_servers.${MCP_SERVER_NAME}]`, `command = ${str(entry.command)}`, `args = [${entry.args.map(str).join(', ')}]`, TOML_END, ''].join('\n');
+  const block = [
+    TOML_BEGIN,
+    `[mcp_servers.${MCP_SERVER_NAME}]`,
+    `command = ${str(entry.command)}`,
+    `args = [${entry.args.map(str).join(', ')}]`,
+    TOML_END,
+    '',
+  ].join('\n');
   const sep = text.length === 0 || text.endsWith('\n\n') ? '' : text.endsWith('\n') ? '\n' : '\n\n';
   return `${text}${sep}${block}`;
 }

@@ -79,7 +79,8 @@ function contentText(content: unknown): string {
 }
 
 /** Injected Claude Code user text that is not a person's request (docs/formats/claude-code.md, Traps). */
-const INJECTED = /^\s*(<command-|<local-command-|<bash-|<system-reminder>|<task-notification>|<agent-notification>|Caveat: The messages below|\[Request interrupted)/;
+const INJECTED =
+  /^\s*(<command-|<local-command-|<bash-|<system-reminder>|<task-notification>|<agent-notification>|Caveat: The messages below|\[Request interrupted)/;
 
 /** Reads a Claude Code session file's whole history. */
 function claudeCodeHistory(records: readonly HistoryRecord[]): AgentHistory {
@@ -134,7 +135,15 @@ function claudeCodeHistory(records: readonly HistoryRecord[]): AgentHistory {
           const input = isRecord(block['input']) ? block['input'] : {};
           const name = str(block['name']) ?? 'tool';
           const command = str(input['command']);
-          push({ id, ...at, role: 'assistant', kind: 'tool_call', tool: name, ...(command !== undefined ? { command } : {}), text: `${name} ${JSON.stringify(input)}` });
+          push({
+            id,
+            ...at,
+            role: 'assistant',
+            kind: 'tool_call',
+            tool: name,
+            ...(command !== undefined ? { command } : {}),
+            text: `${name} ${JSON.stringify(input)}`,
+          });
         }
       }
     }
@@ -179,7 +188,15 @@ function codexItem(item: Json, id: string, at: { line: number; timestamp?: strin
       const name = str(item['name']) ?? String(item['type']);
       const args = item['arguments'] ?? item['input'] ?? JSON.stringify(item['action'] ?? {});
       const command = codexCommand(item['arguments']) ?? (isRecord(item['action']) ? codexCommand(JSON.stringify(item['action'])) : undefined);
-      return { id, ...at, role: 'assistant', kind: 'tool_call', tool: name, ...(command !== undefined ? { command } : {}), text: `${name} ${typeof args === 'string' ? args : JSON.stringify(args)}` };
+      return {
+        id,
+        ...at,
+        role: 'assistant',
+        kind: 'tool_call',
+        tool: name,
+        ...(command !== undefined ? { command } : {}),
+        text: `${name} ${typeof args === 'string' ? args : JSON.stringify(args)}`,
+      };
     }
     case 'function_call_output':
     case 'custom_tool_call_output': {
@@ -224,9 +241,22 @@ function geminiTurn(message: Json, line: number): HistoryTurn | undefined {
   if (message['type'] === 'user') return { id, ...at, role: 'user', kind: text.trim().startsWith('/') ? 'message' : 'prompt', text };
   if (message['type'] !== 'gemini') return undefined;
   const calls = Array.isArray(message['toolCalls']) ? message['toolCalls'].filter(isRecord) : [];
-  const parts = [text, ...calls.map((c) => `${str(c['name']) ?? 'tool'} ${JSON.stringify(c['args'] ?? {})}\n${contentText(Array.isArray(c['result']) ? c['result'].map((r) => (isRecord(r) && isRecord(r['functionResponse']) ? JSON.stringify(r['functionResponse']['response'] ?? '') : '')) : [])}`)];
+  const parts = [
+    text,
+    ...calls.map(
+      (c) =>
+        `${str(c['name']) ?? 'tool'} ${JSON.stringify(c['args'] ?? {})}\n${contentText(Array.isArray(c['result']) ? c['result'].map((r) => (isRecord(r) && isRecord(r['functionResponse']) ? JSON.stringify(r['functionResponse']['response'] ?? '') : '')) : [])}`,
+    ),
+  ];
   const command = calls.map((c) => (isRecord(c['args']) ? str(c['args']['command']) : undefined)).find((c) => c !== undefined);
-  return { id, ...at, role: 'assistant', kind: calls.length > 0 ? 'tool_call' : 'message', ...(command !== undefined ? { command } : {}), text: parts.filter((p) => p.trim()).join('\n') };
+  return {
+    id,
+    ...at,
+    role: 'assistant',
+    kind: calls.length > 0 ? 'tool_call' : 'message',
+    ...(command !== undefined ? { command } : {}),
+    text: parts.filter((p) => p.trim()).join('\n'),
+  };
 }
 
 /**
@@ -247,14 +277,21 @@ function geminiHistory(records: readonly HistoryRecord[]): AgentHistory {
         const first = kept[0] ? contentText(kept[0]['content']) : '';
         if (!first.includes('<state_snapshot>')) continue;
         const timestamp = kept[0] ? str(kept[0]['timestamp']) : undefined;
-        compactions.push({ index: compactions.length, line: record.line, ...(timestamp !== undefined ? { timestamp } : {}), summary: kept.map((m) => geminiTurn(m, record.line)?.text ?? '').join('\n'), from: 0 });
+        compactions.push({
+          index: compactions.length,
+          line: record.line,
+          ...(timestamp !== undefined ? { timestamp } : {}),
+          summary: kept.map((m) => geminiTurn(m, record.line)?.text ?? '').join('\n'),
+          from: 0,
+        });
         continue;
       }
       if (typeof value['id'] !== 'string' || (value['type'] !== 'user' && value['type'] !== 'gemini')) continue;
       const turn = geminiTurn(value, record.line);
       if (!turn?.text.trim()) continue;
       const at = byId.get(turn.id);
-      if (at !== undefined && (turns[at]?.line ?? 0) > (compactions[compactions.length - 1]?.line ?? 0)) turns[at] = { ...turn, line: turns[at]?.line ?? turn.line };
+      if (at !== undefined && (turns[at]?.line ?? 0) > (compactions[compactions.length - 1]?.line ?? 0))
+        turns[at] = { ...turn, line: turns[at]?.line ?? turn.line };
       else {
         byId.set(turn.id, turns.length);
         turns.push(turn);

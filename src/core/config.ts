@@ -134,13 +134,15 @@ export function resolveGeminiBaseUrl(sources: {
   const { env, user, project } = sources;
   if (env !== undefined && env.trim() !== '') {
     const problem = baseUrlProblem(env, { allowLoopbackHttp: true });
-    if (problem) throw new UsageError(`DEVS_CTX_GEMINI_BASE_URL=${JSON.stringify(env)} cannot be used: ${problem}`, 'e.g. https://generativelanguage.googleapis.com');
+    if (problem)
+      throw new UsageError(`DEVS_CTX_GEMINI_BASE_URL=${JSON.stringify(env)} cannot be used: ${problem}`, 'e.g. https://generativelanguage.googleapis.com');
     return { baseUrl: env };
   }
   const own = user?.config.geminiBaseUrl;
   if (user && own !== undefined) {
     const problem = baseUrlProblem(own, { allowLoopbackHttp: true });
-    if (problem) throw new UsageError(`${user.path}: key "geminiBaseUrl" cannot be used: ${problem}`, `fix ${user.path}; e.g. https://generativelanguage.googleapis.com`);
+    if (problem)
+      throw new UsageError(`${user.path}: key "geminiBaseUrl" cannot be used: ${problem}`, `fix ${user.path}; e.g. https://generativelanguage.googleapis.com`);
     return { baseUrl: own };
   }
   const projectUrl = project?.config.geminiBaseUrl;

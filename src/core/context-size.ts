@@ -76,7 +76,12 @@ export function fitUsage(points: readonly { readonly estimate: number; readonly 
   if (!(scale >= SCALE_RANGE[0] && scale <= SCALE_RANGE[1])) return null;
   const overhead = median(points.map((p) => p.recorded - scale * p.estimate));
   const medianError = median(points.map((p) => Math.abs(overhead + scale * p.estimate - p.recorded) / Math.max(1, p.recorded)));
-  return { overhead: Math.round(overhead), scale: Math.round(scale * 10_000) / 10_000, points: points.length, medianError: Math.round(medianError * 10_000) / 10_000 };
+  return {
+    overhead: Math.round(overhead),
+    scale: Math.round(scale * 10_000) / 10_000,
+    points: points.length,
+    medianError: Math.round(medianError * 10_000) / 10_000,
+  };
 }
 
 /** The original size a masked tool result's placeholder records (core/prune/engine.ts maskPlaceholder). */

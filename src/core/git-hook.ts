@@ -10,7 +10,6 @@ import type { GitHookName } from './names.js';
 
 export const DEFAULT_GIT_HOOK: GitHookName = 'pre-commit';
 
-
 /** Where the hook that was in place before devs-ctx is kept (relative to the hooks folder). */
 const PREVIOUS_HOOKS_DIR = '.devs-ctx-previous';
 
@@ -103,7 +102,7 @@ export function renderHookScript(settings: HookSettings): string {
     );
   }
   add(
-    "say() { printf '%s\\n' \"devs-ctx: $1\" >&2; }",
+    'say() { printf \'%s\\n\' "devs-ctx: $1" >&2; }',
     `hook=${shellQuote(hook)}`,
     `block_on=${shellQuote(settings.blockOn)}`,
     `refresh=${shellQuote(settings.refresh ? 'yes' : 'no')}`,
@@ -125,7 +124,7 @@ export function renderHookScript(settings: HookSettings): string {
     'fi',
     '',
     '# The rest happens in one devs-ctx process (hook run): it lists the transcripts this hook covers',
-    "# (its --transcript globs, else the config file's \"transcripts\"), skips those unchanged since its",
+    '# (its --transcript globs, else the config file\'s "transcripts"), skips those unchanged since its',
     '# last run, analyses the others, prunes in place those at the soft or hard limit, refreshes those due',
     '# that have a TAS or PRD to refresh with, stages a pruned transcript git tracks (when it had no',
     '# unstaged changes; otherwise it says so), prints one line, and exits 1 only for --block-on.',
@@ -137,15 +136,11 @@ export function renderHookScript(settings: HookSettings): string {
   return body.replace(META_PLACEHOLDER, `${META_PREFIX}${JSON.stringify(meta)}`);
 }
 
-export type ParsedHook =
-  | { readonly kind: 'devs-ctx'; readonly meta: HookMeta; readonly modified: boolean }
-  | { readonly kind: 'foreign' };
+export type ParsedHook = { readonly kind: 'devs-ctx'; readonly meta: HookMeta; readonly modified: boolean } | { readonly kind: 'foreign' };
 
 /** Tells a hook devs-ctx wrote (and whether it was edited since) from anyone else's. */
 export function parseHookScript(text: string): ParsedHook {
-  const line = text
-    .split('\n', 5)
-    .find((l) => l.startsWith(META_PREFIX));
+  const line = text.split('\n', 5).find((l) => l.startsWith(META_PREFIX));
   if (line === undefined) return { kind: 'foreign' };
   let value: unknown;
   try {

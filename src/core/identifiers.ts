@@ -24,13 +24,54 @@ export interface Identifier {
 
 const MAX_TEXT = 120;
 // Every repetition is bounded, so no text (a long base64 run, a minified line) makes matching slow.
-const FILE = /(?:~|\.{1,2})?\/?(?:[\w@.+-]{1,80}\/){1,12}[\w@+-]{1,80}\.[A-Za-z]\w{0,9}\b|\b[\w-]{1,80}\.(?:ts|tsx|js|mjs|cjs|jsx|json|jsonl|py|rs|go|java|rb|md|toml|yaml|yml|sql|sh|css|html|c|h|cpp|kt|swift)\b/g;
-const ERROR_LINE = /\b((?:[A-Z]\w{0,40})?(?:Error|Exception)\b:?[^\n\\]{0,100}|error(?:\[\w{1,10}\])?:[^\n\\]{3,100}|FAIL(?:ED)?\b[^\n\\]{3,100}|panicked at[^\n\\]{3,100})/g;
-const SYMBOL = /\b(?:[a-z]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,6}|[A-Z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,6}|[a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){1,6}|[A-Z0-9]{1,30}(?:_[A-Z0-9]{1,30}){1,6})\b/g;
+const FILE =
+  /(?:~|\.{1,2})?\/?(?:[\w@.+-]{1,80}\/){1,12}[\w@+-]{1,80}\.[A-Za-z]\w{0,9}\b|\b[\w-]{1,80}\.(?:ts|tsx|js|mjs|cjs|jsx|json|jsonl|py|rs|go|java|rb|md|toml|yaml|yml|sql|sh|css|html|c|h|cpp|kt|swift)\b/g;
+const ERROR_LINE =
+  /\b((?:[A-Z]\w{0,40})?(?:Error|Exception)\b:?[^\n\\]{0,100}|error(?:\[\w{1,10}\])?:[^\n\\]{3,100}|FAIL(?:ED)?\b[^\n\\]{3,100}|panicked at[^\n\\]{3,100})/g;
+const SYMBOL =
+  /\b(?:[a-z]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,6}|[A-Z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{1,30}){1,6}|[a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){1,6}|[A-Z0-9]{1,30}(?:_[A-Z0-9]{1,30}){1,6})\b/g;
 const INSTRUCTION = /[^.!?\n]{0,160}\b(?:always|never|don't|do not|must|make sure|please|should|instead of|avoid|prefer|use)\b[^.!?\n]{0,160}/gi;
 /** Longest text scanned per turn: identifiers of a huge tool output are in its head. */
 const MAX_SCAN = 50_000;
-const STOP = new Set(['the', 'and', 'that', 'this', 'with', 'from', 'have', 'should', 'must', 'please', 'make', 'sure', 'always', 'never', 'dont', 'into', 'your', 'for', 'not', 'are', 'use', 'when', 'then', 'them', 'they', 'what', 'will', 'would', 'could', 'there', 'here', 'also', 'just', 'only', 'instead', 'avoid', 'prefer']);
+const STOP = new Set([
+  'the',
+  'and',
+  'that',
+  'this',
+  'with',
+  'from',
+  'have',
+  'should',
+  'must',
+  'please',
+  'make',
+  'sure',
+  'always',
+  'never',
+  'dont',
+  'into',
+  'your',
+  'for',
+  'not',
+  'are',
+  'use',
+  'when',
+  'then',
+  'them',
+  'they',
+  'what',
+  'will',
+  'would',
+  'could',
+  'there',
+  'here',
+  'also',
+  'just',
+  'only',
+  'instead',
+  'avoid',
+  'prefer',
+]);
 
 function shorten(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();

@@ -36,7 +36,10 @@ const SECRET_NAME =
   `|[A-Za-z][A-Za-z0-9]{0,40}${CAMEL})`;
 const BEFORE_NAME = '(?:^|[^A-Za-z0-9_.])';
 const PATTERNS: readonly SecretPattern[] = [
-  { kind: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|$)/g },
+  {
+    kind: 'private-key',
+    pattern: /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----|$)/g,
+  },
   { kind: 'anthropic-key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,400}/g },
   { kind: 'openai-key', pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,400}/g },
   { kind: 'google-api-key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
@@ -60,7 +63,11 @@ const PATTERNS: readonly SecretPattern[] = [
   { kind: 'url-credentials', pattern: /(\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s:/@"']{1,256}:)([^\s@/"']{3,256})(@)/gi, group: 2 },
   // Command lines: curl -u user:pass, mysql -pPass / --password=…, sshpass -p pass
   { kind: 'password', pattern: /(\s(?:-u|--user)\s{1,4}[^\s:]{1,64}:)([^\s]{3,256})/g, group: 2 },
-  { kind: 'password', pattern: /((?:^|[\s;|&(])(?:mysql|mysqldump|mariadb)(?:\s{1,8}-{1,2}[A-Za-oq-z][^\s]{0,100}){0,10}\s{1,8}-p)([^\s-][^\s]{2,256})/g, group: 2 },
+  {
+    kind: 'password',
+    pattern: /((?:^|[\s;|&(])(?:mysql|mysqldump|mariadb)(?:\s{1,8}-{1,2}[A-Za-oq-z][^\s]{0,100}){0,10}\s{1,8}-p)([^\s-][^\s]{2,256})/g,
+    group: 2,
+  },
   {
     // A name that says secret, then = or :, then a quoted value (spaces allowed inside the quotes),
     // the quotes kept: PASSWORD="a b c", "client_secret": "…", secretKey: '…', SessionToken: "…"
@@ -134,7 +141,9 @@ function redactJwts(text: string, counts: Record<string, number>): string {
 function isPlaceholder(value: string): boolean {
   const bare = value.replace(/^["']|["']$/g, '');
   return (
-    /^(?:\$\{?[A-Z_][A-Z0-9_]*\}?|\{\{[^}]*\}\}|<[^>]*>|\*+|x+|\.\.\.|…|null|undefined|none|true|false|required|optional|string|number|boolean|str|int|bool|any|unknown|process\.env\.[A-Za-z_]+)$/i.test(bare) ||
+    /^(?:\$\{?[A-Z_][A-Z0-9_]*\}?|\{\{[^}]*\}\}|<[^>]*>|\*+|x+|\.\.\.|…|null|undefined|none|true|false|required|optional|string|number|boolean|str|int|bool|any|unknown|process\.env\.[A-Za-z_]+)$/i.test(
+      bare,
+    ) ||
     /^\d+(?:\.\d+)?$/.test(bare) ||
     /^[A-Za-z_$][\w$.]*\(/.test(bare) ||
     // code, not a value: a member (`this.token`, `config.apiKey`), a keyword, a type name

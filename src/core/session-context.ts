@@ -145,7 +145,10 @@ export function analyzeContext(input: {
   const { calibration, ...context } = contextSize(transcript, perEntry, { basis: input.basis ?? 'auto' });
   const found = modelWindow(transcript.model);
   const limits = sessionLimits(settings, found);
-  const urgency = classifyPruneUrgency({ turns: [], totalTokenEstimate: context.tokens }, { ...settings, softLimitTokens: limits.soft, hardLimitTokens: limits.hard, pinnedPrefixTurns: 0 });
+  const urgency = classifyPruneUrgency(
+    { turns: [], totalTokenEstimate: context.tokens },
+    { ...settings, softLimitTokens: limits.soft, hardLimitTokens: limits.hard, pinnedPrefixTurns: 0 },
+  );
   const compactions = transcript.lifetime?.compactions ?? [];
   const compactionSizes = compactions.map((c) => c.preTokens);
   return {

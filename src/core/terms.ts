@@ -4,10 +4,12 @@
  * snake_case as well as kept whole, stop words and one- or two-digit numbers left out, a plural `s` cut.
  */
 const STOP_WORDS = new Set(
-  ('a an and are as at be but by for from has have i if in into is it its of on or our so that the their then there these ' +
+  (
+    'a an and are as at be but by for from has have i if in into is it its of on or our so that the their then there these ' +
     'this to was we were what when which while will with you your not no do does did can could should would just also ' +
     'all any some me my he she they them us been being than too very here out up down over under again once only own ' +
-    'same such both each few more most other about above after before below between through during off further how why where who whom').split(' '),
+    'same such both each few more most other about above after before below between through during off further how why where who whom'
+  ).split(' '),
 );
 
 /**
@@ -54,4 +56,3 @@ function addTerm(out: string[], word: string): void {
   if (word.length < 2 || STOP_WORDS.has(word) || isShortNumber(word)) return;
   out.push(word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word);
 }
-

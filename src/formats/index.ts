@@ -19,14 +19,7 @@ export type { FormatAdapter, FormatName, Transcript, TranscriptEntry } from './t
 export { FORMAT_NAMES } from './types.js';
 
 /** Every adapter, in the order ties are broken (the native format first). */
-export const ADAPTERS: readonly FormatAdapter[] = [
-  devsAdapter,
-  claudeCodeAdapter,
-  codexAdapter,
-  geminiAdapter,
-  openaiChatAdapter,
-  openhandsAdapter,
-];
+export const ADAPTERS: readonly FormatAdapter[] = [devsAdapter, claudeCodeAdapter, codexAdapter, geminiAdapter, openaiChatAdapter, openhandsAdapter];
 
 /** Every format's writer (the other half of its adapter): edit → lines, and a refresh appended. */
 const WRITERS: Readonly<Record<FormatName, FormatWriter>> = {
@@ -63,12 +56,8 @@ export function detectFormat(doc: ParsedDocument): Detection {
   if (!best) {
     const parsed = doc.records.some((r) => r.values.length > 0) || doc.kind === 'json-document';
     throw new InvalidTranscriptError(
-      parsed
-        ? `${doc.path}: not a transcript format devs-ctx knows`
-        : `${doc.path}: nothing in it parses as JSON`,
-      parsed
-        ? `known formats: ${FORMAT_NAMES.join(', ')}; pass --format to force one`
-        : 'is this a JSONL transcript? each line should be one JSON object',
+      parsed ? `${doc.path}: not a transcript format devs-ctx knows` : `${doc.path}: nothing in it parses as JSON`,
+      parsed ? `known formats: ${FORMAT_NAMES.join(', ')}; pass --format to force one` : 'is this a JSONL transcript? each line should be one JSON object',
     );
   }
   return best;

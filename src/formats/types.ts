@@ -21,9 +21,7 @@ export interface FormatAdapter {
  * One line of a written transcript. Either a line of the input reproduced byte for byte
  * (`from`), or new text (a changed line says which input line it `replaces`; a new one does not).
  */
-export type OutputRecord =
-  | { readonly from: number }
-  | { readonly text: string; readonly replaces?: number };
+export type OutputRecord = { readonly from: number } | { readonly text: string; readonly replaces?: number };
 
 /**
  * Turns an edit into the lines of the output, for one format. Lines the edit does not touch must

@@ -8,7 +8,6 @@ import { dominantEol } from './shared/eol.js';
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-
 /**
  * The bytes of a written transcript. Lines taken `from` the input keep their bytes and their own
  * terminator, except that a line that had none (the input's last) gets one when more follow; new
@@ -55,12 +54,7 @@ export class InvalidOutputError extends Error {
 }
 
 /** Writes an edit with the format's writer, reads the result back, and validates it. */
-export function writeTranscript(
-  doc: ParsedDocument,
-  transcript: Transcript,
-  edit: TranscriptEdit,
-  writer: FormatWriter,
-): WrittenTranscript {
+export function writeTranscript(doc: ParsedDocument, transcript: Transcript, edit: TranscriptEdit, writer: FormatWriter): WrittenTranscript {
   const records = writer.write(doc, transcript, edit);
   const written = readBackCheck(doc, transcript, records, writer);
   if (written.problems.length > 0) throw new InvalidOutputError(writer.name, written.problems);

@@ -1,4 +1,23 @@
-import { accessSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError, LockedError } from '../core/errors.js';
@@ -138,7 +157,7 @@ function keepOwner(fd: number, existing: Stats, required: boolean, path = ''): v
     if (!required) return;
     throw new InputError(
       `${path}: cannot keep its owner (uid ${existing.uid}, gid ${existing.gid}) in a new file: ${(error as NodeJS.ErrnoException).code ?? String(error)}; nothing was changed`,
-      'run as the file\'s owner (or as root), or write the result elsewhere with -o',
+      "run as the file's owner (or as root), or write the result elsewhere with -o",
     );
   }
 }
@@ -157,7 +176,10 @@ export function writeError(path: string, error: unknown): InputError {
             : error instanceof Error
               ? error.message
               : String(error);
-  return new InputError(`${path}: cannot write: ${reason}; nothing was changed`, code === 'ENOSPC' ? 'free some space and run it again' : 'check the path and its permissions');
+  return new InputError(
+    `${path}: cannot write: ${reason}; nothing was changed`,
+    code === 'ENOSPC' ? 'free some space and run it again' : 'check the path and its permissions',
+  );
 }
 
 /** A held lock on a transcript; `release()` removes it. */
@@ -273,7 +295,10 @@ function takeOverIfDead(target: string, path: string): void {
   }
   if (!valid && age < STALE_EMPTY_LOCK_MS) {
     // Perhaps another run is writing it right now (an older devs-ctx created it before writing its pid).
-    throw new LockedError(`${target} is locked by another devs-ctx (its lock file is being written)`, `run it again in a few seconds; if no devs-ctx is running, remove ${path}`);
+    throw new LockedError(
+      `${target} is locked by another devs-ctx (its lock file is being written)`,
+      `run it again in a few seconds; if no devs-ctx is running, remove ${path}`,
+    );
   }
   try {
     if (readFileSync(path, 'utf8') === text) unlinkSync(path);
@@ -418,5 +443,8 @@ export function assertNoOtherWriters(path: string): void {
   const writers = openWriters(path);
   if (writers.length === 0) return;
   const who = writers.map((w) => `PID ${w.pid}${w.command ? ` (${w.command})` : ''}`).join(', ');
-  throw new LockedError(`${path} is in use by ${who}, which has it open for writing; nothing was written`, 'run again when it stops (replacing the file now would lose what it writes next)');
+  throw new LockedError(
+    `${path} is in use by ${who}, which has it open for writing; nothing was written`,
+    'run again when it stops (replacing the file now would lose what it writes next)',
+  );
 }

@@ -39,7 +39,11 @@ function entryExists(path: string): boolean {
 export function loadConfig(options: { explicitPath?: string; cwd: string }): { path: string; config: ConfigFile; explicit: boolean } | undefined {
   const path = options.explicitPath ? resolve(options.cwd, options.explicitPath) : findConfigFile(options.cwd);
   if (!path) return undefined;
-  const value = readConfigJson(path, options.explicitPath ? 'check the --config path' : `remove or fix ${path}`, `fix ${path} or pass --config to use another file`);
+  const value = readConfigJson(
+    path,
+    options.explicitPath ? 'check the --config path' : `remove or fix ${path}`,
+    `fix ${path} or pass --config to use another file`,
+  );
   return { path, config: parseConfigFile(path, value), explicit: options.explicitPath !== undefined };
 }
 
@@ -76,7 +80,10 @@ function readConfigJson(path: string, readHint: string, jsonHint: string): unkno
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new InputError(`cannot read config ${path}: not a regular file`, readHint);
     if (stat.size > MAX_CONFIG_BYTES) {
-      throw new InputError(`cannot read config ${path}: ${stat.size.toLocaleString('en-US')} bytes, more than a config may hold (${MAX_CONFIG_BYTES.toLocaleString('en-US')})`, readHint);
+      throw new InputError(
+        `cannot read config ${path}: ${stat.size.toLocaleString('en-US')} bytes, more than a config may hold (${MAX_CONFIG_BYTES.toLocaleString('en-US')})`,
+        readHint,
+      );
     }
     const buffer = Buffer.alloc(stat.size);
     let read = 0;

@@ -1,5 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+} from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { InputError, UsageError } from '../core/errors.js';
 import { parseHookScript, previousHookName } from '../core/git-hook.js';
@@ -40,8 +53,10 @@ export function locateRepository(cwd: string, env: Env): GitRepository {
   const inside = git(['rev-parse', '--git-dir'], cwd, env);
   if (inside.status !== 0) {
     const said = inside.stderr.replace(/^fatal: /, '');
-    throw new InputError(`${cwd} is not in a git repository${said === '' || said.startsWith('not a git repository') ? '' : ` (${said})`}`,
-      'run devs-ctx hook in the repository whose commits should prune the transcripts (or git init one)');
+    throw new InputError(
+      `${cwd} is not in a git repository${said === '' || said.startsWith('not a git repository') ? '' : ` (${said})`}`,
+      'run devs-ctx hook in the repository whose commits should prune the transcripts (or git init one)',
+    );
   }
   const top = git(['rev-parse', '--show-toplevel'], cwd, env);
   const hooks = git(['rev-parse', '--git-path', 'hooks'], cwd, env);
@@ -213,8 +228,10 @@ export function uninstallHookFile(options: { readonly hooksDir: string; readonly
 }
 
 function editedError(path: string, verb: string): UsageError {
-  return new UsageError(`${path} was edited since devs-ctx wrote it; ${verb === 'remove' ? 'removing' : 'replacing'} it would lose those edits`,
-    `keep your edits elsewhere and pass --force to ${verb} it anyway`);
+  return new UsageError(
+    `${path} was edited since devs-ctx wrote it; ${verb === 'remove' ? 'removing' : 'replacing'} it would lose those edits`,
+    `keep your edits elsewhere and pass --force to ${verb} it anyway`,
+  );
 }
 
 /** Where a project's `transcripts` may reach (see expandTranscripts). */
@@ -228,12 +245,7 @@ export interface TranscriptConfinement {
  * a file is itself, a folder gives its `.jsonl`/`.json` files, a glob its matching files. A path
  * that names nothing gives no file (the sessions may not exist yet).
  */
-export function expandTranscripts(
-  patterns: readonly string[],
-  base: string,
-  home: string | undefined,
-  confine?: TranscriptConfinement,
-): TranscriptMatch[] {
+export function expandTranscripts(patterns: readonly string[], base: string, home: string | undefined, confine?: TranscriptConfinement): TranscriptMatch[] {
   const root = confine ? realPathOf(confine.root) : undefined;
   return patterns.map((pattern) => {
     const expanded = home !== undefined && (pattern === '~' || pattern.startsWith('~/')) ? join(home, pattern.slice(1)) : pattern;
@@ -250,10 +262,11 @@ export function expandTranscripts(
     // Symlinks resolved: a link inside the repository to a file outside it does not count.
     const inside = files.filter((file) => isInside(realPathOf(file), root));
     const left = files.length - inside.length;
-    return left === 0 ? { pattern, files } : { pattern, files: inside, refused: `${left} file(s) it matches are outside the repository ${confine.root} (through a symlink)` };
+    return left === 0
+      ? { pattern, files }
+      : { pattern, files: inside, refused: `${left} file(s) it matches are outside the repository ${confine.root} (through a symlink)` };
   });
 }
-
 
 function namedPath(path: string): string[] {
   try {

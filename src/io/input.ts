@@ -108,7 +108,15 @@ const READ_WHOLE_BYTES = 1 << 20;
  */
 export function assertReadableKind(shown: string, stat: Stats): void {
   if (stat.isFile() || stat.isFIFO()) return;
-  const kind = stat.isDirectory() ? 'a directory' : stat.isCharacterDevice() ? 'a character device' : stat.isBlockDevice() ? 'a block device' : stat.isSocket() ? 'a socket' : 'not a regular file';
+  const kind = stat.isDirectory()
+    ? 'a directory'
+    : stat.isCharacterDevice()
+      ? 'a character device'
+      : stat.isBlockDevice()
+        ? 'a block device'
+        : stat.isSocket()
+          ? 'a socket'
+          : 'not a regular file';
   throw new InputError(`${shown}: is ${kind}, not a file devs-ctx reads`, 'give a transcript file, or pipe it in with - (standard input)');
 }
 
@@ -132,10 +140,7 @@ export function readInputFile(path: string, shown: string): Buffer {
 }
 
 /** Reads one transcript (a path or `-` for `stdin`), streaming (a small file in one read), into records. */
-export async function readInput(
-  path: string,
-  options: { keepRaw?: boolean; stdin: Readable; cwd: string },
-): Promise<ParsedDocument> {
+export async function readInput(path: string, options: { keepRaw?: boolean; stdin: Readable; cwd: string }): Promise<ParsedDocument> {
   let stream: Readable;
   if (path === STDIN) {
     stream = options.stdin;

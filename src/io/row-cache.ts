@@ -118,7 +118,9 @@ export function buildId(): string | undefined {
 
 /** A key for everything that shapes a row: hashed, so any change to any part gives another key. */
 export function rowSchemaKey(build: string, settings: unknown): string {
-  return createHash('sha1').update(JSON.stringify({ v: ROW_CACHE_VERSION, build, settings })).digest('base64url');
+  return createHash('sha1')
+    .update(JSON.stringify({ v: ROW_CACHE_VERSION, build, settings }))
+    .digest('base64url');
 }
 
 export class RowCache<Row> {
@@ -213,8 +215,15 @@ export class ReportCache<Report> {
   get(path: string, identity: FileIdentity): Report | undefined {
     if (!this.dir) return undefined;
     try {
-      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as { version?: unknown; schema?: unknown; path?: unknown; id?: unknown; report?: unknown };
-      if (data.version !== ROW_CACHE_VERSION || data.schema !== this.schema || data.path !== path || !Array.isArray(data.id) || data.id.length !== 5) return undefined;
+      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as {
+        version?: unknown;
+        schema?: unknown;
+        path?: unknown;
+        id?: unknown;
+        report?: unknown;
+      };
+      if (data.version !== ROW_CACHE_VERSION || data.schema !== this.schema || data.path !== path || !Array.isArray(data.id) || data.id.length !== 5)
+        return undefined;
       if (!sameIdentity(identity, data.id as unknown as StoredIdentity) || !data.report || typeof data.report !== 'object') return undefined;
       return data.report as Report;
     } catch {

@@ -174,7 +174,11 @@ export class OrchestratorLoop {
       }
       if (!countsTowardRefresh(turn, this.options.pinnedTypes)) continue;
       const node = this.node ?? undefined;
-      const fields = () => ({ id: this.options.newId?.() ?? `refresh-${turnIndex}-${++this.refreshes}`, node, timestamp: (this.options.now?.() ?? new Date()).toISOString() });
+      const fields = () => ({
+        id: this.options.newId?.() ?? `refresh-${turnIndex}-${++this.refreshes}`,
+        node,
+        timestamp: (this.options.now?.() ?? new Date()).toISOString(),
+      });
       refresh = (await injector.refreshTurnIfNeeded(turnIndex, fields)) ?? refresh;
     }
     if (!refresh) return undefined;

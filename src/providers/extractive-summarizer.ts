@@ -5,7 +5,18 @@ import { InterruptedError, ProviderError } from '../core/errors.js';
 import { Pacer } from '../core/pace.js';
 import type { ConversationTurn } from '../core/turn.js';
 import { terms } from '../core/terms.js';
-import { ANSI_ESCAPE, cleanText, clip, commandKey, oneLine, quotable, readStructure, splitToolCallTurn, stripReminders, structureSteps } from './session-structure.js';
+import {
+  ANSI_ESCAPE,
+  cleanText,
+  clip,
+  commandKey,
+  oneLine,
+  quotable,
+  readStructure,
+  splitToolCallTurn,
+  stripReminders,
+  structureSteps,
+} from './session-structure.js';
 import type { CommandRun, FileTouch, SessionStructure, ToolFailure } from './session-structure.js';
 
 /**
@@ -130,10 +141,17 @@ function requestItems(structure: SessionStructure): Item[] {
 
 /** The assistant's last words: its current state and next step, line by line. */
 function planItems(structure: SessionStructure): Item[] {
-  const lines = (structure.lastPlan?.text ?? '').split('\n').map((l) => l.trim()).filter((l) => l.length > 1 && !CODE_LINE.test(l));
+  const lines = (structure.lastPlan?.text ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 1 && !CODE_LINE.test(l));
   const items = lines.slice(0, PLAN_LINES).map((line, i) => ({ text: clip(line, 300), order: i }));
   // What it was doing when the span ends, after that message: kept first, shown last.
-  const words = structure.lastWords?.text.split('\n').map((l) => l.trim()).filter((l) => l.length > 1 && !CODE_LINE.test(l)) ?? [];
+  const words =
+    structure.lastWords?.text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.length > 1 && !CODE_LINE.test(l)) ?? [];
   const last = words.length > 0 ? [{ text: `then, last: ${clip(words.join(' '), 300)}`, order: PLAN_LINES }] : [];
   return [...last, ...items];
 }
@@ -189,7 +207,8 @@ function commandItems(structure: SessionStructure): Item[] {
     byCommand.set(key, { runs: (seen?.runs ?? 0) + 1, last: run, order: seen?.order ?? i, failed: (seen?.failed ?? false) || failed });
   });
   const items = [...byCommand.values()].map((c) => {
-    const outcome = c.last.outcome === undefined ? '' : c.last.outcome === 'ok' ? ' → ok' : ` → ${c.last.outcome}${c.last.errorLine ? `: ${c.last.errorLine}` : ''}`;
+    const outcome =
+      c.last.outcome === undefined ? '' : c.last.outcome === 'ok' ? ' → ok' : ` → ${c.last.outcome}${c.last.errorLine ? `: ${c.last.errorLine}` : ''}`;
     const runs = c.runs > 1 ? ` (${c.runs} runs)` : '';
     return { text: `\`${clip(oneLine(c.last.command), 240)}\`${outcome}${runs}`, order: c.order, failed: c.failed };
   });
@@ -218,9 +237,17 @@ function errorItems(structure: SessionStructure, facts: ExtractedFacts): string[
 
 function fixOf(structure: SessionStructure, failure: ToolFailure): string {
   const later = structure.commands.find((c) => c.index > failure.index && commandKey(c.command) === failure.key && c.outcome === 'ok');
-  const edited = structure.files.filter((f) => f.first > failure.index && f.first < (later?.index ?? Infinity) && f.counts.edited + f.counts.created > 0).map((f) => f.path);
+  const edited = structure.files
+    .filter((f) => f.first > failure.index && f.first < (later?.index ?? Infinity) && f.counts.edited + f.counts.created > 0)
+    .map((f) => f.path);
   if (later) return ` → fixed: \`${clip(oneLine(later.command), 120)}\` passed${edited.length > 0 ? ` after changing ${edited.slice(0, 4).join(', ')}` : ''}`;
-  const next = structure.prose.find((p) => p.role === 'assistant' && p.turnId !== failure.callTurnId && structure.commands.every((c) => c.turnId !== p.turnId || c.index > failure.index) && turnAfter(structure, p.turnId, failure));
+  const next = structure.prose.find(
+    (p) =>
+      p.role === 'assistant' &&
+      p.turnId !== failure.callTurnId &&
+      structure.commands.every((c) => c.turnId !== p.turnId || c.index > failure.index) &&
+      turnAfter(structure, p.turnId, failure),
+  );
   return next ? ` → then: ${clip(next.line, 160)}` : '';
 }
 
@@ -246,15 +273,18 @@ function decisionItems(structure: SessionStructure): string[] {
 /** The agent's open todo items (its latest list), then TODO lines it wrote. */
 function todoItems(structure: SessionStructure): string[] {
   const out = new Ordered();
-  for (const todo of structure.todos) if (todo.status !== 'completed') out.add(`${clip(oneLine(todo.text), 200)}${todo.status === 'pending' ? '' : ` (${todo.status})`}`);
-  for (const p of structure.prose) if (p.role === 'assistant' && TODO_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line)) out.add(clip(p.line, 200));
+  for (const todo of structure.todos)
+    if (todo.status !== 'completed') out.add(`${clip(oneLine(todo.text), 200)}${todo.status === 'pending' ? '' : ` (${todo.status})`}`);
+  for (const p of structure.prose)
+    if (p.role === 'assistant' && TODO_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line)) out.add(clip(p.line, 200));
   return out.first(20);
 }
 
 function doneItems(structure: SessionStructure): string[] {
   const out = new Ordered();
   for (const todo of structure.todos) if (todo.status === 'completed') out.add(clip(oneLine(todo.text), 200));
-  for (const p of structure.prose) if (p.role === 'assistant' && DONE_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line) && p.line.length <= 200) out.add(p.line);
+  for (const p of structure.prose)
+    if (p.role === 'assistant' && DONE_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line) && p.line.length <= 200) out.add(p.line);
   return out.first(20);
 }
 
@@ -290,7 +320,13 @@ const IDENTIFIERS_PER_ITEM = 10;
 function identifierItems(structure: SessionStructure): string[] {
   const ids = rankedIdentifiers(structure);
   const items: string[] = [];
-  for (let i = 0; i < ids.length; i += IDENTIFIERS_PER_ITEM) items.push(ids.slice(i, i + IDENTIFIERS_PER_ITEM).map((id) => `\`${id}\``).join(', '));
+  for (let i = 0; i < ids.length; i += IDENTIFIERS_PER_ITEM)
+    items.push(
+      ids
+        .slice(i, i + IDENTIFIERS_PER_ITEM)
+        .map((id) => `\`${id}\``)
+        .join(', '),
+    );
   return items;
 }
 
@@ -327,11 +363,13 @@ export interface ExtractedFacts {
   readonly done: string[];
 }
 
-const FILE_PATH = /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
+const FILE_PATH =
+  /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
 const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g;
 const BACKTICKED = /`([^`\n]{2,80})`/g;
 /** How tool output says something went wrong (not code that merely mentions an Error class). */
-const ERROR_LINE = /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status) [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory/;
+const ERROR_LINE =
+  /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status) [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory/;
 const MAX_FACT_LINE = 400;
 /** Lines that are code, not messages: they end mid-statement. */
 const CODE_LINE = /[,{([;]\s*$|^\s*(?:const|let|var|return|import|export|if|throw|catch|function|def|class)\b/;
@@ -356,7 +394,10 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
   const done = new Ordered();
   for (let t = 0; t < turns.length; t++) {
     const turn = turns[t] as ConversationTurn;
-    const text = stripReminders(headAndTail(turn.content)).replace(ANSI_ESCAPE, '').replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '').replace(/\\n/g, '\n');
+    const text = stripReminders(headAndTail(turn.content))
+      .replace(ANSI_ESCAPE, '')
+      .replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '')
+      .replace(/\\n/g, '\n');
     for (const match of text.matchAll(FILE_PATH)) files.add(match[0]);
     for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
     for (const match of text.matchAll(IDENTIFIER)) identifiers.add(match[0]);
@@ -501,10 +542,13 @@ function followUp(turns: readonly ConversationTurn[], t: number): string | undef
 }
 
 function firstLine(text: string, max: number): string {
-  const line = text.trim().split('\n').find((l) => l.trim().length > 0) ?? '';
+  const line =
+    text
+      .trim()
+      .split('\n')
+      .find((l) => l.trim().length > 0) ?? '';
   return clip(line.trim(), max);
 }
-
 
 function unescapeJson(text: string): string {
   try {

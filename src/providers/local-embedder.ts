@@ -101,7 +101,7 @@ export class LocalEmbedder implements Embedder {
       const weight = ((count * (K1 + 1)) / (count + K1 * lengthNorm)) * idf;
       const h = hash(word);
       const bucket = h % LOCAL_EMBEDDING_DIMENSIONS;
-      vector[bucket] = (vector[bucket] ?? 0) + ((h >>> 31) === 1 ? -weight : weight);
+      vector[bucket] = (vector[bucket] ?? 0) + (h >>> 31 === 1 ? -weight : weight);
     }
     return vector;
   }

@@ -78,18 +78,43 @@ const IDE_REQUEST = /^## My request for Codex:\s*$/m;
 const BASH_INPUT = /^\s*<bash-input>([\s\S]*?)<\/bash-input>\s*$/;
 const SLASH_COMMAND = /<command-name>([^<]*)<\/command-name>[\s\S]*?(?:<command-args>([^<]*)<\/command-args>)?/;
 
-const ERROR_LINE = /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status):? [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory|not found|<tool_use_error>/;
+const ERROR_LINE =
+  /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status):? [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory|not found|<tool_use_error>/;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes a command's output may carry
 export const ANSI_ESCAPE = /\x1b\[[0-9;]*[A-Za-z]/g;
 
-const SHELL_TOOLS = new Set(['bash', 'shell', 'local_shell', 'run_shell_command', 'execute_bash', 'exec_command', 'container.exec', 'run_command', 'terminal', 'cmd', 'powershell']);
+const SHELL_TOOLS = new Set([
+  'bash',
+  'shell',
+  'local_shell',
+  'run_shell_command',
+  'execute_bash',
+  'exec_command',
+  'container.exec',
+  'run_command',
+  'terminal',
+  'cmd',
+  'powershell',
+]);
 const READ_TOOLS = new Set(['read', 'read_file', 'notebookread', 'view_file', 'open_file', 'read_many_files']);
 const EDIT_TOOLS = new Set(['edit', 'multiedit', 'notebookedit', 'replace', 'edit_file', 'str_replace', 'insert', 'search_replace']);
 const WRITE_TOOLS = new Set(['write', 'write_file', 'create_file']);
 const EDITOR_TOOLS = new Set(['str_replace_editor', 'str_replace_based_edit_tool', 'edit_tool', 'text_editor']);
 const TODO_TOOLS = new Set(['todowrite', 'update_plan', 'write_todos', 'todo_write']);
-const SEARCH_TOOLS = new Set(['grep', 'glob', 'search_file_content', 'glob_files', 'find_files', 'list_directory', 'ls', 'webfetch', 'web_fetch', 'websearch', 'google_web_search']);
+const SEARCH_TOOLS = new Set([
+  'grep',
+  'glob',
+  'search_file_content',
+  'glob_files',
+  'find_files',
+  'list_directory',
+  'ls',
+  'webfetch',
+  'web_fetch',
+  'websearch',
+  'google_web_search',
+]);
 const PATH_KEYS = ['file_path', 'absolute_path', 'notebook_path', 'path', 'filename', 'file', 'target_file'] as const;
 
 /** A line fit to quote: reader line-number prefixes stripped; undefined for injected or meta text. */
@@ -340,11 +365,19 @@ export function outcomeOf(content: string): { failed: boolean; label: string; er
     /\bexit code: (\d+)/.exec(head.slice(0, 400));
   if (exit === undefined && exitMatch?.[1]) exit = Number(exitMatch[1]);
   if (exit !== undefined && exit !== 0) failed = true;
-  if (/^\s*<tool_use_error>/.test(head) || /^Error: (?!\(none\))/m.test(head.slice(0, 200)) && /^(?:Command: |Error: )/m.test(head.slice(0, 200))) failed = true;
-  if (/^The user doesn't want to proceed with this tool use/.test(trimmed)) return { failed: true, label: 'rejected by the user', errorLine: 'rejected by the user' };
+  if (/^\s*<tool_use_error>/.test(head) || (/^Error: (?!\(none\))/m.test(head.slice(0, 200)) && /^(?:Command: |Error: )/m.test(head.slice(0, 200))))
+    failed = true;
+  if (/^The user doesn't want to proceed with this tool use/.test(trimmed))
+    return { failed: true, label: 'rejected by the user', errorLine: 'rejected by the user' };
   if (!failed) return { failed: false, label: exit === 0 ? 'ok' : 'ok' };
   const lines = body.replace(/<\/?tool_use_error>/g, '').split('\n');
-  const candidates = lines.map((l) => quotable(l.replace(ANSI_ESCAPE, ''))).filter((l): l is string => l !== undefined && !/^(?:Exit code \d+|Exit Code: \d+|Command: |Directory: |Signal: |Background PIDs|Process Group PGID|Error: \(none\)|Output: \(empty\))/.test(l));
+  const candidates = lines
+    .map((l) => quotable(l.replace(ANSI_ESCAPE, '')))
+    .filter(
+      (l): l is string =>
+        l !== undefined &&
+        !/^(?:Exit code \d+|Exit Code: \d+|Command: |Directory: |Signal: |Background PIDs|Process Group PGID|Error: \(none\)|Output: \(empty\))/.test(l),
+    );
   const errorLine = candidates.find((l) => ERROR_LINE.test(l)) ?? candidates[0];
   return { failed: true, label: exit !== undefined ? `exit ${exit}` : 'error', ...(errorLine ? { errorLine: clip(errorLine, 200) } : {}) };
 }
@@ -405,7 +438,12 @@ function patchFiles(text: string): [string, FileAction][] {
 
 /** Two runs are the same command when their first words match (`npm test -- a` ≈ `npm test`). */
 export function commandKey(command: string): string {
-  return `$ ${command.trim().split(/\s+/).filter((w) => !w.startsWith('-')).slice(0, 2).join(' ')}`;
+  return `$ ${command
+    .trim()
+    .split(/\s+/)
+    .filter((w) => !w.startsWith('-'))
+    .slice(0, 2)
+    .join(' ')}`;
 }
 
 export function oneLine(text: string): string {

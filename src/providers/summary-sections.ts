@@ -22,7 +22,8 @@ export const SECTION_GUIDE: Readonly<Record<SummarySection, string>> = {
   Goal: 'what the agent is working towards now',
   'User requests (in order)': "the user's requests, verbatim, oldest first; the latest one whole",
   'Current state and next step': "where the work stands and the assistant's next step (its last plan)",
-  'Errors and what fixed them': 'each error (the command or tool, its first error line) and what fixed it, or that nothing did, so a failed approach is not tried again',
+  'Errors and what fixed them':
+    'each error (the command or tool, its first error line) and what fixed it, or that nothing did, so a failed approach is not tried again',
   'Files touched': 'each file path and what happened to it: read, edited, created or deleted, with counts',
   'Commands run': 'the commands that matter, verbatim, with their outcome (ok, exit status, first error line)',
   'Decisions and constraints': 'what the user or assistant decided or required, in their words',

@@ -28,7 +28,17 @@ export function pruneEvent(id: string, input: ParsedDocument, records: readonly 
 
 /** An archived turn `turn-N` at entry N, dropped, from record N. */
 export function archivedTurn(entryIndex: number, content: string, extra: Partial<ArchivedTurnInput> = {}): ArchivedTurnInput {
-  return { entryIndex, turnId: `turn-${entryIndex}`, role: 'assistant', type: 'message', action: 'dropped', tokens: 10, content, records: [entryIndex], ...extra };
+  return {
+    entryIndex,
+    turnId: `turn-${entryIndex}`,
+    role: 'assistant',
+    type: 'message',
+    action: 'dropped',
+    tokens: 10,
+    content,
+    records: [entryIndex],
+    ...extra,
+  };
 }
 
 /**

@@ -13,7 +13,10 @@ export interface GeneratedSession {
   readonly last: number;
 }
 
-const WORDS = 'the export stream rows header tax total invoice test build parse cache window token budget prune summary agent model error retry config file path module function record field key read write check'.split(' ');
+const WORDS =
+  'the export stream rows header tax total invoice test build parse cache window token budget prune summary agent model error retry config file path module function record field key read write check'.split(
+    ' ',
+  );
 
 /**
  * Writes `sessions` small native transcripts spread over `projects` folders (round robin), each with

@@ -40,10 +40,7 @@ export function cliEnv(extra: Record<string, string> = {}): Record<string, strin
 }
 
 /** Spawns the built binary the way a user's shell would, with a stable environment. */
-export function runCli(
-  args: readonly string[],
-  options: { input?: string | Buffer; cwd?: string; env?: Record<string, string> } = {},
-): CliResult {
+export function runCli(args: readonly string[], options: { input?: string | Buffer; cwd?: string; env?: Record<string, string> } = {}): CliResult {
   assert.ok(existsSync(join(repoRoot, 'dist', 'cli', 'main.js')), 'run `npm run build` first (npm test does)');
   const result = spawnSync(process.execPath, [bin, ...args], {
     cwd: options.cwd ?? repoRoot,
@@ -65,7 +62,10 @@ export function runInProcess(args: readonly string[], options: { input?: Buffer;
  * Runs the built CLI's `main()` (from dist/, beside the build id the result caches are keyed on) in
  * this process: the code the binary runs, without a process start for each of many calls.
  */
-export async function runBuiltInProcess(args: readonly string[], options: { input?: Buffer; cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+export async function runBuiltInProcess(
+  args: readonly string[],
+  options: { input?: Buffer; cwd?: string; env?: Record<string, string> } = {},
+): Promise<CliResult> {
   const built = join(repoRoot, 'dist', 'cli', 'main.js');
   assert.ok(existsSync(built), 'run `npm run build` first (npm test does)');
   const { main: builtMain } = (await import(pathToFileURL(built).href)) as { main: typeof main };

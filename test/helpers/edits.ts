@@ -36,9 +36,7 @@ export function dropMiddleEdit(
   return {
     dropped,
     masked,
-    ...(dropped.size > 0
-      ? { summary: { text: options.summaryText ?? `${SUMMARY_PREFIX}\nTest summary of ${dropped.size} turns.`, at: first } }
-      : {}),
+    ...(dropped.size > 0 ? { summary: { text: options.summaryText ?? `${SUMMARY_PREFIX}\nTest summary of ${dropped.size} turns.`, at: first } } : {}),
     now: TEST_NOW,
     newId: sequentialIds(),
   };

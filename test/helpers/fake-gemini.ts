@@ -33,12 +33,7 @@ import { after, before, beforeEach } from 'node:test';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type GeminiAction =
-  | 'generateContent'
-  | 'streamGenerateContent'
-  | 'embedContent'
-  | 'batchEmbedContents'
-  | 'countTokens';
+export type GeminiAction = 'generateContent' | 'streamGenerateContent' | 'embedContent' | 'batchEmbedContents' | 'countTokens';
 
 export interface RecordedRequest {
   method: string;
@@ -149,13 +144,7 @@ interface Content {
 }
 
 const generateActions: ReadonlySet<string> = new Set(['generateContent', 'streamGenerateContent']);
-const knownActions: ReadonlySet<string> = new Set([
-  'generateContent',
-  'streamGenerateContent',
-  'embedContent',
-  'batchEmbedContents',
-  'countTokens',
-]);
+const knownActions: ReadonlySet<string> = new Set(['generateContent', 'streamGenerateContent', 'embedContent', 'batchEmbedContents', 'countTokens']);
 
 // ---------------------------------------------------------------------------------------------
 // Deterministic content helpers (exported so tests can compute expectations)
@@ -245,17 +234,30 @@ export function extractIdentifiers(text: string, limit = MAX_IDENTIFIERS): strin
  * Identifiers (else the last), "none" under the others.
  */
 export function defaultSummary(text: string, system = ''): string {
-  const firstLine = text.split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+  const firstLine =
+    text
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? '';
   const goal = firstLine.length > 160 ? `${firstLine.slice(0, 157)}...` : firstLine;
   const identifiers = extractIdentifiers(text);
-  const asked = /Answer with exactly these Markdown sections[^:]*: ([^\n]+)\./.exec(system)?.[1]?.split(', ').filter((s) => s.trim());
+  const asked = /Answer with exactly these Markdown sections[^:]*: ([^\n]+)\./
+    .exec(system)?.[1]
+    ?.split(', ')
+    .filter((s) => s.trim());
   if (asked && asked.length > 0) {
     const idsAt = asked.findIndex((s) => /identifiers/i.test(s));
     const at = idsAt >= 0 ? idsAt : asked.length - 1;
     return asked
       .flatMap((section, i) => [
         `## ${section}`,
-        ...(i === 0 ? [goal === '' ? '(no request text)' : goal] : i === at ? (identifiers.length === 0 ? ['none'] : identifiers.map((id) => `- ${id}`)) : ['none']),
+        ...(i === 0
+          ? [goal === '' ? '(no request text)' : goal]
+          : i === at
+            ? identifiers.length === 0
+              ? ['none']
+              : identifiers.map((id) => `- ${id}`)
+            : ['none']),
       ])
       .join('\n');
   }
@@ -377,13 +379,7 @@ function statusFaultBody(fault: Extract<Fault, { kind: 'status' }>, model: strin
 // Answers
 // ---------------------------------------------------------------------------------------------
 
-const contentFaultKinds: ReadonlySet<Fault['kind']> = new Set([
-  'empty-candidates',
-  'empty-text',
-  'finish',
-  'prompt-blocked',
-  'reply',
-]);
+const contentFaultKinds: ReadonlySet<Fault['kind']> = new Set(['empty-candidates', 'empty-text', 'finish', 'prompt-blocked', 'reply']);
 
 type AnswerFault = Extract<Fault, { kind: 'empty-candidates' | 'empty-text' | 'finish' | 'prompt-blocked' | 'reply' }>;
 
@@ -466,8 +462,14 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
   function buildAnswer(model: string, body: unknown, fault: AnswerFault | undefined): GenerateAnswer {
     const text = requestText(body);
     const promptTokens = estimateTokens(systemText(body) + text);
-    const thinkingConfig = isRecord(body) && isRecord(body['generationConfig']) && isRecord(body['generationConfig']['thinkingConfig']) ? body['generationConfig']['thinkingConfig'] : undefined;
-    const maxOutput = isRecord(body) && isRecord(body['generationConfig']) && typeof body['generationConfig']['maxOutputTokens'] === 'number' ? body['generationConfig']['maxOutputTokens'] : Infinity;
+    const thinkingConfig =
+      isRecord(body) && isRecord(body['generationConfig']) && isRecord(body['generationConfig']['thinkingConfig'])
+        ? body['generationConfig']['thinkingConfig']
+        : undefined;
+    const maxOutput =
+      isRecord(body) && isRecord(body['generationConfig']) && typeof body['generationConfig']['maxOutputTokens'] === 'number'
+        ? body['generationConfig']['maxOutputTokens']
+        : Infinity;
     const thoughts = options.thinking
       ? thinkingConfig?.['thinkingBudget'] === 0
         ? 0
@@ -480,7 +482,11 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     const withText = (answer: string, finishReason: string): GenerateAnswer => {
       if (thoughts + estimateTokens(answer) > maxOutput) {
         // The budget went on thinking: no text, MAX_TOKENS.
-        return { candidates: [{ content: { role: 'model' }, finishReason: 'MAX_TOKENS', index: 0 }], usageMetadata: usage(promptTokens, undefined, Math.min(thoughts, maxOutput)), ...common };
+        return {
+          candidates: [{ content: { role: 'model' }, finishReason: 'MAX_TOKENS', index: 0 }],
+          usageMetadata: usage(promptTokens, undefined, Math.min(thoughts, maxOutput)),
+          ...common,
+        };
       }
       return {
         candidates: [{ content: { role: 'model', parts: [{ text: answer }] }, finishReason, index: 0 }],
@@ -536,9 +542,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
       return {
         ...answer,
         candidates: [{ ...rest, content: { role: 'model', parts: [{ text: piece }] }, ...(last ? { finishReason } : {}) }],
-        usageMetadata: last
-          ? answer.usageMetadata
-          : usage(answer.usageMetadata.promptTokenCount, undefined, 0),
+        usageMetadata: last ? answer.usageMetadata : usage(answer.usageMetadata.promptTokenCount, undefined, 0),
       };
     });
   }
@@ -617,11 +621,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
       sendJson(
         res,
         400,
-        googleError(
-          400,
-          'INVALID_ARGUMENT',
-          `* BatchEmbedContentsRequest.requests: at most ${MAX_BATCH_EMBED_REQUESTS} requests can be in one batch\n`,
-        ),
+        googleError(400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests: at most ${MAX_BATCH_EMBED_REQUESTS} requests can be in one batch\n`),
       );
       return;
     }
@@ -648,8 +648,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     const { model, body, query } = recorded;
     const action: string = recorded.action;
     if (fault?.kind === 'status') {
-      const headers: Record<string, string> =
-        fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
+      const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
       sendJson(res, fault.status, statusFaultBody(fault, model, action), headers);
       return;
     }
@@ -668,11 +667,7 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
       return;
     }
     if (recorded.rawBody !== '' && body === undefined) {
-      sendJson(
-        res,
-        400,
-        googleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Unexpected token.'),
-      );
+      sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Unexpected token.'));
       return;
     }
     switch (action) {

@@ -70,7 +70,10 @@ class Screen implements Terminal {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const rest = this.text.slice(this.cursor);
-      const found = typeof pattern === 'string' ? ((i) => (i < 0 ? undefined : { index: i, length: pattern.length }))(rest.indexOf(pattern)) : ((m) => (m ? { index: m.index, length: m[0].length } : undefined))(pattern.exec(rest));
+      const found =
+        typeof pattern === 'string'
+          ? ((i) => (i < 0 ? undefined : { index: i, length: pattern.length }))(rest.indexOf(pattern))
+          : ((m) => (m ? { index: m.index, length: m[0].length } : undefined))(pattern.exec(rest));
       if (found) {
         // @clack/core attaches its keypress listener before it draws the prompt, so once the
         // question is on the screen, keys pressed now reach it: no settling delay is needed.
@@ -156,7 +159,11 @@ export async function runInPty(
   const env = baseEnv(options.env ?? {});
   const run = spawnChild('script', ['-qfec', command, '/dev/null'], {
     cwd: options.cwd,
-    env: { PATH: process.env['PATH'] ?? '', TERM: 'xterm-256color', ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)) },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      TERM: 'xterm-256color',
+      ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+    },
   });
   const { child } = run;
   const terminal = new Screen((data) => child.stdin?.write(data));

@@ -70,7 +70,11 @@ export function* discoverTranscripts(paths: readonly string[], cwd: string): Gen
           yield item;
         }
       }
-      if (found === 0) yield { path, error: new InputError(`${path}: no .jsonl or .json file matches this pattern`, 'quote the pattern so that devs-ctx expands it, and check it') };
+      if (found === 0)
+        yield {
+          path,
+          error: new InputError(`${path}: no .jsonl or .json file matches this pattern`, 'quote the pattern so that devs-ctx expands it, and check it'),
+        };
       continue;
     }
     if (!isDirectory) {
@@ -140,7 +144,10 @@ function segmentPattern(segment: string): RegExp {
       const end = segment.indexOf(']', i + 1);
       if (end < 0) source += '\\[';
       else {
-        const body = segment.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        const body = segment
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
         source += `[${body}]`;
         i = end;
       }
@@ -196,7 +203,8 @@ function* matchSegments(shown: string, segments: readonly string[], cwd: string)
     entries = readDir(absolute);
   } catch (error) {
     const where = shown === '' ? '.' : shown;
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ENOTDIR') yield { path: where, error: inputError(where, error) };
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ENOTDIR')
+      yield { path: where, error: inputError(where, error) };
     return;
   }
   const pattern = segmentPattern(segment);

@@ -50,7 +50,9 @@ export function parseTimeRange(options: { since?: string | undefined; until?: st
   if (since !== undefined && until !== undefined && since > until) {
     throw new UsageError(`--since ${options.since} is not before --until ${options.until}`, 'swap them, or widen the range');
   }
-  const shown = [options.since !== undefined ? `--since ${options.since}` : '', options.until !== undefined ? `--until ${options.until}` : ''].filter(Boolean).join(' ');
+  const shown = [options.since !== undefined ? `--since ${options.since}` : '', options.until !== undefined ? `--until ${options.until}` : '']
+    .filter(Boolean)
+    .join(' ');
   return { ...(since !== undefined ? { since } : {}), ...(until !== undefined ? { until } : {}), shown };
 }
 

@@ -29,7 +29,9 @@ export class BatchRows {
     this.#run = run;
     const build = buildId();
     const on = cacheDir !== undefined && build !== undefined && !run.full;
-    const schema = on ? rowSchemaKey(build, { settings: run.settings, format: run.format ?? null, strict: run.strict, encoding, basis: run.basis ?? 'auto' }) : undefined;
+    const schema = on
+      ? rowSchemaKey(build, { settings: run.settings, format: run.format ?? null, strict: run.strict, encoding, basis: run.basis ?? 'auto' })
+      : undefined;
     this.#cache = RowCache.open<CachedRow>(on ? cacheDir : undefined, schema);
   }
 

@@ -50,7 +50,7 @@ export interface SessionSummary {
 }
 
 export type SessionOutcome =
-  | { readonly kind: 'session'; readonly summary: SessionSummary; /** The full report as `--json` prints it, when asked for. */ readonly reportJson?: string }
+  | { readonly kind: 'session'; readonly summary: SessionSummary /** The full report as `--json` prints it, when asked for. */; readonly reportJson?: string }
   | { readonly kind: 'outOfRange'; readonly file: string; readonly project: string }
   | { readonly kind: 'error'; readonly file: string; readonly project: string; readonly error: SessionError };
 
@@ -135,7 +135,10 @@ export async function analyzeSession(
       firstTimestamp,
       lastTimestamp,
       issues: report.issues.length,
-      issueLines: report.issues.filter((i) => i.line > 0).slice(0, 11).map((i) => i.line),
+      issueLines: report.issues
+        .filter((i) => i.line > 0)
+        .slice(0, 11)
+        .map((i) => i.line),
     };
     if (!run.full) return { kind: 'session', summary };
     // The single-file report, with the batch's fields added after it (additive to the single report's schema).

@@ -45,7 +45,9 @@ type HookInput = z.infer<typeof HookInputSchema>;
 function pendingMarker(archivePath: string, session: string, env: CliContext['env']): string {
   // Beside a SQLite archive; for a PostgreSQL one in devs-ctx's data folder (the URL is no folder:
   // its dirname made a `postgres:/user:password@host` folder in the project).
-  const base = isPostgresUrl(archivePath) ? dirname(defaultArchivePath({ ...env, DEVS_CTX_ARCHIVE: undefined }, env['HOME'] ?? homedir())) : dirname(archivePath);
+  const base = isPostgresUrl(archivePath)
+    ? dirname(defaultArchivePath({ ...env, DEVS_CTX_ARCHIVE: undefined }, env['HOME'] ?? homedir()))
+    : dirname(archivePath);
   return join(base, 'pending-regrounding', `${createHash('sha256').update(session).digest('hex').slice(0, 32)}`);
 }
 
@@ -82,7 +84,8 @@ export async function runAgentHook(event: string, options: AgentHookOptions, ctx
 
     if (event === 'pre-compact') {
       const path = sessionPath(input, agent, projectCtx);
-      if (!path) throw new Error(`no session transcript to archive (transcript_path ${input.transcript_path ?? 'missing'}, session ${input.session_id ?? 'unknown'})`);
+      if (!path)
+        throw new Error(`no session transcript to archive (transcript_path ${input.transcript_path ?? 'missing'}, session ${input.session_id ?? 'unknown'})`);
       const session = loadAgentSession(path);
       const { settings } = settingsFor({}, projectCtx);
       const counter = new CachedCounter(settings.encoding, defaultCacheDir(ctx.env));

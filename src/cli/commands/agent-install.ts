@@ -139,7 +139,8 @@ function parseJsonSettings(path: string, text: string | undefined): Record<strin
   } catch (error) {
     throw new UsageError(`${path}: not valid JSON (${(error as Error).message}); devs-ctx changes nothing in it`, 'fix the file, then run the install again');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${path}: expected a JSON object`, 'fix the file, then run the install again');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError(`${path}: expected a JSON object`, 'fix the file, then run the install again');
   return value as Record<string, unknown>;
 }
 
@@ -243,7 +244,7 @@ function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>,
     path: target.path,
     action: 'entries-removed',
     ...describe(target, after),
-    note: 'the file changed since devs-ctx wrote it: only devs-ctx\'s entries were taken out (the rest is as you left it)',
+    note: "the file changed since devs-ctx wrote it: only devs-ctx's entries were taken out (the rest is as you left it)",
   };
 }
 
@@ -292,7 +293,9 @@ function render(ctx: CliContext, json: boolean, report: { agent: AgentKind; scop
     return;
   }
   for (const file of report.files) {
-    const what = [file.hooks.length > 0 ? `hooks ${file.hooks.join(', ')}` : '', file.mcpServer ? 'MCP server devs-ctx' : ''].filter(Boolean).join('; ') || 'nothing of devs-ctx';
+    const what =
+      [file.hooks.length > 0 ? `hooks ${file.hooks.join(', ')}` : '', file.mcpServer ? 'MCP server devs-ctx' : ''].filter(Boolean).join('; ') ||
+      'nothing of devs-ctx';
     ctx.stdout.write(`${file.path}: ${file.action} (${what})\n`);
     if (file.note) ctx.stdout.write(`  ${file.note}\n`);
   }
@@ -315,7 +318,9 @@ export async function runAgentInstall(options: AgentOptions, bin: string | null,
       ctx.stderr.write(
         `devs-ctx: ${options.agent} now archives its window before each compaction and is re-grounded after it; its MCP tools: context_status, recall, get_turn, pinned_context. Undo: devs-ctx hook uninstall --agent ${options.agent}${options.user ? ' --user' : ''}\n${
           // Codex skips a new or changed hook, silently, until the user trusts it (developers.openai.com/codex/hooks).
-          options.agent === 'codex' ? 'devs-ctx: Codex runs these hooks only once you trust them: open /hooks in Codex and trust the two devs-ctx hooks (a project\'s .codex folder must be trusted too)\n' : ''
+          options.agent === 'codex'
+            ? "devs-ctx: Codex runs these hooks only once you trust them: open /hooks in Codex and trust the two devs-ctx hooks (a project's .codex folder must be trusted too)\n"
+            : ''
         }`,
       );
     }

@@ -54,8 +54,7 @@ function compareRows(sort: BatchSort): (a: HeldRow, b: HeldRow) => number {
   const tokens = (r: BatchRow): number => (r.kind === 'session' ? r.summary.totalTokens : -1);
   const rank = (r: BatchRow): number => (r.kind === 'session' ? URGENCY_RANK[r.summary.urgency] : -1);
   // Unreadable transcripts last; ties in discovery order, so the order is stable.
-  return (a, b) =>
-    (sort === 'urgency' ? rank(b.row) - rank(a.row) : 0) || tokens(b.row) - tokens(a.row) || a.index - b.index;
+  return (a, b) => (sort === 'urgency' ? rank(b.row) - rank(a.row) : 0) || tokens(b.row) - tokens(a.row) || a.index - b.index;
 }
 
 function compareProjects(sort: BatchSort | undefined): (a: ProjectTotals, b: ProjectTotals) => number {
@@ -132,7 +131,9 @@ class BatchOutputStream {
         break;
       case 'json': {
         const indent = (value: unknown): string => JSON.stringify(value, null, 2).replace(/\n/g, '\n  ');
-        this.write(`${this.jsonRows > 0 ? '\n  ]' : ']'},\n  "total": ${indent(totals)},\n  "projects": ${indent(projects)},\n  "range": ${indent(rangeJson(range))}\n}\n`);
+        this.write(
+          `${this.jsonRows > 0 ? '\n  ]' : ']'},\n  "total": ${indent(totals)},\n  "projects": ${indent(projects)},\n  "range": ${indent(rangeJson(range))}\n}\n`,
+        );
         break;
       }
       default:
@@ -152,7 +153,10 @@ class BatchTally {
   urgency: PruneUrgency = 'none';
   /** A transcript that cannot be read matters more than a limit being reached; the first one decides. */
   firstError: SessionError | undefined;
-  private readonly projects = new Map<string, { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: PruneUrgency; subagents: number }>();
+  private readonly projects = new Map<
+    string,
+    { transcripts: number; failed: number; turns: number; totalTokens: number; urgency: PruneUrgency; subagents: number }
+  >();
 
   /** The row of one finished transcript; undefined when it is outside --since/--until. */
   add(outcome: SessionOutcome): BatchRow | undefined {
@@ -187,7 +191,15 @@ class BatchTally {
   }
 
   totals(): BatchTotals {
-    return { transcripts: this.transcripts, failed: this.failed, turns: this.turns, totalTokens: this.totalTokens, urgency: this.urgency, outOfRange: this.outOfRange, subagents: this.subagents };
+    return {
+      transcripts: this.transcripts,
+      failed: this.failed,
+      turns: this.turns,
+      totalTokens: this.totalTokens,
+      urgency: this.urgency,
+      outOfRange: this.outOfRange,
+      subagents: this.subagents,
+    };
   }
 
   projectList(sort: BatchSort | undefined): ProjectTotals[] {
@@ -338,7 +350,14 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
   const rows = new BatchRows(options.run, options.encoding, options.cacheDir);
   const { items, toRead } = lookUpRows(discovered, rows);
   const jobs = toRead > SMALL_BATCH ? options.jobs : 1;
-  const pool = jobs > 1 ? new AnalyzePool({ size: jobs, init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty }, counts }) : undefined;
+  const pool =
+    jobs > 1
+      ? new AnalyzePool({
+          size: jobs,
+          init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty },
+          counts,
+        })
+      : undefined;
   const progress = startBatchProgress(ctx);
   const spill = options.sort !== undefined && options.output === 'json' ? new Spill() : undefined;
   const out = new BatchOutputStream(options.output, ctx, progress, options.names);

@@ -20,14 +20,13 @@ import type { Discovered } from '../batch/discover.js';
 import { parseTimeRange } from '../batch/range.js';
 import { runAnalyzeBatch } from './analyze-batch.js';
 
-
-
 /** `devs-ctx analyze [paths…|-]`: parse options → analyse each transcript → render → exit code. */
 export async function runAnalyze(paths: readonly string[], options: AnalyzeOptions, ctx: CliContext): Promise<ExitCodeValue> {
   // Errors are JSON on stdout in both data modes (one line with --ndjson).
   const json = options.json === true || options.ndjson === true;
   try {
-    if (options.json === true && options.ndjson === true) throw new UsageError('--json and --ndjson cannot be used together', '--json prints one document, --ndjson one line per session');
+    if (options.json === true && options.ndjson === true)
+      throw new UsageError('--json and --ndjson cannot be used together', '--json prints one document, --ndjson one line per session');
     const { settings } = settingsFor(options, ctx);
     const range = parseTimeRange(options, Date.now());
     const { format } = options;
@@ -47,7 +46,9 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
       const build = buildId();
       const reports = ReportCache.open<AnalyzeReport>(
         cacheDir,
-        build === undefined ? undefined : rowSchemaKey(build, { report: true, settings, format: format ?? null, strict: options.strict === true, basis: options.basis ?? 'auto' }),
+        build === undefined
+          ? undefined
+          : rowSchemaKey(build, { report: true, settings, format: format ?? null, strict: options.strict === true, basis: options.basis ?? 'auto' }),
       );
       const absolute = only.path === STDIN ? undefined : resolve(ctx.cwd, only.path);
       const identity = reports.enabled && absolute !== undefined ? fileIdentity(absolute) : undefined;
@@ -76,7 +77,16 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
         sort: options.sort,
         range,
         jobs: options.jobs ?? availableParallelism(),
-        run: { settings, format, strict: options.strict === true, range, full: output === 'json', cwd: ctx.cwd, now: Date.now(), basis: options.basis ?? 'auto' },
+        run: {
+          settings,
+          format,
+          strict: options.strict === true,
+          range,
+          full: output === 'json',
+          cwd: ctx.cwd,
+          now: Date.now(),
+          basis: options.basis ?? 'auto',
+        },
         encoding: settings.encoding,
         cacheDir: options.cache === false ? undefined : defaultCacheDir(ctx.env),
         ...batchNames(paths, ctx),

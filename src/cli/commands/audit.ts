@@ -63,7 +63,9 @@ export async function runAudit(file: string | undefined, options: AuditOptions, 
     const shown = options.lost ?? DEFAULT_LOST_SHOWN;
     for (const audit of audits) writeAudit(ctx, audit, shown, recallFile);
     ctx.stdout.write(`\n${audits.length} compaction(s): the summaries kept ${kept} of ${identifiers} identifiers (${share(kept, identifiers)}).\n`);
-    ctx.stdout.write(`Lost ones come back with the MCP tool recall, or: devs-ctx recall QUERY (once the window was archived: devs-ctx hook install --agent …)\n`);
+    ctx.stdout.write(
+      `Lost ones come back with the MCP tool recall, or: devs-ctx recall QUERY (once the window was archived: devs-ctx hook install --agent …)\n`,
+    );
     return ExitCode.ok;
   } catch (error) {
     return reportError(ctx, error, json);
@@ -83,6 +85,7 @@ function writeAudit(ctx: CliContext, audit: CompactionAudit, shown: number, reca
   ctx.stdout.write(`  ${[...byKind].map(([kind, n]) => `${kind} ${n.kept}/${n.kept + n.lost}`).join(', ')}\n`);
   if (audit.lost.length > 0) {
     ctx.stdout.write(`  lost${audit.lost.length > shown ? ` (first ${shown} of ${audit.lost.length}; --json lists all)` : ''}:\n`);
-    for (const id of audit.lost.slice(0, shown)) ctx.stdout.write(`    ${id.kind}: ${id.text}\n      devs-ctx recall ${JSON.stringify(id.recallQuery)}${recallFile}\n`);
+    for (const id of audit.lost.slice(0, shown))
+      ctx.stdout.write(`    ${id.kind}: ${id.text}\n      devs-ctx recall ${JSON.stringify(id.recallQuery)}${recallFile}\n`);
   }
 }

@@ -99,7 +99,15 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
     const configArgs = config !== undefined ? ['--config', config] : [];
     const { settings, file: configFile } = settingsFor(config !== undefined ? { config } : {}, ctx);
     const statePath = join(dirname(hookPath), '.devs-ctx-state', `${meta.hook}.json`);
-    const settingsKey = createHash('sha256').update(JSON.stringify({ ...meta, limits: [ctx.env['DEVS_SOFT_LIMIT'], ctx.env['DEVS_HARD_LIMIT'], ctx.env['DEVS_PRUNE_THRESHOLD']], config: configFile ? statKey(configFile.path) : null })).digest('hex');
+    const settingsKey = createHash('sha256')
+      .update(
+        JSON.stringify({
+          ...meta,
+          limits: [ctx.env['DEVS_SOFT_LIMIT'], ctx.env['DEVS_HARD_LIMIT'], ctx.env['DEVS_PRUNE_THRESHOLD']],
+          config: configFile ? statKey(configFile.path) : null,
+        }),
+      )
+      .digest('hex');
     const state = readState(statePath, settingsKey);
     let counter: CachedCounter | undefined;
 
@@ -109,7 +117,15 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
       const name = relative(top, path) || path;
       const before = statKey(path);
       if (before !== undefined && state.files[path] === before) continue; // unchanged since the last run: nothing can be due
-      const outcome = await tendTranscript(path, name, { meta, top, settings, configArgs, ctx, main, counter: () => (counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env))) });
+      const outcome = await tendTranscript(path, name, {
+        meta,
+        top,
+        settings,
+        configArgs,
+        ctx,
+        main,
+        counter: () => (counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env))),
+      });
       if (outcome.blocked !== undefined) blocked.push(outcome.blocked);
       if (outcome.analysed === false) {
         // Not remembered as seen: the next run tries it again.
@@ -129,7 +145,8 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
     } catch {
       // no state kept: the next run checks every transcript again
     }
-    const summary = did.length > 0 ? did.join('; ') : files.length === 1 ? 'nothing due (1 transcript checked)' : `nothing due (${files.length} transcripts checked)`;
+    const summary =
+      did.length > 0 ? did.join('; ') : files.length === 1 ? 'nothing due (1 transcript checked)' : `nothing due (${files.length} transcripts checked)`;
     if (blocked.length > 0) {
       say(`${summary}; ${meta.hook} blocked by --block-on ${meta.blockOn}: ${blocked.join(', ')} had reached it before this hook pruned it; try again`);
       return 1 as ExitCodeValue;
@@ -166,7 +183,8 @@ async function tendTranscript(
   const stageable = tracked && git(['diff', '--quiet', '--', path], top, ctx.env) === 0;
   let changed = false;
   if (urgency !== 'none') {
-    if ((meta.blockOn === 'soft' && (urgency === 'soft' || urgency === 'hard')) || (meta.blockOn === 'hard' && urgency === 'hard')) blocked = `${name} (${urgency})`;
+    if ((meta.blockOn === 'soft' && (urgency === 'soft' || urgency === 'hard')) || (meta.blockOn === 'hard' && urgency === 'hard'))
+      blocked = `${name} (${urgency})`;
     const pruned = await devsCtx(['prune', path, '--in-place', '--fallback', 'extractive', ...configArgs], ctx, main);
     if (pruned.code === 0) {
       acts.push(pruned.first.replace(/^.*\): /, '').replace(/ \(target.*/, ''));

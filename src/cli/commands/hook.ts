@@ -35,7 +35,9 @@ export async function runHookInstall(options: HookInstallOptions, ctx: CliContex
     if (flagged.length === 0 && !file?.config.transcripts?.length) {
       throw new UsageError(
         file ? `${file.path} names no "transcripts", and no --transcript was given` : 'no transcripts to watch: no devs-ctx.config.json and no --transcript',
-        file ? `add "transcripts": ["path/or/*.jsonl"] to ${file.path} (devs-ctx init writes it), or pass --transcript PATH` : 'pass --transcript PATH (repeatable; globs work when quoted), or run devs-ctx init',
+        file
+          ? `add "transcripts": ["path/or/*.jsonl"] to ${file.path} (devs-ctx init writes it), or pass --transcript PATH`
+          : 'pass --transcript PATH (repeatable; globs work when quoted), or run devs-ctx init',
       );
     }
     const pkg = packageInfo();
@@ -62,7 +64,7 @@ export async function runHookInstall(options: HookInstallOptions, ctx: CliContex
     // husky's own hooks find their scripts from their file name and folder: a hook chained from
     // elsewhere would stop running them, so a husky folder is refused unless --force.
     if (managed && repo.hooksDir.split(sep).includes('.husky') && options.force !== true) {
-      throw new UsageError(managed, 'or pass --force to install into husky\'s folder anyway');
+      throw new UsageError(managed, "or pass --force to install into husky's folder anyway");
     }
     if (managed) warnings.push(managed);
     const result = installHookFile({
@@ -190,7 +192,8 @@ function printTranscripts(options: HookStatusOptions, ctx: CliContext): ExitCode
     if (options.hookFile === undefined) throw error;
   }
   const top = repo?.topLevel ?? ctx.cwd;
-  const hookPath = options.hookFile !== undefined ? resolve(ctx.cwd, options.hookFile) : repo ? join(repo.hooksDir, options.hook ?? DEFAULT_GIT_HOOK) : undefined;
+  const hookPath =
+    options.hookFile !== undefined ? resolve(ctx.cwd, options.hookFile) : repo ? join(repo.hooksDir, options.hook ?? DEFAULT_GIT_HOOK) : undefined;
   const file = hookPath !== undefined ? readHookFile(hookPath) : undefined;
   const covered = coveredBy(file?.state === 'devs-ctx' ? file.meta : null, top, ctx, options.config);
   if (covered.source === 'none') {
@@ -200,7 +203,8 @@ function printTranscripts(options: HookStatusOptions, ctx: CliContext): ExitCode
     );
   }
   for (const match of covered.patterns) {
-    if (match.refused !== undefined) ctx.stderr.write(`devs-ctx: warning: "${match.pattern}" in ${covered.config ?? 'the config'}: ${match.refused}; left out (${OUTSIDE_HINT})\n`);
+    if (match.refused !== undefined)
+      ctx.stderr.write(`devs-ctx: warning: "${match.pattern}" in ${covered.config ?? 'the config'}: ${match.refused}; left out (${OUTSIDE_HINT})\n`);
   }
   // A file two patterns name is covered (and pruned) once.
   const files = new Set(covered.patterns.flatMap((match) => match.files));
@@ -217,7 +221,8 @@ function printTranscripts(options: HookStatusOptions, ctx: CliContext): ExitCode
   return ExitCode.ok;
 }
 
-const OUTSIDE_HINT = 'a project\'s "transcripts" stay inside its repository; name others with hook install --transcript PATH, or set "allowTranscriptsOutsideRepository": true in your own config (~/.config/devs-ctx/config.json)';
+const OUTSIDE_HINT =
+  'a project\'s "transcripts" stay inside its repository; name others with hook install --transcript PATH, or set "allowTranscriptsOutsideRepository": true in your own config (~/.config/devs-ctx/config.json)';
 
 /** The hook's --transcript list (relative to the work tree's top), else the config's (relative to the config file). */
 export function coveredBy(meta: Pick<HookMeta, 'transcripts' | 'config'> | null, top: string, ctx: CliContext, explicitConfig?: string): CoveredTranscripts {

@@ -27,7 +27,6 @@ import type { ModelWindow } from '../../core/models.js';
 
 const INIT_SCHEMA_VERSION = 1;
 
-
 type Summarizer = (typeof SUMMARIZER_NAMES)[number];
 type Limits = Pick<ConfigFile, 'window' | 'softLimit' | 'hardLimit'>;
 
@@ -64,7 +63,11 @@ export async function runInit(options: InitOptions, ctx: CliContext): Promise<Ex
     if (clack) {
       clack.intro('devs-ctx init', io);
       if (exists && options.force !== true) {
-        const replace = answer(clack, io, await clack.confirm({ message: `${displayPath(path, ctx)} already exists. Replace it?`, initialValue: false, ...io }));
+        const replace = answer(
+          clack,
+          io,
+          await clack.confirm({ message: `${displayPath(path, ctx)} already exists. Replace it?`, initialValue: false, ...io }),
+        );
         if (!replace) {
           clack.cancel(`Kept ${displayPath(path, ctx)}`, io);
           throw new InterruptedError(`kept ${path}; nothing was written`);
@@ -131,7 +134,11 @@ export async function runInit(options: InitOptions, ctx: CliContext): Promise<Ex
 }
 
 /** What must hold before anything is asked: an answer for every question, leave to replace the file, a key to store. */
-function checkInit(options: InitOptions, ctx: CliContext, run: { path: string; interactive: boolean }): { exists: boolean; apiKeyVariable: string | undefined } {
+function checkInit(
+  options: InitOptions,
+  ctx: CliContext,
+  run: { path: string; interactive: boolean },
+): { exists: boolean; apiKeyVariable: string | undefined } {
   const { path, interactive } = run;
   const unanswered = QUESTIONS.filter(([key]) => !answeredByFlag(key, options)).map(([, flag]) => flag);
   if (!interactive && options.yes !== true && unanswered.length > 0) {
@@ -146,7 +153,10 @@ function checkInit(options: InitOptions, ctx: CliContext, run: { path: string; i
   }
   const apiKeyVariable = KEY_VARIABLES.find((name) => (ctx.env[name] ?? '').trim() !== '');
   if (options.storeApiKey && !apiKeyVariable) {
-    throw new UsageError('--store-api-key copies the key from GEMINI_API_KEY or GOOGLE_API_KEY, and neither is set', 'set one first; keeping it only in the environment is better');
+    throw new UsageError(
+      '--store-api-key copies the key from GEMINI_API_KEY or GOOGLE_API_KEY, and neither is set',
+      'set one first; keeping it only in the environment is better',
+    );
   }
   return { exists, apiKeyVariable };
 }
@@ -214,7 +224,12 @@ function reportInit(run: {
     clack.note(JSON.stringify(shown, null, 2), `Wrote ${displayPath(path, ctx)}`, io);
     clack.outro(`Next: ${next.join('  ·  ')}`, io);
   } else {
-    const out = [`Wrote ${path}${exists ? ' (replaced)' : ''}:`, JSON.stringify(shown, null, 2), ...notes.map((n) => `note: ${n}`), `next: ${next.join('\n      ')}`];
+    const out = [
+      `Wrote ${path}${exists ? ' (replaced)' : ''}:`,
+      JSON.stringify(shown, null, 2),
+      ...notes.map((n) => `note: ${n}`),
+      `next: ${next.join('\n      ')}`,
+    ];
     ctx.stdout.write(`${out.join('\n')}\n`);
   }
 }
@@ -245,12 +260,16 @@ function limitsFromFlags(options: InitOptions): Limits | undefined {
 
 /** `system,prd,tas` → the types; `none` or an empty value pins no type. */
 function parsePinnedTypes(raw: string): TurnType[] {
-  const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (names.length === 1 && names[0] === 'none') return [];
   const types: TurnType[] = [];
   for (const name of names) {
     const type = TurnTypeSchema.safeParse(name);
-    if (!type.success) throw new UsageError(`--pinned-types: "${name}" is not a turn type`, `use a comma-separated list of ${TurnTypeSchema.options.join(', ')} (or none)`);
+    if (!type.success)
+      throw new UsageError(`--pinned-types: "${name}" is not a turn type`, `use a comma-separated list of ${TurnTypeSchema.options.join(', ')} (or none)`);
     if (!types.includes(type.data)) types.push(type.data);
   }
   return types;
@@ -414,7 +433,13 @@ async function askSummarizer(clack: Clack, io: PromptIO, keyVariable: string | u
       message: 'Who writes the summary of what a prune removes (and ranks turns)?',
       options: [
         { value: 'extractive', label: 'offline (extractive)', hint: 'nothing leaves this machine' },
-        { value: 'gemini', label: 'Gemini', hint: keyVariable ? `Flash summaries and Gemini embeddings; key found in ${keyVariable}` : 'Flash summaries and Gemini embeddings; needs GEMINI_API_KEY' },
+        {
+          value: 'gemini',
+          label: 'Gemini',
+          hint: keyVariable
+            ? `Flash summaries and Gemini embeddings; key found in ${keyVariable}`
+            : 'Flash summaries and Gemini embeddings; needs GEMINI_API_KEY',
+        },
       ],
       initialValue: keyVariable ? 'gemini' : 'extractive',
       ...io,
@@ -429,7 +454,11 @@ async function askArchive(clack: Clack, io: PromptIO, ctx: CliContext, home: str
     await clack.select<'default' | 'local' | 'custom'>({
       message: 'Where are removed turns archived (so restore and recall can bring them back)?',
       options: [
-        { value: 'default', label: `the default: ${defaultArchivePath({ ...ctx.env, DEVS_CTX_ARCHIVE: undefined }, home)}`, hint: 'one archive for every project' },
+        {
+          value: 'default',
+          label: `the default: ${defaultArchivePath({ ...ctx.env, DEVS_CTX_ARCHIVE: undefined }, home)}`,
+          hint: 'one archive for every project',
+        },
         { value: 'local', label: `next to the config: ${LOCAL_ARCHIVE}` },
         { value: 'custom', label: 'another path…' },
       ],

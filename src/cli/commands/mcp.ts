@@ -93,7 +93,14 @@ interface Hit {
 
 /** Ranked search over the turns an agent compacted away (terms anywhere in the text, rarer terms weigh more). */
 function searchHistory(turns: readonly HistoryTurn[], query: string, limit: number): Hit[] {
-  const terms = [...new Set(query.toLowerCase().split(/\s+/).filter((t) => t.length > 0))];
+  const terms = [
+    ...new Set(
+      query
+        .toLowerCase()
+        .split(/\s+/)
+        .filter((t) => t.length > 0),
+    ),
+  ];
   if (terms.length === 0) return [];
   const lowered = turns.map((t) => t.text.toLowerCase());
   const df = terms.map((term) => lowered.filter((text) => text.includes(term)).length);
@@ -110,7 +117,10 @@ function searchHistory(turns: readonly HistoryTurn[], query: string, limit: numb
     });
     if (score === 0) return;
     const start = Math.max(0, first - 80);
-    const excerpt = `${start > 0 ? '…' : ''}${turn.text.slice(start, start + 240).replace(/\s+/g, ' ').trim()}${start + 240 < turn.text.length ? '…' : ''}`;
+    const excerpt = `${start > 0 ? '…' : ''}${turn.text
+      .slice(start, start + 240)
+      .replace(/\s+/g, ' ')
+      .trim()}${start + 240 < turn.text.length ? '…' : ''}`;
     hits.push({
       source: 'compacted',
       turnId: turn.id,
@@ -159,7 +169,7 @@ async function mcpTools(options: McpOptions, ctx: CliContext): Promise<Tools> {
       return found ? loadAgentSession(found.path) : undefined;
     },
     noSession: (args) =>
-      args.session ?? options.session
+      (args.session ?? options.session)
         ? `no session "${args.session ?? options.session}" found for ${ctx.cwd}; give a transcript path or an id of a Claude Code, Codex or Gemini CLI session`
         : `no agent session found for ${ctx.cwd}; pass session (an id or a transcript path)`,
     withArchive: async (use) => {
@@ -191,7 +201,10 @@ function fail(message: string): never {
 
 /** Runs the server until the client closes standard input. */
 export async function runMcp(options: McpOptions, ctx: CliContext): Promise<ExitCodeValue> {
-  const [{ McpServer }, { StdioServerTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
+  const [{ McpServer }, { StdioServerTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+  ]);
   const tools = await mcpTools(options, ctx);
   const server = new McpServer({ name: 'devs-ctx', version: '1' }, { capabilities: { tools: {} } });
   registerContextStatus(server, tools);
@@ -220,7 +233,13 @@ function registerContextStatus(server: McpServer, t: Tools): void {
     (args) => {
       const current = t.session(args);
       if (!current) return t.text(t.noSession(args));
-      const report = buildAnalyzeReport({ file: current.path, transcript: current.transcript, tokens: countEntries(current.transcript.entries, t.counter), settings: t.settings, readIssues: current.doc.issues });
+      const report = buildAnalyzeReport({
+        file: current.path,
+        transcript: current.transcript,
+        tokens: countEntries(current.transcript.entries, t.counter),
+        settings: t.settings,
+        readIssues: current.doc.issues,
+      });
       const size = contextSize(report);
       const window = report.context.window ?? report.recorded?.contextWindow;
       return t.json(
@@ -237,7 +256,12 @@ function registerContextStatus(server: McpServer, t: Tools): void {
           urgency: report.urgency,
           turns: report.turns,
           heaviest: report.heaviest.slice(0, 5),
-          compactions: current.history.compactions.map((c) => ({ line: c.line, time: c.timestamp ?? null, trigger: c.trigger ?? null, preTokens: c.preTokens ?? null })),
+          compactions: current.history.compactions.map((c) => ({
+            line: c.line,
+            time: c.timestamp ?? null,
+            trigger: c.trigger ?? null,
+            preTokens: c.preTokens ?? null,
+          })),
           agentCompaction: report.agentCompaction,
           peakTokens: report.lifetime.peak,
           autoCompaction: report.agentCompaction
@@ -253,14 +277,14 @@ function registerContextStatus(server: McpServer, t: Tools): void {
       );
     },
   );
-
 }
 
 function registerRecall(server: McpServer, t: Tools): void {
   server.registerTool(
     'recall',
     {
-      description: 'Search the turns devs-ctx archived (prunes, and windows archived before a compaction) and the turns this agent compacted away; ranked hits with turn id, time and a short excerpt. Read one whole with get_turn.',
+      description:
+        'Search the turns devs-ctx archived (prunes, and windows archived before a compaction) and the turns this agent compacted away; ranked hits with turn id, time and a short excerpt. Read one whole with get_turn.',
       inputSchema: {
         query: z.string().trim().min(1).describe('words to look for: a file name, an error, an identifier'),
         limit: z.number().int().min(1).max(50).optional().describe('most hits (default 10)'),
@@ -278,7 +302,9 @@ function registerRecall(server: McpServer, t: Tools): void {
             notes.push(t.openFailure() as string);
             return [];
           }
-          notes.push(`no archive at ${archiveDisplay(t.archivePath)} yet: nothing was pruned or archived before a compaction (devs-ctx hook install --agent … archives each window before the agent compacts)`);
+          notes.push(
+            `no archive at ${archiveDisplay(t.archivePath)} yet: nothing was pruned or archived before a compaction (devs-ctx hook install --agent … archives each window before the agent compacts)`,
+          );
           return [];
         }
         let hits = await store.recall(args.query, { limit, highlight: ['', ''], ...(current ? { sourcePath: current.path } : {}) });
@@ -294,7 +320,13 @@ function registerRecall(server: McpServer, t: Tools): void {
           where: `${h.eventId.slice(0, 8)} ${h.sourcePath}`,
         }));
       });
-      const compacted = current ? searchHistory(current.history.turns.filter((t) => t.compactedBy !== undefined), args.query, limit) : [];
+      const compacted = current
+        ? searchHistory(
+            current.history.turns.filter((t) => t.compactedBy !== undefined),
+            args.query,
+            limit,
+          )
+        : [];
       if (!current) notes.push(t.noSession(args));
       // Interleave the two rankings (their scores are not comparable): best of each first.
       const hits: Hit[] = [];
@@ -314,7 +346,9 @@ function registerRecall(server: McpServer, t: Tools): void {
             query: args.query,
             hits: list,
             ...(notes.length > 0 ? { notes } : {}),
-            ...(leftOff > 0 ? { leftOff, more: `${leftOff} more hit(s) did not fit in ${maxTokens} tokens: ask with a larger maxTokens or a narrower query` } : {}),
+            ...(leftOff > 0
+              ? { leftOff, more: `${leftOff} more hit(s) did not fit in ${maxTokens} tokens: ask with a larger maxTokens or a narrower query` }
+              : {}),
             next: 'get_turn { turnId } reads a hit whole',
           },
           null,
@@ -354,10 +388,20 @@ function registerGetTurn(server: McpServer, t: Tools): void {
         const parts = current?.history.turns.filter((t) => t.id === args.turnId) ?? [];
         if (parts.length > 0) {
           body = parts.map((t) => t.text).join('\n');
-          meta = { source: parts[0]?.compactedBy !== undefined ? 'compacted' : 'live', role: parts[0]?.role, time: parts[0]?.timestamp ?? null, line: parts[0]?.line };
+          meta = {
+            source: parts[0]?.compactedBy !== undefined ? 'compacted' : 'live',
+            role: parts[0]?.role,
+            time: parts[0]?.timestamp ?? null,
+            line: parts[0]?.line,
+          };
         }
       }
-      if (body === undefined) fail(t.openFailure() ? `no turn ${args.turnId} in the session's history, and ${t.openFailure()}` : `no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`);
+      if (body === undefined)
+        fail(
+          t.openFailure()
+            ? `no turn ${args.turnId} in the session's history, and ${t.openFailure()}`
+            : `no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`,
+        );
       const headerFor = (pages: number): string =>
         // Short (the caller knows the turn id it asked for): with maxTokens 100 a header naming it twice left no room.
         `page ${page} of ${pages}${page < pages ? ` (next: get_turn { page: ${page + 1} })` : ''} ${JSON.stringify(meta)}\n\n`;
@@ -384,10 +428,7 @@ function registerPinnedContext(server: McpServer, t: Tools): void {
         return t.text('no pinned documents in this project (looked for TAS.md, PRD.md, REQUIREMENTS.md, SPEC.md, PLAN.md in the project root and docs/)');
       }
       const maxTokens = args.maxTokens ?? DEFAULT_MAX_TOKENS;
-      const body = [
-        pinnedRefresh(docs, maxTokens * 2),
-        `Documents: ${docs.map((d) => `${d.kind} ${d.path}`).join('; ')}`,
-      ].join('\n\n');
+      const body = [pinnedRefresh(docs, maxTokens * 2), `Documents: ${docs.map((d) => `${d.kind} ${d.path}`).join('; ')}`].join('\n\n');
       return t.text(capText(body, maxTokens, t.counter, 'ask with a larger maxTokens, or read the files'));
     },
   );

@@ -45,15 +45,25 @@ export async function runPrune(path: string | undefined, given: PruneOptions, ct
     const { transcript, session, counter } = loaded;
     const { prepared, written, after } = run.result;
     const { plan } = prepared;
-    const providerBlock = await providersReport(loaded.choice, run.providers, options.dryRun === true, prepared.summaryText !== undefined, prepared.ranking?.fallback);
+    const providerBlock = await providersReport(
+      loaded.choice,
+      run.providers,
+      options.dryRun === true,
+      prepared.summaryText !== undefined,
+      prepared.ranking?.fallback,
+    );
     for (const fallback of providerBlock.fallback) {
       if (!json) ctx.stderr.write(`devs-ctx: ${fallback.reason}\n  → used the offline ${fallback.usedInstead} instead (--fallback extractive)\n`);
     }
     if (plan.outcome === 'impossible') {
-      throw new BudgetImpossibleError(`${loaded.display}: ${plan.note ?? 'the budget cannot be met'}; nothing was written`, 'raise the limits (--window, --hard-limit) or unpin turns');
+      throw new BudgetImpossibleError(
+        `${loaded.display}: ${plan.note ?? 'the budget cannot be met'}; nothing was written`,
+        'raise the limits (--window, --hard-limit) or unpin turns',
+      );
     }
     const { calibration } = session;
-    const modelTarget = run.targetTokens === toEstimateTokens(calibration, loaded.modelTarget) ? loaded.modelTarget : toModelTokens(calibration, run.targetTokens);
+    const modelTarget =
+      run.targetTokens === toEstimateTokens(calibration, loaded.modelTarget) ? loaded.modelTarget : toModelTokens(calibration, run.targetTokens);
     const base = {
       file: loaded.display,
       format: transcript.format,
@@ -160,11 +170,34 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   // prune goes as far as it can and reports the target not reached.
   const { settings, modelTarget, targetTokens } = plannerLimits(session, givenSettings, givenTarget);
   checkTarget(modelTarget, session.limits.hard);
-  return { strategy, summaryShare, choice, rankRemotely, archivePath, cachePath, target, pacer, doc, transcript, display, counter, tokens, session, settings, modelTarget, targetTokens };
+  return {
+    strategy,
+    summaryShare,
+    choice,
+    rankRemotely,
+    archivePath,
+    cachePath,
+    target,
+    pacer,
+    doc,
+    transcript,
+    display,
+    counter,
+    tokens,
+    session,
+    settings,
+    modelTarget,
+    targetTokens,
+  };
 }
 
 /** The prune service on the loaded transcript: providers built, then plan → (review) → summarize → write and verify, nothing written yet. */
-async function runService(args: PruneArgs, loaded: Loaded, ctx: CliContext, held: Held): Promise<{ result: DocumentPrune; providers: ProviderSet; eventId: string; targetTokens: number }> {
+async function runService(
+  args: PruneArgs,
+  loaded: Loaded,
+  ctx: CliContext,
+  held: Held,
+): Promise<{ result: DocumentPrune; providers: ProviderSet; eventId: string; targetTokens: number }> {
   const { options, review } = args;
   const { display, pacer, strategy, transcript } = loaded;
   const eventId = randomUUID();
@@ -174,7 +207,10 @@ async function runService(args: PruneArgs, loaded: Loaded, ctx: CliContext, held
   let providers: ProviderSet;
   try {
     const { cachePath } = loaded;
-    held.vectors = !loaded.rankRemotely || !cachePath ? undefined : await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' });
+    held.vectors =
+      !loaded.rankRemotely || !cachePath
+        ? undefined
+        : await lazyEmbeddingCache(cachePath, { readOnly: options.dryRun === true, named: typeof options.archive === 'string' });
     const cache = held.vectors?.cache;
     const set = await buildProviders(loaded.choice, {
       counter: loaded.counter,
@@ -201,17 +237,30 @@ async function runService(args: PruneArgs, loaded: Loaded, ctx: CliContext, held
       ...(loaded.archivePath ? { archiveLocation: archiveDisplay(loaded.archivePath) } : {}),
       now: new Date().toISOString(),
       newId: randomUUID,
-      ...(loaded.session.calibration.basis !== 'estimate' ? { calibration: { overhead: loaded.session.calibration.overhead, scale: loaded.session.calibration.scale } } : {}),
+      ...(loaded.session.calibration.basis !== 'estimate'
+        ? { calibration: { overhead: loaded.session.calibration.overhead, scale: loaded.session.calibration.scale } }
+        : {}),
       ...(held.trap ? { signal: held.trap.signal } : {}),
       pacer,
       onProgress: (step) =>
-        progress.update(step === 'relevance' ? `ranking turns by relevance (${set.embedder.name})` : step === 'summary' ? `summarizing (${set.summarizer.name})` : 'planning'),
+        progress.update(
+          step === 'relevance' ? `ranking turns by relevance (${set.embedder.name})` : step === 'summary' ? `summarizing (${set.summarizer.name})` : 'planning',
+        ),
       ...(review
         ? {
             review: async (planning) => {
               progress.stop();
               const { entries } = transcript;
-              const reviewed = await review.reviewPrune({ ctx, setup: review.setup, file: display, destination, entries, tokens: loaded.tokens, planning, policy });
+              const reviewed = await review.reviewPrune({
+                ctx,
+                setup: review.setup,
+                file: display,
+                destination,
+                entries,
+                tokens: loaded.tokens,
+                planning,
+                policy,
+              });
               targetTokens = reviewed.targetTokens;
               progress = startProgress(ctx, `pruning ${display}`);
               return reviewed;
@@ -253,7 +302,9 @@ async function writePrune(
   let archive: { store: Archive; event: ReturnType<typeof pruneEvent> } | undefined;
   if (archivePath) {
     const cached = held.vectors?.opened();
-    held.store = cached ? new (await import('../../archive/sqlite-archive.js')).SqliteArchive(cached) : await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
+    held.store = cached
+      ? new (await import('../../archive/sqlite-archive.js')).SqliteArchive(cached)
+      : await openArchive(archivePath, { mustExist: false, named: typeof options.archive === 'string' });
     const { prepared } = run.result;
     const event = pruneEvent({
       id: eventId,

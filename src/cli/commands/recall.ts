@@ -22,7 +22,9 @@ export async function runRecall(words: readonly string[], options: RecallOptions
         if (!turn) {
           // Like a search that finds nothing: not an input error, exit 0 with nothing printed on stdout.
           if (json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: RECALL_SCHEMA_VERSION, archive: archivePath, turn: null }, null, 2)}\n`);
-          ctx.stderr.write(`no archived turn ${options.turn}${options.event !== undefined ? ` in prune ${options.event}` : ''} in ${archivePath}; search with devs-ctx recall WORDS to find turn ids\n`);
+          ctx.stderr.write(
+            `no archived turn ${options.turn}${options.event !== undefined ? ` in prune ${options.event}` : ''} in ${archivePath}; search with devs-ctx recall WORDS to find turn ids\n`,
+          );
           return ExitCode.ok;
         }
         if (json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: RECALL_SCHEMA_VERSION, archive: archivePath, turn }, null, 2)}\n`);
@@ -41,7 +43,9 @@ export async function runRecall(words: readonly string[], options: RecallOptions
         ctx.stderr.write(`no archived turn matches "${query}" in ${archivePath}\n`);
       } else {
         for (const hit of hits) {
-          ctx.stdout.write(`${hit.turnId}  ${hit.type}  ${hit.tokens.toLocaleString('en-US')} tokens  ${hit.strategy === 'compaction' ? `archived before a compaction (event ${hit.eventId.slice(0, 8)}, no prune)` : `${hit.action} by prune ${hit.eventId.slice(0, 8)}`} of ${hit.sourcePath} (${hit.prunedAt})\n`);
+          ctx.stdout.write(
+            `${hit.turnId}  ${hit.type}  ${hit.tokens.toLocaleString('en-US')} tokens  ${hit.strategy === 'compaction' ? `archived before a compaction (event ${hit.eventId.slice(0, 8)}, no prune)` : `${hit.action} by prune ${hit.eventId.slice(0, 8)}`} of ${hit.sourcePath} (${hit.prunedAt})\n`,
+          );
           ctx.stdout.write(`  ${hit.snippet.replace(/\s+/g, ' ').trim()}\n`);
         }
         ctx.stderr.write(`${hits.length} match(es); full text: devs-ctx recall --turn ID\n`);

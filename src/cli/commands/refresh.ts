@@ -68,7 +68,10 @@ export async function runRefresh(path: string | undefined, options: RefreshOptio
     }
 
     if (transcript.format === 'openhands') {
-      throw new UsageError(`${display}: an OpenHands evaluation output is a finished run: there is no agent to refresh`, 'refresh the live transcript of the agent instead');
+      throw new UsageError(
+        `${display}: an OpenHands evaluation output is a finished run: there is no agent to refresh`,
+        'refresh the live transcript of the agent instead',
+      );
     }
     const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
     const counter = new CachedCounter(settings.encoding, cacheDir);
@@ -139,16 +142,21 @@ function decideRefresh(
         ? 'an OpenHands evaluation output is a finished run: there is no agent to refresh'
         : (() => {
             const { texts } = readDocuments(options, turns, ctx);
-            return texts.tas === undefined && texts.prd === undefined ? 'there is no TAS or PRD to refresh with (none in the transcript; pass --tas/--prd)' : undefined;
+            return texts.tas === undefined && texts.prd === undefined
+              ? 'there is no TAS or PRD to refresh with (none in the transcript; pass --tas/--prd)'
+              : undefined;
           })();
     if (cannot) decision = { ...decision, status: 'unavailable', due: false, reason: `a refresh would be due, but ${cannot}` };
   }
   return decision;
 }
 
-
 /** TAS and PRD texts and where each came from: a file given with --tas/--prd, else the transcript's pinned turns. */
-export function readDocuments(options: { readonly tas?: string | undefined; readonly prd?: string | undefined }, turns: readonly ConversationTurn[], ctx: CliContext): { texts: ProjectDocuments; sources: InjectedRefresh['sources'] } {
+export function readDocuments(
+  options: { readonly tas?: string | undefined; readonly prd?: string | undefined },
+  turns: readonly ConversationTurn[],
+  ctx: CliContext,
+): { texts: ProjectDocuments; sources: InjectedRefresh['sources'] } {
   const pinned = pinnedDocuments(turns);
   const fromTurns = (type: 'tas' | 'prd'): string | null => {
     const ids = turns.filter((t) => t.type === type && t.content.trim()).map((t) => t.id);
@@ -167,7 +175,10 @@ export function readDocuments(options: { readonly tas?: string | undefined; read
     try {
       return readFileSync(path, 'utf8').trim();
     } catch (error) {
-      throw new InputError(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String((error as Error).message)}`, 'check the path given to --tas / --prd');
+      throw new InputError(
+        `${file}: cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String((error as Error).message)}`,
+        'check the path given to --tas / --prd',
+      );
     }
   };
   const tas = read(options.tas) ?? pinned.tas;

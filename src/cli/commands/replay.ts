@@ -78,14 +78,42 @@ async function replaySetup(path: string, options: ReplayOptions, ctx: CliContext
   // compactions (their summaries left out: the policy prunes instead), each point judged by the
   // session's calibration (it maps the estimate of any turns to the model's tokens).
   const compactions = transcript.lifetime?.compactions.length ?? 0;
-  const whole = compactions === 0 ? undefined : transcript.format === 'claude-code' ? claudeCodeWholeLife(doc) : transcript.format === 'codex' ? codexWholeLife(doc) : undefined;
+  const whole =
+    compactions === 0
+      ? undefined
+      : transcript.format === 'claude-code'
+        ? claudeCodeWholeLife(doc)
+        : transcript.format === 'codex'
+          ? codexWholeLife(doc)
+          : undefined;
   const walked = whole ?? transcript.entries;
   const walkedTokens = whole ? countEntries(whole, counter).map((t) => t.total) : tokens;
-  if (whole) notes.push(`walked the whole file: ${whole.length.toLocaleString('en-US')} turns through the agent's ${compactions} compaction${compactions === 1 ? '' : 's'} (the active context after the last has ${transcript.entries.length.toLocaleString('en-US')})`);
+  if (whole)
+    notes.push(
+      `walked the whole file: ${whole.length.toLocaleString('en-US')} turns through the agent's ${compactions} compaction${compactions === 1 ? '' : 's'} (the active context after the last has ${transcript.entries.length.toLocaleString('en-US')})`,
+    );
   const all = walked.map((e, i): ConversationTurn => ({ ...e.turn, tokenCount: walkedTokens[i] ?? 0 }));
   const turns = options.refresh === false ? all : all.filter((t) => !isRefreshTurn(t));
   if (turns.length < all.length) notes.push(`${all.length - turns.length} refresh turn(s) already in the transcript were left out: the replay makes its own`);
-  return { options, file, strategy, transcript, display, cacheDir, counter, session, calibration, settings, modelTarget, targetTokens, m, saved, notes, whole, turns };
+  return {
+    options,
+    file,
+    strategy,
+    transcript,
+    display,
+    cacheDir,
+    counter,
+    session,
+    calibration,
+    settings,
+    modelTarget,
+    targetTokens,
+    m,
+    saved,
+    notes,
+    whole,
+    turns,
+  };
 }
 type ReplaySetup = Awaited<ReturnType<typeof replaySetup>>;
 
@@ -152,11 +180,27 @@ async function simulate(setup: ReplaySetup, ctx: CliContext) {
       const turnId = lastId(it.turnIndex);
       if (it.refresh) {
         const size = it.refresh.tokenCount ?? 0;
-        events.push({ kind: 'refresh', step: it.turnIndex, turnId, windowBefore: m(it.before.totalTokenEstimate - size), windowAfter: m(it.before.totalTokenEstimate), tokens: saved(size), node: it.refresh.node ?? null });
+        events.push({
+          kind: 'refresh',
+          step: it.turnIndex,
+          turnId,
+          windowBefore: m(it.before.totalTokenEstimate - size),
+          windowAfter: m(it.before.totalTokenEstimate),
+          tokens: saved(size),
+          node: it.refresh.node ?? null,
+        });
       }
       events.push(...failures.splice(0));
       if (it.prune) {
-        events.push({ kind: 'prune', step: it.turnIndex, turnId, windowBefore: m(it.before.totalTokenEstimate), windowAfter: m(it.window.totalTokenEstimate), tokensSaved: saved(it.prune.tokensSaved), removedTurnCount: it.prune.removedTurnCount });
+        events.push({
+          kind: 'prune',
+          step: it.turnIndex,
+          turnId,
+          windowBefore: m(it.before.totalTokenEstimate),
+          windowAfter: m(it.window.totalTokenEstimate),
+          tokensSaved: saved(it.prune.tokensSaved),
+          removedTurnCount: it.prune.removedTurnCount,
+        });
       }
       peaks.push(m(it.before.totalTokenEstimate));
       windows.push(m(it.window.totalTokenEstimate));
@@ -170,7 +214,9 @@ async function simulate(setup: ReplaySetup, ctx: CliContext) {
   if (choice.summarizer === 'gemini' || choice.embedder === 'gemini') {
     const used = await providersReport(choice, providers, false);
     const cost = used.estimatedCostUsd === null ? 'cost unknown for this model' : `about $${used.estimatedCostUsd.toFixed(4)}`;
-    notes.push(`summaries by ${used.summarizer}, ranking by ${used.embedder}: ${used.requests} Gemini requests (${used.retries} retries), ${used.tokensSent} tokens sent, ${used.tokensReceived} received, ${cost}`);
+    notes.push(
+      `summaries by ${used.summarizer}, ranking by ${used.embedder}: ${used.requests} Gemini requests (${used.retries} retries), ${used.tokensSent} tokens sent, ${used.tokensReceived} received, ${cost}`,
+    );
   }
   return { events, steps, threshold, largest, over, final, peaks, windows };
 }
@@ -180,7 +226,10 @@ function replayReport(setup: ReplaySetup, run: Awaited<ReturnType<typeof simulat
   const { events, steps, threshold, largest, over, final, peaks, windows } = run;
   const prunes = events.filter((e) => e.kind === 'prune');
   // Before the agent's own compactions: the sizes it recorded are in the model's tokens already.
-  const lifeOverHard = whole === undefined && session.life.compactions > 0 && Math.max(...session.life.compactionSizes, transcript.lifetime?.peakRecorded ?? 0) >= session.limits.hard;
+  const lifeOverHard =
+    whole === undefined &&
+    session.life.compactions > 0 &&
+    Math.max(...session.life.compactionSizes, transcript.lifetime?.peakRecorded ?? 0) >= session.limits.hard;
   const report: ReplayReport = {
     schemaVersion: REPLAY_SCHEMA_VERSION,
     file: display,
@@ -263,7 +312,11 @@ function refreshInjector(
     return undefined;
   }
   const cache = run.cacheDir ? new FileSummaryCache(run.cacheDir) : new MemorySummaryCache();
-  const provider = new CondensingSummaryProvider(new StaticSummaryProvider(texts, run.display), { budgetTokens: options.refreshTokens ?? DEFAULT_REFRESH_TOKENS, counter: run.counter, cache });
+  const provider = new CondensingSummaryProvider(new StaticSummaryProvider(texts, run.display), {
+    budgetTokens: options.refreshTokens ?? DEFAULT_REFRESH_TOKENS,
+    counter: run.counter,
+    cache,
+  });
   const refresher = new ContextRefresher({ ...(options.threshold !== undefined ? { threshold: options.threshold } : {}), summaryProvider: provider });
   return { injector: new OrchestratorContextInjector(refresher), save: () => (cache instanceof FileSummaryCache ? cache.save() : undefined) };
 }

@@ -76,7 +76,9 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
       );
     } else {
       const out = target === STDOUT ? ctx.stderr : ctx.stdout;
-      out.write(`${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDOUT ? '' : `; written to ${target}`}\n`);
+      out.write(
+        `${file}: restored as it was before prune ${event.id} (${event.createdAt})${appended > 0 ? `, with ${appended} bytes appended since kept at the end` : ''}${target === STDOUT ? '' : `; written to ${target}`}\n`,
+      );
     }
     return ExitCode.ok;
   } catch (error) {

@@ -3,6 +3,11 @@ import { flag } from '../options.js';
 import type { OptionsOf } from '../options.js';
 
 export const agentHookFlags = [
-  flag('--agent <name>', 'the agent that runs the hook', (z) => z.enum(AGENT_NAMES).optional(), (option) => option.choices(AGENT_NAMES).makeOptionMandatory()),
+  flag(
+    '--agent <name>',
+    'the agent that runs the hook',
+    (z) => z.enum(AGENT_NAMES).optional(),
+    (option) => option.choices(AGENT_NAMES).makeOptionMandatory(),
+  ),
 ] as const;
 export type AgentHookOptions = OptionsOf<typeof agentHookFlags>;

@@ -3,7 +3,9 @@ import type { OptionsOf } from '../options.js';
 
 export const auditFlags = [
   json('print one JSON document (with schemaVersion) on stdout: every compaction, every kept and lost identifier'),
-  flag('--lost <n>', 'lost identifiers listed per compaction in the text report (default 15)', (z) => z.string().regex(/^\d+$/, '--lost: expected a whole number').transform(Number).optional()),
+  flag('--lost <n>', 'lost identifiers listed per compaction in the text report (default 15)', (z) =>
+    z.string().regex(/^\d+$/, '--lost: expected a whole number').transform(Number).optional(),
+  ),
   encoding(),
   config(),
   noCache('the token-count cache'),

@@ -5,16 +5,16 @@ import type { OptionsOf, Zod } from '../options.js';
 
 const hookName = (z: Zod) =>
   z
-  .string()
-  .optional()
-  .transform((raw, ctx) => {
-    if (raw === undefined) return undefined;
-    if (!isGitHookName(raw)) {
-      ctx.addIssue({ code: 'custom', message: `--hook ${raw}: not a git hook; one of ${STANDARD_GIT_HOOKS.join(', ')}` });
-      return z.NEVER;
-    }
-    return raw;
-  });
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return undefined;
+      if (!isGitHookName(raw)) {
+        ctx.addIssue({ code: 'custom', message: `--hook ${raw}: not a git hook; one of ${STANDARD_GIT_HOOKS.join(', ')}` });
+        return z.NEVER;
+      }
+      return raw;
+    });
 
 const hook = (description: string) => flag('--hook <name>', description, hookName);
 const everyHook = () => hook('only this git hook (default: every hook devs-ctx installed here)');
@@ -62,8 +62,11 @@ export const statusFlags = [
 export type HookStatusOptions = OptionsOf<typeof statusFlags>;
 
 export const runFlags = [
-  flag('--hook-file <path>', 'the hook script whose settings to use (the hook passes "$0")', (z) => z.string().min(1, '--hook-file: the hook script to run (the hook passes "$0")'), (option) =>
-    option.makeOptionMandatory(),
+  flag(
+    '--hook-file <path>',
+    'the hook script whose settings to use (the hook passes "$0")',
+    (z) => z.string().min(1, '--hook-file: the hook script to run (the hook passes "$0")'),
+    (option) => option.makeOptionMandatory(),
   ),
 ] as const;
 export type HookRunOptions = OptionsOf<typeof runFlags>;
@@ -74,4 +77,3 @@ export interface AgentOptions {
   readonly user?: boolean | undefined;
   readonly json?: boolean | undefined;
 }
-

@@ -23,7 +23,11 @@ export const initFlags = [
     '--transcripts <paths>',
     'transcripts to look after: paths or globs, comma-separated or repeated, relative to the config file',
     // Each --transcripts value is itself a comma-separated list.
-    (z) => z.array(z.string()).transform((values) => values.flatMap(splitTranscriptList)).optional(),
+    (z) =>
+      z
+        .array(z.string())
+        .transform((values) => values.flatMap(splitTranscriptList))
+        .optional(),
     (option) => option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]),
   ),
   tokens('--window <tokens>', "the model's context window: soft limit 50%, hard 80% (e.g. 200k; default 1M)"),

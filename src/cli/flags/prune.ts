@@ -29,11 +29,8 @@ export const pruneFlags = [
   json('print one JSON report (with schemaVersion) on stdout; needs -o, --in-place or --dry-run'),
   force('prune even when the urgency is none'),
   target("bring the window down to this many tokens, in the model's tokens (default: half the soft limit)"),
-  flag(
-    '--summary-share <percent>',
-    "the summary's budget as a share of the removed tokens (default 2 %, kept between 1,000 and 8,000 tokens)",
-    (z) =>
-      z
+  flag('--summary-share <percent>', "the summary's budget as a share of the removed tokens (default 2 %, kept between 1,000 and 8,000 tokens)", (z) =>
+    z
       .string()
       .trim()
       .regex(/^\d+(?:\.\d+)?%?$/, '--summary-share takes a percentage of the removed tokens, e.g. 3 or 3%')
@@ -52,10 +49,8 @@ export const pruneFlags = [
   summarizer('who writes the summary: extractive (offline) or gemini (default: gemini when a Gemini API key is set, else extractive)'),
   embedder('how turns are ranked for --strategy relevance: local (offline) or gemini (default: gemini when a Gemini API key is set, else local)'),
   model('Gemini model for summaries (default gemini-3.5-flash; also $DEVS_CTX_MODEL)'),
-  flag(
-    '--embedding-model <id>',
-    'Gemini model for embeddings (default gemini-embedding-001; also $DEVS_CTX_EMBEDDING_MODEL)',
-    (z) => z.string().trim().min(1, '--embedding-model needs a model id').optional(),
+  flag('--embedding-model <id>', 'Gemini model for embeddings (default gemini-embedding-001; also $DEVS_CTX_EMBEDDING_MODEL)', (z) =>
+    z.string().trim().min(1, '--embedding-model needs a model id').optional(),
   ),
   timeout('give up on one Gemini request after this many seconds (default 60); failed requests are retried with backoff'),
   fallback('when Gemini fails, use the offline summarizer and embedder instead of exiting 5'),

@@ -6,11 +6,8 @@ export const recallFlags = [
   flag('--turn <id>', 'print the full archived text of this turn', (z) => z.string().min(1).optional()),
   eventId('only this prune'),
   text('--file <path>', 'only prunes of this transcript'),
-  flag(
-    '--limit <n>',
-    'at most this many matches (default 10)',
-    (z) =>
-      z
+  flag('--limit <n>', 'at most this many matches (default 10)', (z) =>
+    z
       .string()
       .regex(/^\d+$/, '--limit: expected a whole number')
       .transform(Number)

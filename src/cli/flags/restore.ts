@@ -3,7 +3,9 @@ import type { OptionsOf } from '../options.js';
 
 /** Where restore and recall read the archive. */
 export const readArchive = () =>
-  archiveLocation('the archive: a SQLite file or a postgres:// URL (default: $DEVS_CTX_ARCHIVE_URL, else $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)');
+  archiveLocation(
+    'the archive: a SQLite file or a postgres:// URL (default: $DEVS_CTX_ARCHIVE_URL, else $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)',
+  );
 
 /** A prune event's id. */
 export const eventId = (description: string) => flag('--event <id>', description, (z) => z.string().min(1).optional());

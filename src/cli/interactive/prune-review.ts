@@ -32,8 +32,13 @@ export function interactiveSetup(
   ctx: CliContext,
   options: { readonly fromStdin: boolean; readonly dryRun: boolean; readonly screen: 'stdout' | 'stderr'; readonly yes: boolean },
 ): InteractiveSetup {
-  if (options.dryRun) throw new UsageError('--interactive and --dry-run cannot be used together', '--dry-run prints the plan without asking; --interactive asks, then prunes');
-  if (options.fromStdin) throw new UsageError('--interactive reads your answers from the terminal, so the transcript must be a file, not standard input', 'pass the transcript path');
+  if (options.dryRun)
+    throw new UsageError('--interactive and --dry-run cannot be used together', '--dry-run prints the plan without asking; --interactive asks, then prunes');
+  if (options.fromStdin)
+    throw new UsageError(
+      '--interactive reads your answers from the terminal, so the transcript must be a file, not standard input',
+      'pass the transcript path',
+    );
   const screen = options.screen === 'stdout' ? ctx.stdout : ctx.stderr;
   const io = promptIO(ctx, screen);
   const ask = !options.yes && canPrompt(ctx, screen);
@@ -84,7 +89,17 @@ export async function reviewPrune(request: ReviewRequest): Promise<ReviewedPlan>
   for (;;) {
     const planned = targetTokens === policy.targetTokens && pins.size === 0 ? first : await planning.plan({ ...policy, targetTokens }, pins);
     const { plan } = planned;
-    const view: PlanView = { entries, tokens, base: planned.entries, plan, pinned: pins, policyPinned, planPinned: new Set(plan.pinned), tail: new Set(plan.protectedTail), width };
+    const view: PlanView = {
+      entries,
+      tokens,
+      base: planned.entries,
+      plan,
+      pinned: pins,
+      policyPinned,
+      planPinned: new Set(plan.pinned),
+      tail: new Set(plan.protectedTail),
+      width,
+    };
     if (!clack) {
       io.output.write(`${renderPlanTable(view)}\n${renderTotals(view)}\n`);
       return { targetTokens, pins };
@@ -162,7 +177,9 @@ function renderPlanTable(view: PlanView): string {
   for (const i of rows) if (shown.size < MAX_TABLE_ROWS) shown.add(i);
   const lines = [HEADER_CELLS.join(' '), ...rows.filter((i) => shown.has(i)).map((i) => row(view, i, previewWidth))];
   if (shown.size < rows.length) lines.push(`  … ${rows.length - shown.size} more turns not shown (all are listed under "Pin or unpin turns")`);
-  lines.push(`  ${view.policyPinned.size} turn(s) pinned by the policy are not listed (first turns, pinned types, "pinned": true); pinned* = kept with a pinned turn it belongs to`);
+  lines.push(
+    `  ${view.policyPinned.size} turn(s) pinned by the policy are not listed (first turns, pinned types, "pinned": true); pinned* = kept with a pinned turn it belongs to`,
+  );
   return lines.join('\n');
 }
 
@@ -172,7 +189,8 @@ function renderTotals(view: PlanView): string {
   const afterTurns = entries.length - plan.dropped.size + summaryTurn;
   const head = `${plan.urgency === 'none' ? 'urgency none' : `urgency ${plan.urgency}`}, strategy ${plan.strategy}, target ${thousands(plan.targetTokens)} tokens`;
   if (plan.outcome === 'impossible') return `${head}\nCannot prune: ${plan.note ?? 'the budget cannot be met'}. Unpin turns, or raise the limits.`;
-  if (plan.outcome === 'no-change') return `${head}\nNothing to prune: ${plan.note ?? 'no change'}.\nbefore ${thousands(plan.totalBefore)} tokens (${entries.length} turns)`;
+  if (plan.outcome === 'no-change')
+    return `${head}\nNothing to prune: ${plan.note ?? 'no change'}.\nbefore ${thousands(plan.totalBefore)} tokens (${entries.length} turns)`;
   const masked = plan.masked.size > 0 ? `, mask ${plan.masked.size}` : '';
   return [
     head,
@@ -226,4 +244,3 @@ async function askTarget(clack: Clack, io: PromptIO, current: number, hardLimit:
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }
-

@@ -4,7 +4,12 @@ import { analyzeFlags } from '../flags/analyze.js';
 export const analyzeCommand = defineCommand({
   name: 'analyze',
   description: 'count tokens, classify pruning urgency, and show what a prune would remove',
-  arguments: [{ name: '[paths...]', description: "transcript files, directories or quoted globs ('~/.claude/projects/*/*.jsonl'); - (or nothing, when piped) reads standard input" }],
+  arguments: [
+    {
+      name: '[paths...]',
+      description: "transcript files, directories or quoted globs ('~/.claude/projects/*/*.jsonl'); - (or nothing, when piped) reads standard input",
+    },
+  ],
   options: analyzeFlags,
   examples: `
 Examples:

@@ -12,7 +12,6 @@ line); sslmode and connect_timeout (seconds, default 10) in the URL are honoured
 Exit codes: 0 copied and verified, 2 usage error, 3 an archive unreadable or unreachable, or an event
 with the same id but other content in the destination (nothing is overwritten).`;
 
-
 export const archiveCommand: CommandDefinition = {
   name: 'archive',
   description: 'manage the archive itself: copy it between SQLite and PostgreSQL',

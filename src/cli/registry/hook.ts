@@ -24,7 +24,6 @@ hints back, and the devs-ctx MCP server is registered. Project settings by defau
 Exit codes: 0, 2 usage error (unknown hook, no transcripts configured, a hook edited by hand
 without --force, an agent settings file that is not valid JSON), 3 not a git repository (or git missing).`;
 
-
 export const hookCommand: CommandDefinition = {
   name: 'hook',
   description: 'install, remove or inspect a git hook that prunes and refreshes the agent transcripts on every commit',

@@ -82,7 +82,16 @@ function cells(row: BatchRow, name: (file: string) => string): string[] {
   if (row.kind === 'error') return [name(row.file), '-', '-', '-', '-', '-', '-', `error (exit ${row.error.exitCode})`];
   const s = row.summary;
   const share = s.window ? `${Math.round((100 * s.contextTokens) / s.window)}% of ${shortSize(s.window)}` : '-';
-  return [name(s.file), truncateMiddle(shortModel(s.model), MODEL_WIDTH), shortSize(s.contextTokens), share, shortSize(s.peakTokens), n(s.compactions), lastActive(s.lastTimestamp), s.urgency];
+  return [
+    name(s.file),
+    truncateMiddle(shortModel(s.model), MODEL_WIDTH),
+    shortSize(s.contextTokens),
+    share,
+    shortSize(s.peakTokens),
+    n(s.compactions),
+    lastActive(s.lastTimestamp),
+    s.urgency,
+  ];
 }
 
 function line(row: readonly string[], widths: readonly number[]): string {
@@ -92,10 +101,13 @@ function line(row: readonly string[], widths: readonly number[]): string {
       // A name or model too long for its column loses its middle; a narrow last-active column, the time of day.
       // A narrow window column keeps the share without the window's size.
       const fitted =
-        col === 0 || col === 1 ? truncateMiddle(cell, width)
-        : col === LAST_ACTIVE ? cell.slice(0, width)
-        : col === WINDOW && cell.length > width ? (cell.split(' ')[0] ?? cell)
-        : cell;
+        col === 0 || col === 1
+          ? truncateMiddle(cell, width)
+          : col === LAST_ACTIVE
+            ? cell.slice(0, width)
+            : col === WINDOW && cell.length > width
+              ? (cell.split(' ')[0] ?? cell)
+              : cell;
       return ALIGN[col] === 'r' ? fitted.padStart(width) : fitted.padEnd(width);
     })
     .join('  ')
@@ -207,7 +219,10 @@ export class BatchTable {
     if (this.failed > 0) parts.push(`${n(this.failed)} unreadable`);
     const subagents = this.subagents > 0 ? ` (+${n(this.subagents)} subagent${this.subagents === 1 ? '' : 's'})` : '';
     out.push(`total  ${n(sessions)} session${sessions === 1 ? '' : 's'}${subagents}: ${parts.join(' · ')}`);
-    if (range) out.push(totals.outOfRange === 0 ? `every session is within ${range.shown}` : `${n(totals.outOfRange)} more session(s) outside ${range.shown}, not shown`);
+    if (range)
+      out.push(
+        totals.outOfRange === 0 ? `every session is within ${range.shown}` : `${n(totals.outOfRange)} more session(s) outside ${range.shown}, not shown`,
+      );
     if (showProjects(projects)) out.push('', this.bold('By project'), ...projectTable(projects, this.bold));
     this.write(`${out.join('\n')}\n`);
   }
@@ -220,7 +235,10 @@ function showProjects(projects: readonly ProjectTotals[]): boolean {
 
 /** A project's sessions, its subagent transcripts and failures aside: `3`, `3 (+2 subagents)`, `3 (1 failed)`. */
 function sessionCount(p: ProjectTotals): string {
-  const extra = [...(p.subagents > 0 ? [`+${n(p.subagents)} subagent${p.subagents === 1 ? '' : 's'}`] : []), ...(p.failed > 0 ? [`${n(p.failed)} failed`] : [])];
+  const extra = [
+    ...(p.subagents > 0 ? [`+${n(p.subagents)} subagent${p.subagents === 1 ? '' : 's'}`] : []),
+    ...(p.failed > 0 ? [`${n(p.failed)} failed`] : []),
+  ];
   return `${n(p.transcripts - p.subagents)}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
 }
 
@@ -228,13 +246,7 @@ function projectTable(projects: readonly ProjectTotals[], bold: (s: string) => s
   const align: readonly ('l' | 'r')[] = ['l', 'r', 'r', 'r', 'l'];
   const rows = [
     ['project', 'sessions', 'turns', 'tokens', 'worst'],
-    ...projects.map((p) => [
-      p.project,
-      sessionCount(p),
-      n(p.turns),
-      n(p.totalTokens),
-      p.transcripts > p.failed ? p.urgency : '-',
-    ]),
+    ...projects.map((p) => [p.project, sessionCount(p), n(p.turns), n(p.totalTokens), p.transcripts > p.failed ? p.urgency : '-']),
   ];
   const widths = align.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length)));
   const lines = rows.map((r) =>

@@ -17,7 +17,8 @@ function urgencyText(c: ChalkInstance, report: AnalyzeReport): string {
   const { urgency, limits } = report;
   const totalTokens = report.context.tokens;
   if (urgency === 'hard') return `${c.red.bold('hard')}: the hard limit is reached; prune required`;
-  if (urgency === 'soft') return `${c.yellow.bold('soft')}: the soft limit is reached; prune recommended (${n(limits.hard - totalTokens)} tokens to the hard limit)`;
+  if (urgency === 'soft')
+    return `${c.yellow.bold('soft')}: the soft limit is reached; prune recommended (${n(limits.hard - totalTokens)} tokens to the hard limit)`;
   return `${c.green.bold('none')}: below the soft limit (${n(limits.soft - totalTokens)} tokens to go)`;
 }
 
@@ -128,7 +129,12 @@ function sizeLines(c: ChalkInstance, report: AnalyzeReport, width: number): stri
   out.push(`Urgency   ${urgencyText(c, report)}`);
   if (report.agentCompaction) {
     const a = report.agentCompaction;
-    const left = a.turnsLeft === null ? 'no recent growth recorded to say when' : a.turnsLeft === 0 ? 'due at the next call' : `about ${n(a.turnsLeft)} call${a.turnsLeft === 1 ? '' : 's'} away at the recent growth`;
+    const left =
+      a.turnsLeft === null
+        ? 'no recent growth recorded to say when'
+        : a.turnsLeft === 0
+          ? 'due at the next call'
+          : `about ${n(a.turnsLeft)} call${a.turnsLeft === 1 ? '' : 's'} away at the recent growth`;
     out.push(`Agent     compacts by itself at about ${n(a.at)} tokens: ${left}`);
   }
   const life = report.lifetime;

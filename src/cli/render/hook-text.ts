@@ -17,7 +17,9 @@ function transcriptLines(covered: CoveredTranscripts, cwd: string, indent: strin
   const config = covered.config !== null ? displayPath(covered.config, cwd) : null;
   switch (covered.source) {
     case 'none':
-      lines.push(`${indent}transcripts   none: ${config ? `${config} names no "transcripts"` : 'no devs-ctx.config.json'} (add them, or install with --transcript PATH)`);
+      lines.push(
+        `${indent}transcripts   none: ${config ? `${config} names no "transcripts"` : 'no devs-ctx.config.json'} (add them, or install with --transcript PATH)`,
+      );
       return lines;
     case 'hook':
       lines.push(`${indent}transcripts   from the hook's --transcript list${config ? ` (limits from ${config})` : ''}:`);
@@ -31,7 +33,9 @@ function transcriptLines(covered: CoveredTranscripts, cwd: string, indent: strin
   const width = Math.max(...covered.patterns.map((p) => p.pattern.length));
   for (const match of covered.patterns) {
     const n = match.files.length;
-    lines.push(`${indent}  ${match.pattern.padEnd(width)}  ${n === 0 ? (match.refused !== undefined ? 'no file' : 'no file yet') : n === 1 ? '1 file' : `${n} files`}`);
+    lines.push(
+      `${indent}  ${match.pattern.padEnd(width)}  ${n === 0 ? (match.refused !== undefined ? 'no file' : 'no file yet') : n === 1 ? '1 file' : `${n} files`}`,
+    );
     if (match.refused !== undefined) lines.push(`${indent}    left out: ${match.refused} (allowTranscriptsOutsideRepository in your own config allows it)`);
     const shown = match.files.slice(0, 10);
     for (const f of shown) lines.push(`${indent}    ${displayPath(f, cwd)}`);
@@ -50,13 +54,17 @@ export function renderHookStatus(report: HookStatusReport, cwd: string): string 
       lines.push(`  ${displayPath(report.requested.path, cwd)} is another hook; install keeps it and runs it first`);
     }
     if (report.wouldCover) lines.push(...transcriptLines(report.wouldCover, cwd, '  '));
-    lines.push(`  install it with: devs-ctx hook install${report.requested && report.requested.hook !== 'pre-commit' ? ` --hook ${report.requested.hook}` : ''}`);
+    lines.push(
+      `  install it with: devs-ctx hook install${report.requested && report.requested.hook !== 'pre-commit' ? ` --hook ${report.requested.hook}` : ''}`,
+    );
     return `${lines.join('\n')}\n`;
   }
   for (const hook of report.hooks) {
     lines.push(`devs-ctx hook: installed as ${hook.hook} in ${where}`);
     lines.push(`  file          ${displayPath(hook.path, cwd)}${hook.modified ? ' (edited since devs-ctx wrote it)' : ''} (devs-ctx ${hook.devsCtxVersion})`);
-    lines.push(`  chains        ${hook.previous === null ? 'nothing (there was no hook before)' : `${displayPath(hook.previous, cwd)}, the hook that was there before; runs first${hook.previousPresent ? '' : ' (missing now)'}`}`);
+    lines.push(
+      `  chains        ${hook.previous === null ? 'nothing (there was no hook before)' : `${displayPath(hook.previous, cwd)}, the hook that was there before; runs first${hook.previousPresent ? '' : ' (missing now)'}`}`,
+    );
     lines.push(`  blocks        ${blocking(hook.blockOn)}`);
     lines.push(`  refresh       ${hook.refresh ? 'yes, when due' : 'no (--no-refresh)'}`);
     lines.push(`  runs          ${runs(hook.runner)}`);
@@ -84,7 +92,8 @@ export function renderHookUninstall(report: HookUninstallReport, hook: string | 
   for (const r of report.removed) {
     const path = displayPath(r.path, cwd);
     if (r.action === 'restored') lines.push(`removed the devs-ctx ${r.hook} hook; the hook that was there before is back in ${path}, byte for byte`);
-    else if (r.missingPrevious !== null) lines.push(`removed the devs-ctx ${r.hook} hook (${path}); the hook it chained, ${displayPath(r.missingPrevious, cwd)}, was already gone`);
+    else if (r.missingPrevious !== null)
+      lines.push(`removed the devs-ctx ${r.hook} hook (${path}); the hook it chained, ${displayPath(r.missingPrevious, cwd)}, was already gone`);
     else lines.push(`removed the devs-ctx ${r.hook} hook (${path}); there was no hook before it`);
   }
   return `${lines.join('\n')}\n`;

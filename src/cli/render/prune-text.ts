@@ -18,7 +18,9 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
     return `${lines.join('\n')}\n`;
   }
   const verb = report.dryRun ? 'would prune' : 'pruned';
-  lines.push(`${head}: ${verb} ${n(report.before.tokens)} → ${n(report.after.tokens)} tokens${report.dryRun ? ' (estimate)' : ''} (target ${n(report.limits.target)}, urgency ${report.urgency})`);
+  lines.push(
+    `${head}: ${verb} ${n(report.before.tokens)} → ${n(report.after.tokens)} tokens${report.dryRun ? ' (estimate)' : ''} (target ${n(report.limits.target)}, urgency ${report.urgency})`,
+  );
   const cx = report.context;
   if (cx && cx.basis !== 'estimate') {
     lines.push(
@@ -30,26 +32,35 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
   }
   const parts: string[] = [];
   if (report.dropped.turns > 0) parts.push(`${report.dryRun ? 'drop' : 'dropped'} ${n(report.dropped.turns)} turns (${n(report.dropped.tokens)} tokens)`);
-  if (report.masked.turns > 0) parts.push(`${report.dryRun ? 'mask' : 'masked'} ${n(report.masked.turns)} tool results (${n(report.masked.tokensSaved)} tokens saved)`);
+  if (report.masked.turns > 0)
+    parts.push(`${report.dryRun ? 'mask' : 'masked'} ${n(report.masked.turns)} tool results (${n(report.masked.tokensSaved)} tokens saved)`);
   if (report.summary) parts.push(`summary ${n(report.summary.tokens)} tokens`);
   if (parts.length > 0) lines.push(`  ${parts.join(', ')}`);
   lines.push(`  strategy ${report.strategy}; goal (${report.goal.source}): ${oneLine(report.goal.text, 90) || '(none)'}`);
   const providerLine = providersLine(report);
   if (providerLine) lines.push(providerLine);
-  for (const fallback of report.providers?.fallback ?? []) lines.push(c.yellow(`  fallback: ${fallback.provider} failed; the offline ${fallback.usedInstead} was used instead`));
-  if (report.dropped.fromProtectedTail > 0) lines.push(c.yellow(`  hard limit: ${n(report.dropped.fromProtectedTail)} turns of the protected tail were dropped too`));
-  if (!report.reachedTarget) lines.push(c.yellow(`  the target was not reached: the pinned turns and the protected tail hold ${n(report.after.tokens)} tokens`));
+  for (const fallback of report.providers?.fallback ?? [])
+    lines.push(c.yellow(`  fallback: ${fallback.provider} failed; the offline ${fallback.usedInstead} was used instead`));
+  if (report.dropped.fromProtectedTail > 0)
+    lines.push(c.yellow(`  hard limit: ${n(report.dropped.fromProtectedTail)} turns of the protected tail were dropped too`));
+  if (!report.reachedTarget)
+    lines.push(c.yellow(`  the target was not reached: the pinned turns and the protected tail hold ${n(report.after.tokens)} tokens`));
   if (report.dryRun) {
     lines.push('', `  ${'action'.padEnd(6)}  ${'turn'.padEnd(38)}  ${'type'.padEnd(11)}  ${'saved'.padStart(9)}  why`);
     for (const action of report.actions.slice(0, MAX_ACTION_ROWS)) {
       const first = action.turns[0];
       const more = action.turns.length > 1 ? ` +${action.turns.length - 1}` : '';
-      lines.push(`  ${action.kind.padEnd(6)}  ${oneLine(`${first?.id ?? ''}${more}`, 38).padEnd(38)}  ${(first?.type ?? '').padEnd(11)}  ${n(action.tokensSaved).padStart(9)}  ${action.reason}`);
+      lines.push(
+        `  ${action.kind.padEnd(6)}  ${oneLine(`${first?.id ?? ''}${more}`, 38).padEnd(38)}  ${(first?.type ?? '').padEnd(11)}  ${n(action.tokensSaved).padStart(9)}  ${action.reason}`,
+      );
     }
     if (report.actions.length > MAX_ACTION_ROWS) lines.push(`  … and ${n(report.actions.length - MAX_ACTION_ROWS)} more actions (--json lists them all)`);
     lines.push('', '  dry run: nothing was written');
   } else {
-    if (report.archive) lines.push(`  archived in ${report.archive.path} (prune ${report.archive.eventId}); undo with: devs-ctx restore ${report.file === '(stdin)' ? 'FILE' : report.file}`);
+    if (report.archive)
+      lines.push(
+        `  archived in ${report.archive.path} (prune ${report.archive.eventId}); undo with: devs-ctx restore ${report.file === '(stdin)' ? 'FILE' : report.file}`,
+      );
     else lines.push(c.yellow('  not archived (--no-archive): the removed turns exist only in the original file'));
     if (report.output && report.output !== '-') lines.push(`  written to ${report.output}`);
   }
@@ -66,7 +77,9 @@ function providersLine(report: PruneReport): string | undefined {
   const p = report.providers;
   if (!p || (p.requests === 0 && p.embeddingsCached === 0 && !p.summarizer.startsWith('gemini') && !p.embedder.startsWith('gemini'))) return undefined;
   const parts = [`summary by ${p.summarizer}`, `ranked by ${p.embedder}`];
-  const calls = [`${n(p.requests)} Gemini request${p.requests === 1 ? '' : 's'}${p.retries > 0 ? ` (${n(p.retries)} ${p.retries === 1 ? 'retry' : 'retries'})` : ''}`];
+  const calls = [
+    `${n(p.requests)} Gemini request${p.requests === 1 ? '' : 's'}${p.retries > 0 ? ` (${n(p.retries)} ${p.retries === 1 ? 'retry' : 'retries'})` : ''}`,
+  ];
   if (p.tokensSent > 0 || p.tokensReceived > 0) calls.push(`${n(p.tokensSent)} tokens sent, ${n(p.tokensReceived)} received`);
   if (p.embeddingTokens > 0) calls.push(`${n(p.embeddingTokens)} tokens embedded`);
   if (p.embeddingsCached > 0) calls.push(`${n(p.embeddingsCached)} ${p.embeddingsCached === 1 ? 'vector' : 'vectors'} from the cache`);

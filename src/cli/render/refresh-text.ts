@@ -34,7 +34,8 @@ export function renderRefreshReport(report: RefreshReport, ctx: CliContext): str
   }
   const injected = report.injected;
   if (injected) {
-    const how = injected.placement === 'envelope-rewritten' ? `prepended to the reasoning of envelope ${injected.turnId}` : `appended as turn ${injected.turnId}`;
+    const how =
+      injected.placement === 'envelope-rewritten' ? `prepended to the reasoning of envelope ${injected.turnId}` : `appended as turn ${injected.turnId}`;
     lines.push(`  ${how} (${n(injected.tokens)} tokens${injected.condensed ? `, condensed to fit --refresh-tokens ${n(injected.budgetTokens)}` : ''})`);
     lines.push(`  TAS from ${injected.sources.tas ?? c.yellow('nowhere (none found)')}; PRD from ${injected.sources.prd ?? c.yellow('nowhere (none found)')}`);
   }

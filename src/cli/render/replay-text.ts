@@ -15,7 +15,9 @@ export function renderReplayReport(report: ReplayReport, ctx: CliContext): strin
   const lines: string[] = [];
   lines.push(`${c.bold(report.file)} (${report.format}): replayed ${n(report.turns)} turns as ${n(report.steps)} agent steps`);
   const refresh = report.refreshThreshold === null ? 'no refreshes' : `refresh every ${report.refreshThreshold} turns in a node`;
-  lines.push(`  limits: soft ${n(limits.soft)}, hard ${n(limits.hard)}, target ${n(limits.target)} (${limits.source}); strategy ${report.strategy}; ${refresh}`);
+  lines.push(
+    `  limits: soft ${n(limits.soft)}, hard ${n(limits.hard)}, target ${n(limits.target)} (${limits.source}); strategy ${report.strategy}; ${refresh}`,
+  );
   for (const note of report.notes) lines.push(`  note: ${note}`);
   lines.push(
     `  ${n(report.prunes)} prune${report.prunes === 1 ? '' : 's'} saved ${n(report.tokensSaved)} tokens; ${n(report.refreshes)} refresh${report.refreshes === 1 ? '' : 'es'}; largest window ${n(report.largestWindow.tokens)} tokens${report.largestWindow.step > 0 ? ` at step ${report.largestWindow.step} (${report.largestWindow.turnId})` : ''}`,
@@ -24,10 +26,16 @@ export function renderReplayReport(report: ReplayReport, ctx: CliContext): strin
   const life = report.lifetime;
   if (life.compactions > 0) {
     const sizes = life.compactionSizes.map((size) => compact(size)).join(', ');
-    lines.push(`  whole session: the agent compacted ${n(life.compactions)} time${life.compactions === 1 ? '' : 's'} (at ${sizes}); peak ${n(life.peak)} tokens; ${life.wholeFile ? 'replayed through them (the policy prunes instead)' : 'replayed from its last compaction on'}`);
+    lines.push(
+      `  whole session: the agent compacted ${n(life.compactions)} time${life.compactions === 1 ? '' : 's'} (at ${sizes}); peak ${n(life.peak)} tokens; ${life.wholeFile ? 'replayed through them (the policy prunes instead)' : 'replayed from its last compaction on'}`,
+    );
   }
   if (first !== undefined) {
-    lines.push(c.red(`  hard limit: exceeded at ${n(report.stepsOverHardLimit.length)} step${report.stepsOverHardLimit.length === 1 ? '' : 's'} (first at step ${first}), even after pruning`));
+    lines.push(
+      c.red(
+        `  hard limit: exceeded at ${n(report.stepsOverHardLimit.length)} step${report.stepsOverHardLimit.length === 1 ? '' : 's'} (first at step ${first}), even after pruning`,
+      ),
+    );
   } else if (life.overHardLimit) {
     lines.push(c.red(`  hard limit: exceeded before the agent's own compaction (peak ${n(life.peak)} ≥ ${n(limits.hard)}); never after it in the replay`));
   } else {

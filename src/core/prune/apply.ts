@@ -36,11 +36,7 @@ export function planToEdit(plan: PrunePlan, texts: PlanTexts): TranscriptEdit {
  * placeholder as content, and one summary turn takes the place of the first dropped turn. Never
  * mutates its input.
  */
-export function applyEdit(
-  turns: readonly ConversationTurn[],
-  edit: TranscriptEdit,
-  summaryTokenCount?: number,
-): ConversationTurn[] {
+export function applyEdit(turns: readonly ConversationTurn[], edit: TranscriptEdit, summaryTokenCount?: number): ConversationTurn[] {
   const out: ConversationTurn[] = [];
   turns.forEach((turn, i) => {
     if (edit.summary && i === edit.summary.at) {

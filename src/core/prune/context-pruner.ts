@@ -1,6 +1,12 @@
 import type { TextTokenCounter } from '../accounting.js';
 import { BudgetImpossibleError } from '../errors.js';
-import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_PINNED_PREFIX_TURNS, DEFAULT_PROTECTED_TAIL_TURNS, DEFAULT_SOFT_LIMIT_TOKENS, PINNED_TURN_TYPES } from '../policy.js';
+import {
+  DEFAULT_HARD_LIMIT_TOKENS,
+  DEFAULT_PINNED_PREFIX_TURNS,
+  DEFAULT_PROTECTED_TAIL_TURNS,
+  DEFAULT_SOFT_LIMIT_TOKENS,
+  PINNED_TURN_TYPES,
+} from '../policy.js';
 import type { PrunerConfig } from '../policy.js';
 import type { Embedder, Summarizer } from '../provider-contracts.js';
 import type { TranscriptEntry } from '../transcript.js';
@@ -81,10 +87,7 @@ export class ContextPruner implements BudgetPruner {
   /** The seeds' name for both forms: entries and a budget → `pruneToBudget`; a window (and task) → `pruneWindow`. */
   prune(entries: readonly ContextEntry[], tokenBudget: number): ContextEntry[];
   prune(window: ContextWindow, activeTaskContext?: string): Promise<PruneResult>;
-  prune(
-    input: ContextWindow | readonly ContextEntry[],
-    second?: number | string,
-  ): ContextEntry[] | Promise<PruneResult> {
+  prune(input: ContextWindow | readonly ContextEntry[], second?: number | string): ContextEntry[] | Promise<PruneResult> {
     if (Array.isArray(input)) return this.pruneToBudget(input as readonly ContextEntry[], typeof second === 'number' ? second : 0);
     return this.pruneWindow(input as ContextWindow, typeof second === 'string' ? second : undefined);
   }
@@ -134,8 +137,8 @@ export class ContextPruner implements BudgetPruner {
     // [SPEC §6] Like the CLI's exit 6: a window that cannot get below the hard limit is an error, not a quiet no-op.
     if (prepared.plan.outcome === 'impossible') throw new BudgetImpossibleError(prepared.plan.note ?? 'the budget cannot be met');
     if (!prepared.edit) return { pruned: false, window, removedTurnCount: 0, tokensSaved: 0 };
-    const next = applyEdit(turns, prepared.edit).map((turn): ConversationTurn =>
-      turn.tokenCount !== undefined ? turn : { ...turn, tokenCount: this.counter.count(turn.content) },
+    const next = applyEdit(turns, prepared.edit).map(
+      (turn): ConversationTurn => (turn.tokenCount !== undefined ? turn : { ...turn, tokenCount: this.counter.count(turn.content) }),
     );
     const newTotal = next.reduce((sum, t) => sum + (t.tokenCount ?? 0), 0);
     const result: PruneResult = {

@@ -114,7 +114,12 @@ async function rankRelevance(
   const relevance = new Array<number>(entries.length).fill(0);
   if (!goal) return relevance;
   const indexes = entries.flatMap((e, i) => (!isPinnedTurn(e.turn, i, policy) && e.notSent === undefined ? [i] : []));
-  const scores = await scoreRelevance(goal, indexes.map((i) => entries[i]?.turn.content ?? ''), embedder, { ...(signal ? { signal } : {}), ...(pacer ? { pacer } : {}) });
+  const scores = await scoreRelevance(
+    goal,
+    indexes.map((i) => entries[i]?.turn.content ?? ''),
+    embedder,
+    { ...(signal ? { signal } : {}), ...(pacer ? { pacer } : {}) },
+  );
   for (const [k, i] of indexes.entries()) relevance[i] = scores[k] ?? 0;
   return relevance;
 }
@@ -195,16 +200,20 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
   const placeholders = new Map<number, string>();
   const excerpts = new Map<number, string>();
   let excerptTokens: Promise<(number | undefined)[]> | undefined;
-  const base: PlanEntry[] = await pacedMap(entries, (entry, i) => {
-    const now = tokens[i] ?? 0;
-    let maskedTokens: number | undefined;
-    if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
-      const placeholder = maskPlaceholder(now, entry.turn.id);
-      placeholders.set(i, placeholder);
-      maskedTokens = counter.count(placeholder);
-    }
-    return { entry, tokens: now, ...(maskedTokens !== undefined ? { maskedTokens } : {}) };
-  }, pacer);
+  const base: PlanEntry[] = await pacedMap(
+    entries,
+    (entry, i) => {
+      const now = tokens[i] ?? 0;
+      let maskedTokens: number | undefined;
+      if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
+        const placeholder = maskPlaceholder(now, entry.turn.id);
+        placeholders.set(i, placeholder);
+        maskedTokens = counter.count(placeholder);
+      }
+      return { entry, tokens: now, ...(maskedTokens !== undefined ? { maskedTokens } : {}) };
+    },
+    pacer,
+  );
   // Ranked once, over the entries the policy lets a prune drop (a user's pins do not change a score).
   let ranking: Promise<Ranking> | undefined;
   const rank = (policy: PrunerConfig): Promise<Ranking> => {
@@ -215,7 +224,8 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
   };
 
   const plan = async (policy: PrunePolicy, pins?: ReadonlySet<number>): Promise<PlannedPrune> => {
-    const pinned = pins && pins.size > 0 ? base.map((e, i) => (pins.has(i) ? { ...e, entry: { ...e.entry, turn: { ...e.entry.turn, pinned: true } } } : e)) : base;
+    const pinned =
+      pins && pins.size > 0 ? base.map((e, i) => (pins.has(i) ? { ...e, entry: { ...e.entry, turn: { ...e.entry.turn, pinned: true } } } : e)) : base;
     const targetTokens = policy.targetTokens ?? defaultTargetTokens(policy);
     // Whether anything is pruned does not depend on the ranking: decide that first, so a transcript
     // with nothing to do is never sent to an embedding provider.
@@ -243,7 +253,10 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
 }
 
 /** What the summarize step needs besides the plan. */
-type SummarizeRequest = Pick<PruneRequest, 'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'now' | 'newId' | 'calibration' | 'signal' | 'pacer' | 'onProgress'> & {
+type SummarizeRequest = Pick<
+  PruneRequest,
+  'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'now' | 'newId' | 'calibration' | 'signal' | 'pacer' | 'onProgress'
+> & {
   readonly policy: Pick<PrunePolicy, 'summaryReserveTokens'>;
 };
 
@@ -314,17 +327,21 @@ async function excerptAll(
   texts: Map<number, string>,
   pacer: Pacer | undefined,
 ): Promise<(number | undefined)[]> {
-  return pacedMap(planEntries, (e, i) => {
-    const { content, id } = e.entry.turn;
-    if (e.maskedTokens === undefined || !goal || content.startsWith('[devs-ctx:')) return undefined;
-    const excerpt = goalExcerpt(content, goal);
-    if (!excerpt) return undefined;
-    const text = excerptPlaceholder(e.tokens, id, excerpt);
-    const tokens = counter.count(text);
-    if (tokens > (e.tokens * 2) / 3) return undefined;
-    texts.set(i, text);
-    return tokens;
-  }, pacer);
+  return pacedMap(
+    planEntries,
+    (e, i) => {
+      const { content, id } = e.entry.turn;
+      if (e.maskedTokens === undefined || !goal || content.startsWith('[devs-ctx:')) return undefined;
+      const excerpt = goalExcerpt(content, goal);
+      if (!excerpt) return undefined;
+      const text = excerptPlaceholder(e.tokens, id, excerpt);
+      const tokens = counter.count(text);
+      if (tokens > (e.tokens * 2) / 3) return undefined;
+      texts.set(i, text);
+      return tokens;
+    },
+    pacer,
+  );
 }
 
 /** An empty or failed summary is never written; one without the marker gets it. */

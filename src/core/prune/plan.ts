@@ -179,7 +179,8 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
     tailEntriesDropped += unit.entries.length;
   }
   const plan: PrunePlan = { ...base, outcome: 'prune', ...state.result(), tailEntriesDropped };
-  if (hard && plan.totalAfter >= hardLimitTokens) return { ...plan, outcome: 'impossible', note: impossibleNote(plan.tokensAfterActions, plan.totalAfter, hardLimitTokens) };
+  if (hard && plan.totalAfter >= hardLimitTokens)
+    return { ...plan, outcome: 'impossible', note: impossibleNote(plan.tokensAfterActions, plan.totalAfter, hardLimitTokens) };
   return plan;
 }
 
@@ -327,7 +328,12 @@ function rankSteps(units: readonly UnitState[], entries: readonly PlanEntry[]): 
       const why = latest.has(i) ? 'latest result of its tool' : 'tool output least relevant to the goal';
       ranked.push({ step: { kind: 'mask', entry: i, reason: `${why} (${keyOf(i).toFixed(3)})` }, key, order: latest.has(i) ? 3 : 1, at: i });
       if (e.excerptTokens !== undefined) {
-        ranked.push({ step: { kind: 'excerpt', entry: i, reason: `lines about the goal kept (${keyOf(i).toFixed(3)})` }, key: key * EXCERPT_SHARE, order: 0, at: i });
+        ranked.push({
+          step: { kind: 'excerpt', entry: i, reason: `lines about the goal kept (${keyOf(i).toFixed(3)})` },
+          key: key * EXCERPT_SHARE,
+          order: 0,
+          at: i,
+        });
       }
     }
   }

@@ -63,8 +63,7 @@ export function buildUnits(entries: readonly TranscriptEntry[]): PruneUnit[] {
     if (isCall && calls.length === 0) {
       if (!previousWasCall) unlinkedCalls = [];
       unlinkedCalls.push(i);
-    }
-    else if (entry.turn.type === 'tool_result' && answers.length === 0) {
+    } else if (entry.turn.type === 'tool_result' && answers.length === 0) {
       for (const call of unlinkedCalls) set.union(call, i);
     } else if (!isCall) unlinkedCalls = [];
     previousWasCall = isCall;

@@ -24,4 +24,3 @@ export function summariesOf(documents: ProjectDocuments, where: string): { tasSu
   }
   return { tasSummary: tas ?? `(no TAS in ${where})`, prdSummary: prd ?? `(no PRD in ${where})` };
 }
-

@@ -67,5 +67,11 @@ export interface HookInstallReport {
 export interface HookUninstallReport {
   readonly schemaVersion: number;
   readonly hooksDir: string;
-  readonly removed: readonly { readonly hook: string; readonly path: string; readonly action: 'removed' | 'restored'; readonly previous: string | null; readonly missingPrevious: string | null }[];
+  readonly removed: readonly {
+    readonly hook: string;
+    readonly path: string;
+    readonly action: 'removed' | 'restored';
+    readonly previous: string | null;
+    readonly missingPrevious: string | null;
+  }[];
 }

@@ -132,9 +132,7 @@ export function buildPruneReport(input: PruneReportInput): PruneReport {
     before,
     after,
     reachedTarget: estimateAfter.tokens <= plan.targetTokens,
-    event: changed
-      ? { event: 'context_pruned', removedTurnCount: plan.dropped.size, tokensSaved: before.tokens - after.tokens, newTotal: after.tokens }
-      : null,
+    event: changed ? { event: 'context_pruned', removedTurnCount: plan.dropped.size, tokensSaved: before.tokens - after.tokens, newTotal: after.tokens } : null,
     dropped: { turns: plan.dropped.size, tokens: droppedTokens, fromProtectedTail: plan.tailEntriesDropped },
     masked: { turns: plan.masked.size, tokensSaved: maskSaved },
     summary: prepared.summaryText !== undefined ? { tokens: prepared.summaryTokens, text: prepared.summaryText } : null,

@@ -50,11 +50,7 @@ const ANTHROPIC_MAX_PIXELS = 1_200_000; // 1,600 tokens * 750
 export const ANTHROPIC_IMAGE_MAX = 1600;
 
 export function anthropicImageTokens(width: number, height: number): number {
-  const scale = Math.min(
-    1,
-    ANTHROPIC_LONG_EDGE / Math.max(width, height),
-    Math.sqrt(ANTHROPIC_MAX_PIXELS / (width * height)),
-  );
+  const scale = Math.min(1, ANTHROPIC_LONG_EDGE / Math.max(width, height), Math.sqrt(ANTHROPIC_MAX_PIXELS / (width * height)));
   const w = Math.max(1, Math.floor(width * scale));
   const h = Math.max(1, Math.floor(height * scale));
   return Math.min(ANTHROPIC_IMAGE_MAX, Math.ceil((w * h) / 750));

@@ -298,9 +298,7 @@ function toEntry(builder: Builder): TranscriptEntry {
   const records = [...new Set(builder.records)].sort((a, b) => a - b);
   // The call ids keep a call and its results in one prune unit (src/core/prune/units.ts).
   const links =
-    builder.toolUseIds.length > 0 || builder.toolResultIds.length > 0
-      ? { links: { calls: [...builder.toolUseIds], answers: [...builder.toolResultIds] } }
-      : {};
+    builder.toolUseIds.length > 0 || builder.toolResultIds.length > 0 ? { links: { calls: [...builder.toolUseIds], answers: [...builder.toolResultIds] } } : {};
   // A placeholder replaces one tool output; a line that also carries typed text, or answers several
   // calls, would read back as more than the placeholder, so such a turn is never masked (only dropped).
   const maskable =
@@ -314,8 +312,7 @@ function toEntry(builder: Builder): TranscriptEntry {
 function usageOf(message: JsonObject): { context: number; total: number } | undefined {
   const usage = message['usage'];
   if (!isRecord(usage)) return undefined;
-  const context =
-    num(usage['input_tokens']) + num(usage['cache_creation_input_tokens']) + num(usage['cache_read_input_tokens']);
+  const context = num(usage['input_tokens']) + num(usage['cache_creation_input_tokens']) + num(usage['cache_read_input_tokens']);
   if (context <= 0) return undefined;
   return { context, total: context + num(usage['output_tokens']) };
 }
@@ -374,7 +371,11 @@ function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {
         ? { recordedWindow, recordedWindowHow: `a recorded context of ${file.peakRecorded.toLocaleString('en-US')} tokens (above 200k: 1M mode)` }
         : {}),
     },
-    lifetime: { compactions: file.compactions, peakRecorded: file.peakRecorded, ...(firstAt && lastAt ? { span: { first: firstAt.raw, last: lastAt.raw } } : {}) },
+    lifetime: {
+      compactions: file.compactions,
+      peakRecorded: file.peakRecorded,
+      ...(firstAt && lastAt ? { span: { first: firstAt.raw, last: lastAt.raw } } : {}),
+    },
     ...carriedCalibration(compaction.boundary?.value),
     notes,
   };
@@ -523,9 +524,7 @@ function buildTurns(context: readonly SessionLine[], state: ReadState, wholeLife
     if (line.type === 'attachment') {
       const builder = newBuilder(line, 'user');
       const attachment = value['attachment'];
-      builder.parts.push(
-        isRecord(attachment) && typeof attachment['content'] === 'string' ? attachment['content'] : safeJson(attachment ?? null),
-      );
+      builder.parts.push(isRecord(attachment) && typeof attachment['content'] === 'string' ? attachment['content'] : safeJson(attachment ?? null));
       builder.blockTypes.add('text');
       builders.push(builder);
       built.attachments++;

@@ -77,14 +77,17 @@ export const claudeCodeWriter: FormatWriter = {
       if (record.values.length > 1) {
         if (contextRecords.has(record.index)) {
           const uuids = record.values.map((v) => (isRecord(v) ? str(v['uuid']) : undefined)).filter((u) => u !== undefined);
-          problems.push(`a line holding ${record.values.length} JSON values glued together (uuids ${uuids.join(', ')}) is part of the active context, but Claude Code cannot read it`);
+          problems.push(
+            `a line holding ${record.values.length} JSON values glued together (uuids ${uuids.join(', ')}) is part of the active context, but Claude Code cannot read it`,
+          );
         }
         continue;
       }
       const value = record.values[0];
       if (!isRecord(value)) continue;
       const uuid = str(value['uuid']);
-      const name = uuid !== undefined ? `line ${uuid}` : `${str(value['type']) ?? 'untyped'} line ${JSON.stringify(record.raw?.subarray(0, 60).toString('utf8') ?? '')}`;
+      const name =
+        uuid !== undefined ? `line ${uuid}` : `${str(value['type']) ?? 'untyped'} line ${JSON.stringify(record.raw?.subarray(0, 60).toString('utf8') ?? '')}`;
       if (record.raw && !record.raw.equals(Buffer.from(JSON.stringify(value), 'utf8'))) {
         problems.push(`${name} is not compact JSON (Claude Code writes JSON.stringify output)`);
       }
@@ -268,9 +271,7 @@ function relink(
   };
   const boundaryChild = keptChain[0] && summaryIndex > 0 ? keptChain[0] : summaryChild;
   const neighbour = (line: SessionLine | undefined): SessionLine => line ?? oldLeaf;
-  place(boundaryChild).push(
-    JSON.stringify(boundaryLine(boundaryUuid, oldLeaf, neighbour(keptChain[0]), edit, transcript)),
-  );
+  place(boundaryChild).push(JSON.stringify(boundaryLine(boundaryUuid, oldLeaf, neighbour(keptChain[0]), edit, transcript)));
   if (summary && summaryUuid) {
     if (summaryChild) checkSummaryPlace(tree, entryOf, kept, summary, summaryChild);
     const parent = chain[chain.findIndex((node) => node.uuid === summaryUuid) - 1]?.uuid ?? boundaryUuid;

@@ -12,13 +12,7 @@ import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type
  */
 
 const ENVELOPE_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
-const INJECTED_PREFIXES = [
-  '<environment_context>',
-  '<user_instructions>',
-  '# AGENTS.md instructions for',
-  '<INSTRUCTIONS>',
-  '# Context from my IDE setup:',
-];
+const INJECTED_PREFIXES = ['<environment_context>', '<user_instructions>', '# AGENTS.md instructions for', '<INSTRUCTIONS>', '# Context from my IDE setup:'];
 const IDE_PREFIX = '# Context from my IDE setup:';
 const IDE_REQUEST = '## My request for Codex:';
 /** Tool calls that the client answers with an `*_output` item (hosted tools like web search do not). */
@@ -220,7 +214,11 @@ function scanValue(scan: RolloutScan, record: ParsedDocument['records'][number],
       }
       scan.epoch++;
       const { usage } = scan;
-      scan.lifetime.push({ preTokens: usage && usage.epoch === scan.epoch - 1 ? usage.input + usage.output : 0, trigger: 'auto', ...(timestamp !== undefined ? { timestamp } : {}) });
+      scan.lifetime.push({
+        preTokens: usage && usage.epoch === scan.epoch - 1 ? usage.input + usage.output : 0,
+        trigger: 'auto',
+        ...(timestamp !== undefined ? { timestamp } : {}),
+      });
       scan.marks = [];
       scan.compactions.push({ line: record.line, replaced: Array.isArray(payload['replacement_history']) });
       if (!scan.wholeLife) scan.history = historyAfterCompaction(scan.history, payload, { ...base, lineId, prefix }, issues);
@@ -355,12 +353,7 @@ interface RecordPlace {
  * The history after a `compacted` record: its `replacement_history` replaces everything; without
  * one (older builds) Codex rebuilds it as the earlier user/developer messages + the summary.
  */
-function historyAfterCompaction(
-  history: readonly HistoryItem[],
-  payload: JsonObject,
-  place: RecordPlace,
-  issues: ReadIssue[],
-): HistoryItem[] {
+function historyAfterCompaction(history: readonly HistoryItem[], payload: JsonObject, place: RecordPlace, issues: ReadIssue[]): HistoryItem[] {
   const base = { record: place.record, line: place.line, ...(place.timestamp !== undefined ? { timestamp: place.timestamp } : {}) };
   const replacement = payload['replacement_history'];
   if (Array.isArray(replacement)) {

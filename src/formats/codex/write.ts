@@ -203,6 +203,10 @@ export const codexWriter: FormatWriter = { name: 'codex', write, validate, appen
  * be pruned). Every existing line stays byte-identical.
  */
 function appendRefresh(doc: ParsedDocument, _transcript: Transcript, refresh: RefreshAppend): OutputRecord[] {
-  const item = { timestamp: refresh.now, type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: refresh.text }] } };
+  const item = {
+    timestamp: refresh.now,
+    type: 'response_item',
+    payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: refresh.text }] },
+  };
   return [...doc.records.map((r) => ({ from: r.index })), { text: JSON.stringify(item) }];
 }

@@ -166,7 +166,9 @@ function summaryTurn(transcript: Transcript, edit: TranscriptEdit): unknown {
 function toolPairProblems(entries: readonly TranscriptEntry[]): string[] {
   const pending = (at: number): boolean => entries.slice(at + 1).every((e) => e.turn.type === 'tool_call' || e.turn.type === 'tool_result');
   return unpairedToolIds(entries.map(toolIds), { callBefore: 'earlier', pending }).map(({ kind, id, at }) =>
-    kind === 'answer' ? `${entries[at]?.turn.id} answers tool call ${id}, which no earlier turn makes` : `tool call ${id} (${entries[at]?.turn.id}) has no result`,
+    kind === 'answer'
+      ? `${entries[at]?.turn.id} answers tool call ${id}, which no earlier turn makes`
+      : `tool call ${id} (${entries[at]?.turn.id}) has no result`,
   );
 }
 
@@ -181,7 +183,13 @@ function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: Ref
   const values = record?.values.filter(isDevsLine) ?? [];
   const lastValue = values[values.length - 1];
   if (!record || !SaopEnvelopeSchema.safeParse(lastValue).success || TurnSchema.safeParse(lastValue).success) {
-    const edit: TranscriptEdit = { dropped: new Set(), masked: new Map(), summary: { text: refresh.text, at: transcript.entries.length }, now: refresh.now, newId: () => refresh.id };
+    const edit: TranscriptEdit = {
+      dropped: new Set(),
+      masked: new Map(),
+      summary: { text: refresh.text, at: transcript.entries.length },
+      now: refresh.now,
+      newId: () => refresh.id,
+    };
     return rewriteLines(doc, transcript, edit, {
       isEntry: isDevsLine,
       mask: maskTurn,

@@ -45,8 +45,7 @@ export function isLegacyDocument(value: unknown): value is JsonObject {
   return (
     isRecord(value) &&
     Array.isArray(value['messages']) &&
-    (typeof value['sessionId'] === 'string' || typeof value['projectHash'] === 'string' ||
-      value['messages'].some(isMessageRecord))
+    (typeof value['sessionId'] === 'string' || typeof value['projectHash'] === 'string' || value['messages'].some(isMessageRecord))
   );
 }
 

@@ -41,8 +41,8 @@ export const geminiWriter: FormatWriter = {
     const sole = only?.values.length === 1 ? only.values[0] : undefined;
     if (only && isLegacyDocument(sole)) {
       // A legacy document written on one line: keep it one (legacy) document, rewritten in place.
-      return doc.records.map((r): OutputRecord =>
-        r.index === only.index ? { text: JSON.stringify(withMessages(sole, messages, edit.now)), replaces: r.index } : { from: r.index },
+      return doc.records.map(
+        (r): OutputRecord => (r.index === only.index ? { text: JSON.stringify(withMessages(sole, messages, edit.now)), replaces: r.index } : { from: r.index }),
       );
     }
 
@@ -122,8 +122,7 @@ export const geminiWriter: FormatWriter = {
 
 /** The message lists whose ids must be unique as written: the legacy document's, and the last checkpoint. */
 function finalLists(doc: ParsedDocument): Array<[string, string[]]> {
-  const idsOf = (list: unknown[]): string[] =>
-    list.flatMap((m) => (isRecord(m) && typeof m['id'] === 'string' ? [m['id']] : []));
+  const idsOf = (list: unknown[]): string[] => list.flatMap((m) => (isRecord(m) && typeof m['id'] === 'string' ? [m['id']] : []));
   if (doc.kind === 'json-document') {
     return isLegacyDocument(doc.document) ? [['messages', idsOf(doc.document['messages'] as unknown[])]] : [];
   }
@@ -271,7 +270,13 @@ function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: Ref
   const lines = doc.records.filter((r) => !r.blank);
   const legacy = doc.kind === 'json-document' || (lines.length === 1 && lines[0]?.values.length === 1 && isLegacyDocument(lines[0].values[0]));
   if (legacy) {
-    const edit: TranscriptEdit = { dropped: new Set(), masked: new Map(), summary: { text: refresh.text, at: transcript.entries.length }, now: refresh.now, newId: () => refresh.id };
+    const edit: TranscriptEdit = {
+      dropped: new Set(),
+      masked: new Map(),
+      summary: { text: refresh.text, at: transcript.entries.length },
+      now: refresh.now,
+      newId: () => refresh.id,
+    };
     return geminiWriter.write(doc, transcript, edit);
   }
   const record = { id: refresh.id, timestamp: refresh.now, type: 'user', content: [{ text: refresh.text }] };

@@ -13,8 +13,18 @@ import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 /** The native `devs` turn types: a line with `role` and one of these is a native line, not chat. */
 const NATIVE_TYPES = new Set([
-  'system', 'prd', 'tas', 'requirements', 'spec', 'plan', 'message', 'reasoning', 'tool_call', 'tool_result',
-  'summary', 'refresh',
+  'system',
+  'prd',
+  'tas',
+  'requirements',
+  'spec',
+  'plan',
+  'message',
+  'reasoning',
+  'tool_call',
+  'tool_result',
+  'summary',
+  'refresh',
 ]);
 
 /** A value the reader turns into an entry (an object with a known role); anything else is skipped. */

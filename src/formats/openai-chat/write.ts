@@ -31,9 +31,7 @@ export const openaiChatWriter: FormatWriter = {
     if (conversation) {
       const record = doc.records[conversation.record];
       if (!record) throw new Error(`no input record ${conversation.record}`);
-      const values = record.values.map((value, k) =>
-        k === conversation.value ? rewriteDocument(value, transcript, edit, summary) : value,
-      );
+      const values = record.values.map((value, k) => (k === conversation.value ? rewriteDocument(value, transcript, edit, summary) : value));
       // Other values glued on the same line stay glued, so the last conversation stays the last.
       const text = values.map(safeJson).join('');
       return doc.records.map((r): OutputRecord => (r.index === conversation.record ? { text, replaces: r.index } : { from: r.index }));

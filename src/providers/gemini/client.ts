@@ -183,18 +183,18 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
     }
   }
 
-  private describe(
-    error: unknown,
-    record: ResponseRecord,
-    timedOut: boolean,
-  ): { reason: string; retryable: boolean; retryAfterMs?: number; hint?: string } {
+  private describe(error: unknown, record: ResponseRecord, timedOut: boolean): { reason: string; retryable: boolean; retryAfterMs?: number; hint?: string } {
     if (timedOut) {
       // Not retried: a request that used the whole timeout is likely to do so again.
       return { reason: `no answer within ${seconds(this.timeoutMs)}`, retryable: false, hint: 'raise --timeout, or try again later' };
     }
     const message = this.scrub(error instanceof Error ? error.message : String(error));
     if (error instanceof SyntaxError) {
-      return { reason: `the answer was not valid JSON (${message.slice(0, 200)})`, retryable: false, hint: 'check DEVS_CTX_GEMINI_BASE_URL points at the Gemini API' };
+      return {
+        reason: `the answer was not valid JSON (${message.slice(0, 200)})`,
+        retryable: false,
+        hint: 'check DEVS_CTX_GEMINI_BASE_URL points at the Gemini API',
+      };
     }
     const status = statusOf(error) ?? (record.status !== undefined && record.status >= 400 ? record.status : undefined);
     if (status !== undefined) {
@@ -202,7 +202,8 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
       const apiMessage = this.scrub(String((body as { error?: { message?: unknown } } | undefined)?.error?.message ?? message)).slice(0, 300);
       const retryAfterMs = parseRetryAfter(record.retryAfter) ?? retryDelayFromBody(body);
       const reason = `HTTP ${status}${apiMessage ? ` (${apiMessage})` : ''}`;
-      if (RETRYABLE_STATUSES.has(status)) return { reason, retryable: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), hint: 'try again later, or pass --fallback extractive' };
+      if (RETRYABLE_STATUSES.has(status))
+        return { reason, retryable: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), hint: 'try again later, or pass --fallback extractive' };
       const hint =
         status === 401 || status === 403 || (status === 400 && /api key/i.test(apiMessage))
           ? 'check the API key (GEMINI_API_KEY, GOOGLE_API_KEY or the config file)'
@@ -212,7 +213,11 @@ export class GeminiClient implements LLMClient, EmbeddingClient {
       return { reason, retryable: false, hint };
     }
     if (error instanceof SyntaxError || /JSON/.test(message)) {
-      return { reason: `the answer was not valid JSON (${message.slice(0, 200)})`, retryable: false, hint: 'check DEVS_CTX_GEMINI_BASE_URL points at the Gemini API' };
+      return {
+        reason: `the answer was not valid JSON (${message.slice(0, 200)})`,
+        retryable: false,
+        hint: 'check DEVS_CTX_GEMINI_BASE_URL points at the Gemini API',
+      };
     }
     const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
     const network = cause?.code ?? '';

@@ -70,7 +70,11 @@ export class GeminiEmbedder implements Embedder {
     });
     this.cached += hashes.filter((hash) => found.has(hash)).length;
     if (missing.length > 0) {
-      const vectors = await this.client.embedTexts(this.model, missing.map((i) => sent[i] ?? ''), options);
+      const vectors = await this.client.embedTexts(
+        this.model,
+        missing.map((i) => sent[i] ?? ''),
+        options,
+      );
       const entries = missing.map((i, k) => ({ hash: hashes[i] ?? '', vector: Float32Array.from(vectors[k] ?? []) }));
       for (const entry of entries) found.set(entry.hash, entry.vector);
       await this.options.cache?.putEmbeddings(cacheModel, entries);

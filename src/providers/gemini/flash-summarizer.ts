@@ -39,12 +39,58 @@ const DEFAULT_CHUNK_TOKENS = 200_000;
 
 /** Names too common in code to show that a summary kept what mattered. */
 const GENERIC_IDENTIFIERS = new Set([
-  'className', 'useState', 'useEffect', 'useRef', 'useMemo', 'useCallback', 'onClick', 'onChange', 'onSubmit',
-  'innerHTML', 'textContent', 'addEventListener', 'querySelector', 'getElementById', 'toString', 'valueOf',
-  'forEach', 'readFile', 'readFileSync', 'writeFile', 'writeFileSync', 'isArray', 'parseInt', 'setTimeout',
-  'setInterval', 'JSON', 'console', 'async_hooks', 'node_modules', 'package_json', 'tool_use', 'tool_result',
-  'tool_call', 'function_call', 'function_call_output', 'call_id', 'exit_code', 'stdout', 'stderr', 'README',
-  'TODO', 'FIXME', 'NOTE', 'self', 'this', 'init', 'main', 'test', 'describe', 'expect', 'toBe', 'toEqual',
+  'className',
+  'useState',
+  'useEffect',
+  'useRef',
+  'useMemo',
+  'useCallback',
+  'onClick',
+  'onChange',
+  'onSubmit',
+  'innerHTML',
+  'textContent',
+  'addEventListener',
+  'querySelector',
+  'getElementById',
+  'toString',
+  'valueOf',
+  'forEach',
+  'readFile',
+  'readFileSync',
+  'writeFile',
+  'writeFileSync',
+  'isArray',
+  'parseInt',
+  'setTimeout',
+  'setInterval',
+  'JSON',
+  'console',
+  'async_hooks',
+  'node_modules',
+  'package_json',
+  'tool_use',
+  'tool_result',
+  'tool_call',
+  'function_call',
+  'function_call_output',
+  'call_id',
+  'exit_code',
+  'stdout',
+  'stderr',
+  'README',
+  'TODO',
+  'FIXME',
+  'NOTE',
+  'self',
+  'this',
+  'init',
+  'main',
+  'test',
+  'describe',
+  'expect',
+  'toBe',
+  'toEqual',
 ]);
 /** Of the input's most frequent identifiers, a summary must keep at least this share [issue 4]. */
 const IDENTIFIER_SAMPLE = 12;
@@ -103,7 +149,17 @@ export class FlashSummarizer implements Summarizer {
     let body: string;
     if (chunks.length === 1) {
       this.config.onProgress?.('summarizing with Gemini');
-      body = await this.ask(systemInstruction(words), summaryPrompt({ activeTask: request.activeTask, turnsText: inputText, ...(archiveHint ? { archiveHint } : {}), ...(factText ? { facts: factText } : {}) }), request.signal, 'the summary');
+      body = await this.ask(
+        systemInstruction(words),
+        summaryPrompt({
+          activeTask: request.activeTask,
+          turnsText: inputText,
+          ...(archiveHint ? { archiveHint } : {}),
+          ...(factText ? { facts: factText } : {}),
+        }),
+        request.signal,
+        'the summary',
+      );
     } else {
       const parts: string[] = [];
       for (const [i, chunk] of chunks.entries()) {
@@ -111,7 +167,12 @@ export class FlashSummarizer implements Summarizer {
         parts.push(
           await this.ask(
             systemInstruction(words),
-            summaryPrompt({ activeTask: request.activeTask, turnsText: chunk, part: { index: i + 1, count: chunks.length }, ...(archiveHint ? { archiveHint } : {}) }),
+            summaryPrompt({
+              activeTask: request.activeTask,
+              turnsText: chunk,
+              part: { index: i + 1, count: chunks.length },
+              ...(archiveHint ? { archiveHint } : {}),
+            }),
             request.signal,
             `the summary of chunk ${i + 1} of ${chunks.length}`,
           ),

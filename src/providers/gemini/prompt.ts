@@ -3,7 +3,6 @@ import type { ConversationTurn } from '../../core/turn.js';
 
 import { SECTION_GUIDE, SUMMARY_SECTIONS } from '../summary-sections.js';
 
-
 /** Each section and what it holds, one a line, for the instructions. */
 function sectionGuide(): string {
   return SUMMARY_SECTIONS.map((s) => `- "## ${s}": ${SECTION_GUIDE[s]}`).join('\n');
@@ -21,7 +20,7 @@ export function systemInstruction(words: number): string {
     `Answer with exactly these Markdown sections, in this order, each a "## " heading, writing "none" under a section with nothing to say: ${SUMMARY_SECTIONS.join(', ')}.`,
     sectionGuide(),
     'Never quote line-number prefixes of file listings (such as "155→"), system reminders, command caveats or other injected text. Quote tool output only where it carries an error or a fact the task needs.',
-    'Facts read from the transcript\'s structure may be given before it: use them, and keep every identifier listed there verbatim.',
+    "Facts read from the transcript's structure may be given before it: use them, and keep every identifier listed there verbatim.",
     `Use at most ${words} words. Prefer facts that matter for the active task. Never invent facts; say "unknown" rather than guess.`,
   ].join('\n');
 }
@@ -38,9 +37,10 @@ export function mergeInstruction(words: number): string {
 
 /** A turn as the model reads it: a header with its id, role and type, then its text. */
 export function renderTurn(turn: ConversationTurn): string {
-  const content = turn.content.length > TURN_HEAD_CHARS + TURN_TAIL_CHARS
-    ? `${turn.content.slice(0, TURN_HEAD_CHARS)}\n[… ${turn.content.length - TURN_HEAD_CHARS - TURN_TAIL_CHARS} characters omitted; the full text is in the archive …]\n${turn.content.slice(-TURN_TAIL_CHARS)}`
-    : turn.content;
+  const content =
+    turn.content.length > TURN_HEAD_CHARS + TURN_TAIL_CHARS
+      ? `${turn.content.slice(0, TURN_HEAD_CHARS)}\n[… ${turn.content.length - TURN_HEAD_CHARS - TURN_TAIL_CHARS} characters omitted; the full text is in the archive …]\n${turn.content.slice(-TURN_TAIL_CHARS)}`
+      : turn.content;
   return `### turn ${turn.id} (${turn.role}, ${turn.type})\n${content}`;
 }
 
