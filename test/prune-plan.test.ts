@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_PRUNER_CONFIG } from '../src/core/policy.js';
 import { applyEdit, planToEdit } from '../src/core/prune/apply.js';
-import { planPrune } from '../src/core/prune/plan.js';
+import { planPrune, summaryRule } from '../src/core/prune/plan.js';
 import type { PlanEntry, PrunePolicy } from '../src/core/prune/plan.js';
 import { buildUnits } from '../src/core/prune/units.js';
 import type { TranscriptEntry } from '../src/core/transcript.js';
@@ -237,5 +237,33 @@ describe('masking by relevance', () => {
       [...byRecency.masked].map((i) => entries[i]?.turn.id),
       ['r1'],
     );
+  });
+});
+
+describe('drops too small to summarize', () => {
+  test('a plan that masks its way to the target does not also drop a turn too small to pay for a summary', () => {
+    const entries = [
+      entry({ id: 'sys', role: 'system', type: 'system' }),
+      entry({ id: 'prd', role: 'user', type: 'prd' }),
+      entry({ id: 'm0', role: 'user' }),
+      entry({ id: 'c1', type: 'tool_call', content: 'shell {"command":"ls"}' }, { links: { calls: ['a'] } }),
+      entry({ id: 'r1', role: 'tool', type: 'tool_result' }, { links: { answers: ['a'] } }),
+      entry({ id: 'm1', role: 'assistant' }),
+      ...Array.from({ length: 3 }, (_, i) => entry({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user' })),
+      entry({ id: 'c3', type: 'tool_call', content: 'shell {"command":"df"}' }, { links: { calls: ['c'] } }),
+      entry({ id: 'r3', role: 'tool', type: 'tool_result' }, { links: { answers: ['c'] } }),
+    ];
+    // m0 (20 tokens, relevance 0) ranks before the mask of r1 (2,000 tokens); the mask alone reaches the target.
+    const tokens = entries.map((e) => (e.turn.id === 'r1' ? 2000 : e.turn.id === 'm0' ? 20 : 50));
+    const relevance = entries.map((e) => (e.turn.id === 'm0' ? 0 : 0.5));
+    const plan = planPrune(planEntries(entries, tokens, relevance), policy({ strategy: 'relevance', targetTokens: 1000, summaryReserveTokens: summaryRule() }));
+    assert.equal(plan.outcome, 'prune');
+    assert.ok(plan.reachedTarget);
+    assert.deepEqual(
+      [...plan.masked].map((i) => entries[i]?.turn.id),
+      ['r1'],
+    );
+    // A drop of 20 tokens would leave its summary 19 tokens: no summarizer can write one (exit 5).
+    assert.deepEqual([...plan.dropped], []);
   });
 });

@@ -164,13 +164,9 @@ export function planPrune(entries: readonly PlanEntry[], policy: PrunePolicy): P
     return nothing('no-change', `only ${candidates.length} candidate turn(s) between the pinned turns and the protected tail: nothing to summarize`);
   }
 
-  const state = new PlanState(entries, totalBefore, policy.summaryReserveTokens, targetTokens);
   const candidateUnits = units.filter((u) => u.role === 'candidate');
   const steps = policy.strategy === 'relevance' ? rankSteps(candidateUnits, entries) : recencySteps(candidateUnits, entries);
-  for (const step of steps) {
-    if (!state.over(targetTokens)) break;
-    state.take(step);
-  }
+  const state = takeSteps(entries, totalBefore, policy.summaryReserveTokens, targetTokens, steps);
   // Hard urgency: the protected tail may shrink (oldest first, never the latest turn) to get below the hard limit.
   let tailEntriesDropped = 0;
   for (const unit of hard ? units.filter((u) => u.role === 'tail' && !u.containsLatest) : []) {
@@ -188,6 +184,38 @@ function impossibleNote(total: number, totalAfter: number, hardLimitTokens: numb
   return total >= hardLimitTokens
     ? `the pinned turns and the latest turn alone come to ${total} tokens, at or above the hard limit (${hardLimitTokens})`
     : `the pinned turns and the latest turn come to ${total} tokens; with room for the summary (${totalAfter - total}) that reaches the hard limit (${hardLimitTokens})`;
+}
+
+/**
+ * The steps taken in order until the target is reached. A plan whose drops come to less than the
+ * summary's least room (the rule's `min`, or a fixed reserve) cannot pay for a summary: the summary
+ * would get fewer tokens than the turns it replaces, and a summarizer cannot write one that small
+ * (the prune failed, exit 5). When the masks and excerpts alone reach the target, that plan is taken
+ * instead; else the masks first and then the drops, as long as those drops are worth a summary.
+ */
+function takeSteps(
+  entries: readonly PlanEntry[],
+  totalBefore: number,
+  reserve: number | SummaryBudgetRule,
+  targetTokens: number,
+  steps: readonly PlanStep[],
+): PlanState {
+  const run = (ordered: readonly PlanStep[]): PlanState => {
+    const state = new PlanState(entries, totalBefore, reserve, targetTokens);
+    for (const step of ordered) {
+      if (!state.over(targetTokens)) break;
+      state.take(step);
+    }
+    return state;
+  };
+  const least = typeof reserve === 'number' ? reserve : reserve.min;
+  const worthASummary = (state: PlanState): boolean => state.droppedTotal() === 0 || state.droppedTotal() > least;
+  const first = run(steps);
+  if (worthASummary(first)) return first;
+  const masksOnly = run(steps.filter((s) => s.kind !== 'drop'));
+  if (!masksOnly.over(targetTokens)) return masksOnly;
+  const masksFirst = run([...steps.filter((s) => s.kind !== 'drop'), ...steps.filter((s) => s.kind === 'drop')]);
+  return worthASummary(masksFirst) ? masksFirst : first;
 }
 
 /** One thing a plan may do, in the order it is tried: keep a tool result's goal lines, mask it, or drop a unit. */
@@ -217,6 +245,11 @@ class PlanState {
   /** The summary's room follows what is dropped (its rule), so it grows as more goes. */
   reserve(): number {
     return this.dropped.size > 0 ? plannedSummaryRoom(this.droppedTokens, this.reserveRule, this.targetTokens) : 0;
+  }
+
+  /** Tokens of every entry dropped so far (what the summary replaces). */
+  droppedTotal(): number {
+    return this.droppedTokens;
   }
 
   over(limit: number): boolean {
