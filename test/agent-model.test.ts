@@ -17,7 +17,7 @@ import { fixtureDoc, inlineDoc } from './helpers/transcripts.js';
 const DEVS = 'fixtures/devs/basic-session.jsonl';
 const SONNET = 'claude-sonnet-4-5-20250929';
 
-function analyzeJson(args: readonly string[]): { exitCode: number; report: any } {
+function analyzeJson(args: readonly string[]) {
   const result = runCli(['analyze', ...args, '--json']);
   assert.ok(result.stdout.length > 0, result.stderr);
   return { exitCode: result.exitCode, report: JSON.parse(result.stdout) };
@@ -130,7 +130,9 @@ function run(extra: { llmConfig?: object; responseModel?: string }): unknown {
     id: 'r1',
     object: 'chat.completion',
     ...(extra.responseModel !== undefined ? { model: extra.responseModel } : {}),
-    choices: [{ message: { role: 'assistant', content: 'Looking.', tool_calls: [{ id: 'c1', function: { name: 'execute_bash', arguments: '{"command":"ls"}' } }] } }],
+    choices: [
+      { message: { role: 'assistant', content: 'Looking.', tool_calls: [{ id: 'c1', function: { name: 'execute_bash', arguments: '{"command":"ls"}' } }] } },
+    ],
     usage: { prompt_tokens: 900, completion_tokens: 10 },
   };
   const metadata = { tool_call_id: 'c1', function_name: 'execute_bash', model_response: response, total_calls_in_response: 1 };
@@ -157,7 +159,11 @@ test('openhands: the model comes from the last model_response, else metadata.llm
 
   const configured = openhandsAdapter.read(inlineDoc(run({ llmConfig: { model: `anthropic/${SONNET}` } })));
   assert.equal(configured.model?.id, `anthropic/${SONNET}`);
-  assert.deepEqual([modelWindow(configured.model)?.window, modelWindow(configured.model)?.source], [200_000, 'model'], 'a LiteLLM provider prefix is looked up without it');
+  assert.deepEqual(
+    [modelWindow(configured.model)?.window, modelWindow(configured.model)?.source],
+    [200_000, 'model'],
+    'a LiteLLM provider prefix is looked up without it',
+  );
 
   const limited = openhandsAdapter.read(inlineDoc(run({ llmConfig: { model: `anthropic/${SONNET}`, max_input_tokens: 120_000 } })));
   assert.deepEqual([modelWindow(limited.model)?.window, modelWindow(limited.model)?.source], [120_000, 'recorded']);

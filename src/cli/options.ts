@@ -170,4 +170,6 @@ const limits = () =>
 export const readingFlags = (caches: string) => [format(), encoding(), ...limits(), config(), strict(), noCache(caches)] as const;
 
 /** The limits and counting options as `settingsFor` reads them. */
-export type LimitOptions = Partial<Pick<OptionsOf<ReturnType<typeof readingFlags>>, 'window' | 'softLimit' | 'hardLimit' | 'agentModel' | 'encoding' | 'config'>>;
+export type LimitOptions = Partial<
+  Pick<OptionsOf<ReturnType<typeof readingFlags>>, 'window' | 'softLimit' | 'hardLimit' | 'agentModel' | 'encoding' | 'config'>
+>;
