@@ -149,9 +149,18 @@ export const timeout = (description: string) =>
 export const archiveLocation = (description: string) => text('--archive <path|url>', description);
 export const yes = (description: string) => boolean('-y, --yes', description);
 
+/** The agent's model (not the Gemini summary model of --model): its window sets the limits. */
+const agentModel = () =>
+  flag(
+    '--agent-model <id>',
+    "the agent's model, e.g. claude-sonnet-4-5-20250929: its window (from the model catalog) sets the limits; wins over the model the transcript names (config: agentModel, used only when the transcript names none)",
+    (z) => z.string().trim().min(1, '--agent-model needs a model id').optional(),
+  );
+
 /** The limits every command that reads a transcript takes. */
 const limits = () =>
   [
+    agentModel(),
     tokens('--window <tokens>', "set the limits from a model's context window: soft 50%, hard 80% (e.g. 200k; default: the session's model's window)"),
     tokens('--soft-limit <tokens>', "soft limit: prune recommended from here (default 50% of the model's window, else 500k)"),
     tokens('--hard-limit <tokens>', "hard limit: prune required from here (default 80% of the model's window, else 800k)"),
@@ -161,4 +170,6 @@ const limits = () =>
 export const readingFlags = (caches: string) => [format(), encoding(), ...limits(), config(), strict(), noCache(caches)] as const;
 
 /** The limits and counting options as `settingsFor` reads them. */
-export type LimitOptions = Partial<Pick<OptionsOf<ReturnType<typeof readingFlags>>, 'window' | 'softLimit' | 'hardLimit' | 'encoding' | 'config'>>;
+export type LimitOptions = Partial<
+  Pick<OptionsOf<ReturnType<typeof readingFlags>>, 'window' | 'softLimit' | 'hardLimit' | 'agentModel' | 'encoding' | 'config'>
+>;

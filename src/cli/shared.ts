@@ -30,6 +30,7 @@ export function settingsFor(options: LimitOptions, ctx: CliContext): { settings:
       ...(options.softLimit !== undefined ? { softLimit: options.softLimit } : {}),
       ...(options.hardLimit !== undefined ? { hardLimit: options.hardLimit } : {}),
       ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
+      ...(options.agentModel !== undefined ? { agentModel: options.agentModel } : {}),
     },
     env: ctx.env,
     ...(file ? { file } : {}),

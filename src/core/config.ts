@@ -45,8 +45,10 @@ export const ConfigFileSchema = z.strictObject({
   summarizer: z.enum(SUMMARIZER_NAMES).optional(),
   /** prune: how turns are embedded for relevance (default: gemini when a key is set, else local). */
   embedder: z.enum(EMBEDDER_NAMES).optional(),
-  /** Gemini model id for summaries. */
+  /** Gemini model id for summaries (not the agent's model: that is `agentModel`). */
   model: z.string().min(1).optional(),
+  /** The agent's model, for a transcript that names none (a `devs` transcript): its window sets the limits. */
+  agentModel: z.string().min(1).optional(),
   /** Gemini model id for embeddings. */
   embeddingModel: z.string().min(1).optional(),
   /** Gemini API key (GEMINI_API_KEY and GOOGLE_API_KEY take precedence); keep this file private. */
@@ -164,6 +166,16 @@ interface SettingFlags {
   readonly softLimit?: number;
   readonly hardLimit?: number;
   readonly encoding?: EncodingName;
+  readonly agentModel?: string;
+}
+
+/** The agent's model as the user gave it: `--agent-model` names it for every transcript; config only for one that names none. */
+export interface AgentModelSetting {
+  readonly id: string;
+  /** The flag or config key, for the report. */
+  readonly from: string;
+  /** A flag wins over the model a transcript names; the config key only fills in when it names none. */
+  readonly overrides: boolean;
 }
 
 export interface Settings extends PrunerConfig {
@@ -172,6 +184,8 @@ export interface Settings extends PrunerConfig {
   readonly encoding: EncodingName;
   /** Where the soft and hard limits came from, for the report. */
   readonly limitSource: string;
+  /** The agent's model from `--agent-model` or config `agentModel`, when given. */
+  readonly agentModel?: AgentModelSetting;
 }
 
 export interface SettingSources {
@@ -252,7 +266,15 @@ export function resolveSettings(sources: SettingSources): Settings {
     protectedTailTurns: fileConfig.protectedTailTurns ?? DEFAULT_PROTECTED_TAIL_TURNS,
     encoding: flags.encoding ?? fileConfig.encoding ?? 'o200k_base',
     limitSource: softFrom === hardFrom ? softFrom : `soft from ${softFrom}, hard from ${hardFrom}`,
+    ...agentModelSetting(flags.agentModel, fileConfig.agentModel, fileName),
   };
+}
+
+/** `--agent-model` beats config `agentModel`; neither: no key at all. */
+function agentModelSetting(flag: string | undefined, config: string | undefined, fileName: string): { agentModel?: AgentModelSetting } {
+  if (flag !== undefined) return { agentModel: { id: flag, from: '--agent-model', overrides: true } };
+  if (config !== undefined) return { agentModel: { id: config, from: `${fileName} agentModel`, overrides: false } };
+  return {};
 }
 
 /** Validates a parsed config file; the error names the file, the key and what is allowed. */
@@ -284,6 +306,7 @@ function describeExpected(key: string | undefined): string {
   if (key === 'geminiApiKey') return 'the Gemini API key, a non-empty string';
   if (key === 'geminiBaseUrl') return 'an https URL';
   if (key === 'model' || key === 'embeddingModel') return 'a Gemini model id such as gemini-3.5-flash';
+  if (key === 'agentModel') return "the agent's model id, such as claude-sonnet-4-5-20250929";
   if (key === 'redact') return 'true or false';
   if (key === '$schema') return 'a string';
   if (key === 'refreshThreshold') return 'a whole number of turns above 0';

@@ -1,4 +1,5 @@
 import { calcPrice } from '@pydantic/genai-prices';
+import type { AgentModelSetting } from './config.js';
 import type { ModelRecord } from './transcript.js';
 
 /**
@@ -27,16 +28,30 @@ const catalogCache = new Map<string, number | undefined>();
  */
 export function catalogWindow(modelId: string): number | undefined {
   if (catalogCache.has(modelId)) return catalogCache.get(modelId);
-  let window: number | undefined;
-  try {
-    const found = calcPrice({ input_tokens: 0, output_tokens: 0 }, modelId);
-    const value = found?.model.context_window;
-    window = typeof value === 'number' && value > 0 ? value : undefined;
-  } catch {
-    window = undefined;
-  }
+  // A LiteLLM-style id (OpenHands: `anthropic/claude-…`, `openrouter/openai/gpt-4o`) names its provider first.
+  const tail = modelId.slice(modelId.lastIndexOf('/') + 1);
+  const window = lookUp(modelId) ?? (tail !== modelId && tail !== '' ? lookUp(tail) : undefined);
   catalogCache.set(modelId, window);
   return window;
+}
+
+function lookUp(modelId: string): number | undefined {
+  try {
+    const value = calcPrice({ input_tokens: 0, output_tokens: 0 }, modelId)?.model.context_window;
+    return typeof value === 'number' && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Pure: the transcript's model with the user's in place: `--agent-model` replaces the model the
+ * file names (the flag is explicit); config `agentModel` only fills in when the file names none.
+ * A window the agent's records show stays: it is what the agent ran with.
+ */
+export function withAgentModel(record: ModelRecord | undefined, given: AgentModelSetting | undefined): ModelRecord | undefined {
+  if (!given || (!given.overrides && record?.id !== undefined)) return record;
+  return { ...record, id: given.id, idFrom: given.from };
 }
 
 /** Pure: the window a transcript's model runs in; undefined when nothing is known (the caller keeps its defaults). */
@@ -47,9 +62,10 @@ export function modelWindow(record: ModelRecord | undefined): ModelWindow | unde
     return { model, window: record.recordedWindow, source: 'recorded', how: record.recordedWindowHow ?? 'recorded in the file' };
   }
   if (model === null) return undefined;
+  const named = record.idFrom !== undefined ? `${model} (${record.idFrom})` : model;
   if (record.agent === 'claude-code' && /^claude/i.test(model)) {
-    return { model, window: CLAUDE_CODE_DEFAULT_WINDOW, source: 'model', how: `${model} in Claude Code (200k unless its records show the 1M mode)` };
+    return { model, window: CLAUDE_CODE_DEFAULT_WINDOW, source: 'model', how: `${named} in Claude Code (200k unless its records show the 1M mode)` };
   }
   const window = catalogWindow(model);
-  return window === undefined ? undefined : { model, window, source: 'model', how: `${model} in the @pydantic/genai-prices catalog` };
+  return window === undefined ? undefined : { model, window, source: 'model', how: `${named} in the @pydantic/genai-prices catalog` };
 }

@@ -3,7 +3,7 @@ import type { Settings } from './config.js';
 import { limitsFromWindow } from './config.js';
 import { contextSize, toEstimateTokens } from './context-size.js';
 import type { Calibration, ContextSize } from './context-size.js';
-import { modelWindow } from './models.js';
+import { modelWindow, withAgentModel } from './models.js';
 import type { ModelWindow } from './models.js';
 import { classifyPruneUrgency } from './policy.js';
 import type { PruneUrgency } from './policy.js';
@@ -136,11 +136,14 @@ export function forecastAgentCompaction(
 export function analyzeContext(input: {
   readonly transcript: Pick<Transcript, 'entries' | 'usage' | 'model' | 'lifetime' | 'carriedCalibration'>;
   readonly tokens: readonly (EntryTokens | number)[];
-  readonly settings: Pick<Settings, 'softLimitTokens' | 'hardLimitTokens' | 'limitSource'>;
+  readonly settings: Pick<Settings, 'softLimitTokens' | 'hardLimitTokens' | 'limitSource' | 'agentModel'>;
   /** `estimate`: the plain estimate, as devs-ctx said before calibration. */
   readonly basis?: 'auto' | 'estimate';
 }): SessionContext {
-  const { transcript, settings } = input;
+  const { settings } = input;
+  // --agent-model or config agentModel: the model for a transcript that names none (or, the flag, for any).
+  const model = withAgentModel(input.transcript.model, settings.agentModel);
+  const transcript = model === undefined || model === input.transcript.model ? input.transcript : { ...input.transcript, model };
   const perEntry = input.tokens.map((t) => (typeof t === 'number' ? t : t.total));
   const { calibration, ...context } = contextSize(transcript, perEntry, { basis: input.basis ?? 'auto' });
   const found = modelWindow(transcript.model);

@@ -77,6 +77,8 @@ export interface UsagePoint {
 export interface ModelRecord {
   /** The model id the agent used last, e.g. `claude-opus-4-5-20251101`. */
   readonly id?: string;
+  /** Where the id came from when the file did not name it: `--agent-model`, or the config key. */
+  readonly idFrom?: string;
   /** The window the agent's own records show (Codex `model_context_window`, a Claude Code 1M-mode session). */
   readonly recordedWindow?: number;
   /** How the recorded window was seen, in words. */

@@ -2,6 +2,7 @@ import type { ConversationTurn, TurnRole, TurnType } from '../../core/turn.js';
 import type { ReadIssue } from '../../core/issues.js';
 import type { ParsedDocument } from '../../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, Transcript, TranscriptEntry } from '../types.js';
+import type { ModelRecord } from '../../core/transcript.js';
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from '../shared/json.js';
 
 /**
@@ -62,6 +63,8 @@ interface RunReading {
   /** Calls waiting for their observation. */
   readonly open: Map<string, { eventId: string; finish: boolean }>;
   usage: { prompt: number; completion: number; atEntry: number; response: string; event: string } | undefined;
+  /** The model the last recorded `model_response` names. */
+  model: string | undefined;
 }
 
 /** One event's fields, and how to add a turn for it. */
@@ -95,7 +98,7 @@ function readRuns(doc: ParsedDocument): Transcript {
   }
   if (others > 0) notes.push(`${others} value(s) that are not OpenHands runs ignored`);
 
-  const reading: RunReading = { active, issues, entries: [], ids: new Set(), skipped: new Map(), open: new Map(), usage: undefined };
+  const reading: RunReading = { active, issues, entries: [], ids: new Set(), skipped: new Map(), open: new Map(), usage: undefined, model: undefined };
   active.run.history.forEach((event, i) => {
     readEvent(reading, event, i);
   });
@@ -119,7 +122,29 @@ function readRuns(doc: ParsedDocument): Transcript {
   } else if (isRecord(active.run['metrics'])) {
     notes.push('no per-call usage recorded; metrics.accumulated_token_usage is a running sum, not a context size');
   }
-  return { format: 'openhands', entries, issues, notes, ...(recorded ? { recorded } : {}) };
+  return { format: 'openhands', entries, issues, notes, ...(recorded ? { recorded } : {}), model: runModel(active.run, reading.model) };
+}
+
+/**
+ * The run's model: the one the last `model_response` names (what the provider served), else the
+ * run's `metadata.llm_config.model` (a LiteLLM id such as `anthropic/claude-…`); the window is
+ * `llm_config.max_input_tokens` when the run set one (OpenHands' own input limit).
+ */
+function runModel(run: JsonObject, responded: string | undefined): ModelRecord {
+  const metadata = isRecord(run['metadata']) ? run['metadata'] : undefined;
+  const config = metadata && isRecord(metadata['llm_config']) ? metadata['llm_config'] : undefined;
+  const id = responded ?? (config ? nonEmpty(config['model']) : undefined);
+  const maxInput = config ? num(config['max_input_tokens']) : 0;
+  return {
+    agent: 'openhands',
+    ...(id !== undefined ? { id } : {}),
+    ...(maxInput > 0 ? { recordedWindow: maxInput, recordedWindowHow: 'metadata.llm_config.max_input_tokens' } : {}),
+  };
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  const text = str(value);
+  return text !== undefined && text.trim() !== '' ? text : undefined;
 }
 
 /** One history event: the turns it becomes, and the usage of the model response it carries. */
@@ -158,6 +183,8 @@ function readEvent(reading: RunReading, event: unknown, i: number): void {
   else if (observation !== undefined) readObservation(reading, view, observation);
   else count(reading.skipped, 'event without action or observation');
 
+  const served = response ? nonEmpty(response['model']) : undefined;
+  if (served !== undefined) reading.model = served;
   const used = response ? usageOf(response) : undefined;
   if (used && used.prompt > 0) {
     const responseId = str(response?.['id']) ?? eventId;
