@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { limitsFromWindow, parseConfigFile, resolveSettings } from '../src/core/config.js';
 import { InputError, UsageError } from '../src/core/errors.js';
 import { parseTokenAmount } from '../src/core/token-amount.js';
+import { sessionLimits } from '../src/core/session-context.js';
 import { findConfigFile, loadConfig, MAX_CONFIG_BYTES } from '../src/io/config.js';
 
 test('defaults are 500k / 800k with o200k_base', () => {
@@ -48,7 +49,9 @@ test('bad environment values and inverted limits are usage errors that say what 
     () => resolveSettings({ flags: {}, env: { DEVS_SOFT_LIMIT: 'lots' } }),
     (e: unknown) => e instanceof UsageError && /DEVS_SOFT_LIMIT=lots/.test(e.message) && e.exitCode === 2,
   );
-  assert.throws(() => resolveSettings({ flags: { softLimit: 900_000 }, env: {} }), /must be below the hard limit/);
+  assert.throws(() => resolveSettings({ flags: { softLimit: 900_000, hardLimit: 800_000 }, env: {} }), /must be below the hard limit/);
+  // One limit alone: checked once the model's window is known (here none: the seeds' 800k).
+  assert.throws(() => sessionLimits(resolveSettings({ flags: { softLimit: 900_000 }, env: {} }), undefined), /must be below the hard limit \(800000\)/);
 });
 
 test('a bad config value names the file, the key and the allowed values', () => {

@@ -611,3 +611,23 @@ test('replay walks the whole file of a Codex session that compacted: the turns b
     'the turns before the compaction are judged too',
   );
 });
+
+test("one limit given: the other is the model window's share, as --help says, not the seeds' 500k/800k", () => {
+  // A 200k model: --hard-limit 150k alone failed ("the soft limit (500000, from default) must be below…", exit 2).
+  const hardOnly = runCli(['analyze', 'fixtures/claude-code/compact-boundary.jsonl', '--hard-limit', '150k', '--json']);
+  assert.equal(hardOnly.exitCode, 0, hardOnly.stdout + hardOnly.stderr);
+  const hardReport = JSON.parse(hardOnly.stdout);
+  assert.deepEqual([hardReport.limits.soft, hardReport.limits.hard], [100_000, 150_000]);
+  // --soft-limit 120k alone: the hard limit is 80 % of the 200k window, not 800k (beyond the window).
+  const softOnly = JSON.parse(runCli(['analyze', 'fixtures/claude-code/compact-boundary.jsonl', '--soft-limit', '120k', '--json']).stdout);
+  assert.deepEqual([softOnly.limits.soft, softOnly.limits.hard], [120_000, 160_000]);
+  // Still a usage error when the given limit and the model's share cross.
+  assert.equal(runCli(['analyze', 'fixtures/claude-code/compact-boundary.jsonl', '--soft-limit', '170k']).exitCode, 2);
+  // prune (and replay) take the same limits: the default target is half the soft limit, below 150k.
+  const prune = runCli(['prune', 'fixtures/claude-code/compact-boundary.jsonl', '--hard-limit', '150k', '--dry-run', '--no-archive', '--json']);
+  assert.equal(prune.exitCode, 0, prune.stdout + prune.stderr);
+  assert.deepEqual([JSON.parse(prune.stdout).limits.soft, JSON.parse(prune.stdout).limits.hard], [100_000, 150_000]);
+  // No model known (devs): the seeds' default fills in, as before.
+  const devs = JSON.parse(runCli(['analyze', 'fixtures/devs/basic-session.jsonl', '--soft-limit', '100k', '--json']).stdout);
+  assert.deepEqual([devs.limits.soft, devs.limits.hard], [100_000, 800_000]);
+});

@@ -252,7 +252,8 @@ export function resolveSettings(sources: SettingSources): Settings {
     ],
     [DEFAULT_HARD_LIMIT_TOKENS, 'default'],
   );
-  if (soft >= hard) {
+  // One limit given and the other not: sessionLimits checks them once the model's window is known.
+  if (soft >= hard && softFrom !== 'default' && hardFrom !== 'default') {
     throw new UsageError(
       `the soft limit (${soft}, from ${softFrom}) must be below the hard limit (${hard}, from ${hardFrom})`,
       'set both limits, or --window N to derive them (soft 50 %, hard 80 % of N)',

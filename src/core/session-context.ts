@@ -1,3 +1,4 @@
+import { UsageError } from './errors.js';
 import type { EntryTokens } from './accounting.js';
 import type { Settings } from './config.js';
 import { limitsFromWindow } from './config.js';
@@ -67,7 +68,25 @@ export function sessionLimits(settings: Pick<Settings, 'softLimitTokens' | 'hard
     const { soft, hard } = limitsFromWindow(found.window);
     return { soft, hard, source: found.source, from: `${found.window.toLocaleString('en-US')}-token window: ${found.how}` };
   }
-  return { soft: settings.softLimitTokens, hard: settings.hardLimitTokens, source: limitKind(settings.limitSource), from: settings.limitSource };
+  // One limit given, the other not: the other is the model window's share (--help: "default 50 % /
+  // 80 % of the model's window, else 500k / 800k"), checked here since only now is the window known.
+  const split = /^soft from (.+), hard from (.+)$/.exec(settings.limitSource);
+  const defaulted = split?.[1] === 'default' ? 'soft' : split?.[2] === 'default' ? 'hard' : undefined;
+  if (!split || !defaulted)
+    return { soft: settings.softLimitTokens, hard: settings.hardLimitTokens, source: limitKind(settings.limitSource), from: settings.limitSource };
+  const given = (defaulted === 'soft' ? split[2] : split[1]) ?? '';
+  const windowShare = found ? limitsFromWindow(found.window) : undefined;
+  const soft = defaulted === 'soft' && windowShare ? windowShare.soft : settings.softLimitTokens;
+  const hard = defaulted === 'hard' && windowShare ? windowShare.hard : settings.hardLimitTokens;
+  const other = found ? `${defaulted} from the ${found.window.toLocaleString('en-US')}-token window` : `${defaulted} from default`;
+  const from = defaulted === 'soft' ? `${other}, hard from ${given}` : `soft from ${given}, ${other}`;
+  if (soft >= hard) {
+    throw new UsageError(
+      `the soft limit (${soft}) must be below the hard limit (${hard}): ${from}`,
+      'set both limits, or --window N to derive them (soft 50 %, hard 80 % of N)',
+    );
+  }
+  return { soft, hard, source: limitKind(given), from };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ConfigFile } from '../../core/config.js';
 import { ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { DEFAULT_HARD_LIMIT_TOKENS, DEFAULT_SOFT_LIMIT_TOKENS, PINNED_TURN_TYPES } from '../../core/policy.js';
+import { sessionLimits } from '../../core/session-context.js';
 import type { PruneStrategy } from '../../core/prune/plan.js';
 import { TurnTypeSchema } from '../../core/turn.js';
 import type { TurnType } from '../../core/turn.js';
@@ -290,7 +291,8 @@ function validateConfig(value: Record<string, unknown>, path: string): ConfigFil
     const issue = result.error.issues[0];
     throw new UsageError(`the answers do not make a valid config: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(), 'see devs-ctx init --help');
   }
-  resolveSettings({ flags: {}, env: {}, file: { path, config: result.data } });
+  // One limit alone is checked against the seeds' default for the other (the model's window is not known here).
+  sessionLimits(resolveSettings({ flags: {}, env: {}, file: { path, config: result.data } }), undefined);
   return result.data;
 }
 

@@ -140,8 +140,9 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   const { options, input, inPlace } = args;
   const { settings: givenSettings, file } = settingsFor(options, ctx);
   const givenTarget = options.target ?? file?.config.target;
-  // Explicit limits are known before the transcript is read: a bad --target fails first.
-  if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
+  // Both limits explicit are known before the transcript is read: a bad --target fails first (one
+  // limit given: the other comes from the model's window, checked once the transcript is read).
+  if (!givenSettings.limitSource.includes('default')) checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
   const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
   const summaryPercent = options.summaryShare ?? file?.config.summaryShare;
   const summaryShare = summaryPercent === undefined ? undefined : summaryPercent / 100;

@@ -54,7 +54,7 @@ async function replaySetup(path: string, options: ReplayOptions, ctx: CliContext
   options.threshold ??= file?.config.refreshThreshold;
   options.refreshTokens ??= file?.config.refreshTokens;
   const givenTarget = options.target ?? file?.config.target;
-  if (givenSettings.limitSource !== 'default') checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
+  if (!givenSettings.limitSource.includes('default')) checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
   const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
 
   const { doc, transcript, display } = await loadTranscriptInput(path, { format: options.format, strict: options.strict === true, ctx });
