@@ -1,28 +1,14 @@
 import type { PrunePlan } from '../core/prune/plan.js';
 import type { TranscriptEntry } from '../core/transcript.js';
-import type { OutputRecord } from '../formats/types.js';
-import type { ParsedDocument } from '../io/jsonl.js';
 import type { ArchivedTurnInput, PruneEventInput } from './records.js';
 
 /** A prune as it will be written, told in what the archive keeps of it. */
-interface PruneOutcome {
-  readonly id: string;
-  /** ISO 8601. */
-  readonly createdAt: string;
-  readonly sourcePath: string;
-  readonly format: string;
-  readonly strategy: string;
-  readonly targetTokens: number;
+interface PruneOutcome
+  extends Pick<PruneEventInput, 'id' | 'createdAt' | 'sourcePath' | 'format' | 'strategy' | 'targetTokens' | 'goal' | 'summaryText' | 'input' | 'output'> {
   readonly plan: PrunePlan;
-  readonly goal?: string;
-  readonly summaryText?: string;
   readonly entries: readonly TranscriptEntry[];
   /** Tokens each entry counted before the prune (same order). */
   readonly tokens: readonly number[];
-  /** The input, read with `keepRaw: true`. */
-  readonly input: ParsedDocument;
-  /** What the writer produced, exactly as it will be written. */
-  readonly output: { readonly records: readonly OutputRecord[]; readonly bytes: Buffer };
   /** Tokens of the output, counted as read back. */
   readonly tokensAfter: number;
 }

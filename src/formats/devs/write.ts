@@ -5,7 +5,7 @@ import { prependRefresh, refreshTurn } from '../../core/refresh/orchestrator-con
 import type { ParsedDocument } from '../../io/jsonl.js';
 import { valueTexts } from '../../io/jsonl.js';
 import { isRecord, safeJson } from '../shared/json.js';
-import { isNoOp } from '../shared/edit.js';
+import { isNoOp, refreshAsEdit } from '../shared/edit.js';
 import { unpairedToolIds } from '../shared/tool-pairing.js';
 import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 
@@ -183,13 +183,7 @@ function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: Ref
   const values = record?.values.filter(isDevsLine) ?? [];
   const lastValue = values[values.length - 1];
   if (!record || !SaopEnvelopeSchema.safeParse(lastValue).success || TurnSchema.safeParse(lastValue).success) {
-    const edit: TranscriptEdit = {
-      dropped: new Set(),
-      masked: new Map(),
-      summary: { text: refresh.text, at: transcript.entries.length },
-      now: refresh.now,
-      newId: () => refresh.id,
-    };
+    const edit = refreshAsEdit(transcript, refresh);
     return rewriteLines(doc, transcript, edit, {
       isEntry: isDevsLine,
       mask: maskTurn,

@@ -1,7 +1,7 @@
 import type { ParsedDocument } from '../../io/jsonl.js';
 import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit, TranscriptEntry } from '../types.js';
 import { geminiMessageSlots, isHeader, isLegacyDocument, isSetPatch, resultText, type MessageSlot } from './read.js';
-import { isNoOp } from '../shared/edit.js';
+import { isNoOp, refreshAsEdit } from '../shared/edit.js';
 import { isRecord, type JsonObject } from '../shared/json.js';
 
 /**
@@ -270,13 +270,7 @@ function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: Ref
   const lines = doc.records.filter((r) => !r.blank);
   const legacy = doc.kind === 'json-document' || (lines.length === 1 && lines[0]?.values.length === 1 && isLegacyDocument(lines[0].values[0]));
   if (legacy) {
-    const edit: TranscriptEdit = {
-      dropped: new Set(),
-      masked: new Map(),
-      summary: { text: refresh.text, at: transcript.entries.length },
-      now: refresh.now,
-      newId: () => refresh.id,
-    };
+    const edit = refreshAsEdit(transcript, refresh);
     return geminiWriter.write(doc, transcript, edit);
   }
   const record = { id: refresh.id, timestamp: refresh.now, type: 'user', content: [{ text: refresh.text }] };

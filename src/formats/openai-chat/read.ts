@@ -1,3 +1,4 @@
+import { TurnTypeSchema } from '../../core/turn.js';
 import type { ConversationTurn, TurnType } from '../../core/turn.js';
 import type { ReadIssue } from '../../core/issues.js';
 import type { ParsedDocument } from '../../io/jsonl.js';
@@ -12,20 +13,7 @@ import { detectionSample, isRecord, type JsonObject, safeJson } from '../shared/
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 /** The native `devs` turn types: a line with `role` and one of these is a native line, not chat. */
-const NATIVE_TYPES = new Set([
-  'system',
-  'prd',
-  'tas',
-  'requirements',
-  'spec',
-  'plan',
-  'message',
-  'reasoning',
-  'tool_call',
-  'tool_result',
-  'summary',
-  'refresh',
-]);
+const NATIVE_TYPES: ReadonlySet<string> = new Set(TurnTypeSchema.options);
 
 /** A value the reader turns into an entry (an object with a known role); anything else is skipped. */
 export function readsAsMessage(value: unknown): value is JsonObject {

@@ -1,6 +1,6 @@
 import type { ParsedDocument } from '../../io/jsonl.js';
 import { rewriteLines } from '../devs/write.js';
-import { isNoOp } from '../shared/edit.js';
+import { isNoOp, refreshAsEdit } from '../shared/edit.js';
 import { isRecord, type JsonObject, safeJson } from '../shared/json.js';
 import { answeredIds, locateMessages, readsAsMessage, toolCalls } from './read.js';
 import type { FormatWriter, OutputRecord, Transcript, TranscriptEdit } from '../types.js';
@@ -15,8 +15,7 @@ export const openaiChatWriter: FormatWriter = {
 
   /** A refresh is a user message at the end: the summary of an edit that drops nothing. */
   appendRefresh(doc, transcript, refresh) {
-    const summary = { text: refresh.text, at: transcript.entries.length };
-    return openaiChatWriter.write(doc, transcript, { dropped: new Set(), masked: new Map(), summary, now: refresh.now, newId: () => refresh.id });
+    return openaiChatWriter.write(doc, transcript, refreshAsEdit(transcript, refresh));
   },
 
   write(doc, transcript, edit) {
