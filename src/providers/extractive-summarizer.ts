@@ -241,21 +241,35 @@ function fixOf(structure: SessionStructure, failure: ToolFailure): string {
     .filter((f) => f.first > failure.index && f.first < (later?.index ?? Infinity) && f.counts.edited + f.counts.created > 0)
     .map((f) => f.path);
   if (later) return ` → fixed: \`${clip(oneLine(later.command), 120)}\` passed${edited.length > 0 ? ` after changing ${edited.slice(0, 4).join(', ')}` : ''}`;
+  const { firstProse, firstCommand } = turnIndexes(structure);
+  const failedAt = Math.min(firstProse.get(failure.resultTurnId) ?? Infinity, firstProse.get(failure.callTurnId) ?? Infinity);
   const next = structure.prose.find(
     (p) =>
       p.role === 'assistant' &&
       p.turnId !== failure.callTurnId &&
-      structure.commands.every((c) => c.turnId !== p.turnId || c.index > failure.index) &&
-      turnAfter(structure, p.turnId, failure),
+      (firstCommand.get(p.turnId) ?? Infinity) > failure.index &&
+      (firstProse.get(p.turnId) ?? -1) > failedAt,
   );
   return next ? ` → then: ${clip(next.line, 160)}` : '';
 }
 
-/** Whether a prose line's turn comes after a failure (its first tool call, if any, is later). */
-function turnAfter(structure: SessionStructure, turnId: string, failure: ToolFailure): boolean {
-  const index = structure.prose.findIndex((p) => p.turnId === turnId);
-  const failedAt = structure.prose.findIndex((p) => p.turnId === failure.resultTurnId || p.turnId === failure.callTurnId);
-  return index > failedAt && failedAt >= 0;
+const indexesOf = new WeakMap<SessionStructure, { firstProse: Map<string, number>; firstCommand: Map<string, number> }>();
+/**
+ * Per turn, its first prose line and its first tool call (by index), computed once per structure: a
+ * prose line's turn comes after a failure when its first prose line does, and it acted on the failure
+ * when its turn ran no command before it (a search per failure over every line was quadratic).
+ */
+function turnIndexes(structure: SessionStructure): { firstProse: Map<string, number>; firstCommand: Map<string, number> } {
+  let indexes = indexesOf.get(structure);
+  if (indexes === undefined) {
+    const firstProse = new Map<string, number>();
+    for (const [i, p] of structure.prose.entries()) if (!firstProse.has(p.turnId)) firstProse.set(p.turnId, i);
+    const firstCommand = new Map<string, number>();
+    for (const c of structure.commands) firstCommand.set(c.turnId, Math.min(firstCommand.get(c.turnId) ?? Infinity, c.index));
+    indexes = { firstProse, firstCommand };
+    indexesOf.set(structure, indexes);
+  }
+  return indexes;
 }
 
 /** What the assistant decided and the user required, in their words. */
