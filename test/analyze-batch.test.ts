@@ -13,6 +13,7 @@ import { assertGolden, runCli, runInProcess } from './helpers/cli.js';
 import { writeBatch } from './helpers/batch-sessions.js';
 import type { GeneratedSession } from './helpers/batch-sessions.js';
 import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { subagentLines } from './helpers/transcripts.js';
 
 // A few hundred small sessions over several projects, one every 3 hours from 2026-03-01 (UTC).
 const START = Date.UTC(2026, 2, 1);
@@ -486,32 +487,7 @@ test('batch: a Claude Code subagent transcript is listed under its session and c
   mkdirSync(join(project, 's1', 'subagents'), { recursive: true });
   copyFileSync(join(repoRoot, 'fixtures', 'claude-code', 'multi-block-response.jsonl'), join(project, 's1.jsonl'));
   copyFileSync(join(repoRoot, 'fixtures', 'claude-code', 'compact-boundary.jsonl'), join(project, 's2.jsonl'));
-  const base = { sessionId: 's1', cwd: '/p', version: '2.1.20', userType: 'external', isSidechain: true, agentId: 'a1' };
-  const sub = [
-    {
-      ...base,
-      type: 'user',
-      uuid: 'u1',
-      parentUuid: null,
-      timestamp: '2026-01-01T00:00:00Z',
-      message: { role: 'user', content: 'Find every caller of parseConfig in src' },
-    },
-    {
-      ...base,
-      type: 'assistant',
-      uuid: 'a1',
-      parentUuid: 'u1',
-      timestamp: '2026-01-01T00:00:01Z',
-      requestId: 'r1',
-      message: {
-        id: 'm1',
-        role: 'assistant',
-        model: 'claude-haiku-4-5-20251001',
-        content: [{ type: 'text', text: 'Three callers.' }],
-        usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 },
-      },
-    },
-  ];
+  const sub = subagentLines('s1', 'Three callers.');
   writeFileSync(join(project, 's1', 'subagents', 'agent-a1.jsonl'), `${sub.map((l) => JSON.stringify(l)).join('\n')}\n`);
 
   const text = runCli(['analyze', join(dir, 'projects')], { env: { COLUMNS: '120' } });

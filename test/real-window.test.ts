@@ -19,6 +19,7 @@ import { parseDocument } from '../src/io/jsonl.js';
 import { runCli } from './helpers/cli.js';
 import { realdataDir, realdataSkip } from './helpers/realdata.js';
 import { seeded } from './helpers/prng.js';
+import { subagentLines } from './helpers/transcripts.js';
 
 const defaults = resolveSettings({ flags: {}, env: {} });
 const real = (sub: string): string => join(realdataDir, sub);
@@ -274,32 +275,7 @@ test('analyze --json shows the goal a prune would rank by', () => {
 // Subagents
 
 test('a Claude Code subagent transcript (only sidechain lines) reads its own chain', () => {
-  const base = { sessionId: 's', cwd: '/p', version: '2.1.20', userType: 'external', isSidechain: true, agentId: 'a1' };
-  const lines = [
-    {
-      ...base,
-      type: 'user',
-      uuid: 'u1',
-      parentUuid: null,
-      timestamp: '2026-01-01T00:00:00Z',
-      message: { role: 'user', content: 'Find every caller of parseConfig in src' },
-    },
-    {
-      ...base,
-      type: 'assistant',
-      uuid: 'a1',
-      parentUuid: 'u1',
-      timestamp: '2026-01-01T00:00:01Z',
-      requestId: 'r1',
-      message: {
-        id: 'm1',
-        role: 'assistant',
-        model: 'claude-haiku-4-5-20251001',
-        content: [{ type: 'text', text: 'Three callers: a.ts, b.ts, c.ts' }],
-        usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 },
-      },
-    },
-  ];
+  const lines = subagentLines('s', 'Three callers: a.ts, b.ts, c.ts');
   const doc = parseDocument(Buffer.from(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`), { path: 'agent-a1.jsonl' });
   const t = claudeCodeAdapter.read(doc);
   assert.equal(t.entries.length, 2);

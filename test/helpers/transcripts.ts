@@ -38,3 +38,36 @@ export function assertTranscriptInvariants(doc: ParsedDocument, t: Transcript, o
     }
   }
 }
+
+/**
+ * A Claude Code subagent transcript (`subagents/agent-a1.jsonl`): only sidechain lines, one user request
+ * and one assistant answer whose recorded context is 12,510 tokens (10 + 12,000 cache read + 500 written).
+ */
+export function subagentLines(sessionId: string, answer: string): Record<string, unknown>[] {
+  const base = { sessionId, cwd: '/p', version: '2.1.20', userType: 'external', isSidechain: true, agentId: 'a1' };
+  return [
+    {
+      ...base,
+      type: 'user',
+      uuid: 'u1',
+      parentUuid: null,
+      timestamp: '2026-01-01T00:00:00Z',
+      message: { role: 'user', content: 'Find every caller of parseConfig in src' },
+    },
+    {
+      ...base,
+      type: 'assistant',
+      uuid: 'a1',
+      parentUuid: 'u1',
+      timestamp: '2026-01-01T00:00:01Z',
+      requestId: 'r1',
+      message: {
+        id: 'm1',
+        role: 'assistant',
+        model: 'claude-haiku-4-5-20251001',
+        content: [{ type: 'text', text: answer }],
+        usage: { input_tokens: 10, cache_read_input_tokens: 12_000, cache_creation_input_tokens: 500, output_tokens: 20 },
+      },
+    },
+  ];
+}
