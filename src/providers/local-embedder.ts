@@ -1,32 +1,74 @@
 import type { Pacer } from '../core/pace.js';
 import type { Embedder, Embedding } from '../core/provider-contracts.js';
-import { terms } from '../core/terms.js';
+import { TermIds, TermIndex } from '../core/terms.js';
 
-/** What fitting BM25 weights to a corpus collects: document frequencies and each text's term counts. */
+/**
+ * What fitting BM25 weights to a corpus collects: the corpus's terms (numbered), each term's
+ * document frequency, and each text's term counts as `[term id, count, …]` in the order the terms
+ * first appear (the order its vector is summed in).
+ */
 interface CorpusStats {
-  readonly df: Map<string, number>;
-  readonly known: Map<string, Map<string, number>>;
+  readonly index: TermIndex;
+  df: Int32Array;
+  readonly known: Map<string, Int32Array>;
   totalLength: number;
 }
 
-function emptyStats(): CorpusStats {
-  return { df: new Map(), known: new Map(), totalLength: 0 };
+function emptyStats(index = new TermIndex()): CorpusStats {
+  return { index, df: new Int32Array(1024), known: new Map(), totalLength: 0 };
 }
 
-function addToStats(stats: CorpusStats, text: string): void {
-  const tf = termCounts(text);
-  let length = 0;
-  for (const [word, count] of tf) {
-    length += count;
-    stats.df.set(word, (stats.df.get(word) ?? 0) + 1);
+/** Reused while counting one text's terms: a count per term id, and the terms in first-seen order. */
+class TermCounter {
+  private counts: Int32Array = new Int32Array(1024);
+  private readonly read = new TermIds();
+  private readonly order = new TermIds();
+
+  /** `text`'s terms and how often each appears, as `[term id, count, …]` in first-seen order; and how many terms it has. */
+  count(index: TermIndex, text: string): { readonly tf: Int32Array; readonly length: number } {
+    this.read.length = 0;
+    this.order.length = 0;
+    index.read(text, this.read);
+    if (this.counts.length < index.size) this.counts = grown(this.counts, index.size);
+    const { ids } = this.read;
+    const counts = this.counts;
+    for (let k = 0; k < this.read.length; k++) {
+      const id = ids[k] as number;
+      if (counts[id] === 0) this.order.push(id);
+      counts[id] = (counts[id] as number) + 1;
+    }
+    const tf = new Int32Array(this.order.length * 2);
+    for (let k = 0; k < this.order.length; k++) {
+      const id = this.order.ids[k] as number;
+      tf[2 * k] = id;
+      tf[2 * k + 1] = counts[id] as number;
+      counts[id] = 0;
+    }
+    return { tf, length: this.read.length };
   }
+}
+
+/** A copy of `array` with room for at least `size` (zeros after its values). */
+function grown(array: Int32Array, size: number): Int32Array {
+  let length = array.length;
+  while (length < size) length *= 2;
+  const out = new Int32Array(length);
+  out.set(array);
+  return out;
+}
+
+function addToStats(stats: CorpusStats, counter: TermCounter, text: string): void {
+  const { tf, length } = counter.count(stats.index, text);
+  if (stats.df.length < stats.index.size) stats.df = grown(stats.df, stats.index.size);
+  for (let k = 0; k < tf.length; k += 2) stats.df[tf[k] as number] = (stats.df[tf[k] as number] as number) + 1;
   stats.totalLength += length;
   stats.known.set(text, tf);
 }
 
 function fitCorpusSync(corpus: readonly string[]): CorpusStats {
   const stats = emptyStats();
-  for (const text of corpus) addToStats(stats, text);
+  const counter = new TermCounter();
+  for (const text of corpus) addToStats(stats, counter, text);
   return stats;
 }
 
@@ -39,12 +81,6 @@ function fitCorpusSync(corpus: readonly string[]): CorpusStats {
 const LOCAL_EMBEDDING_DIMENSIONS = 4096;
 const K1 = 1.2;
 const B = 0.75;
-
-function termCounts(text: string): Map<string, number> {
-  const tf = new Map<string, number>();
-  for (const word of terms(text)) tf.set(word, (tf.get(word) ?? 0) + 1);
-  return tf;
-}
 
 /** FNV-1a: a stable hash of a term, for the bucket and the sign. */
 function hash(term: string): number {
@@ -64,26 +100,31 @@ function hash(term: string): number {
 
 export class LocalEmbedder implements Embedder {
   readonly name = 'local-bm25';
-  private readonly documentFrequency: ReadonlyMap<string, number>;
+  private readonly stats: CorpusStats;
   private readonly documents: number;
   private readonly averageLength: number;
-  /** Term counts of the corpus texts, so embedding them does not split them again. */
-  private readonly known: Map<string, Map<string, number>>;
+  private readonly counter = new TermCounter();
+  /** Each term's hash by id, found on first use (0: not yet, or a term whose hash is 0, found again each time). */
+  private hashes = new Uint32Array(1024);
 
   /** `corpus`: the texts the vectors are weighted against (IDF); without one every term weighs the same. */
   constructor(corpus: readonly string[] = [], stats?: CorpusStats) {
     const fitted = stats ?? fitCorpusSync(corpus);
-    this.documentFrequency = fitted.df;
-    this.known = fitted.known;
+    this.stats = fitted;
     this.documents = corpus.length;
     this.averageLength = corpus.length > 0 ? Math.max(1, fitted.totalLength / corpus.length) : 1;
   }
 
-  /** The same embedder, fitted to a large corpus a slice at a time (`pacer` gives the event loop its turns, so a signal is seen). */
-  static async fit(corpus: readonly string[], pacer: Pacer): Promise<LocalEmbedder> {
-    const stats = emptyStats();
+  /**
+   * The same embedder, fitted to a large corpus a slice at a time (`pacer` gives the event loop its
+   * turns, so a signal is seen). `index`: where the corpus's terms are numbered, to share with other
+   * readers of the same texts (a prune's goal excerpts).
+   */
+  static async fit(corpus: readonly string[], pacer: Pacer, index?: TermIndex): Promise<LocalEmbedder> {
+    const stats = emptyStats(index);
+    const counter = new TermCounter();
     for (let i = 0; i < corpus.length; i++) {
-      addToStats(stats, corpus[i] ?? '');
+      addToStats(stats, counter, corpus[i] ?? '');
       if ((i & 63) === 63) await pacer.tick();
     }
     return new LocalEmbedder(corpus, stats);
@@ -91,15 +132,28 @@ export class LocalEmbedder implements Embedder {
 
   embedOne(text: string): Float32Array {
     const vector = new Float32Array(LOCAL_EMBEDDING_DIMENSIONS);
-    const tf = this.known.get(text) ?? termCounts(text);
+    const { index, df: documentFrequency } = this.stats;
+    const tf = this.stats.known.get(text) ?? this.counter.count(index, text).tf;
+    if (this.hashes.length < index.size) {
+      const hashes = new Uint32Array(Math.max(index.size, this.hashes.length * 2));
+      hashes.set(this.hashes);
+      this.hashes = hashes;
+    }
     let length = 0;
-    for (const count of tf.values()) length += count;
+    for (let k = 1; k < tf.length; k += 2) length += tf[k] as number;
     const lengthNorm = 1 - B + (B * length) / this.averageLength;
-    for (const [word, count] of tf) {
-      const df = this.documentFrequency.get(word) ?? 0;
+    for (let k = 0; k < tf.length; k += 2) {
+      const id = tf[k] as number;
+      const count = tf[k + 1] as number;
+      // A term first read here (not in the corpus) is in no document.
+      const df = id < documentFrequency.length ? (documentFrequency[id] as number) : 0;
       const idf = this.documents > 0 ? Math.log(1 + (this.documents - df + 0.5) / (df + 0.5)) : 1;
       const weight = ((count * (K1 + 1)) / (count + K1 * lengthNorm)) * idf;
-      const h = hash(word);
+      let h = this.hashes[id] as number;
+      if (h === 0) {
+        h = hash(index.names[id] as string);
+        this.hashes[id] = h;
+      }
       const bucket = h % LOCAL_EMBEDDING_DIMENSIONS;
       vector[bucket] = (vector[bucket] ?? 0) + (h >>> 31 === 1 ? -weight : weight);
     }

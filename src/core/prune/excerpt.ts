@@ -1,4 +1,4 @@
-import { terms } from '../terms.js';
+import { TermIds, TermIndex } from '../terms.js';
 
 /**
  * The goal's lines of a large tool result: what a partial mask keeps. Pure and lexical (no
@@ -29,39 +29,121 @@ const HAS_DIGIT = /\d/;
 
 /** The excerpt of `text` for `goal`, or undefined when it has too few lines or none about the goal. */
 export function goalExcerpt(text: string, goal: string): GoalExcerpt | undefined {
-  const lines = text.split('\n');
-  if (lines.length < EXCERPT_MIN_LINES) return undefined;
-  const goalTerms = new Set(terms(goal));
-  if (goalTerms.size === 0) return undefined;
-  const lineTerms = lines.map((line) => new Set(terms(line)));
-  const frequency = new Map<string, number>();
-  for (const set of lineTerms) for (const term of set) frequency.set(term, (frequency.get(term) ?? 0) + 1);
-  const scored: { index: number; score: number }[] = [];
-  lineTerms.forEach((set, index) => {
-    let goalScore = 0;
-    let fresh = 0;
-    for (const term of set) {
-      const seen = frequency.get(term) ?? 1;
-      if (goalTerms.has(term)) goalScore += Math.log(1 + lines.length / seen);
-      else if (seen === 1 && !HAS_DIGIT.test(term)) fresh++;
-    }
-    if (goalScore === 0) return;
-    const score = goalScore * (1 + 0.25 * Math.min(fresh, 4)) + (ERROR_LINE.test(lines[index] ?? '') ? goalScore : 0);
-    scored.push({ index, score });
-  });
-  if (scored.length === 0) return undefined;
-  scored.sort((a, b) => b.score - a.score || a.index - b.index);
-  const budget = EXCERPT_MAX_SHARE * text.length;
-  const kept = new Set<number>();
-  let chars = 0;
-  for (const { index } of scored) {
-    const length = Math.min(EXCERPT_LINE_CHARS, (lines[index] ?? '').length) + 1;
-    if (kept.size >= EXCERPT_MAX_LINES || chars + length > budget) break;
-    kept.add(index);
-    chars += length;
+  return new GoalExcerpts(goal).of(text);
+}
+
+/**
+ * `goalExcerpt` for many texts and one goal (a prune's tool results): the terms are numbered once
+ * for all of them (tool outputs repeat their words from one result to the next), and the tables a
+ * text is scored with are reused, cleared only where that text wrote.
+ */
+export class GoalExcerpts {
+  private readonly read = new TermIds();
+  /** Each line's distinct terms in first-seen order (line k's from `lineStarts[k]` up to `lineStarts[k + 1]`). */
+  private readonly distinct = new TermIds();
+  private lineStarts: Int32Array = new Int32Array(64);
+  /** Per term id: the last line it was seen on (+1; 0 none yet), and on how many lines it is. */
+  private lastLine: Int32Array = new Int32Array(1024);
+  private frequency: Int32Array = new Int32Array(1024);
+  private isGoal: Uint8Array = new Uint8Array(1024);
+  private readonly goalEmpty: boolean;
+
+  /** `index`: terms already read elsewhere (a prune's BM25 fit), so the words of these texts are known. */
+  constructor(
+    goal: string,
+    private readonly index = new TermIndex(),
+  ) {
+    this.index.read(goal, this.read);
+    this.goalEmpty = this.read.length === 0;
+    this.fit();
+    for (let k = 0; k < this.read.length; k++) this.isGoal[this.read.ids[k] as number] = 1;
   }
-  if (kept.size === 0) return undefined;
-  return { text: joinKept(lines, kept), keptLines: kept.size, totalLines: lines.length };
+
+  of(text: string): GoalExcerpt | undefined {
+    const lines = text.split('\n');
+    if (lines.length < EXCERPT_MIN_LINES || this.goalEmpty) return undefined;
+    this.readLines(text, lines);
+    const scored = this.score(lines);
+    // Clear what this text wrote, for the next one.
+    for (let k = 0; k < this.distinct.length; k++) {
+      const term = this.distinct.ids[k] as number;
+      this.lastLine[term] = 0;
+      this.frequency[term] = 0;
+    }
+    if (scored.length === 0) return undefined;
+    scored.sort((a, b) => b.score - a.score || a.index - b.index);
+    const budget = EXCERPT_MAX_SHARE * text.length;
+    const kept = new Set<number>();
+    let chars = 0;
+    for (const { index } of scored) {
+      const length = Math.min(EXCERPT_LINE_CHARS, (lines[index] ?? '').length) + 1;
+      if (kept.size >= EXCERPT_MAX_LINES || chars + length > budget) break;
+      kept.add(index);
+      chars += length;
+    }
+    if (kept.size === 0) return undefined;
+    return { text: joinKept(lines, kept), keptLines: kept.size, totalLines: lines.length };
+  }
+
+  /** Each line's distinct terms, and on how many lines each term is. */
+  private readLines(text: string, lines: readonly string[]): void {
+    if (this.lineStarts.length < lines.length + 1) this.lineStarts = new Int32Array(lines.length + 1);
+    this.distinct.length = 0;
+    let at = 0;
+    for (let line = 0; line < lines.length; line++) {
+      const length = (lines[line] as string).length;
+      this.read.length = 0;
+      this.index.readRange(text, at, at + length, this.read);
+      at += length + 1;
+      this.fit();
+      for (let k = 0; k < this.read.length; k++) {
+        const term = this.read.ids[k] as number;
+        if (this.lastLine[term] === line + 1) continue;
+        this.lastLine[term] = line + 1;
+        this.frequency[term] = (this.frequency[term] as number) + 1;
+        this.distinct.push(term);
+      }
+      this.lineStarts[line + 1] = this.distinct.length;
+    }
+  }
+
+  /** The lines about the goal, scored: the goal's words by how rare they are here, more when the line says something new or reports an error. */
+  private score(lines: readonly string[]): { index: number; score: number }[] {
+    const scored: { index: number; score: number }[] = [];
+    for (let line = 0; line < lines.length; line++) {
+      let goalScore = 0;
+      let fresh = 0;
+      // Each term of the line once, in the order it first appears there.
+      const end = this.lineStarts[line + 1] as number;
+      for (let k = this.lineStarts[line] as number; k < end; k++) {
+        const term = this.distinct.ids[k] as number;
+        const seen = this.frequency[term] as number;
+        if (this.isGoal[term] === 1) goalScore += Math.log(1 + lines.length / seen);
+        else if (seen === 1 && !HAS_DIGIT.test(this.index.names[term] as string)) fresh++;
+      }
+      if (goalScore === 0) continue;
+      const score = goalScore * (1 + 0.25 * Math.min(fresh, 4)) + (ERROR_LINE.test(lines[line] ?? '') ? goalScore : 0);
+      scored.push({ index: line, score });
+    }
+    return scored;
+  }
+
+  /** Room in the per-term tables for every term read so far. */
+  private fit(): void {
+    const size = this.index.size;
+    if (this.lastLine.length >= size) return;
+    let length = this.lastLine.length;
+    while (length < size) length *= 2;
+    const lastLine = new Int32Array(length);
+    lastLine.set(this.lastLine);
+    this.lastLine = lastLine;
+    const frequency = new Int32Array(length);
+    frequency.set(this.frequency);
+    this.frequency = frequency;
+    const isGoal = new Uint8Array(length);
+    isGoal.set(this.isGoal);
+    this.isGoal = isGoal;
+  }
 }
 
 /** The kept lines in their order, each run of masked lines as one `[… N lines …]`. */

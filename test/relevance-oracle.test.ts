@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { Pacer } from '../src/core/pace.js';
+import { GoalExcerpts, goalExcerpt } from '../src/core/prune/excerpt.js';
+import { findActiveTask } from '../src/core/prune/relevance.js';
+import { TermIds, TermIndex, terms } from '../src/core/terms.js';
+import { readTranscript } from '../src/formats/index.js';
+import { parseDocument } from '../src/io/jsonl.js';
+import { LocalEmbedder } from '../src/providers/local-embedder.js';
+import { filesUnder, realdataFiles, repoRoot } from './helpers/realdata.js';
+
+/*
+ * The offline ranking (BM25 vectors) and the goal excerpts read terms through a shared TermIndex
+ * and integer tables, for speed. A prune's output depends on every float they give: these are the
+ * plain definitions (Maps and Sets of `terms`, as they were first written) they must agree with,
+ * vector for vector and excerpt for excerpt, on the fixtures and the real transcripts.
+ */
+
+const K1 = 1.2;
+const B = 0.75;
+function fnv(term: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < term.length; i++) {
+    h ^= term.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+function termCounts(text: string): Map<string, number> {
+  const tf = new Map<string, number>();
+  for (const word of terms(text)) tf.set(word, (tf.get(word) ?? 0) + 1);
+  return tf;
+}
+/** The BM25 embedder as first written. */
+function plainEmbedder(corpus: readonly string[]): (text: string) => Float32Array {
+  const df = new Map<string, number>();
+  let total = 0;
+  for (const text of corpus) {
+    for (const [word, count] of termCounts(text)) {
+      total += count;
+      df.set(word, (df.get(word) ?? 0) + 1);
+    }
+  }
+  const average = corpus.length > 0 ? Math.max(1, total / corpus.length) : 1;
+  return (text) => {
+    const vector = new Float32Array(4096);
+    const tf = termCounts(text);
+    let length = 0;
+    for (const count of tf.values()) length += count;
+    const norm = 1 - B + (B * length) / average;
+    for (const [word, count] of tf) {
+      const d = df.get(word) ?? 0;
+      const idf = corpus.length > 0 ? Math.log(1 + (corpus.length - d + 0.5) / (d + 0.5)) : 1;
+      const weight = ((count * (K1 + 1)) / (count + K1 * norm)) * idf;
+      const h = fnv(word);
+      const bucket = h % 4096;
+      vector[bucket] = (vector[bucket] ?? 0) + (h >>> 31 === 1 ? -weight : weight);
+    }
+    return vector;
+  };
+}
+
+/** The goal excerpt as first written. */
+function plainExcerpt(text: string, goal: string): { text: string; keptLines: number; totalLines: number } | undefined {
+  const lines = text.split('\n');
+  if (lines.length < 12) return undefined;
+  const goalTerms = new Set(terms(goal));
+  if (goalTerms.size === 0) return undefined;
+  const lineTerms = lines.map((line) => new Set(terms(line)));
+  const frequency = new Map<string, number>();
+  for (const set of lineTerms) for (const term of set) frequency.set(term, (frequency.get(term) ?? 0) + 1);
+  const scored: { index: number; score: number }[] = [];
+  lineTerms.forEach((set, index) => {
+    let goalScore = 0;
+    let fresh = 0;
+    for (const term of set) {
+      const seen = frequency.get(term) ?? 1;
+      if (goalTerms.has(term)) goalScore += Math.log(1 + lines.length / seen);
+      else if (seen === 1 && !/\d/.test(term)) fresh++;
+    }
+    if (goalScore === 0) return;
+    const error = /\b(?:error|errors|fail|failed|failure|exception|fatal|panic|traceback)\b|✗|×/i.test(lines[index] ?? '');
+    scored.push({ index, score: goalScore * (1 + 0.25 * Math.min(fresh, 4)) + (error ? goalScore : 0) });
+  });
+  if (scored.length === 0) return undefined;
+  scored.sort((a, b) => b.score - a.score || a.index - b.index);
+  const kept: number[] = [];
+  let chars = 0;
+  for (const { index } of scored) {
+    const length = Math.min(400, (lines[index] ?? '').length) + 1;
+    if (kept.length >= 40 || chars + length > 0.2 * text.length) break;
+    kept.push(index);
+    chars += length;
+  }
+  if (kept.length === 0) return undefined;
+  const keep = new Set(kept);
+  const out: string[] = [];
+  let gap = 0;
+  const flush = (): void => {
+    if (gap > 0) out.push(`[… ${gap} line${gap === 1 ? '' : 's'} …]`);
+    gap = 0;
+  };
+  lines.forEach((line, i) => {
+    if (!keep.has(i)) {
+      gap++;
+      return;
+    }
+    flush();
+    out.push(line.length > 400 ? `${line.slice(0, 400)}…` : line);
+  });
+  flush();
+  return { text: out.join('\n'), keptLines: kept.length, totalLines: lines.length };
+}
+
+/** Every transcript to check: the fixtures and the real ones, each as its turns' texts and its goal. */
+function sessions(): { name: string; texts: string[]; tools: string[]; goal: string }[] {
+  const paths = [...filesUnder(`${repoRoot}fixtures`), ...realdataFiles()];
+  const out: { name: string; texts: string[]; tools: string[]; goal: string }[] = [];
+  for (const path of paths) {
+    let transcript: ReturnType<typeof readTranscript>;
+    try {
+      transcript = readTranscript(parseDocument(readFileSync(path), { path }));
+    } catch {
+      continue; // a fixture that is no transcript (an empty file)
+    }
+    const turns = transcript.entries.map((e) => e.turn);
+    const goal = findActiveTask(turns) ?? '';
+    out.push({
+      name: path,
+      texts: turns.map((t) => t.content),
+      tools: turns.filter((t) => t.type === 'tool_result').map((t) => t.content),
+      goal: goal || 'fix the failing test in the parser',
+    });
+  }
+  return out;
+}
+
+describe('the offline ranking and the goal excerpts agree with their plain definitions', () => {
+  const all = sessions();
+
+  test('there are transcripts to check, with tool output', () => {
+    assert.ok(all.length >= 20, `${all.length} transcripts`);
+    assert.ok(all.filter((s) => s.tools.some((t) => t.split('\n').length >= 12)).length >= 5, 'several with long tool output');
+  });
+
+  test('LocalEmbedder: the same vector for every turn and the goal, fitted at once or a slice at a time with a shared index', async () => {
+    for (const { name, texts, goal } of all) {
+      const plain = plainEmbedder(texts);
+      const fitted = new LocalEmbedder(texts);
+      // An index that has read other texts first: its ids differ, the vectors must not.
+      const index = new TermIndex();
+      index.read('unrelated words first: parseConfigFile MAX_RETRY_COUNT', new TermIds());
+      const paced = await LocalEmbedder.fit(texts, new Pacer(), index);
+      for (const text of [...texts, goal, 'a text of the corpus? no: newWords neverSeenBefore']) {
+        const expected = plain(text);
+        assert.deepEqual(fitted.embedOne(text), expected, `${name}: ${text.slice(0, 40)}`);
+        assert.deepEqual(paced.embedOne(text), expected, `${name} (fit): ${text.slice(0, 40)}`);
+      }
+    }
+  });
+
+  test('goal excerpts: the same lines for every tool result, one at a time or many with one index', () => {
+    let excerpted = 0;
+    for (const { name, tools, goal } of all) {
+      const many = new GoalExcerpts(goal);
+      for (const text of tools) {
+        const expected = plainExcerpt(text, goal);
+        assert.deepEqual(goalExcerpt(text, goal), expected, `${name}: ${text.slice(0, 40)}`);
+        assert.deepEqual(many.of(text), expected, `${name} (one index): ${text.slice(0, 40)}`);
+        if (expected) excerpted++;
+      }
+    }
+    assert.ok(excerpted >= 5, `${excerpted} excerpts compared`);
+  });
+});

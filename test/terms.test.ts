@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { TermIds, TermIndex, terms } from '../src/core/terms.js';
+import { filesUnder, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
+
+/*
+ * A relevance prune reads every turn's terms (the BM25 fit, the goal excerpts) through `TermIndex`,
+ * which scans words by hand and remembers each distinct word's terms. This is the plain definition
+ * it and `terms` must agree with, term for term and in order: a changed term changes a ranking, and
+ * so a prune's output.
+ */
+const STOP = new Set(
+  (
+    'a an and are as at be but by for from has have i if in into is it its of on or our so that the their then there these ' +
+    'this to was we were what when which while will with you your not no do does did can could should would just also ' +
+    'all any some me my he she they them us been being than too very here out up down over under again once only own ' +
+    'same such both each few more most other about above after before below between through during off further how why where who whom'
+  ).split(' '),
+);
+function oracle(text: string): string[] {
+  const sampled = text.length <= 32_000 ? text : `${text.slice(0, 24_000)}\n${text.slice(-8_000)}`;
+  const out: string[] = [];
+  const add = (word: string): void => {
+    if (word.length < 2 || STOP.has(word) || /^\d{1,2}$/.test(word)) return;
+    out.push(word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word);
+  };
+  for (const match of sampled.matchAll(/[\p{L}\p{N}_]+/gu)) {
+    const word = match[0];
+    if (word.length > 64) continue;
+    add(word.toLowerCase());
+    if (/_|[a-z0-9][A-Z]|[A-Z][A-Z][a-z]/.test(word)) {
+      const parts = word.split(/_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/u);
+      if (parts.length > 1) for (const part of parts) add(part.toLowerCase());
+    }
+  }
+  return out;
+}
+
+/** One index for the whole file: words seen in earlier texts are found again, and its tables grow. */
+const index = new TermIndex();
+const ids = new TermIds();
+function check(text: string, label: string): void {
+  const expected = oracle(text);
+  assert.deepEqual(terms(text), expected, label);
+  ids.length = 0;
+  index.read(text, ids);
+  assert.deepEqual(
+    Array.from(ids.ids.subarray(0, ids.length), (id) => index.names[id]),
+    expected,
+    `${label} (TermIndex)`,
+  );
+  // A range of a longer text reads as that slice does.
+  const padded = `x${text}y`;
+  ids.length = 0;
+  index.readRange(padded, 1, padded.length - 1, ids);
+  assert.deepEqual(
+    Array.from(ids.ids.subarray(0, ids.length), (id) => index.names[id]),
+    expected,
+    `${label} (TermIndex, a range)`,
+  );
+}
+
+describe('terms', () => {
+  test('agree with the plain definition on words at the edges', () => {
+    const cases = [
+      '',
+      'a',
+      'parseConfigFile reads MAX_RETRY_COUNT from devs-ctx.config.json',
+      'HTTPServerError __init__ snake__case _leading trailing_ x_ _ __ 42 7 007 1234 v2 a1b2',
+      // Letters and digits beyond ASCII, astral ones (surrogate pairs), marks, and lone surrogates.
+      'Größe ÄNDERUNG straße café naïve ΣΊΣΥΦΟΣ Привет мир 東京タワー ١٢٣ ٤ 𝐀𝐁𝐂 𝟘𝟙 😀word 🎉 \u0301e e\u0301',
+      'x\uD800y \uDC00z \uD83D \uD83D\uDE00 end\uDBFF',
+      `${'w'.repeat(64)} ${'v'.repeat(65)} ${'abcDef'.repeat(11)} ${'ab_'.repeat(30)}`,
+      'tests passes class glass bus ss sss s is its status',
+      'ÀB ǅungla ǲx ᾈword ʰmodifier',
+      `${'lorem ipsum dolor '.repeat(2_000)}MIDDLE${' tailWord'.repeat(2_000)}`,
+      `${'x'.repeat(23_998)} splitAcrossTheHead${'y'.repeat(9_000)}`,
+      `head ${'z'.repeat(40_000)}\uD83D\uDE00tailEnd`,
+    ];
+    for (const text of cases) check(text, JSON.stringify(text.slice(0, 60)));
+  });
+
+  test('agree with the plain definition on every character of the Basic Multilingual Plane', () => {
+    let text = '';
+    for (let c = 0; c < 0x10000; c++) text += `${String.fromCharCode(c)}a${String.fromCharCode(c)}B `;
+    // In slices, so no text is sampled (head and tail only) and every character is read.
+    for (let at = 0; at < text.length; at += 30_000) {
+      check(text.slice(at, at + 30_000), `from ${at}`);
+    }
+  });
+
+  test('TermIndex: one id per distinct term, the same id each time it is read', () => {
+    const own = new TermIndex();
+    const out = new TermIds();
+    own.read('parseConfigFile parse_config CONFIG', out);
+    assert.deepEqual(own.names, ['parseconfigfile', 'parse', 'config', 'file', 'parse_config']);
+    assert.deepEqual([...out.ids.subarray(0, out.length)], [0, 1, 2, 3, 4, 1, 2, 2]);
+    assert.equal(own.size, 5);
+    assert.equal(own.id('config'), 2);
+    assert.equal(own.id('new'), 5, 'a term not read yet gets the next id');
+  });
+
+  test('agree with the plain definition on the fixtures, whole and line by line', () => {
+    for (const path of filesUnder(`${repoRoot}fixtures`)) {
+      const text = readFileSync(path, 'utf8');
+      check(text, path);
+      for (const line of text.split('\n')) check(line, path);
+    }
+  });
+
+  test('agree with the plain definition on the real transcripts, whole, line by line and in 30k pieces', { skip: realdataSkip }, () => {
+    const files = realdataFiles();
+    assert.ok(files.length >= 10, 'the real transcripts are there');
+    for (const path of files) {
+      const text = readFileSync(path, 'utf8');
+      check(text, path);
+      for (const line of text.split('\n')) check(line, path);
+      for (let at = 0; at < text.length; at += 30_000) check(text.slice(at, at + 30_000), path);
+    }
+  });
+});
