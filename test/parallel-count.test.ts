@@ -45,6 +45,50 @@ test('countAcrossThreads: a few MB across 1, 2 and 3 threads: every text counted
   assert.deepEqual(await countAcrossThreads([], counter, 'o200k_base', 4), []);
 });
 
+test('countAcrossThreads with work alongside: the work runs while the workers count, then this thread helps; the same counts', async () => {
+  const counter = loadCounter('o200k_base');
+  const many = texts(600, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 600), 0xa1);
+  const expected = many.map((t) => counter.count(t));
+  for (const jobs of [1, 2, 3]) {
+    const order: string[] = [];
+    const counting = countAcrossThreads(many, counter, 'o200k_base', jobs, async () => {
+      order.push('alongside started');
+      await new Promise((resolve) => setImmediate(resolve));
+      order.push('alongside done');
+    });
+    order.push('called');
+    assert.deepEqual(await counting, expected, `jobs ${jobs}`);
+    // Started at once (before the call returned), and awaited before the counts are given.
+    assert.deepEqual(order, ['alongside started', 'called', 'alongside done'], `jobs ${jobs}`);
+  }
+  // Little text, or nothing to count: the work alongside still runs.
+  let ran = 0;
+  assert.deepEqual(
+    await countAcrossThreads(many.slice(0, 3), counter, 'o200k_base', 4, async () => {
+      ran++;
+    }),
+    expected.slice(0, 3),
+  );
+  assert.deepEqual(
+    await countAcrossThreads([], counter, 'o200k_base', 4, async () => {
+      ran++;
+    }),
+    [],
+  );
+  assert.equal(ran, 2);
+});
+
+test('countAcrossThreads: work alongside that fails is the error, and the workers are ended (the process is not kept alive)', async () => {
+  const counter = loadCounter('o200k_base');
+  const many = texts(300, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 300), 0xbad);
+  await assert.rejects(
+    countAcrossThreads(many, counter, 'o200k_base', 3, async () => {
+      throw new Error('stopped alongside');
+    }),
+    /stopped alongside/,
+  );
+});
+
 test('analyze of a large transcript: --jobs 2 (count workers) prints exactly what --jobs 1 prints, cold and from the token cache', () => {
   const file = join(dir, 'large.jsonl');
   const lines = texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb16).map((content, i) =>

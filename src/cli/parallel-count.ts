@@ -24,51 +24,86 @@ function countWorkerUrl(): URL {
   throw new Error(`the count worker is missing (looked for ${WORKER_CANDIDATES.join(', ')} beside ${import.meta.url}); reinstall devs-ctx`);
 }
 
+/** Each thread counting takes the next of about this many pieces per thread, so threads that start late (or are busy with other work first) still share the counting evenly. */
+const PIECES_PER_THREAD = 8;
+
 /**
- * Counts `texts` across `jobs` threads: consecutive ranges of about equal size, the first on this
- * thread (while the workers start), the others each in a small count worker. Exact: each text is
- * counted whole by the same counter as on one thread. Small work stays on this thread.
+ * Counts `texts` across `jobs` threads: small count workers and this thread take consecutive pieces
+ * of about equal size from one shared queue (an atomic counter) and write each count into shared
+ * memory. Exact: each text is counted whole by the same counter as on one thread. Small work stays on
+ * this thread.
+ *
+ * `alongside`: other work for this thread, started at once while the workers count (a prune fits its
+ * relevance ranking meanwhile); this thread takes pieces of the counting once it is done, and the
+ * counts are given once both are. It runs however little there is to count.
  */
-export async function countAcrossThreads(texts: readonly string[], counter: TextTokenCounter, encoding: string, jobs: number): Promise<number[]> {
+export async function countAcrossThreads(
+  texts: readonly string[],
+  counter: TextTokenCounter,
+  encoding: string,
+  jobs: number,
+  alongside?: () => Promise<void>,
+): Promise<number[]> {
   let chars = 0;
   for (const text of texts) chars += text.length;
   const parts = Math.max(1, Math.min(jobs, Math.floor(chars / (PARALLEL_MIN_CHARS / 2))));
-  if (parts === 1) return texts.map((text) => counter.count(text));
-  // Split points: consecutive ranges of about chars / parts characters each.
-  const ranges: [number, number][] = [];
-  let start = 0;
-  let acc = 0;
-  for (let i = 0; i < texts.length && ranges.length < parts - 1; i++) {
-    acc += (texts[i] as string).length;
-    if (acc >= (chars * (ranges.length + 1)) / parts) {
-      ranges.push([start, i + 1]);
-      start = i + 1;
-    }
+  if (parts === 1) {
+    await alongside?.();
+    return texts.map((text) => counter.count(text));
   }
-  ranges.push([start, texts.length]);
-  const [mine, ...theirs] = ranges;
+  const starts = pieceStarts(texts, chars, parts * PIECES_PER_THREAD);
+  // [the next piece to take, then one count per text]
+  const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (1 + texts.length));
+  const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT);
   const url = countWorkerUrl();
-  const workers = theirs.map(([from, to]) => {
+  const workers = Array.from({ length: parts - 1 }, () => {
     const worker = new Worker(url, { workerData: { encoding } });
     // The reply (or a failure) is awaited from the moment the worker exists.
-    const reply = Promise.race([
-      once(worker, 'message').then(([counts]) => counts as Int32Array),
+    const done = Promise.race([
+      once(worker, 'message').then(() => undefined),
       once(worker, 'error').then(([error]) => Promise.reject(error instanceof Error ? error : new Error(String(error)))),
       once(worker, 'exit').then(([code]) => Promise.reject(new Error(`a count worker stopped (exit ${String(code)})`))),
     ]);
-    worker.postMessage(texts.slice(from, to));
-    return { worker, reply, from };
+    // A rejection is handled when it is awaited below, or by the finally that ends the workers.
+    done.catch(() => undefined);
+    worker.postMessage({ texts, starts, shared } satisfies CountJob);
+    return { worker, done };
   });
   try {
-    const counts = new Array<number>(texts.length);
-    const [from, to] = mine ?? [0, 0];
-    for (let i = from; i < to; i++) counts[i] = counter.count(texts[i] as string);
-    for (const { reply, from: at } of workers) {
-      const got = await reply;
-      for (let i = 0; i < got.length; i++) counts[at + i] = got[i] as number;
-    }
-    return counts;
+    await alongside?.();
+    countPieces({ texts, starts, shared }, counter);
+    for (const { done } of workers) await done;
+    return Array.from(counts, (_, i) => Atomics.load(counts, i));
   } finally {
     await Promise.all(workers.map(({ worker }) => worker.terminate()));
+  }
+}
+
+/** The first text of each of about `pieces` consecutive pieces of about equal characters, and the end (`texts.length`). */
+function pieceStarts(texts: readonly string[], chars: number, pieces: number): Int32Array {
+  const starts: number[] = [0];
+  let acc = 0;
+  for (let i = 0; i < texts.length - 1 && starts.length < pieces; i++) {
+    acc += (texts[i] as string).length;
+    if (acc >= (chars * starts.length) / pieces) starts.push(i + 1);
+  }
+  starts.push(texts.length);
+  return Int32Array.from(starts);
+}
+
+/** What a count worker is sent: every text, the pieces, and the shared queue and counts. */
+export interface CountJob {
+  readonly texts: readonly string[];
+  readonly starts: Int32Array;
+  readonly shared: SharedArrayBuffer;
+}
+
+/** Takes pieces from the shared queue until none is left, writing each text's count into the shared counts. */
+export function countPieces(job: CountJob, counter: TextTokenCounter): void {
+  const next = new Int32Array(job.shared, 0, 1);
+  const counts = new Int32Array(job.shared, Int32Array.BYTES_PER_ELEMENT);
+  for (let piece = Atomics.add(next, 0, 1); piece < job.starts.length - 1; piece = Atomics.add(next, 0, 1)) {
+    const end = job.starts[piece + 1] as number;
+    for (let i = job.starts[piece] as number; i < end; i++) Atomics.store(counts, i, counter.count(job.texts[i] as string));
   }
 }

@@ -56,9 +56,10 @@ export class CachedCounter implements TextTokenCounter {
   /**
    * Counts, ahead of `count`, every text of these entries (those countEntries counts) that the cache
    * does not have, across `jobs` threads when there is enough of it (a large transcript counted
-   * cold); then `count` only looks them up.
+   * cold); then `count` only looks them up. `alongside`: other work for this thread meanwhile (see
+   * countAcrossThreads); it runs whatever there is to count.
    */
-  async prepare(entries: readonly TranscriptEntry[], jobs: number): Promise<void> {
+  async prepare(entries: readonly TranscriptEntry[], jobs: number, alongside?: () => Promise<void>): Promise<void> {
     const missing: string[] = [];
     const keys: string[] = [];
     for (const entry of entries) {
@@ -75,8 +76,11 @@ export class CachedCounter implements TextTokenCounter {
       missing.push(text);
       keys.push(key);
     }
-    if (missing.length === 0) return;
-    const counts = await countAcrossThreads(missing, this.#counter(), this.encoding, jobs);
+    if (missing.length === 0) {
+      await alongside?.();
+      return;
+    }
+    const counts = await countAcrossThreads(missing, this.#counter(), this.encoding, jobs, alongside);
     for (const [i, text] of missing.entries()) {
       const count = counts[i] as number;
       this.#known.set(text, count);
