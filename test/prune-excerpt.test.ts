@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { DEFAULT_PRUNER_CONFIG } from '../src/core/policy.js';
+import { countEntries } from '../src/core/accounting.js';
+import { findGoalExcerpts, planningGoal, preparePrune, summaryReserveFor } from '../src/core/prune/engine.js';
+import type { PreparedPrune, PruneRequest } from '../src/core/prune/engine.js';
 import { goalExcerpt } from '../src/core/prune/excerpt.js';
+import { TermIndex } from '../src/core/terms.js';
+import { loadCounter } from '../src/core/tokens/encodings.js';
+import { ExtractiveSummarizer } from '../src/providers/extractive-summarizer.js';
+import { LocalEmbedder } from '../src/providers/local-embedder.js';
 import { planPrune } from '../src/core/prune/plan.js';
 import type { PlanEntry, PrunePolicy } from '../src/core/prune/plan.js';
 import type { TranscriptEntry } from '../src/core/transcript.js';
@@ -184,6 +191,54 @@ describe('goalExcerpt', () => {
     assert.equal(goalExcerpt(logs(8, FACT, 3), GOAL), undefined);
     assert.equal(goalExcerpt(Array.from({ length: 40 }, (_, i) => `line ${i} of an unrelated listing`).join('\n'), GOAL), undefined);
     assert.equal(goalExcerpt(logs(100, FACT, 3), ''), undefined);
+  });
+});
+
+describe('goal excerpts found ahead of the plan (while the counting runs elsewhere)', () => {
+  const turns: ConversationTurn[] = [
+    { id: 'sys', role: 'system', type: 'system', content: 'You are a coding agent.' },
+    { id: 'ask', role: 'user', type: 'message', content: 'The payment webhook retry fails. Look at the logs.' },
+    { id: 'c1', role: 'assistant', type: 'tool_call', content: 'run_shell {"command":"kubectl logs deploy/payments"}' },
+    { id: 'r1', role: 'tool', type: 'tool_result', content: logs(400, FACT, 250) },
+    ...Array.from(
+      { length: 12 },
+      (_, i): ConversationTurn => ({
+        id: `u${i}`,
+        role: i % 2 ? 'assistant' : 'user',
+        type: 'message',
+        content: `Unrelated: rename the CSV export column ${i}. ${'Pagination cursor details. '.repeat(40)}`,
+      }),
+    ),
+    { id: 'goal', role: 'user', type: 'message', content: GOAL },
+  ];
+  const entries = turns.map((turn) => entry(turn));
+  const counter = loadCounter('o200k_base');
+  const tokens = countEntries(entries, counter).map((t) => t.total);
+  const newId = (): string => 'id';
+  const prepare = (extra: Partial<PruneRequest>): Promise<PreparedPrune> =>
+    preparePrune({
+      entries,
+      tokens,
+      counter,
+      policy: { ...policy({ softLimitTokens: 8000, summaryReserveTokens: summaryReserveFor() }), targetTokens: 4000 },
+      embedder: new LocalEmbedder(turns.map((t) => t.content)),
+      summarizer: new ExtractiveSummarizer(counter),
+      eventId: 'e1',
+      now: '2026-03-14T10:00:00.000Z',
+      newId,
+      ...extra,
+    });
+
+  test('the same prune as excerpts found by the plan; excerpts found for another goal are not used', async () => {
+    const plain = await prepare({});
+    assert.ok(plain.plan.excerpted.has(3), 'the log is excerpted');
+    const { goal } = planningGoal(entries, undefined);
+    assert.equal(goal, GOAL);
+    assert.deepEqual(await prepare({ goalExcerpts: await findGoalExcerpts(entries, goal, { index: new TermIndex() }) }), plain);
+    assert.deepEqual(await prepare({ goalExcerpts: await findGoalExcerpts(entries, 'another goal about invoices') }), plain);
+    // They are used when they are for this goal: none found ahead, none planned.
+    const none = await prepare({ goalExcerpts: { goal, excerpts: new Map([[3, undefined]]) } });
+    assert.ok(!none.plan.excerpted.has(3));
   });
 });
 

@@ -1,4 +1,3 @@
-import type { Pacer } from '../core/pace.js';
 import type { TextTokenCounter } from '../core/accounting.js';
 import type { ConfigFile } from '../core/config.js';
 import { resolveGeminiBaseUrl } from '../core/config.js';
@@ -12,7 +11,7 @@ import type { InjectedRefresh } from '../core/reports/refresh.js';
 import { ExtractiveSummarizer } from '../providers/extractive-summarizer.js';
 import { FallbackSummarizer } from '../providers/fallback.js';
 import type { EmbeddingCache } from '../providers/gemini/embedder.js';
-import { LocalEmbedder } from '../providers/local-embedder.js';
+import type { LocalEmbedder } from '../providers/local-embedder.js';
 import { OutlineCondenser } from '../providers/summary-providers.js';
 import type { Condenser } from '../providers/summary-providers.js';
 import type { CliContext } from './context.js';
@@ -108,19 +107,17 @@ export async function buildProviders(
   choice: ProviderChoice,
   options: {
     readonly counter: TextTokenCounter;
-    /** Texts the local embedder fits BM25 weights to (the transcript's turns). */
-    readonly corpus: readonly string[];
+    /** The offline embedder, fitted to the transcript's turns (its BM25 weights): used for ranking, or as the fallback. */
+    readonly local: LocalEmbedder;
     readonly cache?: EmbeddingCache;
     /** Summaries are estimated offline (a dry run does not pay for a summary it will not write). */
     readonly offlineSummary?: boolean;
     readonly onProgress: (message: string) => void;
-    /** Fits the local embedder a slice at a time, so a signal is seen meanwhile. */
-    readonly pacer?: Pacer;
   },
 ): Promise<ProviderSet> {
   const fallbacks: FallbackEvent[] = [];
   const extractive = new ExtractiveSummarizer(options.counter);
-  const local = options.pacer ? await LocalEmbedder.fit(options.corpus, options.pacer) : new LocalEmbedder(options.corpus);
+  const { local } = options;
   if (choice.summarizer === 'extractive' && choice.embedder === 'local') {
     return { summarizer: extractive, embedder: local, fallbacks, usage: emptyUsage };
   }

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { summaryReserveFor } from '../../core/prune/engine.js';
+import { findGoalExcerpts, planningGoal, summaryReserveFor } from '../../core/prune/engine.js';
+import type { GoalExcerptsFound } from '../../core/prune/engine.js';
+import { TermIndex } from '../../core/terms.js';
 import { defaultTargetTokens } from '../../core/prune/plan.js';
 import { analyzeContext, plannerLimits } from '../../core/session-context.js';
 import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
@@ -19,6 +22,7 @@ import type { Archive } from '../../archive/archive.js';
 import { pruneEvent } from '../../archive/prune-event.js';
 import { archiveThenWrite } from '../../prune/commit.js';
 import { pruneDocument } from '../../prune/document.js';
+import { LocalEmbedder } from '../../providers/local-embedder.js';
 import type { DocumentPrune } from '../../prune/document.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
@@ -163,6 +167,17 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
   const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
   await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
+  // A large transcript counted cold is counted across the cores, as analyze does (the same counts);
+  // meanwhile this thread does what needs no count: the offline ranking's BM25 fit, and the tool
+  // results' goal excerpts (relevance), both reading the turns' terms once.
+  const { entries } = transcript;
+  let local = new LocalEmbedder();
+  let goalExcerpts: GoalExcerptsFound | undefined;
+  await counter.prepare(entries, availableParallelism(), async () => {
+    const index = new TermIndex();
+    local = await LocalEmbedder.fit(strategy === 'relevance' ? entries.map((e) => e.turn.content) : [], pacer, index);
+    if (strategy === 'relevance') goalExcerpts = await findGoalExcerpts(entries, planningGoal(entries, options.goal).goal, { index, pacer });
+  });
   const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
   // --target and the limits are in the model's tokens (the window of the session's model, its
   // calibrated size); the planner counts the turns in the file: convert through the calibration.
@@ -184,6 +199,8 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
     transcript,
     display,
     counter,
+    local,
+    goalExcerpts,
     tokens,
     session,
     settings,
@@ -215,11 +232,10 @@ async function runService(
     const cache = held.vectors?.cache;
     const set = await buildProviders(loaded.choice, {
       counter: loaded.counter,
-      corpus: strategy === 'relevance' ? transcript.entries.map((e) => e.turn.content) : [],
+      local: loaded.local,
       ...(cache ? { cache } : {}),
       offlineSummary: options.dryRun === true,
       onProgress: (message) => progress.update(message),
-      pacer,
     });
     providers = set;
     await testPause(ctx, held.trap?.signal, 'pipeline');
@@ -231,6 +247,7 @@ async function runService(
       counter: loaded.counter,
       policy,
       ...(options.goal !== undefined ? { goal: options.goal } : {}),
+      ...(loaded.goalExcerpts ? { goalExcerpts: loaded.goalExcerpts } : {}),
       embedder: set.embedder,
       ...(set.fallbackEmbedder ? { fallbackEmbedder: set.fallbackEmbedder } : {}),
       summarizer: set.summarizer,

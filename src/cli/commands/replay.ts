@@ -17,6 +17,7 @@ import { OrchestratorLoop } from '../../orchestrator/orchestrator-loop.js';
 import type { WindowPruner } from '../../orchestrator/orchestrator-loop.js';
 import { FileSummaryCache } from '../../providers/summary-cache.js';
 import { CondensingSummaryProvider, MemorySummaryCache, StaticSummaryProvider } from '../../providers/summary-providers.js';
+import { LocalEmbedder } from '../../providers/local-embedder.js';
 import type { CliContext } from '../context.js';
 import { buildProviders, chooseProviders, providersReport } from '../choose-providers.js';
 import type { ProviderSet } from '../choose-providers.js';
@@ -148,7 +149,8 @@ async function simulate(setup: ReplaySetup, ctx: CliContext) {
   // Offline unless asked (a replay simulates many prunes; with Gemini each would be paid for):
   // the extractive summarizer and the local embedder, or Gemini with --summarizer/--embedder.
   const choice = await chooseProviders({ ...options, summarizer: options.summarizer ?? 'extractive', embedder: options.embedder ?? 'local' }, ctx, file);
-  const providers = await buildProviders(choice, { counter, corpus: strategy === 'relevance' ? turns.map((t) => t.content) : [], onProgress: () => undefined });
+  const local = new LocalEmbedder(strategy === 'relevance' ? turns.map((t) => t.content) : []);
+  const providers = await buildProviders(choice, { counter, local, onProgress: () => undefined });
   const pruner = offlinePruner(setup, providers, () => `replay-summary-${++ids}`);
   // A failed prune is reported after the step's refresh, in the order the loop did them.
   const failures: ReplayEvent[] = [];

@@ -9,7 +9,8 @@ import type { TranscriptEdit } from './edit.js';
 import { defaultTargetTokens, planPrune, summaryBudgetFor, summaryRule } from './plan.js';
 import type { PlanEntry, PrunePlan, PrunePolicy, SummaryBudgetRule } from './plan.js';
 import { findActiveTask, scoreRelevance } from './relevance.js';
-import { goalExcerpt } from './excerpt.js';
+import { GoalExcerpts } from './excerpt.js';
+import type { TermIndex } from '../terms.js';
 import type { GoalExcerpt } from './excerpt.js';
 import { isPinnedTurn } from '../policy.js';
 import { pacedMap } from '../pace.js';
@@ -53,6 +54,14 @@ export interface PruneRequest {
   readonly onProgress?: (step: 'relevance' | 'plan' | 'summary') => void;
   /** `--fallback`: when `embedder` fails, every turn is ranked again with this one (the result's `ranking` says so). */
   readonly fallbackEmbedder?: Embedder;
+  /** The tool results' goal excerpts, when found ahead (`findGoalExcerpts`, for this request's goal). */
+  readonly goalExcerpts?: GoalExcerptsFound;
+}
+
+/** Each tool result's excerpt for `goal` by entry index (undefined: none), as `findGoalExcerpts` finds them. */
+export interface GoalExcerptsFound {
+  readonly goal: string;
+  readonly excerpts: ReadonlyMap<number, GoalExcerpt | undefined>;
 }
 
 export interface PreparedPrune {
@@ -156,7 +165,10 @@ async function rankWithFallback(
 }
 
 /** What the plan step needs: the entries, their counts, the goal and the embedder (the summary comes later). */
-type PlanRequest = Pick<PruneRequest, 'entries' | 'tokens' | 'counter' | 'goal' | 'embedder' | 'fallbackEmbedder' | 'signal' | 'pacer' | 'onProgress'>;
+type PlanRequest = Pick<
+  PruneRequest,
+  'entries' | 'tokens' | 'counter' | 'goal' | 'embedder' | 'fallbackEmbedder' | 'signal' | 'pacer' | 'onProgress' | 'goalExcerpts'
+>;
 
 /** One plan: what it was made from (each entry's tokens, masked size and relevance once ranked) and what it decided. */
 interface PlannedPrune {
@@ -189,12 +201,43 @@ export interface PrunePlanning {
   plan(policy: PrunePolicy, pins?: ReadonlySet<number>): Promise<PlannedPrune>;
 }
 
+/** The goal a prune ranks by: `--goal`, else the active task found in the transcript, else none (''). */
+export function planningGoal(entries: readonly TranscriptEntry[], given: string | undefined): { goal: string; goalSource: GoalSource } {
+  const found = given === undefined ? findActiveTask(entries.map((e) => e.turn)) : undefined;
+  return { goal: given ?? found ?? '', goalSource: given !== undefined ? 'flag' : found !== undefined ? 'transcript' : 'none' };
+}
+
+/**
+ * The goal excerpts of every tool result a prune may mask (`excerptAll` takes those it plans with),
+ * found ahead of the plan: they need the goal and the texts, not the counts, so a caller can find
+ * them while the counting runs elsewhere. `index`: terms already read (the BM25 fit's), shared.
+ */
+export async function findGoalExcerpts(
+  entries: readonly TranscriptEntry[],
+  goal: string,
+  options: { readonly index?: TermIndex; readonly pacer?: Pacer | undefined } = {},
+): Promise<GoalExcerptsFound> {
+  const found = new Map<number, GoalExcerpt | undefined>();
+  if (!goal) return { goal, excerpts: found };
+  const excerpts = new GoalExcerpts(goal, options.index);
+  await pacedMap(
+    entries,
+    (entry, i) => {
+      if (excerptable(entry)) found.set(i, excerpts.of(entry.turn.content));
+    },
+    options.pacer,
+  );
+  return { goal, excerpts: found };
+}
+
+/** A tool result a prune may mask, and so excerpt (not one that is a placeholder already: an excerpt is never excerpted). */
+function excerptable(entry: TranscriptEntry): boolean {
+  return entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && !entry.turn.content.startsWith('[devs-ctx:');
+}
+
 export async function startPlanning(request: PlanRequest): Promise<PrunePlanning> {
   const { entries, tokens, counter, pacer } = request;
-  const turns = entries.map((e) => e.turn);
-  const found = request.goal === undefined ? findActiveTask(turns) : undefined;
-  const goal = request.goal ?? found ?? '';
-  const goalSource: GoalSource = request.goal !== undefined ? 'flag' : found !== undefined ? 'transcript' : 'none';
+  const { goal, goalSource } = planningGoal(entries, request.goal);
 
   request.onProgress?.('plan');
   const placeholders = new Map<number, string>();
@@ -237,7 +280,7 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
     if (policy.strategy === 'relevance' && (probe.outcome === 'prune' || ranking)) {
       ranked = await rank(policy);
       const { relevance } = ranked;
-      excerptTokens ??= excerptAll(base, goal, counter, excerpts, pacer);
+      excerptTokens ??= excerptAll(base, { goal, found: request.goalExcerpts }, counter, excerpts, pacer);
       const excerptSizes = await excerptTokens;
       planEntries = pinned.map((e, i) => {
         const excerpt = excerptSizes[i];
@@ -322,17 +365,25 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
  */
 async function excerptAll(
   planEntries: readonly PlanEntry[],
-  goal: string,
+  goal: { readonly goal: string; readonly found: GoalExcerptsFound | undefined },
   counter: TextTokenCounter,
   texts: Map<number, string>,
   pacer: Pacer | undefined,
 ): Promise<(number | undefined)[]> {
+  let excerpts: GoalExcerpts | undefined;
+  // Found ahead for this goal, or here (one GoalExcerpts for all: see its comment).
+  const found = goal.found?.goal === goal.goal ? goal.found.excerpts : undefined;
   return pacedMap(
     planEntries,
     (e, i) => {
       const { content, id } = e.entry.turn;
-      if (e.maskedTokens === undefined || !goal || content.startsWith('[devs-ctx:')) return undefined;
-      const excerpt = goalExcerpt(content, goal);
+      if (e.maskedTokens === undefined || !goal.goal || content.startsWith('[devs-ctx:')) return undefined;
+      let excerpt: GoalExcerpt | undefined;
+      if (found?.has(i)) excerpt = found.get(i);
+      else {
+        excerpts ??= new GoalExcerpts(goal.goal);
+        excerpt = excerpts.of(content);
+      }
       if (!excerpt) return undefined;
       const text = excerptPlaceholder(e.tokens, id, excerpt);
       const tokens = counter.count(text);
