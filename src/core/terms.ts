@@ -49,8 +49,14 @@ function isShortNumber(word: string): boolean {
 }
 
 function addTerm(out: string[], word: string): void {
-  if (word.length < 2 || STOP_WORDS.has(word) || isShortNumber(word)) return;
-  out.push(word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word);
+  const term = asTerm(word);
+  if (term !== undefined) out.push(term);
+}
+
+/** A lower-cased word as a term: none for a stop word, a one-letter word or a short number; a plural `s` cut. */
+function asTerm(word: string): string | undefined {
+  if (word.length < 2 || STOP_WORDS.has(word) || isShortNumber(word)) return undefined;
+  return word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word;
 }
 
 /*
@@ -145,41 +151,52 @@ export class TermIndex {
   private scan(text: string, from: number, end: number, out: TermIds): void {
     let i = from;
     while (i < end) {
-      let units = wordUnits(text, i, end);
+      const first = text.charCodeAt(i);
+      let units = first < 128 ? (UNIT_CLASS[first] === 1 ? 1 : 0) : wordUnits(text, i, end);
       if (units === 0) {
         i++;
         continue;
       }
       const start = i;
       let hash = 0;
+      // Lower-case ASCII letters and digits only: the word is its own (only) term candidate.
+      let plain = true;
       do {
-        hash = (Math.imul(hash, 31) + text.charCodeAt(i)) | 0;
+        const c = text.charCodeAt(i);
+        hash = (Math.imul(hash, 31) + c) | 0;
         if (units === 2) hash = (Math.imul(hash, 31) + text.charCodeAt(i + 1)) | 0;
+        if (plain && !((c >= 97 && c <= 122) || (c >= 48 && c <= 57))) plain = false;
         i += units;
-        units = i < end ? wordUnits(text, i, end) : 0;
+        if (i >= end) break;
+        const next = text.charCodeAt(i);
+        units = next < 128 ? (UNIT_CLASS[next] === 1 ? 1 : 0) : wordUnits(text, i, end);
       } while (units > 0);
       if (i - start > 64) continue;
-      const word = this.word(text, start, i - start, hash);
+      const word = this.word(text, start, i - start, hash, plain);
       const last = this.wordStarts[word + 1] as number;
       for (let k = this.wordStarts[word] as number; k < last; k++) out.push(this.wordTerms[k] as number);
     }
   }
 
   /** The index of the word `text.slice(start, start + length)`, added (with its terms) when new. */
-  private word(text: string, start: number, length: number, hash: number): number {
+  private word(text: string, start: number, length: number, hash: number, plain: boolean): number {
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const found = (this.slots[slot] as number) - 1;
-      if (found < 0) return this.addWord(text.slice(start, start + length), hash, slot);
+      if (found < 0) return this.addWord(text.slice(start, start + length), hash, slot, plain);
       if (this.wordHashes[found] === hash && sameChars(this.words[found] as string, text, start, length)) return found;
     }
   }
 
-  private addWord(word: string, hash: number, slot: number): number {
+  private addWord(word: string, hash: number, slot: number, plain: boolean): number {
     const index = this.words.length;
     this.words.push(word);
     this.wordHashes.push(hash);
-    for (const term of wordTerms(word)) this.wordTerms.push(this.id(term));
+    if (plain) {
+      // Already lower case, and no `_` or capital to split at: `wordTerms` would give at most itself.
+      const term = asTerm(word);
+      if (term !== undefined) this.wordTerms.push(this.id(term));
+    } else for (const term of wordTerms(word)) this.wordTerms.push(this.id(term));
     this.wordStarts.push(this.wordTerms.length);
     this.slots[slot] = index + 1;
     if (this.words.length * 2 > this.slots.length) this.grow();

@@ -18,6 +18,7 @@ import {
   structureSteps,
 } from './session-structure.js';
 import type { CommandRun, FileTouch, SessionStructure, ToolFailure } from './session-structure.js';
+import { filePathsIn, identifiersIn } from './fact-matches.js';
 
 /**
  * The offline default summarizer. It does not paraphrase: it keeps, verbatim, what later turns
@@ -322,7 +323,7 @@ export function structuralFacts(turns: readonly ConversationTurn[]): { text: str
 /** Paths the user and assistant named, most named first. */
 function prosePaths(structure: SessionStructure): string[] {
   const counts = new Counter();
-  for (const p of structure.prose) for (const m of new Set([...p.line.matchAll(FILE_PATH)].map((x) => x[0]))) counts.add(m);
+  for (const p of structure.prose) for (const m of new Set(filePathsIn(p.line))) counts.add(m);
   return counts.top(60);
 }
 
@@ -350,8 +351,8 @@ function rankedIdentifiers(structure: SessionStructure): string[] {
     const found = new Set<string>();
     // A span with space at an edge is the prose between two code spans (an odd backtick shifted the pairs).
     for (const m of p.line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[([]$/.test(m[1])) found.add(m[1]);
-    for (const m of p.line.matchAll(FILE_PATH)) found.add(m[0]);
-    for (const m of p.line.matchAll(IDENTIFIER)) found.add(m[0]);
+    for (const path of filePathsIn(p.line)) found.add(path);
+    for (const id of identifiersIn(p.line)) found.add(id);
     for (const id of found) counts.add(id);
   }
   const ranked = counts.top(150).filter((id) => !id.includes('`'));
@@ -377,14 +378,13 @@ export interface ExtractedFacts {
   readonly done: string[];
 }
 
-const FILE_PATH =
-  /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
-const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g;
 const BACKTICKED = /`([^`\n]{2,80})`/g;
 /** How tool output says something went wrong (not code that merely mentions an Error class). */
 const ERROR_LINE =
   /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status) [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory/;
 const MAX_FACT_LINE = 400;
+/** The errors a summary lists (the first ones). */
+const MAX_ERRORS = 20;
 /** Lines that are code, not messages: they end mid-statement. */
 const CODE_LINE = /[,{([;]\s*$|^\s*(?:const|let|var|return|import|export|if|throw|catch|function|def|class)\b/;
 const DECISION_LINE = /\b(decided|decision|we will|we'll|i will|i'll use|let's use|chose|choose|going with|instead of|switch(?:ed)? to|prefer)\b/i;
@@ -412,9 +412,9 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
       .replace(ANSI_ESCAPE, '')
       .replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '')
       .replace(/\\n/g, '\n');
-    for (const match of text.matchAll(FILE_PATH)) files.add(match[0]);
+    for (const path of filePathsIn(text)) files.add(path);
     for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
-    for (const match of text.matchAll(IDENTIFIER)) identifiers.add(match[0]);
+    for (const id of identifiersIn(text)) identifiers.add(id);
     if (turn.type === 'tool_call') {
       const command = commandOf(text);
       if (command) commands.add(clip(command, 300));
@@ -431,12 +431,16 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
     }
     const lines = readableText(text).split('\n');
     const prose = turn.type !== 'tool_result';
+    // What followed this turn, found once (a test log has many error lines) and only while the
+    // list of errors has room: later ones are never shown.
+    let next: string | undefined | null = null;
     for (const raw of lines) {
       // Never a reader's line-number prefix, an injected reminder or a command caveat.
       const line = quotable(raw);
       if (line === undefined || line.length < 4 || line.length > MAX_FACT_LINE) continue;
       if (ERROR_LINE.test(line) && !CODE_LINE.test(line)) {
-        const next = followUp(turns, t);
+        if (errors.size >= MAX_ERRORS) continue;
+        if (next === null) next = followUp(turns, t);
         errors.add(`${clip(line.trim(), 200)} (turn ${turn.id})${next ? ` → then: ${next}` : ''}`);
       } else if ((turn.type === 'message' || turn.type === 'reasoning') && DECISION_LINE.test(line)) decisions.add(clip(line.trim(), 240));
       else if (prose && TODO_LINE.test(line) && !CODE_LINE.test(line)) todos.add(clip(line.trim(), 200));
@@ -448,7 +452,7 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
     files: files.top(60),
     identifiers: identifiers.top(60).filter((id) => !files.has(id)),
     commands: commands.first(40),
-    errors: errors.first(20),
+    errors: errors.first(MAX_ERRORS),
     decisions: decisions.first(20),
     todos: todos.first(20),
     done: done.first(20),
@@ -598,6 +602,9 @@ class Ordered {
   }
   first(n: number): string[] {
     return this.items.slice(0, n);
+  }
+  get size(): number {
+    return this.items.length;
   }
 }
 

@@ -1,0 +1,77 @@
+/**
+ * The file paths and identifiers a text names, as the offline summary collects them: every match of
+ * `FILE_PATH` and of `IDENTIFIER`, in order. Both are found without running the expression over
+ * every character of the text, which costs most of the summary's time on a large prune (a path's
+ * expression backtracks through every word): the results are exactly those of `text.matchAll`
+ * (test/fact-matches.test.ts compares them on the fixtures and the real transcripts).
+ */
+
+/** A path (`src/a.ts`, `./x/y.json`, `~/p/q.md`) or a file name with a known extension (`README.md`). */
+export const FILE_PATH =
+  /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
+/** camelCase, PascalCase, snake_case and SCREAMING_CASE names. */
+export const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g;
+const WHOLE_IDENTIFIER = new RegExp(`^(?:${IDENTIFIER.source.slice(2, -2)})$`);
+
+/** Per ASCII code: 1 for a character a path can hold (`[\w@.+~/-]`), 2 for a word character (`\w`) too. */
+const CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const word = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+  CLASS[c] = word ? 2 : '@.+~/-'.includes(String.fromCharCode(c)) ? 1 : 0;
+}
+
+/**
+ * `[...text.matchAll(FILE_PATH)].map((m) => m[0])`. A match holds only characters a path can hold,
+ * and every one has a `.`: so only the runs of such characters that hold a `.` are matched, each on
+ * its own. The same matches: the characters around a run are not word characters, so `\b` at its
+ * edges reads as it does at the ends of a string.
+ */
+export function filePathsIn(text: string): string[] {
+  const out: string[] = [];
+  for (let dot = text.indexOf('.'); dot >= 0; ) {
+    let start = dot;
+    while (start > 0 && inPath(text.charCodeAt(start - 1))) start--;
+    let end = dot + 1;
+    while (end < text.length && inPath(text.charCodeAt(end))) end++;
+    for (const match of text.slice(start, end).matchAll(FILE_PATH)) out.push(match[0]);
+    dot = text.indexOf('.', end);
+  }
+  return out;
+}
+
+/**
+ * `[...text.matchAll(IDENTIFIER)].map((m) => m[0])`. A match lies between two word boundaries and
+ * holds only word characters, so it is a whole run of them; and each kind of name has a capital or
+ * a `_`. So only such runs are tried, whole.
+ */
+export function identifiersIn(text: string): string[] {
+  const out: string[] = [];
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
+    if (!isWord(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let marked = false;
+    for (; i < length; i++) {
+      const c = text.charCodeAt(i);
+      if (!isWord(c)) break;
+      if ((c >= 65 && c <= 90) || c === 95) marked = true;
+    }
+    if (marked) {
+      const run = text.slice(start, i);
+      if (WHOLE_IDENTIFIER.test(run)) out.push(run);
+    }
+  }
+  return out;
+}
+
+function inPath(c: number): boolean {
+  return c < 128 && (CLASS[c] as number) > 0;
+}
+
+function isWord(c: number): boolean {
+  return c < 128 && CLASS[c] === 2;
+}
