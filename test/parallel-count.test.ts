@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { loadCounter } from '../src/core/tokens/encodings.js';
-import type { countAcrossThreads as CountAcrossThreads } from '../src/cli/parallel-count.js';
+import type { countAcrossThreads as CountAcrossThreads, CountWorkers as CountWorkersClass } from '../src/cli/parallel-count.js';
 import { runCli } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
 import { seeded } from './helpers/prng.js';
@@ -15,9 +15,10 @@ import { seeded } from './helpers/prng.js';
 // The built module: its workers are built JavaScript (a worker thread does not get tsx's loader).
 const built = (await import(join(repoRoot, 'dist', 'cli', 'parallel-count.js'))) as {
   countAcrossThreads: typeof CountAcrossThreads;
+  CountWorkers: typeof CountWorkersClass;
   PARALLEL_MIN_CHARS: number;
 };
-const { countAcrossThreads, PARALLEL_MIN_CHARS } = built;
+const { countAcrossThreads, CountWorkers, PARALLEL_MIN_CHARS } = built;
 
 const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-parallel-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -87,6 +88,25 @@ test('countAcrossThreads: work alongside that fails is the error, and the worker
     }),
     /stopped alongside/,
   );
+});
+
+test('count workers started ahead (while a transcript is read): used by the count, the same counts; those not used are ended', async () => {
+  const counter = loadCounter('o200k_base');
+  const many = texts(600, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 600), 0xa5);
+  const expected = many.map((t) => counter.count(t));
+  // More started than the count uses (3 threads at most: 2 workers), and some for little text (none used).
+  const ahead = new CountWorkers('o200k_base', 4);
+  assert.equal(ahead.waiting, 4);
+  assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', 3, undefined, ahead), expected);
+  assert.equal(ahead.waiting, 2, 'two were taken');
+  assert.deepEqual(await countAcrossThreads(many.slice(0, 3), counter, 'o200k_base', 3, undefined, ahead), expected.slice(0, 3));
+  assert.equal(ahead.waiting, 2, 'none taken for little text');
+  await ahead.end();
+  assert.equal(ahead.waiting, 0);
+  // Ended, they give none: a count then starts its own.
+  assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', 2, undefined, ahead), expected);
+  // Never used nor ended: they do not keep the process alive (this test file would not end).
+  new CountWorkers('o200k_base', 1);
 });
 
 test('analyze of a large transcript: --jobs 2 (count workers) prints exactly what --jobs 1 prints, cold and from the token cache', () => {

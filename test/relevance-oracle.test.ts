@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { Pacer } from '../src/core/pace.js';
 import { GoalExcerpts, goalExcerpt } from '../src/core/prune/excerpt.js';
-import { findActiveTask } from '../src/core/prune/relevance.js';
+import { cosineSimilarity, findActiveTask, scoreRelevance } from '../src/core/prune/relevance.js';
 import { TermIds, TermIndex, terms } from '../src/core/terms.js';
 import { readTranscript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
@@ -162,6 +162,19 @@ describe('the offline ranking and the goal excerpts agree with their plain defin
         assert.deepEqual(fitted.embedOne(text), expected, `${name}: ${text.slice(0, 40)}`);
         assert.deepEqual(paced.embedOne(text), expected, `${name} (fit): ${text.slice(0, 40)}`);
       }
+    }
+  });
+
+  test('LocalEmbedder.similarities: exactly the cosine of the vectors, and scoreRelevance gives the same scores with it or without', async () => {
+    for (const { name, texts, goal } of all) {
+      const embedder = new LocalEmbedder(texts);
+      const probes = [...texts, '', 'no word of the corpus: zzqx', goal];
+      const direct = embedder.similarities(goal, probes);
+      const goalVector = embedder.embedOne(goal);
+      for (const [i, text] of probes.entries()) assert.equal(direct[i], cosineSimilarity(goalVector, embedder.embedOne(text)), `${name}: ${text.slice(0, 40)}`);
+      // Without `similarities`, through the vectors.
+      const vectorsOnly = { name: embedder.name, embed: (batch: readonly string[]) => embedder.embed(batch) };
+      assert.deepEqual(await scoreRelevance(goal, texts, embedder), await scoreRelevance(goal, texts, vectorsOnly), name);
     }
   });
 

@@ -25,7 +25,59 @@ function countWorkerUrl(): URL {
 }
 
 /** Each thread counting takes the next of about this many pieces per thread, so threads that start late (or are busy with other work first) still share the counting evenly. */
-const PIECES_PER_THREAD = 8;
+const PIECES_PER_THREAD = 32;
+
+/** A count worker and its end: its reply (that it is done), or its failure, awaited from the moment it exists. */
+interface CountWorker {
+  readonly worker: Worker;
+  readonly done: Promise<void>;
+}
+
+function startCountWorker(encoding: string): CountWorker {
+  const worker = new Worker(countWorkerUrl(), { workerData: { encoding } });
+  const done = Promise.race([
+    once(worker, 'message').then(() => undefined),
+    once(worker, 'error').then(([error]) => Promise.reject(error instanceof Error ? error : new Error(String(error)))),
+    once(worker, 'exit').then(([code]) => Promise.reject(new Error(`a count worker stopped (exit ${String(code)})`))),
+  ]);
+  // A rejection is handled where the reply is awaited, or by whoever ends the worker.
+  done.catch(() => undefined);
+  return { worker, done };
+}
+
+/**
+ * Count workers started ahead of the count (a worker takes a few tens of milliseconds to load its
+ * tokenizer: a prune starts them before it reads a large transcript), for `countAcrossThreads` to
+ * take. Until taken they do not keep the process alive; `end` ends those not taken.
+ */
+export class CountWorkers {
+  readonly #waiting: CountWorker[];
+
+  constructor(encoding: string, count: number) {
+    this.#waiting = Array.from({ length: count }, () => {
+      const started = startCountWorker(encoding);
+      started.worker.unref();
+      return started;
+    });
+  }
+
+  /** How many are started and not taken. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /** Up to `count` of them, for a count (which ends them). */
+  take(count: number): CountWorker[] {
+    const taken = this.#waiting.splice(0, count);
+    for (const { worker } of taken) worker.ref();
+    return taken;
+  }
+
+  async end(): Promise<void> {
+    const left = this.#waiting.splice(0);
+    await Promise.all(left.map(({ worker }) => worker.terminate()));
+  }
+}
 
 /**
  * Counts `texts` across `jobs` threads: small count workers and this thread take consecutive pieces
@@ -35,7 +87,8 @@ const PIECES_PER_THREAD = 8;
  *
  * `alongside`: other work for this thread, started at once while the workers count (a prune fits its
  * relevance ranking meanwhile); this thread takes pieces of the counting once it is done, and the
- * counts are given once both are. It runs however little there is to count.
+ * counts are given once both are. It runs however little there is to count. `ahead`: workers
+ * started earlier, used before any new one is started.
  */
 export async function countAcrossThreads(
   texts: readonly string[],
@@ -43,6 +96,7 @@ export async function countAcrossThreads(
   encoding: string,
   jobs: number,
   alongside?: () => Promise<void>,
+  ahead?: CountWorkers,
 ): Promise<number[]> {
   let chars = 0;
   for (const text of texts) chars += text.length;
@@ -55,20 +109,9 @@ export async function countAcrossThreads(
   // [the next piece to take, then one count per text]
   const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (1 + texts.length));
   const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT);
-  const url = countWorkerUrl();
-  const workers = Array.from({ length: parts - 1 }, () => {
-    const worker = new Worker(url, { workerData: { encoding } });
-    // The reply (or a failure) is awaited from the moment the worker exists.
-    const done = Promise.race([
-      once(worker, 'message').then(() => undefined),
-      once(worker, 'error').then(([error]) => Promise.reject(error instanceof Error ? error : new Error(String(error)))),
-      once(worker, 'exit').then(([code]) => Promise.reject(new Error(`a count worker stopped (exit ${String(code)})`))),
-    ]);
-    // A rejection is handled when it is awaited below, or by the finally that ends the workers.
-    done.catch(() => undefined);
-    worker.postMessage({ texts, starts, shared } satisfies CountJob);
-    return { worker, done };
-  });
+  const workers = ahead?.take(parts - 1) ?? [];
+  while (workers.length < parts - 1) workers.push(startCountWorker(encoding));
+  for (const { worker } of workers) worker.postMessage({ texts, starts, shared } satisfies CountJob);
   try {
     await alongside?.();
     countPieces({ texts, starts, shared }, counter);

@@ -13,6 +13,7 @@ import type { ParsedDocument } from '../io/jsonl.js';
 import type { CliContext } from './context.js';
 import type { LimitOptions } from './options.js';
 import { countAcrossThreads } from './parallel-count.js';
+import type { CountWorkers } from './parallel-count.js';
 import { installPrebuiltRankTables } from '../io/rank-tables.js';
 
 // Every command that counts tokens loads this module (not main.ts, so --version and --help never
@@ -59,7 +60,7 @@ export class CachedCounter implements TextTokenCounter {
    * cold); then `count` only looks them up. `alongside`: other work for this thread meanwhile (see
    * countAcrossThreads); it runs whatever there is to count.
    */
-  async prepare(entries: readonly TranscriptEntry[], jobs: number, alongside?: () => Promise<void>): Promise<void> {
+  async prepare(entries: readonly TranscriptEntry[], jobs: number, alongside?: () => Promise<void>, ahead?: CountWorkers): Promise<void> {
     const missing: string[] = [];
     const keys: string[] = [];
     for (const entry of entries) {
@@ -80,7 +81,7 @@ export class CachedCounter implements TextTokenCounter {
       await alongside?.();
       return;
     }
-    const counts = await countAcrossThreads(missing, this.#counter(), this.encoding, jobs, alongside);
+    const counts = await countAcrossThreads(missing, this.#counter(), this.encoding, jobs, alongside, ahead);
     for (const [i, text] of missing.entries()) {
       const count = counts[i] as number;
       this.#known.set(text, count);

@@ -13,6 +13,12 @@ export interface Embedder {
   readonly name: string;
   /** Vectors for many texts at once (one request per batch for remote providers). */
   embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Embedding[]>;
+  /**
+   * Optional: each text's cosine similarity to `goal`, exactly what `cosineSimilarity` gives for
+   * their `embed` vectors, found without making every vector (the offline embedder's are sparse).
+   * A ranking uses it when it is there.
+   */
+  similarities?(goal: string, texts: readonly string[]): number[];
 }
 
 export interface SummaryRequest {

@@ -132,6 +132,12 @@ export class LocalEmbedder implements Embedder {
 
   embedOne(text: string): Float32Array {
     const vector = new Float32Array(LOCAL_EMBEDDING_DIMENSIONS);
+    this.addTo(vector, text);
+    return vector;
+  }
+
+  /** Adds `text`'s weights into `vector` (all zeros), noting each bucket first written in `touched`. */
+  private addTo(vector: Float32Array, text: string, touched?: TermIds): void {
     const { index, df: documentFrequency } = this.stats;
     const tf = this.stats.known.get(text) ?? this.counter.count(index, text).tf;
     if (this.hashes.length < index.size) {
@@ -155,9 +161,41 @@ export class LocalEmbedder implements Embedder {
         this.hashes[id] = h;
       }
       const bucket = h % LOCAL_EMBEDDING_DIMENSIONS;
+      if (touched && vector[bucket] === 0) touched.push(bucket);
       vector[bucket] = (vector[bucket] ?? 0) + (h >>> 31 === 1 ? -weight : weight);
     }
-    return vector;
+  }
+
+  /**
+   * `cosineSimilarity(embedOne(goal), embedOne(text))` for each text, bit for bit: a text's vector
+   * has a value only in the buckets of its terms, so only those are summed (in bucket order, as the
+   * full loop sums them; the other buckets add exact zeros).
+   */
+  similarities(goal: string, texts: readonly string[]): number[] {
+    const goalVector = this.embedOne(goal);
+    let goalNorm = 0;
+    for (let i = 0; i < goalVector.length; i++) goalNorm += (goalVector[i] as number) * (goalVector[i] as number);
+    const vector = new Float32Array(LOCAL_EMBEDDING_DIMENSIONS);
+    const noted = new TermIds();
+    return texts.map((text) => {
+      noted.length = 0;
+      this.addTo(vector, text, noted);
+      const touched = noted.ids.subarray(0, noted.length).sort();
+      let dot = 0;
+      let norm = 0;
+      for (let k = 0; k < touched.length; k++) {
+        const bucket = touched[k] as number;
+        // A bucket back at 0 and written again is noted twice: summed once.
+        if (k > 0 && touched[k - 1] === bucket) continue;
+        const x = goalVector[bucket] as number;
+        const y = vector[bucket] as number;
+        dot += x * y;
+        norm += y * y;
+        vector[bucket] = 0;
+      }
+      if (goalNorm === 0 || norm === 0) return 0;
+      return dot / Math.sqrt(goalNorm * norm);
+    });
   }
 
   embed(texts: readonly string[]): Promise<Embedding[]> {

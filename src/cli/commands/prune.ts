@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { countEntries } from '../../core/accounting.js';
@@ -36,6 +37,8 @@ import { renderPruneReport } from '../render/prune-text.js';
 import { startProgress } from '../render/progress.js';
 import type { PruneOptions } from '../flags/prune.js';
 import { CachedCounter, checkTarget, loadTranscriptInput, settingsFor } from '../shared.js';
+import { CountWorkers, PARALLEL_MIN_CHARS } from '../parallel-count.js';
+import type { EncodingName } from '../../core/tokens/encodings.js';
 
 /** `devs-ctx prune [file|-]`: parse → load → run the prune service (plan → summarize → write and verify) → archive and write → report. */
 export async function runPrune(path: string | undefined, given: PruneOptions, ctx: CliContext): Promise<ExitCodeValue> {
@@ -94,14 +97,32 @@ export async function runPrune(path: string | undefined, given: PruneOptions, ct
     return reportError(ctx, error, json);
   } finally {
     held.trap?.release();
+    await held.countWorkers?.end();
     if (held.store) await held.store.close().catch(() => {});
     else held.vectors?.opened()?.close();
     held.lock?.release();
   }
 }
 
+/**
+ * Count workers started before a large transcript is read (it will be counted across the cores
+ * cold), so they load the tokenizer while it is read: as many as the count can use for its size.
+ */
+function startCountWorkers(input: string, encoding: EncodingName, ctx: CliContext): CountWorkers | undefined {
+  if (input === STDIN) return undefined;
+  let size: number;
+  try {
+    size = statSync(resolve(ctx.cwd, input)).size;
+  } catch {
+    return undefined; // reading it says what is wrong
+  }
+  const workers = Math.min(availableParallelism(), Math.floor(size / (PARALLEL_MIN_CHARS / 2))) - 1;
+  return workers > 0 ? new CountWorkers(encoding, workers) : undefined;
+}
+
 /** What a prune holds while it runs, released however it ends. */
 interface Held {
+  countWorkers?: CountWorkers | undefined;
   lock?: FileLock | undefined;
   store?: Archive | undefined;
   vectors?: Awaited<ReturnType<typeof lazyEmbeddingCache>> | undefined;
@@ -143,6 +164,7 @@ type Loaded = Awaited<ReturnType<typeof loadPrune>>;
 async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   const { options, input, inPlace } = args;
   const { settings: givenSettings, file } = settingsFor(options, ctx);
+  held.countWorkers = startCountWorkers(input, givenSettings.encoding, ctx);
   const givenTarget = options.target ?? file?.config.target;
   // Both limits explicit are known before the transcript is read: a bad --target fails first (one
   // limit given: the other comes from the model's window, checked once the transcript is read).
@@ -173,11 +195,17 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   const { entries } = transcript;
   let local = new LocalEmbedder();
   let goalExcerpts: GoalExcerptsFound | undefined;
-  await counter.prepare(entries, availableParallelism(), async () => {
-    const index = new TermIndex();
-    local = await LocalEmbedder.fit(strategy === 'relevance' ? entries.map((e) => e.turn.content) : [], pacer, index);
-    if (strategy === 'relevance') goalExcerpts = await findGoalExcerpts(entries, planningGoal(entries, options.goal).goal, { index, pacer });
-  });
+  await counter.prepare(
+    entries,
+    availableParallelism(),
+    async () => {
+      const index = new TermIndex();
+      local = await LocalEmbedder.fit(strategy === 'relevance' ? entries.map((e) => e.turn.content) : [], pacer, index);
+      if (strategy === 'relevance') goalExcerpts = await findGoalExcerpts(entries, planningGoal(entries, options.goal).goal, { index, pacer });
+    },
+    held.countWorkers,
+  );
+  await held.countWorkers?.end();
   const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
   // --target and the limits are in the model's tokens (the window of the session's model, its
   // calibrated size); the planner counts the turns in the file: convert through the calibration.

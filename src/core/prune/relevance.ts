@@ -34,6 +34,7 @@ export async function scoreRelevance(
   embedder: Embedder,
   options: { batchSize?: number; signal?: AbortSignal; concurrency?: number; pacer?: Pacer } = {},
 ): Promise<number[]> {
+  if (embedder.similarities) return similaritiesPaced(goal, texts, embedder.similarities.bind(embedder), options.pacer);
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_EMBED_BATCH);
   // One failed batch stops the others: their requests are aborted, not left running to the end.
   const stop = new AbortController();
@@ -64,6 +65,21 @@ export async function scoreRelevance(
   } catch (error) {
     stop.abort(error);
     throw error;
+  }
+  return scores;
+}
+
+/** `Embedder.similarities` a batch at a time, giving the event loop its turns (a signal is seen). */
+async function similaritiesPaced(
+  goal: string,
+  texts: readonly string[],
+  similarities: (goal: string, texts: readonly string[]) => number[],
+  pacer: Pacer | undefined,
+): Promise<number[]> {
+  const scores: number[] = [];
+  for (let start = 0; start < texts.length; start += DEFAULT_EMBED_BATCH) {
+    for (const score of similarities(goal, texts.slice(start, start + DEFAULT_EMBED_BATCH))) scores.push(score);
+    await pacer?.tick();
   }
   return scores;
 }
