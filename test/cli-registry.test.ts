@@ -134,6 +134,18 @@ test('options: every bad flag is reported in one usage error, not only the first
   });
 });
 
+test("options: a flag zod rejects in its own words keeps zod's English wording", () => {
+  const options = (name: string) => everyCommand().find((c) => c.path === name)?.definition.options ?? [];
+  assert.throws(() => parseOptions(options('restore'), { event: '' }, 'restore'), { message: '--event: Too small: expected string to have >=1 characters' });
+  assert.throws(() => parseOptions(options('init'), { transcripts: 'a.jsonl' }, 'init'), {
+    message: '--transcripts: Invalid input: expected array, received string',
+  });
+  assert.throws(() => parseOptions(options('analyze'), { encoding: 'p50k' }, 'analyze'), {
+    message: '--encoding: Invalid option: expected one of "o200k_base"|"cl100k_base"',
+  });
+  assert.throws(() => parseOptions(options('prune'), { archive: 5 }, 'prune'), { message: '--archive: Invalid input' });
+});
+
 test('CLI: several bad flags are all named, exit 2, as text and as JSON', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-flags-'));
   const file = join(dir, 's.jsonl');
