@@ -144,6 +144,10 @@ test("options: a flag zod rejects in its own words keeps zod's English wording",
     message: '--encoding: Invalid option: expected one of "o200k_base"|"cl100k_base"',
   });
   assert.throws(() => parseOptions(options('prune'), { archive: 5 }, 'prune'), { message: '--archive: Invalid input' });
+  // The built CLI, in a process of its own: this file loads classic zod, whose first schema sets English for every zod here.
+  const cli = runCli(['restore', 'x.jsonl', '--event', '']);
+  assert.equal(cli.exitCode, 2);
+  assert.equal(cli.stderr, 'devs-ctx: --event: Too small: expected string to have >=1 characters\n  hint: see devs-ctx restore --help\n');
 });
 
 test('CLI: several bad flags are all named, exit 2, as text and as JSON', async () => {
