@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -204,6 +204,21 @@ export async function resolve(specifier, context, next) {
     .map((url) => url.slice(root.length));
   return { code: run.status, loaded: [...new Set(loaded)] };
 }
+
+test('the CLI bundle carries zod/mini and its English messages only: no classic zod, no other locale, no JSON-schema generation', () => {
+  const dir = join(repoRoot, 'dist', 'cli-bundle');
+  const zodModules = new Set<string>();
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.js'))) {
+    // esbuild heads each bundled module with its path.
+    for (const match of readFileSync(join(dir, file), 'utf8').matchAll(/^\/\/ (node_modules\/zod\/\S+)$/gm)) zodModules.add(match[1] as string);
+  }
+  assert.ok(zodModules.has('node_modules/zod/v4/mini/schemas.js'), [...zodModules].join(' '));
+  assert.ok(zodModules.has('node_modules/zod/v4/locales/en.js'));
+  assert.deepEqual(
+    [...zodModules].filter((m) => m.includes('/classic/') || (m.includes('/locales/') && !m.endsWith('/en.js')) || m.includes('json-schema')),
+    [],
+  );
+});
 
 test('lazy loading: --version and --help load no command module and not zod; a command loads its own module only', () => {
   const heavy = (loaded: readonly string[]) =>
