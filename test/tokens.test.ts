@@ -303,3 +303,78 @@ test('encrypted: recorded tokens when known, else (decoded bytes − 700-byte en
   // A recorded count wins for any kind.
   assert.equal(estimateBlobTokens({ kind: 'image', provider: 'anthropic', base64Length: 9, width: 1000, height: 1000, recordedTokens: 7 }), 7);
 });
+
+// ASCII text under o200k is split by hand (src/core/tokens/ascii-pieces.ts): every piece must be the
+// regex's, as js-tiktoken finds them (matchAll with the pattern's own flags).
+const regexPieces = (name: EncodingName, text: string): string[] =>
+  [...text.matchAll(new RegExp((name === 'o200k_base' ? o200k : cl100k).pat_str, 'ug'))].map((m) => m[0]);
+
+/** Mostly ASCII, with every kind of character the hand split must hand back to the regex. */
+const SPLIT_ALPHABET: readonly string[] = [
+  ...'abcxyzABCXYZ0123456789',
+  ...' \t\n\r\v\f',
+  ...'!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  "'s",
+  "'S",
+  "'t",
+  "'re",
+  "'rE",
+  "'Ve",
+  "'ll",
+  "'LL",
+  "'m",
+  "'D",
+  "'x",
+  "'r",
+  "'l",
+  'é',
+  'É',
+  'ǅ',
+  'ʰ',
+  '中',
+  '\u0301',
+  '²',
+  '٣',
+  '\u00a0',
+  '\u2028',
+  '\u3000',
+  '\ufeff',
+  '→',
+  '😀',
+  '\ud800',
+];
+
+test('o200k_base: the hand split of ASCII text gives exactly the regex pieces', () => {
+  const counter = loadCounter('o200k_base');
+  const next = seeded(0xa5c11);
+  for (let i = 0; i < 20_000; i++) {
+    const parts: string[] = [];
+    const n = 1 + Math.floor(next() * 30);
+    for (let k = 0; k < n; k++) {
+      const unit = SPLIT_ALPHABET[Math.floor(next() * SPLIT_ALPHABET.length)] as string;
+      parts.push(next() < 0.85 ? unit : unit.repeat(2 + Math.floor(next() * 5)));
+    }
+    const text = parts.join('');
+    assert.deepEqual(counter.pieces(text), regexPieces('o200k_base', text), JSON.stringify(text));
+  }
+  for (const text of FIXED_CASES) assert.deepEqual(counter.pieces(text), regexPieces('o200k_base', text), JSON.stringify(text));
+});
+
+test('cl100k_base: pieces are the regex pieces (no hand split: its pattern is another)', () => {
+  const counter = loadCounter('cl100k_base');
+  for (const text of FIXED_CASES) assert.deepEqual(counter.pieces(text), regexPieces('cl100k_base', text), JSON.stringify(text));
+});
+
+test('o200k_base: the piece memo, full and cleared, still gives js-tiktoken counts', () => {
+  // 100,000 distinct pieces: more than the memo holds (65,536), so it is cleared on the way.
+  const words = Array.from({ length: 100_000 }, (_, i) => `q${(i * 7919).toString(36)}é${i.toString(36)}`);
+  const text = words.join(' ');
+  const counter = new BpeCounter(o200k);
+  const expected = oracleCount('o200k_base', text);
+  assert.equal(counter.count(text), expected);
+  assert.equal(counter.count(text), expected, 'again, through the refilled memo');
+  assert.equal(counter.count(words.slice(0, 1000).join(' ')), oracleCount('o200k_base', words.slice(0, 1000).join(' ')));
+});
