@@ -348,7 +348,9 @@ const SPLIT_ALPHABET: readonly string[] = [
 ];
 
 test('o200k_base: the hand split of ASCII text gives exactly the regex pieces', () => {
-  const counter = loadCounter('o200k_base');
+  // Warm from the first character: the fast path (hand split, in-place memo) at once.
+  const counter = new BpeCounter(o200k, { warmAfterChars: 0 });
+  counter.count('warm');
   const next = seeded(0xa5c11);
   for (let i = 0; i < 20_000; i++) {
     const parts: string[] = [];
@@ -361,6 +363,14 @@ test('o200k_base: the hand split of ASCII text gives exactly the regex pieces', 
     assert.deepEqual(counter.pieces(text), regexPieces('o200k_base', text), JSON.stringify(text));
   }
   for (const text of FIXED_CASES) assert.deepEqual(counter.pieces(text), regexPieces('o200k_base', text), JSON.stringify(text));
+  // And the counts, on both paths, equal js-tiktoken's on the same kind of text.
+  const plain = new BpeCounter(o200k);
+  const next2 = seeded(0xc0ffee);
+  for (let i = 0; i < 300; i++) {
+    const text = Array.from({ length: 40 }, () => SPLIT_ALPHABET[Math.floor(next2() * SPLIT_ALPHABET.length)] as string).join('');
+    const expected = oracleCount('o200k_base', text);
+    assert.deepEqual([counter.count(text), plain.count(text)], [expected, expected], JSON.stringify(text));
+  }
 });
 
 test('cl100k_base: pieces are the regex pieces (no hand split: its pattern is another)', () => {
@@ -372,9 +382,13 @@ test('o200k_base: the piece memo, full and cleared, still gives js-tiktoken coun
   // 100,000 distinct pieces: more than the memo holds (65,536), so it is cleared on the way.
   const words = Array.from({ length: 100_000 }, (_, i) => `q${(i * 7919).toString(36)}é${i.toString(36)}`);
   const text = words.join(' ');
-  const counter = new BpeCounter(o200k);
   const expected = oracleCount('o200k_base', text);
-  assert.equal(counter.count(text), expected);
-  assert.equal(counter.count(text), expected, 'again, through the refilled memo');
-  assert.equal(counter.count(words.slice(0, 1000).join(' ')), oracleCount('o200k_base', words.slice(0, 1000).join(' ')));
+  const start = words.slice(0, 1000).join(' ');
+  // Plain until 256 KiB have been counted, then the fast path with what the plain memo knew.
+  for (const counter of [new BpeCounter(o200k), new BpeCounter(o200k, { warmAfterChars: 0 }), new BpeCounter(o200k, { warmAfterChars: 10_000 })]) {
+    assert.equal(counter.count(start), oracleCount('o200k_base', start));
+    assert.equal(counter.count(text), expected);
+    assert.equal(counter.count(text), expected, 'again, through the refilled memo');
+    assert.equal(counter.count(start), oracleCount('o200k_base', start));
+  }
 });
