@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { after, mock, test } from 'node:test';
 import { parseTimeBound, parseTimeRange, spanInRange } from '../src/cli/batch/range.js';
 import { inputRoot } from '../src/cli/batch/discover.js';
+import { byCodeUnits } from '../src/core/compare.js';
 import { projectOf } from '../src/cli/batch/session.js';
 import { progressLine, startBatchProgress } from '../src/cli/render/analyze-batch-progress.js';
 import { ALIGN_BLOCK, shortModel, shortSize, truncateMiddle } from '../src/cli/render/analyze-batch.js';
@@ -72,7 +73,7 @@ test('batch --ndjson: one parseable line per session in discovery order, then a 
     const pa = a.split('/');
     const pb = b.split('/');
     for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
-      const c = (pa[i] ?? '').localeCompare(pb[i] ?? '');
+      const c = byCodeUnits(pa[i] ?? '', pb[i] ?? '');
       if (c !== 0) return c;
     }
     return pa.length - pb.length;
@@ -93,6 +94,29 @@ test('batch --ndjson: one parseable line per session in discovery order, then a 
   // With no workers (--jobs 1) the lines are the same, byte for byte.
   const inline = runCli(['analyze', '.', ...LIMITS, '--ndjson', '--jobs', '1'], { cwd: batch.dir });
   assert.equal(inline.stdout, runCli(['analyze', '.', ...LIMITS, '--ndjson', '--jobs', '3'], { cwd: batch.dir }).stdout);
+});
+
+test('batch: names are ordered by code units, the same whatever the locale (Zeta before alpha, as `LC_ALL=C ls` lists them)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-order-'));
+  try {
+    for (const name of ['alpha.jsonl', 'Zeta.jsonl', 'beta.jsonl', '_under.jsonl', 'Alpha.jsonl']) {
+      copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), join(dir, name));
+    }
+    for (const env of [
+      { LANG: 'en_US.UTF-8', LC_ALL: 'en_US.UTF-8' },
+      { LANG: 'C', LC_ALL: 'C' },
+    ]) {
+      const result = runCli(['analyze', '.', '--ndjson'], { cwd: dir, env });
+      const files = result.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as NdRow).file)
+        .filter((f) => f !== undefined);
+      assert.deepEqual(files, ['Alpha.jsonl', 'Zeta.jsonl', '_under.jsonl', 'alpha.jsonl', 'beta.jsonl'], JSON.stringify(env));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('batch: per-project totals add up the rows; a subagent transcript counts for its project', () => {

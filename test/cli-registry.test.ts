@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -134,6 +134,22 @@ test('options: every bad flag is reported in one usage error, not only the first
   });
 });
 
+test("options: a flag zod rejects in its own words keeps zod's English wording", () => {
+  const options = (name: string) => everyCommand().find((c) => c.path === name)?.definition.options ?? [];
+  assert.throws(() => parseOptions(options('restore'), { event: '' }, 'restore'), { message: '--event: Too small: expected string to have >=1 characters' });
+  assert.throws(() => parseOptions(options('init'), { transcripts: 'a.jsonl' }, 'init'), {
+    message: '--transcripts: Invalid input: expected array, received string',
+  });
+  assert.throws(() => parseOptions(options('analyze'), { encoding: 'p50k' }, 'analyze'), {
+    message: '--encoding: Invalid option: expected one of "o200k_base"|"cl100k_base"',
+  });
+  assert.throws(() => parseOptions(options('prune'), { archive: 5 }, 'prune'), { message: '--archive: Invalid input' });
+  // The built CLI, in a process of its own: this file loads classic zod, whose first schema sets English for every zod here.
+  const cli = runCli(['restore', 'x.jsonl', '--event', '']);
+  assert.equal(cli.exitCode, 2);
+  assert.equal(cli.stderr, 'devs-ctx: --event: Too small: expected string to have >=1 characters\n  hint: see devs-ctx restore --help\n');
+});
+
 test('CLI: several bad flags are all named, exit 2, as text and as JSON', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-flags-'));
   const file = join(dir, 's.jsonl');
@@ -188,6 +204,21 @@ export async function resolve(specifier, context, next) {
     .map((url) => url.slice(root.length));
   return { code: run.status, loaded: [...new Set(loaded)] };
 }
+
+test('the CLI bundle carries zod/mini and its English messages only: no classic zod, no other locale, no JSON-schema generation', () => {
+  const dir = join(repoRoot, 'dist', 'cli-bundle');
+  const zodModules = new Set<string>();
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.js'))) {
+    // esbuild heads each bundled module with its path.
+    for (const match of readFileSync(join(dir, file), 'utf8').matchAll(/^\/\/ (node_modules\/zod\/\S+)$/gm)) zodModules.add(match[1] as string);
+  }
+  assert.ok(zodModules.has('node_modules/zod/v4/mini/schemas.js'), [...zodModules].join(' '));
+  assert.ok(zodModules.has('node_modules/zod/v4/locales/en.js'));
+  assert.deepEqual(
+    [...zodModules].filter((m) => m.includes('/classic/') || (m.includes('/locales/') && !m.endsWith('/en.js')) || m.includes('json-schema')),
+    [],
+  );
+});
 
 test('lazy loading: --version and --help load no command module and not zod; a command loads its own module only', () => {
   const heavy = (loaded: readonly string[]) =>

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { limitsFromWindow, parseConfigFile, resolveSettings } from '../src/core/config.js';
+import { limitsFromWindow, parseConfigFile, parseUserConfig, resolveSettings } from '../src/core/config.js';
 import { InputError, UsageError } from '../src/core/errors.js';
 import { parseTokenAmount } from '../src/core/token-amount.js';
 import { sessionLimits } from '../src/core/session-context.js';
@@ -123,6 +123,49 @@ test('config errors name what each key expects (archive, timeout, geminiApiKey a
   expect({ geminiApiKey: '' }, /key "geminiApiKey" .*expected the Gemini API key/);
   expect({ geminiApiKey: 42 }, /key "geminiApiKey" .*Gemini API key/);
   assert.throws(() => parseConfigFile('c.json', { softLimit: 'x' }), /expected a positive whole number of tokens/);
+});
+
+test("config errors keep zod's English wording of what was wrong", () => {
+  const message = (parse: () => unknown): string => {
+    try {
+      parse();
+    } catch (error) {
+      return error instanceof UsageError ? error.message : String(error);
+    }
+    return 'accepted';
+  };
+  assert.equal(
+    message(() => parseConfigFile('c.json', { hardLimit: -1 })),
+    'c.json: key "hardLimit" Too small: expected number to be >0 (expected a positive whole number of tokens)',
+  );
+  assert.equal(
+    message(() => parseConfigFile('c.json', { window: 1.5 })),
+    'c.json: key "window" Invalid input: expected int, received number (expected a positive whole number of tokens)',
+  );
+  assert.equal(
+    message(() => parseConfigFile('c.json', { summaryShare: 60 })),
+    'c.json: key "summaryShare" Too big: expected number to be <=50 (expected a percentage of the removed tokens, more than 0 and at most 50 (e.g. 3))',
+  );
+  assert.equal(
+    message(() => parseConfigFile('c.json', { geminiBaseUrl: 'nope' })),
+    'c.json: key "geminiBaseUrl" Invalid URL',
+  );
+  assert.equal(
+    message(() => parseConfigFile('c.json', [])),
+    'c.json: Invalid input: expected object, received array (expected a JSON object)',
+  );
+  assert.equal(
+    message(() => parseConfigFile('c.json', { transcripts: [''] })),
+    'c.json: key "transcripts.0" Too small: expected string to have >=1 characters (expected an array of paths or globs, relative to the config file)',
+  );
+  assert.equal(
+    message(() => parseUserConfig('u.json', { geminiBaseUrl: '' })),
+    'u.json: key "geminiBaseUrl" Too small: expected string to have >=1 characters (expected an https URL)',
+  );
+  assert.equal(
+    message(() => parseUserConfig('u.json', { allowProjectArchive: 'yes' })),
+    'u.json: key "allowProjectArchive" Invalid input: expected boolean, received string (expected true or false)',
+  );
 });
 
 test('DEVS_SOFT_LIMIT and friends take exactly the forms the flags take', () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenCountCache } from '../src/io/count-cache.js';
@@ -34,4 +35,10 @@ test('an unwritable cache directory is ignored, never an error', () => {
   const cache = TokenCountCache.open(join(dir, 'a-file', 'cache'), 'o200k_base'); // ENOTDIR
   cache.set('a', 1);
   assert.doesNotThrow(() => cache.save());
+});
+
+test('the cache key of a text is its SHA-1 (base64url), as earlier versions wrote it: their cache files stay valid', () => {
+  for (const text of ['', 'a', 'héllo wörld ✓', '\u{1F600} emoji', 'x'.repeat(100_000), '\ud800 lone surrogate']) {
+    assert.equal(TokenCountCache.key(text), createHash('sha1').update(text).digest('base64url'), JSON.stringify(text.slice(0, 20)));
+  }
 });

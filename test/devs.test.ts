@@ -67,6 +67,22 @@ test('malformed lines are reported with line numbers and the rest is read', () =
   assert.deepEqual(t.entries[2]?.source.records, t.entries[3]?.source.records);
 });
 
+test("a line zod rejects is described in zod's English words, key by key", () => {
+  const doc = parseDocument(
+    Buffer.from(
+      `${JSON.stringify({ id: '', role: 'user', type: 'message', content: 'a' })}\n${JSON.stringify({ id: 'b', role: 'user', type: 'message', content: 7, tokenCount: 1.5 })}\n`,
+    ),
+    { path: 'zod-words.jsonl' },
+  );
+  assert.deepEqual(
+    devsAdapter.read(doc).issues.map((i) => i.reason),
+    [
+      'not a devs turn: id: Too small: expected string to have >=1 characters',
+      'not a devs turn: content: Invalid input: expected string, received number; tokenCount: Invalid input: expected int, received number',
+    ],
+  );
+});
+
 test('SAOP envelope lines are read as assistant turns with their reasoning', () => {
   const t = devsAdapter.read(fixture('saop-envelopes.jsonl'));
   assert.equal(t.entries.length, 5);

@@ -76,6 +76,29 @@ test('the package root keeps internals to itself, and ContextPruner names its tw
   for (const method of ['prune', 'pruneWindow', 'pruneToBudget']) assert.equal(typeof pruner.prototype[method], 'function', method);
 });
 
+test("the exported schemas parse and safeParse, with zod's English messages, from the built package", async () => {
+  const packageName = 'devs-ctx';
+  type Issue = { path: PropertyKey[]; message: string };
+  type Schema = { parse(value: unknown): unknown; safeParse(value: unknown): { success: boolean; data?: unknown; error?: { issues: Issue[] } } };
+  const lib = (await import(packageName)) as { TurnSchema: Schema; SaopEnvelopeSchema: Schema };
+  const turn = { id: 't1', role: 'user', type: 'message', content: 'hi', extra: { kept: true } };
+  assert.deepEqual(lib.TurnSchema.parse(turn), turn);
+  const bad = lib.TurnSchema.safeParse({ id: '', role: 'bot', type: 'message', content: 1 });
+  assert.equal(bad.success, false);
+  assert.deepEqual(
+    bad.error?.issues.map((issue) => [issue.path.join('.'), issue.message]),
+    [
+      ['id', 'Too small: expected string to have >=1 characters'],
+      ['role', 'Invalid option: expected one of "system"|"user"|"assistant"|"tool"'],
+      ['content', 'Invalid input: expected string, received number'],
+    ],
+  );
+  assert.throws(
+    () => lib.SaopEnvelopeSchema.parse({ thought: 1 }),
+    (error: unknown) => error instanceof Error && /Invalid input: expected object, received number/.test(error.message),
+  );
+});
+
 test('the library entry never imports the CLI', () => {
   const index = readFileSync(join(repoRoot, 'src', 'index.ts'), 'utf8');
   assert.doesNotMatch(index, /from '\.\/cli\//);

@@ -303,3 +303,92 @@ test('encrypted: recorded tokens when known, else (decoded bytes − 700-byte en
   // A recorded count wins for any kind.
   assert.equal(estimateBlobTokens({ kind: 'image', provider: 'anthropic', base64Length: 9, width: 1000, height: 1000, recordedTokens: 7 }), 7);
 });
+
+// ASCII text under o200k is split by hand (src/core/tokens/ascii-pieces.ts): every piece must be the
+// regex's, as js-tiktoken finds them (matchAll with the pattern's own flags).
+const regexPieces = (name: EncodingName, text: string): string[] =>
+  [...text.matchAll(new RegExp((name === 'o200k_base' ? o200k : cl100k).pat_str, 'ug'))].map((m) => m[0]);
+
+/** Mostly ASCII, with every kind of character the hand split must hand back to the regex. */
+const SPLIT_ALPHABET: readonly string[] = [
+  ...'abcxyzABCXYZ0123456789',
+  ...' \t\n\r\v\f',
+  ...'!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  "'s",
+  "'S",
+  "'t",
+  "'re",
+  "'rE",
+  "'Ve",
+  "'ll",
+  "'LL",
+  "'m",
+  "'D",
+  "'x",
+  "'r",
+  "'l",
+  'é',
+  'É',
+  'ǅ',
+  'ʰ',
+  '中',
+  '\u0301',
+  '²',
+  '٣',
+  '\u00a0',
+  '\u2028',
+  '\u3000',
+  '\ufeff',
+  '→',
+  '😀',
+  '\ud800',
+];
+
+test('o200k_base: the hand split of ASCII text gives exactly the regex pieces', () => {
+  // Warm from the first character: the fast path (hand split, in-place memo) at once.
+  const counter = new BpeCounter(o200k, { warmAfterChars: 0 });
+  counter.count('warm');
+  const next = seeded(0xa5c11);
+  for (let i = 0; i < 20_000; i++) {
+    const parts: string[] = [];
+    const n = 1 + Math.floor(next() * 30);
+    for (let k = 0; k < n; k++) {
+      const unit = SPLIT_ALPHABET[Math.floor(next() * SPLIT_ALPHABET.length)] as string;
+      parts.push(next() < 0.85 ? unit : unit.repeat(2 + Math.floor(next() * 5)));
+    }
+    const text = parts.join('');
+    assert.deepEqual(counter.pieces(text), regexPieces('o200k_base', text), JSON.stringify(text));
+  }
+  for (const text of FIXED_CASES) assert.deepEqual(counter.pieces(text), regexPieces('o200k_base', text), JSON.stringify(text));
+  // And the counts, on both paths, equal js-tiktoken's on the same kind of text.
+  const plain = new BpeCounter(o200k);
+  const next2 = seeded(0xc0ffee);
+  for (let i = 0; i < 300; i++) {
+    const text = Array.from({ length: 40 }, () => SPLIT_ALPHABET[Math.floor(next2() * SPLIT_ALPHABET.length)] as string).join('');
+    const expected = oracleCount('o200k_base', text);
+    assert.deepEqual([counter.count(text), plain.count(text)], [expected, expected], JSON.stringify(text));
+  }
+});
+
+test('cl100k_base: pieces are the regex pieces (no hand split: its pattern is another)', () => {
+  const counter = loadCounter('cl100k_base');
+  for (const text of FIXED_CASES) assert.deepEqual(counter.pieces(text), regexPieces('cl100k_base', text), JSON.stringify(text));
+});
+
+test('o200k_base: the piece memo, full and cleared, still gives js-tiktoken counts', () => {
+  // 100,000 distinct pieces: more than the memo holds (65,536), so it is cleared on the way.
+  const words = Array.from({ length: 100_000 }, (_, i) => `q${(i * 7919).toString(36)}é${i.toString(36)}`);
+  const text = words.join(' ');
+  const expected = oracleCount('o200k_base', text);
+  const start = words.slice(0, 1000).join(' ');
+  // Plain until 256 KiB have been counted, then the fast path with what the plain memo knew.
+  for (const counter of [new BpeCounter(o200k), new BpeCounter(o200k, { warmAfterChars: 0 }), new BpeCounter(o200k, { warmAfterChars: 10_000 })]) {
+    assert.equal(counter.count(start), oracleCount('o200k_base', start));
+    assert.equal(counter.count(text), expected);
+    assert.equal(counter.count(text), expected, 'again, through the refilled memo');
+    assert.equal(counter.count(start), oracleCount('o200k_base', start));
+  }
+});

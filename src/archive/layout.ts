@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../core/zod-english.js';
 import type { ParsedDocument, RawRecord } from '../io/jsonl.js';
 import type { OutputRecord } from '../formats/types.js';
 import { ArchiveCorruptError, TranscriptChangedError } from './errors.js';
@@ -10,14 +11,17 @@ import { ArchiveCorruptError, TranscriptChangedError } from './errors.js';
  * byte, terminator included) or taken from the archive. Ranges are offsets into the whole output
  * file, BOM included. Pure: no SQLite here.
  */
+/** A byte offset or a record index. */
+const offset = z.number().check(z.int(), z.nonnegative());
+
 const LayoutSegmentSchema = z.union([
   /** `records` consecutive input records, reproduced as output bytes [start, end). */
   z.strictObject({
-    output: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]),
-    records: z.number().int().positive(),
+    output: z.tuple([offset, offset]),
+    records: z.number().check(z.int(), z.positive()),
   }),
   /** Input records [first, end), whose bytes are in `archived_records`. */
-  z.strictObject({ archived: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]) }),
+  z.strictObject({ archived: z.tuple([offset, offset]) }),
 ]);
 type LayoutSegment = z.infer<typeof LayoutSegmentSchema>;
 
@@ -25,7 +29,7 @@ export const RestoreLayoutSchema = z.strictObject({
   version: z.literal(1),
   /** The input began with a UTF-8 BOM. */
   bom: z.boolean(),
-  recordCount: z.number().int().nonnegative(),
+  recordCount: offset,
   segments: z.array(LayoutSegmentSchema),
 });
 type RestoreLayout = z.infer<typeof RestoreLayoutSchema>;

@@ -1,5 +1,6 @@
 import type { Buffer } from 'node:buffer';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../core/zod-english.js';
 import type { OutputRecord } from '../formats/types.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { Fingerprint } from './layout.js';
@@ -46,8 +47,8 @@ export interface PruneEventInput {
   readonly turns: readonly ArchivedTurnInput[];
 }
 
-export const PruneEventRowSchema = z
-  .object({
+export const PruneEventRowSchema = z.pipe(
+  z.object({
     id: z.string(),
     created_at: z.string(),
     source_path: z.string(),
@@ -55,19 +56,19 @@ export const PruneEventRowSchema = z
     strategy: z.string(),
     target_tokens: z.number(),
     urgency: z.string(),
-    goal: z.string().nullable(),
+    goal: z.nullable(z.string()),
     tokens_before: z.number(),
     tokens_after: z.number(),
     removed_turn_count: z.number(),
     masked_turn_count: z.number(),
     tokens_saved: z.number(),
-    summary_text: z.string().nullable(),
+    summary_text: z.nullable(z.string()),
     original_sha256: z.string(),
     original_bytes: z.number(),
     output_sha256: z.string(),
     output_bytes: z.number(),
-  })
-  .transform((row) => ({
+  }),
+  z.transform((row) => ({
     id: row.id,
     createdAt: row.created_at,
     sourcePath: row.source_path,
@@ -84,7 +85,8 @@ export const PruneEventRowSchema = z
     ...(row.summary_text !== null ? { summaryText: row.summary_text } : {}),
     original: { sha256: row.original_sha256, length: row.original_bytes } satisfies Fingerprint,
     output: { sha256: row.output_sha256, length: row.output_bytes } satisfies Fingerprint,
-  }));
+  })),
+);
 /** A prune event as the archive lists it (without the bytes it archived). */
 export type PruneEventSummary = z.output<typeof PruneEventRowSchema>;
 
@@ -97,16 +99,19 @@ const turnColumns = {
   type: z.string(),
   action: z.enum(['dropped', 'masked']),
   tokens: z.number(),
-  timestamp: z.string().nullable(),
+  timestamp: z.nullable(z.string()),
 };
 
-export const ArchivedTurnRowSchema = z
-  .object({
+export const ArchivedTurnRowSchema = z.pipe(
+  z.object({
     ...turnColumns,
     content: z.string(),
-    records: z.string().transform((text) => z.array(z.number().int().nonnegative()).parse(JSON.parse(text))),
-  })
-  .transform((row) => ({
+    records: z.pipe(
+      z.string(),
+      z.transform((text) => z.array(z.number().check(z.int(), z.nonnegative())).parse(JSON.parse(text))),
+    ),
+  }),
+  z.transform((row) => ({
     eventId: row.event_id,
     entryIndex: row.entry_index,
     turnId: row.turn_id,
@@ -117,20 +122,21 @@ export const ArchivedTurnRowSchema = z
     content: row.content,
     ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
     records: row.records,
-  }));
+  })),
+);
 /** An archived turn, with its full text. */
 export type ArchivedTurn = z.output<typeof ArchivedTurnRowSchema>;
 
-export const RecallRowSchema = z
-  .object({
+export const RecallRowSchema = z.pipe(
+  z.object({
     ...turnColumns,
     created_at: z.string(),
     source_path: z.string(),
-    strategy: z.string().optional(),
+    strategy: z.optional(z.string()),
     snippet: z.string(),
     rank: z.number(),
-  })
-  .transform((row) => ({
+  }),
+  z.transform((row) => ({
     eventId: row.event_id,
     entryIndex: row.entry_index,
     turnId: row.turn_id,
@@ -147,7 +153,8 @@ export const RecallRowSchema = z
     snippet: row.snippet,
     /** Relevance, higher is better (negated bm25). */
     score: -row.rank,
-  }));
+  })),
+);
 export type RecallHit = z.output<typeof RecallRowSchema>;
 
 export interface RecallOptions {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../core/zod-english.js';
 import { InputError } from '../core/errors.js';
 import type { ContextEntry } from '../core/prune/context-entry.js';
 import { serializeDocument } from '../io/jsonl.js';
@@ -20,16 +21,16 @@ export const EVENT_COLUMNS = `id, created_at, source_path, format, strategy, tar
 import { ArchivedTurnRowSchema, PruneEventRowSchema, RecallRowSchema } from './records.js';
 import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RawPruneEvent, RecallHit, RecallOptions } from './records.js';
 
-const MemoryRowSchema = z
-  .object({
+const MemoryRowSchema = z.pipe(
+  z.object({
     entry_id: z.string(),
     type: z.string(),
     content: z.string(),
     token_count: z.number(),
     timestamp: z.number(),
-    metadata: z.string().nullable(),
-  })
-  .transform(
+    metadata: z.nullable(z.string()),
+  }),
+  z.transform(
     (row): ContextEntry => ({
       id: row.entry_id,
       type: row.type,
@@ -38,7 +39,8 @@ const MemoryRowSchema = z
       timestamp: row.timestamp,
       ...(row.metadata !== null ? { metadata: z.record(z.string(), z.unknown()).parse(JSON.parse(row.metadata)) } : {}),
     }),
-  );
+  ),
+);
 
 const DEFAULT_RECALL_LIMIT = 20;
 /** bm25 column weights for (content, turn_id, type): an id match is a strong signal, the type a weak one. */
@@ -592,8 +594,8 @@ export class ArchiveStore {
 /** An event row (snake_case columns, as both stores name them) as the RawPruneEvent every store exports. */
 export function rawEventFromRow(row: Record<string, unknown>): RawPruneEvent['event'] {
   const text = (key: string): string => z.string().parse(row[key]);
-  const maybe = (key: string): string | null => z.string().nullable().parse(row[key]);
-  const int = (key: string): number => z.coerce.number().int().parse(row[key]);
+  const maybe = (key: string): string | null => z.nullable(z.string()).parse(row[key]);
+  const int = (key: string): number => z.coerce.number().check(z.int()).parse(row[key]);
   return {
     id: text('id'),
     createdAt: text('created_at'),

@@ -57,7 +57,10 @@ export async function main(argv: readonly string[], given?: CliContext): Promise
       },
     })
     .addHelpText('after', PROGRAM.examples);
-  for (const definition of COMMANDS) addCommand(program, definition, ctx, result);
+  // Only the command being run, when it is named first and no help is asked for: building every
+  // command's options costs a few milliseconds that `--help` and a mistyped name need, a run does not.
+  const named = argv.includes('--help') || argv.includes('-h') ? undefined : COMMANDS.find((c) => c.name === argv[0]);
+  for (const definition of named ? [named] : COMMANDS) addCommand(program, definition, ctx, result);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -1,5 +1,6 @@
 import { Option } from 'commander';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
+import type { FlagZod } from './flag-zod.js';
 import { AGENT_NAMES, EMBEDDER_NAMES, ENCODING_NAMES, FALLBACK_NAMES, PRUNE_STRATEGIES, SUMMARIZER_NAMES } from '../core/names.js';
 import { FORMAT_NAMES } from '../core/transcript.js';
 import { parseTokenAmount } from '../core/token-amount.js';
@@ -9,12 +10,12 @@ import { parseTokenAmount } from '../core/token-amount.js';
  * holds commander's `Option` (what --help shows and commander parses) and the zod schema that
  * validates and converts the value. A command's options type is inferred from its flags.
  *
- * The schema is built from `z` when the command runs (src/cli/parse-options.ts): --help and
- * --version never load zod.
+ * The schema is built from `z` (the part of zod/mini in src/cli/flag-zod.ts) when the command
+ * runs (src/cli/parse-options.ts): --help and --version never load zod.
  */
 
-/** zod's namespace, handed to a flag's schema when it is built. */
-export type Zod = typeof z;
+/** What a flag's schema is built from: zod/mini's functions that flags use. */
+export type Zod = FlagZod;
 
 /** The option's name in commander's parsed options: `--dry-run` → `dryRun`, `--no-cache` → `cache`. */
 type LongName<F extends string> = F extends `${string}--${infer N} <${string}`
@@ -27,7 +28,7 @@ type LongName<F extends string> = F extends `${string}--${infer N} <${string}`
 type CamelCase<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
 type FlagKey<F extends string> = LongName<F> extends `no-${infer R}` ? CamelCase<R> : CamelCase<LongName<F>>;
 
-export interface Flag<K extends string = string, S extends z.ZodType = z.ZodType> {
+export interface Flag<K extends string = string, S extends z.ZodMiniType = z.ZodMiniType> {
   /** The key commander stores the value under (its `attributeName()`). */
   readonly key: K;
   readonly option: Option;
@@ -36,10 +37,10 @@ export interface Flag<K extends string = string, S extends z.ZodType = z.ZodType
 
 export type Shape<T extends readonly Flag[]> = { [F in T[number] as F['key']]: ReturnType<F['schema']> };
 /** The parsed, converted options of a command with these flags. */
-export type OptionsOf<T extends readonly Flag[]> = z.output<z.ZodObject<Shape<T>>>;
+export type OptionsOf<T extends readonly Flag[]> = z.output<z.ZodMiniObject<Shape<T>>>;
 
 /** One flag: commander's option from `flags` and `description` (adjusted by `configure`), validated by `schema`. */
-export function flag<const F extends string, S extends z.ZodType>(
+export function flag<const F extends string, S extends z.ZodMiniType>(
   flags: F,
   description: string,
   schema: (z: Zod) => S,
@@ -50,17 +51,17 @@ export function flag<const F extends string, S extends z.ZodType>(
 }
 
 /** A flag without a value (`--json`), or the negation of one (`--no-cache`). */
-export const boolean = <const F extends string>(flags: F, description: string) => flag(flags, description, (z) => z.boolean().optional());
+export const boolean = <const F extends string>(flags: F, description: string) => flag(flags, description, (z) => z.optional(z.boolean()));
 
 /** A flag that takes any text. */
-export const text = <const F extends string>(flags: F, description: string) => flag(flags, description, (z) => z.string().optional());
+export const text = <const F extends string>(flags: F, description: string) => flag(flags, description, (z) => z.optional(z.string()));
 
 /** A flag that takes one of `values`: commander lists and checks them, zod types them. */
 export const choice = <const F extends string, const V extends readonly [string, ...string[]]>(flags: F, description: string, values: V) =>
   flag(
     flags,
     description,
-    (z) => z.enum(values).optional(),
+    (z) => z.optional(z.enum(values)),
     (option) => option.choices(values),
   );
 
@@ -74,23 +75,27 @@ const MIN_WINDOW_TOKENS = 1_000;
 
 /** A number of tokens as a user writes it (200000, 200k, 1M); `--window 200` is taken for a missing k. */
 function tokenAmount(z: Zod, name: string) {
-  return z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
+  return z.pipe(
+    z.optional(z.string()),
+    z.transform((raw: string | undefined, ctx) => {
       if (raw === undefined) return undefined;
       const value = parseTokenAmount(raw);
       if (value === undefined) {
-        ctx.addIssue({ code: 'custom', message: `${name} ${raw}: expected a positive number of tokens such as 200000, 200k or 1M` });
+        ctx.issues.push({ code: 'custom', message: `${name} ${raw}: expected a positive number of tokens such as 200000, 200k or 1M`, input: raw });
         return z.NEVER;
       }
       // No model has a window of a few hundred tokens: `--window 200` means 200k.
       if (name === '--window' && /^\s*\d+\s*$/.test(raw) && value < MIN_WINDOW_TOKENS) {
-        ctx.addIssue({ code: 'custom', message: `${name} ${raw}: a window of ${value} tokens is too small for any model; did you mean ${raw.trim()}k?` });
+        ctx.issues.push({
+          code: 'custom',
+          message: `${name} ${raw}: a window of ${value} tokens is too small for any model; did you mean ${raw.trim()}k?`,
+          input: raw,
+        });
         return z.NEVER;
       }
       return value;
-    });
+    }),
+  );
 }
 
 /** A flag that takes a number of tokens. */
@@ -99,18 +104,18 @@ export const tokens = <const F extends string>(flags: F, description: string) =>
 /** A whole number from `min` to `max`, named in the message as `what`. */
 export function wholeNumber(name: string, what: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (z: Zod) =>
-    z
-      .string()
-      .optional()
-      .transform((raw, ctx) => {
+    z.pipe(
+      z.optional(z.string()),
+      z.transform((raw: string | undefined, ctx) => {
         if (raw === undefined) return undefined;
         const value = Number(raw);
         if (!Number.isInteger(value) || value < min || value > max) {
-          ctx.addIssue({ code: 'custom', message: `${name} ${raw}: expected ${what}` });
+          ctx.issues.push({ code: 'custom', message: `${name} ${raw}: expected ${what}`, input: raw });
           return z.NEVER;
         }
         return value;
-      });
+      }),
+    );
 }
 
 // The flags several commands share. Where commands describe a flag differently, the description is a parameter.
@@ -137,14 +142,15 @@ export const prd = (description = "read the PRD from this file (default: the tra
 export const refreshTokens = () => tokens('--refresh-tokens <tokens>', 'condense the TAS and PRD to fit this many tokens in all (default 2000)');
 export const threshold = () =>
   flag('--threshold <turns>', 'turns in a node between refreshes (default 5)', wholeNumber('--threshold', 'a whole number of turns, at least 1', 1));
-export const model = (description: string) => flag('--model <id>', description, (z) => z.string().trim().min(1, '--model needs a model id').optional());
+export const model = (description: string) =>
+  flag('--model <id>', description, (z) => z.optional(z.string().check(z.trim(), z.minLength(1, '--model needs a model id'))));
 export const timeout = (description: string) =>
   flag('--timeout <seconds>', description, (z) =>
-    z.coerce
-      .number({ error: '--timeout takes a number of seconds' })
-      .positive('--timeout must be more than 0 seconds')
-      .max(3600, '--timeout is at most 3600 seconds')
-      .optional(),
+    z.optional(
+      z.coerce
+        .number({ error: '--timeout takes a number of seconds' })
+        .check(z.positive('--timeout must be more than 0 seconds'), z.lte(3600, '--timeout is at most 3600 seconds')),
+    ),
   );
 export const archiveLocation = (description: string) => text('--archive <path|url>', description);
 export const yes = (description: string) => boolean('-y, --yes', description);
@@ -154,7 +160,7 @@ const agentModel = () =>
   flag(
     '--agent-model <id>',
     "the agent's model, e.g. claude-sonnet-4-5-20250929: its window (from the model catalog) sets the limits; wins over the model the transcript names (config: agentModel, used only when the transcript names none)",
-    (z) => z.string().trim().min(1, '--agent-model needs a model id').optional(),
+    (z) => z.optional(z.string().check(z.trim(), z.minLength(1, '--agent-model needs a model id'))),
   );
 
 /** The limits every command that reads a transcript takes. */

@@ -1,10 +1,12 @@
-import { z } from 'zod';
+import { object } from 'zod/mini';
+import type { ZodMiniObject } from 'zod/mini';
 import { UsageError } from '../core/errors.js';
+import { flagZod } from './flag-zod.js';
 import type { Flag, OptionsOf, Shape } from './options.js';
 
 /** The zod schema of these flags' values (built when a command runs, so --help never loads zod). */
-export function schemaOf<const T extends readonly Flag[]>(flags: T): z.ZodObject<Shape<T>> {
-  return z.object(Object.fromEntries(flags.map((f) => [f.key, f.schema(z)]))) as z.ZodObject<Shape<T>>;
+export function schemaOf<const T extends readonly Flag[]>(flags: T): ZodMiniObject<Shape<T>> {
+  return object(Object.fromEntries(flags.map((f) => [f.key, f.schema(flagZod)]))) as ZodMiniObject<Shape<T>>;
 }
 
 /** Validates commander's raw options; every bad flag is reported, in one usage error (exit 2). */

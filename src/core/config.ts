@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './zod-english.js';
 import { UsageError } from './errors.js';
 import { parseTokenAmount } from './token-amount.js';
 import {
@@ -16,53 +17,53 @@ import { EMBEDDER_NAMES, ENCODING_NAMES, FALLBACK_NAMES, PRUNE_STRATEGIES, SUMMA
 
 export const CONFIG_FILE_NAME = 'devs-ctx.config.json';
 
-const tokens = z.number().int().positive();
+const tokens = z.number().check(z.int(), z.positive());
 
 /** `devs-ctx.config.json`: every key optional; unknown keys are an error so typos are caught. */
 export const ConfigFileSchema = z.strictObject({
-  $schema: z.string().optional(),
+  $schema: z.optional(z.string()),
   /** A model's context window: soft = 50 %, hard = 80 % of it. */
-  window: tokens.optional(),
-  softLimit: tokens.optional(),
-  hardLimit: tokens.optional(),
-  pinnedPrefixTurns: z.number().int().nonnegative().optional(),
-  pinnedTypes: z.array(TurnTypeSchema).optional(),
-  protectedTailTurns: z.number().int().nonnegative().optional(),
-  encoding: z.enum(ENCODING_NAMES).optional(),
+  window: z.optional(tokens),
+  softLimit: z.optional(tokens),
+  hardLimit: z.optional(tokens),
+  pinnedPrefixTurns: z.optional(z.number().check(z.int(), z.nonnegative())),
+  pinnedTypes: z.optional(z.array(TurnTypeSchema)),
+  protectedTailTurns: z.optional(z.number().check(z.int(), z.nonnegative())),
+  encoding: z.optional(z.enum(ENCODING_NAMES)),
   /** prune: which turns go first. */
-  strategy: z.enum(PRUNE_STRATEGIES).optional(),
+  strategy: z.optional(z.enum(PRUNE_STRATEGIES)),
   /** prune: the window size to bring a transcript down to (default half the soft limit). */
-  target: tokens.optional(),
+  target: z.optional(tokens),
   /** prune: the summary's share of the removed tokens, in % (default 2; kept between 1,000 and 8,000 tokens). */
-  summaryShare: z.number().positive().max(50).optional(),
+  summaryShare: z.optional(z.number().check(z.positive(), z.maximum(50))),
   /** prune: the archive, a SQLite file (relative to the config file's folder) or a postgres:// URL. */
-  archive: z.string().min(1).optional(),
+  archive: z.optional(z.string().check(z.minLength(1))),
   /** refresh, replay: turns in an orchestrator node between refreshes (default 5). */
-  refreshThreshold: z.number().int().positive().optional(),
+  refreshThreshold: z.optional(z.number().check(z.int(), z.positive())),
   /** refresh, replay: the whole refresh turn's token budget (default 2,000). */
-  refreshTokens: tokens.optional(),
+  refreshTokens: z.optional(tokens),
   /** prune: who writes the summary (default: gemini when a Gemini key is set, else extractive). */
-  summarizer: z.enum(SUMMARIZER_NAMES).optional(),
+  summarizer: z.optional(z.enum(SUMMARIZER_NAMES)),
   /** prune: how turns are embedded for relevance (default: gemini when a key is set, else local). */
-  embedder: z.enum(EMBEDDER_NAMES).optional(),
+  embedder: z.optional(z.enum(EMBEDDER_NAMES)),
   /** Gemini model id for summaries (not the agent's model: that is `agentModel`). */
-  model: z.string().min(1).optional(),
+  model: z.optional(z.string().check(z.minLength(1))),
   /** The agent's model, for a transcript that names none (a `devs` transcript): its window sets the limits. */
-  agentModel: z.string().min(1).optional(),
+  agentModel: z.optional(z.string().check(z.minLength(1))),
   /** Gemini model id for embeddings. */
-  embeddingModel: z.string().min(1).optional(),
+  embeddingModel: z.optional(z.string().check(z.minLength(1))),
   /** Gemini API key (GEMINI_API_KEY and GOOGLE_API_KEY take precedence); keep this file private. */
-  geminiApiKey: z.string().min(1).optional(),
+  geminiApiKey: z.optional(z.string().check(z.minLength(1))),
   /** Gemini API base URL, for a proxy or gateway (DEVS_CTX_GEMINI_BASE_URL takes precedence). */
-  geminiBaseUrl: z.url().optional(),
+  geminiBaseUrl: z.optional(z.url()),
   /** Seconds one Gemini request may take. */
-  timeout: z.number().positive().optional(),
+  timeout: z.optional(z.number().check(z.positive())),
   /** When Gemini fails: use the offline providers instead of exiting 5. */
-  fallback: z.enum(FALLBACK_NAMES).optional(),
+  fallback: z.optional(z.enum(FALLBACK_NAMES)),
   /** Mask secrets before text is sent to Gemini (default true). */
-  redact: z.boolean().optional(),
+  redact: z.optional(z.boolean()),
   /** hook, init: the agent transcripts to watch, as paths or globs relative to the config file's folder. */
-  transcripts: z.array(z.string().min(1)).optional(),
+  transcripts: z.optional(z.array(z.string().check(z.minLength(1)))),
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 
@@ -74,15 +75,15 @@ export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 export const USER_CONFIG_RELATIVE_PATH = 'devs-ctx/config.json';
 
 const UserConfigSchema = z.strictObject({
-  $schema: z.string().optional(),
+  $schema: z.optional(z.string()),
   /** Gemini API base URL: https, or http on this machine (127.0.0.1, ::1, localhost). */
-  geminiBaseUrl: z.string().min(1).optional(),
+  geminiBaseUrl: z.optional(z.string().check(z.minLength(1))),
   /** Let a project's devs-ctx.config.json send Gemini requests (and the key) to its https geminiBaseUrl. */
-  allowProjectGeminiBaseUrl: z.boolean().optional(),
+  allowProjectGeminiBaseUrl: z.optional(z.boolean()),
   /** Let a project's "transcripts" name files outside its repository (absolute, `..`, symlinks out). */
-  allowTranscriptsOutsideRepository: z.boolean().optional(),
+  allowTranscriptsOutsideRepository: z.optional(z.boolean()),
   /** Let a project's "archive" be a postgres:// URL or a SQLite file outside the project's folder. */
-  allowProjectArchive: z.boolean().optional(),
+  allowProjectArchive: z.optional(z.boolean()),
 });
 export type UserConfig = z.infer<typeof UserConfigSchema>;
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './zod-english.js';
 import { BLOCK_LEVELS } from './names.js';
 import type { GitHookName } from './names.js';
 
@@ -38,13 +39,13 @@ const HookMetaSchema = z.object({
   /** Run `refresh --in-place` on transcripts where a refresh is due. */
   refresh: z.boolean(),
   /** The config file (relative to the work tree's top, or absolute); null: the nearest one at run time. */
-  config: z.string().nullable(),
+  config: z.nullable(z.string()),
   /** Paths or globs from `--transcript` (relative to the work tree's top, or absolute); null: the config's `transcripts`. */
-  transcripts: z.array(z.string()).nullable(),
+  transcripts: z.nullable(z.array(z.string())),
   /** The hook moved aside at install (a file name in the hooks folder), or null when there was none. */
-  previous: z.string().nullable(),
+  previous: z.nullable(z.string()),
   /** How the hook runs devs-ctx: this node and this bin, else `npx --no-install devs-ctx`. Null: npx only. */
-  runner: z.object({ node: z.string().nullable(), bin: z.string().nullable() }),
+  runner: z.object({ node: z.nullable(z.string()), bin: z.nullable(z.string()) }),
   /** sha256 of the script without this line: a hook edited by hand is not removed silently. */
   sha256: z.string(),
 });

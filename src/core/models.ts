@@ -1,4 +1,4 @@
-import { calcPrice } from '@pydantic/genai-prices';
+import { createRequire } from 'node:module';
 import type { AgentModelSetting } from './config.js';
 import type { ModelRecord } from './transcript.js';
 
@@ -21,6 +21,18 @@ export interface ModelWindow {
 }
 
 const catalogCache = new Map<string, number | undefined>();
+
+type CalcPrice = typeof import('@pydantic/genai-prices').calcPrice;
+let calcPriceMemo: CalcPrice | undefined;
+/**
+ * The catalog (about 0.5 MB of model data) is loaded on first use, not with the module: most runs
+ * never need it (Claude Code sessions, recorded windows, a cached report), and loading it with
+ * every start cost tens of milliseconds. Its CommonJS build, so the lookup stays synchronous.
+ */
+function calcPrice(...args: Parameters<CalcPrice>): ReturnType<CalcPrice> {
+  calcPriceMemo ??= (createRequire(import.meta.url)('@pydantic/genai-prices') as { calcPrice: CalcPrice }).calcPrice;
+  return calcPriceMemo(...args);
+}
 
 /**
  * A model's context window from the `@pydantic/genai-prices` catalog (bundled data, no network);

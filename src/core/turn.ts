@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './zod-english.js';
 
 /** [SPEC §4] The roles a canonical turn can have. */
 const TurnRoleSchema = z.enum(['system', 'user', 'assistant', 'tool']);
@@ -26,25 +27,25 @@ export type TurnType = z.infer<typeof TurnTypeSchema>;
  * Unknown fields are kept (loose object) so a native line round-trips.
  */
 export const TurnSchema = z.looseObject({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   role: TurnRoleSchema,
   type: TurnTypeSchema,
   content: z.string(),
-  timestamp: z.string().optional(),
-  pinned: z.boolean().optional(),
-  tokenCount: z.number().int().nonnegative().optional(),
-  node: z.string().optional(),
+  timestamp: z.optional(z.string()),
+  pinned: z.optional(z.boolean()),
+  tokenCount: z.optional(z.number().check(z.int(), z.nonnegative())),
+  node: z.optional(z.string()),
 });
 export type ConversationTurn = z.infer<typeof TurnSchema>;
 
 /** A SAOP envelope line (seed 004): the agent's thought/action/observation record. */
 export const SaopEnvelopeSchema = z.looseObject({
   thought: z.looseObject({ reasoning: z.string() }),
-  action: z.unknown().optional(),
-  observation: z.unknown().optional(),
-  id: z.string().optional(),
-  node: z.string().optional(),
-  timestamp: z.string().optional(),
+  action: z.optional(z.unknown()),
+  observation: z.optional(z.unknown()),
+  id: z.optional(z.string()),
+  node: z.optional(z.string()),
+  timestamp: z.optional(z.string()),
 });
 export type SaopEnvelope = z.infer<typeof SaopEnvelopeSchema>;
 

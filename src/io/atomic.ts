@@ -44,13 +44,23 @@ function tempPathFor(path: string): string {
  * character device (`/dev/null`, `/dev/stdout`, a terminal) is written through, never replaced.
  * Anything else (a folder, a socket, a block device, a dangling symlink) is exit 3.
  */
-export function writeFileAtomic(path: string, bytes: Buffer, options: { mode?: number } = {}): void {
+export function writeFileAtomic(path: string, bytes: Buffer, options: AtomicWriteOptions = {}): void {
   const { target, stat } = outputTarget(path);
   if (stat && (stat.isFIFO() || stat.isCharacterDevice())) {
     writeThrough(path, target, bytes);
     return;
   }
-  replaceRegular(path, target, bytes, stat, options.mode);
+  replaceRegular(path, target, bytes, stat, options);
+}
+
+interface AtomicWriteOptions {
+  readonly mode?: number;
+  /**
+   * False for a cache: the bytes are not flushed to disk before the rename (an fsync costs more
+   * than a small cache write). A power cut may then leave the file empty or old, which a cache
+   * reads as missing or as older entries that are still true; every reader still sees a whole file.
+   */
+  readonly durable?: boolean;
 }
 
 /**
@@ -117,9 +127,9 @@ function writeThrough(path: string, target: string, bytes: Buffer): void {
   }
 }
 
-function replaceRegular(path: string, target: string, bytes: Buffer, existing: Stats | undefined, explicitMode: number | undefined): void {
+function replaceRegular(path: string, target: string, bytes: Buffer, existing: Stats | undefined, options: AtomicWriteOptions): void {
   const tmp = tempPathFor(target);
-  const mode = explicitMode ?? (existing ? existing.mode & 0o7777 : 0o644);
+  const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o644);
   let fd: number | undefined;
   try {
     fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
@@ -127,7 +137,7 @@ function replaceRegular(path: string, target: string, bytes: Buffer, existing: S
     if (existing) keepOwner(fd, existing, false);
     fchmodSync(fd, mode); // exactly this mode, whatever the umask
     writeAll(fd, bytes, bytes.length);
-    fsyncSync(fd);
+    if (options.durable !== false) fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
     renameSync(tmp, target);

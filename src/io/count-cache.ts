@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { JsonFileLru } from './json-lru.js';
@@ -13,6 +13,12 @@ export function defaultCacheDir(env: Readonly<Record<string, string | undefined>
   const base = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
   return join(base, 'devs-ctx');
 }
+
+/** Node 20.12 and later hash a string in one call (`crypto.hash`), without a Hash object per text. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
+const sha1 = oneShot
+  ? (text: string): string => oneShot('sha1', text, 'base64url')
+  : (text: string): string => crypto.createHash('sha1').update(text).digest('base64url');
 
 /**
  * Token counts by content hash, per encoding. Transcripts only grow, so a re-run finds every old
@@ -29,7 +35,7 @@ export class TokenCountCache {
   }
 
   static key(text: string): string {
-    return createHash('sha1').update(text).digest('base64url');
+    return sha1(text);
   }
 
   /** Counts held. */

@@ -5,6 +5,7 @@ import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { readDocument } from './jsonl.js';
 import type { ParsedDocument } from './jsonl.js';
+import { byCodeUnits } from '../core/compare.js';
 
 /** The input name that means standard input; the same `-` as an output is `STDOUT` (cli/transcript-output.ts). */
 export const STDIN = '-';
@@ -59,7 +60,7 @@ function listTranscripts(dir: string, shown: string): string[] {
     } catch (error) {
       throw inputError(join(shown, relative(dir, current)), error);
     }
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const entry of entries.sort((a, b) => byCodeUnits(a.name, b.name))) {
       const path = join(current, entry.name);
       if (entry.isDirectory()) {
         walk(path);

@@ -91,7 +91,7 @@ export class JsonFileLru<V> {
     try {
       mkdirSync(dirname(this.file), { recursive: true });
       const json = JSON.stringify({ version: this.options.version, [this.options.field]: Object.fromEntries(this.entries) });
-      writeFileAtomic(this.file, Buffer.from(json));
+      writeFileAtomic(this.file, Buffer.from(json), { durable: false });
       this.changed = false;
       return true;
     } catch {

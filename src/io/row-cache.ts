@@ -179,7 +179,9 @@ export class RowCache<Row> {
       let entries = [...this.files];
       if (entries.length > MAX_FILES) entries = entries.slice(entries.length - MAX_FILES);
       mkdirSync(join(this.file, '..'), { recursive: true });
-      writeFileAtomic(this.file, Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, files: Object.fromEntries(entries) })));
+      writeFileAtomic(this.file, Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, files: Object.fromEntries(entries) })), {
+        durable: false,
+      });
       this.changed = false;
     } catch {
       // Read-only home, full disk…: the next run analyses again.
@@ -236,7 +238,7 @@ export class ReportCache<Report> {
     try {
       mkdirSync(this.dir, { recursive: true });
       const id: StoredIdentity = [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges];
-      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, path, id, report })));
+      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, path, id, report })), { durable: false });
       this.#trim();
     } catch {
       // Read-only home, full disk…: the next run analyses again.

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CliContext } from '../context.js';
-import { countWithLookup } from './counts.js';
+import { countWithLookup, packCounts } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import { analyzeSession } from './session.js';
 import { installPrebuiltRankTables } from '../../io/rank-tables.js';
@@ -16,7 +16,7 @@ const port = parentPort;
 if (port === null) throw new Error('analyze-worker runs as a worker thread only');
 const init = workerData as WorkerInit;
 const ctx: CliContext = { stdout: process.stdout, stderr: process.stderr, stdin: Readable.from([]), env: {}, cwd: init.run.cwd };
-const pendingLookups = new Map<number, (counts: readonly number[]) => void>();
+const pendingLookups = new Map<number, (counts: Int32Array) => void>();
 const send = (message: FromWorker): void => port.postMessage(message);
 
 port.on('message', (message: ToWorker) => {
@@ -32,8 +32,8 @@ async function runJob(id: number, path: string): Promise<void> {
   let newCounts: [string, number][] = [];
   try {
     const lookup = init.lookup
-      ? (keys: string[]) =>
-          new Promise<readonly number[]>((resolveCounts) => {
+      ? (keys: string) =>
+          new Promise<Int32Array>((resolveCounts) => {
             pendingLookups.set(id, resolveCounts);
             send({ type: 'lookup', id, keys });
           })
@@ -46,7 +46,7 @@ async function runJob(id: number, path: string): Promise<void> {
         return counted.tokens;
       },
     });
-    send({ type: 'done', id, outcome, newCounts });
+    send({ type: 'done', id, outcome, newCounts: packCounts(newCounts) });
   } catch (error) {
     send({
       type: 'crash',

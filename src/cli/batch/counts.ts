@@ -40,13 +40,17 @@ export class BatchCounts {
     return this.cache.size === 0;
   }
 
-  /** Counts for these keys, -1 where unknown (a hit is a use: it keeps the entry from eviction). */
-  lookup(keys: readonly string[]): number[] {
-    return keys.map((key) => this.cache.get(key) ?? -1);
+  /** Counts for these keys (comma-separated), -1 where unknown (a hit is a use: it keeps the entry from eviction). */
+  lookup(keys: string): Int32Array {
+    const list = keys === '' ? [] : keys.split(',');
+    const counts = new Int32Array(list.length);
+    for (let i = 0; i < list.length; i++) counts[i] = this.cache.get(list[i] as string) ?? -1;
+    return counts;
   }
 
-  add(counts: readonly (readonly [string, number])[]): void {
-    for (const [key, count] of counts) this.cache.set(key, count);
+  add(packed: PackedCounts): void {
+    const keys = packed.keys === '' ? [] : packed.keys.split(',');
+    for (let i = 0; i < keys.length; i++) this.cache.set(keys[i] as string, packed.counts[i] as number);
   }
 
   /** Counting on the main thread (standard input, `--jobs 1`), through the same cache. */
@@ -71,6 +75,20 @@ export class BatchCounts {
 }
 
 /**
+ * Content hashes and their counts as threads pass them: the hashes in one comma-separated string
+ * (base64url has no comma), the counts in one array. Copying two values between threads costs far
+ * less than copying an array of thousands of [hash, count] pairs.
+ */
+export interface PackedCounts {
+  readonly keys: string;
+  readonly counts: Int32Array;
+}
+
+export function packCounts(pairs: readonly (readonly [string, number])[]): PackedCounts {
+  return { keys: pairs.map(([key]) => key).join(','), counts: Int32Array.from(pairs, ([, count]) => count) };
+}
+
+/**
  * A worker's side: counts one transcript's entries, asking `lookup` (the main thread) for the counts
  * the cache has, in one round trip per file. Returns the tokens and the counts it had to make (with
  * `remember`: for the cache; without a lookup, every count is new).
@@ -78,7 +96,7 @@ export class BatchCounts {
 export async function countWithLookup(
   entries: readonly TranscriptEntry[],
   encoding: EncodingName,
-  lookup: ((keys: string[]) => Promise<readonly number[]>) | undefined,
+  lookup: ((keys: string) => Promise<ArrayLike<number>>) | undefined,
   remember = lookup !== undefined,
 ): Promise<{ tokens: EntryTokens[]; newCounts: [string, number][] }> {
   const newCounts: [string, number][] = [];
@@ -104,7 +122,7 @@ export async function countWithLookup(
       return 0;
     },
   });
-  const known = await lookup([...keys.values()]);
+  const known = await lookup([...keys.values()].join(','));
   const counts = new Map<string, number>();
   let i = 0;
   for (const text of keys.keys()) {

@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import type { DevsCtxError } from '../../core/errors.js';
 import { STDIN, inputError } from '../../io/input.js';
+import { byCodeUnits } from '../../core/compare.js';
 
 /** One thing discovery found: a transcript to analyse, or a path that could not be walked. */
 export type Discovered = { readonly path: string; readonly error?: undefined } | { readonly path: string; readonly error: DevsCtxError };
@@ -91,7 +92,7 @@ export function* discoverTranscripts(paths: readonly string[], cwd: string): Gen
 }
 
 function readDir(absolute: string): Dirent[] {
-  return readdirSync(absolute, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+  return readdirSync(absolute, { withFileTypes: true }).sort((a, b) => byCodeUnits(a.name, b.name));
 }
 
 function isFile(path: string): boolean {

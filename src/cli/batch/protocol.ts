@@ -1,3 +1,4 @@
+import type { PackedCounts } from './counts.js';
 import type { SessionOutcome, SessionRun } from './session.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
 
@@ -13,9 +14,10 @@ export interface WorkerInit {
 
 export type ToWorker =
   | { readonly type: 'job'; readonly id: number; readonly path: string }
-  | { readonly type: 'counts'; readonly id: number; readonly counts: readonly number[] };
+  | { readonly type: 'counts'; readonly id: number; readonly counts: Int32Array };
 
 export type FromWorker =
-  | { readonly type: 'lookup'; readonly id: number; readonly keys: string[] }
-  | { readonly type: 'done'; readonly id: number; readonly outcome: SessionOutcome; readonly newCounts: [string, number][] }
+  /** `keys`: the content hashes, comma-separated (one string copies between threads far faster than an array). */
+  | { readonly type: 'lookup'; readonly id: number; readonly keys: string }
+  | { readonly type: 'done'; readonly id: number; readonly outcome: SessionOutcome; readonly newCounts: PackedCounts }
   | { readonly type: 'crash'; readonly id: number; readonly message: string; readonly stack?: string };

@@ -5,7 +5,8 @@ import { dirname, join, resolve } from 'node:path';
 import { isPostgresUrl } from '../../archive/archive.js';
 import { defaultArchivePath } from '../../archive/paths.js';
 import { text as readStream } from 'node:stream/consumers';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../../core/zod-english.js';
 import { ExitCode } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { findSession } from '../../io/agent-sessions.js';
@@ -32,12 +33,12 @@ import { CachedCounter, settingsFor } from '../shared.js';
 
 /** The fields every agent sends (Claude Code and Codex hook input; Gemini CLI's base input schema). */
 const HookInputSchema = z.looseObject({
-  session_id: z.string().optional(),
-  transcript_path: z.string().nullable().optional(),
-  cwd: z.string().optional(),
-  hook_event_name: z.string().optional(),
-  trigger: z.string().nullable().optional(),
-  source: z.string().optional(),
+  session_id: z.optional(z.string()),
+  transcript_path: z.optional(z.nullable(z.string())),
+  cwd: z.optional(z.string()),
+  hook_event_name: z.optional(z.string()),
+  trigger: z.optional(z.nullable(z.string())),
+  source: z.optional(z.string()),
 });
 type HookInput = z.infer<typeof HookInputSchema>;
 

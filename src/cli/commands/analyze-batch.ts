@@ -19,6 +19,7 @@ import type { SpillRef } from '../batch/spill.js';
 import { startBatchProgress } from '../render/analyze-batch-progress.js';
 import { BatchTable, batchRowDiagnostic, ndjsonRow } from '../render/analyze-batch.js';
 import type { BatchNames, BatchRow, BatchTotals, ProjectTotals } from '../render/analyze-batch.js';
+import { byCodeUnits } from '../../core/compare.js';
 
 /** `--json` and `--ndjson` of a batch keep the schema of the multi-file `--json`: additions only. */
 const ANALYZE_BATCH_SCHEMA_VERSION = 1;
@@ -58,9 +59,9 @@ function compareRows(sort: BatchSort): (a: HeldRow, b: HeldRow) => number {
 }
 
 function compareProjects(sort: BatchSort | undefined): (a: ProjectTotals, b: ProjectTotals) => number {
-  if (sort === undefined) return (a, b) => a.project.localeCompare(b.project);
+  if (sort === undefined) return (a, b) => byCodeUnits(a.project, b.project);
   return (a, b) =>
-    (sort === 'urgency' ? URGENCY_RANK[b.urgency] - URGENCY_RANK[a.urgency] : 0) || b.totalTokens - a.totalTokens || a.project.localeCompare(b.project);
+    (sort === 'urgency' ? URGENCY_RANK[b.urgency] - URGENCY_RANK[a.urgency] : 0) || b.totalTokens - a.totalTokens || byCodeUnits(a.project, b.project);
 }
 
 function rangeJson(range: TimeRange | undefined): { since: string | null; until: string | null } | null {

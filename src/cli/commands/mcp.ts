@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../../core/zod-english.js';
 import { countEntries } from '../../core/accounting.js';
 import type { TextTokenCounter } from '../../core/accounting.js';
 import type { HistoryTurn } from '../../core/agent-history.js';
@@ -34,10 +35,12 @@ const DEFAULT_MAX_TOKENS = 2000;
 const MAX_TOKENS_LIMIT = 20_000;
 
 const sessionArgs = {
-  session: z.string().min(1).optional().describe('session id or transcript path (default: the newest session of this project)'),
-  agent: z.enum(AGENT_NAMES).optional().describe('whose sessions to look in (default: all)'),
+  session: z.optional(z.string().check(z.minLength(1))).check(z.describe('session id or transcript path (default: the newest session of this project)')),
+  agent: z.optional(z.enum(AGENT_NAMES)).check(z.describe('whose sessions to look in (default: all)')),
 };
-const maxTokensArg = z.number().int().min(100).max(MAX_TOKENS_LIMIT).optional().describe(`cap on the answer's size in tokens (default ${DEFAULT_MAX_TOKENS})`);
+const maxTokensArg = z
+  .optional(z.number().check(z.int(), z.minimum(100), z.maximum(MAX_TOKENS_LIMIT)))
+  .check(z.describe(`cap on the answer's size in tokens (default ${DEFAULT_MAX_TOKENS})`));
 
 /** The window size the status reports: the calibrated size the model sees (as `analyze` reports it). */
 function contextSize(report: AnalyzeReport): { tokens: number; basis: string } {
@@ -286,8 +289,8 @@ function registerRecall(server: McpServer, t: Tools): void {
       description:
         'Search the turns devs-ctx archived (prunes, and windows archived before a compaction) and the turns this agent compacted away; ranked hits with turn id, time and a short excerpt. Read one whole with get_turn.',
       inputSchema: {
-        query: z.string().trim().min(1).describe('words to look for: a file name, an error, an identifier'),
-        limit: z.number().int().min(1).max(50).optional().describe('most hits (default 10)'),
+        query: z.string().check(z.trim(), z.minLength(1), z.describe('words to look for: a file name, an error, an identifier')),
+        limit: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(50))).check(z.describe('most hits (default 10)')),
         ...sessionArgs,
         maxTokens: maxTokensArg,
       },
@@ -368,8 +371,8 @@ function registerGetTurn(server: McpServer, t: Tools): void {
     {
       description: 'The full text of one archived or compacted turn (a turnId from recall), in pages of at most maxTokens tokens.',
       inputSchema: {
-        turnId: z.string().trim().min(1).describe('the turn id recall gave'),
-        page: z.number().int().min(1).optional().describe('which page (default 1)'),
+        turnId: z.string().check(z.trim(), z.minLength(1), z.describe('the turn id recall gave')),
+        page: z.optional(z.number().check(z.int(), z.minimum(1))).check(z.describe('which page (default 1)')),
         ...sessionArgs,
         maxTokens: maxTokensArg,
       },

@@ -6,7 +6,7 @@ export const agentHookFlags = [
   flag(
     '--agent <name>',
     'the agent that runs the hook',
-    (z) => z.enum(AGENT_NAMES).optional(),
+    (z) => z.optional(z.enum(AGENT_NAMES)),
     (option) => option.choices(AGENT_NAMES).makeOptionMandatory(),
   ),
 ] as const;

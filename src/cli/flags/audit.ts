@@ -4,7 +4,7 @@ import type { OptionsOf } from '../options.js';
 export const auditFlags = [
   json('print one JSON document (with schemaVersion) on stdout: every compaction, every kept and lost identifier'),
   flag('--lost <n>', 'lost identifiers listed per compaction in the text report (default 15)', (z) =>
-    z.string().regex(/^\d+$/, '--lost: expected a whole number').transform(Number).optional(),
+    z.optional(z.pipe(z.string().check(z.regex(/^\d+$/, '--lost: expected a whole number')), z.transform(Number))),
   ),
   encoding(),
   config(),

@@ -4,17 +4,17 @@ import { agent, boolean, choice, config, flag, force, json, text } from '../opti
 import type { OptionsOf, Zod } from '../options.js';
 
 const hookName = (z: Zod) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((raw: string | undefined, ctx) => {
       if (raw === undefined) return undefined;
       if (!isGitHookName(raw)) {
-        ctx.addIssue({ code: 'custom', message: `--hook ${raw}: not a git hook; one of ${STANDARD_GIT_HOOKS.join(', ')}` });
+        ctx.issues.push({ code: 'custom', message: `--hook ${raw}: not a git hook; one of ${STANDARD_GIT_HOOKS.join(', ')}`, input: raw });
         return z.NEVER;
       }
       return raw;
-    });
+    }),
+  );
 
 const hook = (description: string) => flag('--hook <name>', description, hookName);
 const everyHook = () => hook('only this git hook (default: every hook devs-ctx installed here)');
@@ -27,7 +27,7 @@ export const installFlags = [
   flag(
     '--transcript <path>',
     'a transcript path or (quoted) glob to watch, relative to here; repeatable (default: the config file\'s "transcripts")',
-    (z) => z.array(z.string().min(1)).optional(),
+    (z) => z.optional(z.array(z.string().check(z.minLength(1)))),
     (option) => option.argParser((value: string, previous: string[] = []) => [...previous, value]),
   ),
   boolean('--no-refresh', 'do not refresh transcripts where a refresh is due (prune only)'),
@@ -65,7 +65,7 @@ export const runFlags = [
   flag(
     '--hook-file <path>',
     'the hook script whose settings to use (the hook passes "$0")',
-    (z) => z.string().min(1, '--hook-file: the hook script to run (the hook passes "$0")'),
+    (z) => z.string().check(z.minLength(1, '--hook-file: the hook script to run (the hook passes "$0")')),
     (option) => option.makeOptionMandatory(),
   ),
 ] as const;

@@ -24,10 +24,12 @@ export const initFlags = [
     'transcripts to look after: paths or globs, comma-separated or repeated, relative to the config file',
     // Each --transcripts value is itself a comma-separated list.
     (z) =>
-      z
-        .array(z.string())
-        .transform((values) => values.flatMap(splitTranscriptList))
-        .optional(),
+      z.optional(
+        z.pipe(
+          z.array(z.string()),
+          z.transform((values: string[]) => values.flatMap(splitTranscriptList)),
+        ),
+      ),
     (option) => option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]),
   ),
   tokens('--window <tokens>', "the model's context window: soft limit 50%, hard 80% (e.g. 200k; default 1M)"),
@@ -39,9 +41,11 @@ export const initFlags = [
   flag(
     '--archive <path|url>',
     'where prunes archive removed turns: a path relative to the config file, or a postgres:// URL without its password (default: $XDG_DATA_HOME/devs-ctx/archive.sqlite)',
-    (z) => z.string().trim().min(1, '--archive needs a path').optional(),
+    (z) => z.optional(z.string().check(z.trim(), z.minLength(1, '--archive needs a path'))),
   ),
-  flag('--config <path>', 'the file to write (default ./devs-ctx.config.json)', (z) => z.string().trim().min(1, '--config needs a path').optional()),
+  flag('--config <path>', 'the file to write (default ./devs-ctx.config.json)', (z) =>
+    z.optional(z.string().check(z.trim(), z.minLength(1, '--config needs a path'))),
+  ),
   yes('ask nothing: the defaults for every question no flag answers'),
   force('replace an existing config file without asking'),
   boolean('--store-api-key', 'also write the key from $GEMINI_API_KEY/$GOOGLE_API_KEY into the file (mode 0600); the environment is better'),

@@ -3,7 +3,7 @@ import type { OptionsOf } from '../options.js';
 
 export const mcpFlags = [
   flag('--session <id|path>', "the session to answer for (default: each call's session argument, else the newest session of this directory)", (z) =>
-    z.string().min(1).optional(),
+    z.optional(z.string().check(z.minLength(1))),
   ),
   agent("only look at this agent's sessions"),
   text('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)'),

@@ -8,7 +8,7 @@ export const readArchive = () =>
   );
 
 /** A prune event's id. */
-export const eventId = (description: string) => flag('--event <id>', description, (z) => z.string().min(1).optional());
+export const eventId = (description: string) => flag('--event <id>', description, (z) => z.optional(z.string().check(z.minLength(1))));
 
 export const restoreFlags = [
   output('write the restored transcript to this file (atomically; a FIFO or device is written through) instead of stdout'),

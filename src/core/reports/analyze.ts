@@ -89,7 +89,17 @@ function group(indexes: readonly number[], tokens: readonly EntryTokens[]): Toke
   return { turns: indexes.length, tokens: indexes.reduce((sum, i) => sum + (tokens[i]?.total ?? 0), 0) };
 }
 
-function preview(content: string, chars = PREVIEW_CHARS): string {
+/**
+ * The content with its whitespace runs made one space, trimmed, cut to `chars` with an ellipsis.
+ * Only as much of the content is flattened as the preview shows: a prefix that already gives more
+ * than `chars` characters (not counting trailing whitespace, which the whole text might not have)
+ * starts the whole text's flattening exactly, so a 100 KB tool output costs a few hundred bytes.
+ */
+export function preview(content: string, chars = PREVIEW_CHARS): string {
+  for (let prefix = chars * 4; prefix < content.length; prefix *= 4) {
+    const flat = content.slice(0, prefix).replace(/\s+/g, ' ').trimStart();
+    if (flat.trimEnd().length > chars) return `${flat.slice(0, chars - 1)}…`;
+  }
   const flat = content.replace(/\s+/g, ' ').trim();
   return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
 }

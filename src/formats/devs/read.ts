@@ -5,6 +5,11 @@ import type { FormatAdapter, TranscriptEntry } from '../types.js';
 import { detectionSample, safeJson } from '../shared/json.js';
 import { describeZodIssues } from '../shared/zod-issues.js';
 
+/** Whether `value` is an object with all these keys (what a schema requiring them needs first). */
+function hasFields(value: unknown, ...keys: readonly string[]): boolean {
+  return typeof value === 'object' && value !== null && keys.every((key) => key in value);
+}
+
 /**
  * The native `devs` format: one canonical turn per line, or a SAOP envelope line (seed 004), which is
  * read as one assistant turn holding its reasoning, action and observation (docs/formats/devs.md).
@@ -18,8 +23,10 @@ export const devsAdapter: FormatAdapter = {
     let turns = 0;
     let envelopes = 0;
     for (const value of sample) {
-      if (TurnSchema.safeParse(value).success) turns++;
-      else if (SaopEnvelopeSchema.safeParse(value).success) envelopes++;
+      // Each schema only on a value with its required fields: a failed parse builds its issues, and
+      // detection sees every other format's lines (a Claude Code session's hundreds of them) here.
+      if (hasFields(value, 'id', 'content') && TurnSchema.safeParse(value).success) turns++;
+      else if (hasFields(value, 'thought') && SaopEnvelopeSchema.safeParse(value).success) envelopes++;
     }
     if (sample.length === 0) return 0;
     const share = (turns + envelopes) / sample.length;

@@ -1,11 +1,11 @@
-import type { z } from 'zod';
+import type { core } from 'zod/mini';
 import { isRecord } from './json.js';
 
 /**
  * One short sentence from zod issues: which key is wrong and what was allowed. `input` is the value
  * that was checked, so a key that is absent is called missing (zod words it as a wrong value).
  */
-export function describeZodIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string {
+export function describeZodIssues(issues: readonly core.$ZodIssue[], input: unknown): string {
   return issues
     .slice(0, 3)
     .map((issue) => {
