@@ -129,3 +129,37 @@ test('analyze of a large transcript: --jobs 2 (count workers) prints exactly wha
   assert.equal(runCli(['analyze', file, '--json', '--jobs', '2'], { env: { DEVS_CTX_CACHE_DIR: cache } }).stdout, one.stdout);
   assert.equal(runCli(['analyze', file, '--json', '--jobs', '2'], { env: { DEVS_CTX_CACHE_DIR: cache } }).stdout, one.stdout);
 });
+
+test('countPieces: a worker holds only its region of the texts; this thread takes what is left of it from the back end', async () => {
+  const { countPieces } = await import('../src/cli/parallel-count.js');
+  const counter = loadCounter('o200k_base');
+  const all = texts(40, 200, 0xbe);
+  const expected = all.map((t) => counter.count(t));
+  // 8 pieces of 5 texts; region 0 = pieces 0-3 (texts 0-19), region 1 = pieces 4-7 (texts 20-39).
+  const starts = Int32Array.from([0, 5, 10, 15, 20, 25, 30, 35, 40]);
+  for (const order of ['worker first', 'this thread first', 'interleaved'] as const) {
+    const shared = new SharedArrayBuffer(4 * (2 + all.length));
+    const ends = new Int32Array(shared, 0, 2);
+    ends[0] = (4 << 16) | 0;
+    ends[1] = (8 << 16) | 4;
+    // The worker's job: region 1's texts only (an index outside it would read undefined and throw).
+    const worker = { texts: all.slice(20), first: 20, starts, shared, regions: 2, region: 1 };
+    const mine = { texts: all, first: 0, starts, shared, regions: 2, region: 0 };
+    if (order === 'worker first') countPieces(worker, counter);
+    if (order === 'interleaved') {
+      // The worker has taken piece 4 from its front and counted it; this thread then takes 7, 6, 5 from the back.
+      Atomics.store(ends, 1, (8 << 16) | 5);
+      const counts = new Int32Array(shared, 8);
+      for (let i = 20; i < 25; i++) counts[i] = counter.count(all[i] as string);
+    }
+    countPieces(mine, counter);
+    countPieces({ ...mine, region: 1 }, counter, 'back');
+    countPieces(worker, counter);
+    assert.deepEqual(Array.from(new Int32Array(shared, 8)), expected, order);
+    assert.deepEqual(
+      Array.from(ends, (both) => [both & 0xffff, both >>> 16]).map(([f, b]) => (f as number) >= (b as number)),
+      [true, true],
+      `${order}: nothing left`,
+    );
+  }
+});

@@ -81,15 +81,18 @@ export class CountWorkers {
 }
 
 /**
- * Counts `texts` across `jobs` threads: small count workers and this thread take consecutive pieces
- * of about equal size from one shared queue (an atomic counter) and write each count into shared
- * memory. Exact: each text is counted whole by the same counter as on one thread. Small work stays on
- * this thread.
+ * Counts `texts` across `jobs` threads. The texts are cut into consecutive pieces of about equal
+ * size, in one region of pieces per thread; each count worker is sent only its region's texts (a
+ * worker never holds a copy of the whole transcript: memory does not grow with the cores) and takes
+ * its pieces from the front. This thread takes its own region's pieces, then the rest of the others'
+ * from their back ends, so a thread busy with other work first (`alongside`) or started late still
+ * leaves no one waiting. Each region's two ends are one shared word, claimed atomically; the counts
+ * go into shared memory. Exact: each text is counted whole by the same counter as on one thread.
+ * Small work stays on this thread.
  *
  * `alongside`: other work for this thread, started at once while the workers count (a prune fits its
- * relevance ranking meanwhile); this thread takes pieces of the counting once it is done, and the
- * counts are given once both are. It runs however little there is to count. `ahead`: workers
- * started earlier, used before any new one is started.
+ * relevance ranking meanwhile); the counts are given once both are done. It runs however little there
+ * is to count. `ahead`: workers started earlier, used before any new one is started.
  */
 export async function countAcrossThreads(
   texts: readonly string[],
@@ -106,16 +109,28 @@ export async function countAcrossThreads(
     await alongside?.();
     return texts.map((text) => counter.count(text));
   }
-  const starts = pieceStarts(texts, chars, parts * PIECES_PER_THREAD);
-  // [the next piece to take, then one count per text]
-  const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (1 + texts.length));
-  const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT);
+  // A region's two ends share one 32-bit word: at most 65,535 pieces.
+  const starts = pieceStarts(texts, chars, Math.min(parts * PIECES_PER_THREAD, 0xffff));
+  const pieces = starts.length - 1;
+  // [one word per region: (back << 16) | front, then one count per text]
+  const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (parts + texts.length));
+  const ends = new Int32Array(shared, 0, parts);
+  const regionStart = (r: number): number => Math.floor((r * pieces) / parts);
+  for (let r = 0; r < parts; r++) ends[r] = (regionStart(r + 1) << 16) | regionStart(r);
+  const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT * parts);
   const workers = ahead?.take(parts - 1) ?? [];
   while (workers.length < parts - 1) workers.push(startCountWorker(encoding));
-  for (const { worker } of workers) worker.postMessage({ texts, starts, shared } satisfies CountJob);
+  for (const [k, { worker }] of workers.entries()) {
+    const region = k + 1;
+    const first = starts[regionStart(region)] as number;
+    const job: CountJob = { texts: texts.slice(first, starts[regionStart(region + 1)]), first, starts, shared, regions: parts, region };
+    worker.postMessage(job);
+  }
   try {
     await alongside?.();
-    countPieces({ texts, starts, shared }, counter);
+    const all: CountJob = { texts, first: 0, starts, shared, regions: parts, region: 0 };
+    countPieces(all, counter);
+    for (let region = 1; region < parts; region++) countPieces({ ...all, region }, counter, 'back');
     for (const { done } of workers) await done;
     return Array.from(counts, (_, i) => Atomics.load(counts, i));
   } finally {
@@ -135,19 +150,37 @@ function pieceStarts(texts: readonly string[], chars: number, pieces: number): I
   return Int32Array.from(starts);
 }
 
-/** What a count worker is sent: every text, the pieces, and the shared queue and counts. */
+/**
+ * What a counting thread works on: the texts it holds (`texts[0]` is text number `first`), every
+ * piece's first text, the shared ends of each region and the counts, and the region it takes from.
+ */
 export interface CountJob {
   readonly texts: readonly string[];
+  readonly first: number;
   readonly starts: Int32Array;
   readonly shared: SharedArrayBuffer;
+  readonly regions: number;
+  readonly region: number;
 }
 
-/** Takes pieces from the shared queue until none is left, writing each text's count into the shared counts. */
-export function countPieces(job: CountJob, counter: TextTokenCounter): void {
-  const next = new Int32Array(job.shared, 0, 1);
-  const counts = new Int32Array(job.shared, Int32Array.BYTES_PER_ELEMENT);
-  for (let piece = Atomics.add(next, 0, 1); piece < job.starts.length - 1; piece = Atomics.add(next, 0, 1)) {
-    const end = job.starts[piece + 1] as number;
-    for (let i = job.starts[piece] as number; i < end; i++) Atomics.store(counts, i, counter.count(job.texts[i] as string));
+/** The next piece of `region` from its front or its back end, or -1 when none is left (claimed atomically). */
+function claim(ends: Int32Array, region: number, end: 'front' | 'back'): number {
+  for (;;) {
+    const both = Atomics.load(ends, region);
+    const front = both & 0xffff;
+    const back = both >>> 16;
+    if (front >= back) return -1;
+    const next = end === 'front' ? (back << 16) | (front + 1) : ((back - 1) << 16) | front;
+    if (Atomics.compareExchange(ends, region, both, next | 0) === both) return end === 'front' ? front : back - 1;
+  }
+}
+
+/** Takes pieces of the job's region until none is left, writing each text's count into the shared counts. */
+export function countPieces(job: CountJob, counter: TextTokenCounter, end: 'front' | 'back' = 'front'): void {
+  const ends = new Int32Array(job.shared, 0, job.regions);
+  const counts = new Int32Array(job.shared, Int32Array.BYTES_PER_ELEMENT * job.regions);
+  for (let piece = claim(ends, job.region, end); piece >= 0; piece = claim(ends, job.region, end)) {
+    const last = job.starts[piece + 1] as number;
+    for (let i = job.starts[piece] as number; i < last; i++) Atomics.store(counts, i, counter.count(job.texts[i - job.first] as string));
   }
 }
