@@ -115,7 +115,10 @@ export async function countAcrossThreads(
   // [one word per region: (back << 16) | front, then one count per text]
   const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (parts + texts.length));
   const ends = new Int32Array(shared, 0, parts);
-  const regionStart = (r: number): number => Math.floor((r * pieces) / parts);
+  // This thread's own region is a smaller one when it has other work first: the workers' regions are
+  // what they can count while it works (it then takes the rest of theirs from the back).
+  const mine = Math.round((alongside ? 0.5 / parts : 1 / parts) * pieces);
+  const regionStart = (r: number): number => (r === 0 ? 0 : mine + Math.floor(((r - 1) * (pieces - mine)) / (parts - 1)));
   for (let r = 0; r < parts; r++) ends[r] = (regionStart(r + 1) << 16) | regionStart(r);
   const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT * parts);
   const workers = ahead?.take(parts - 1) ?? [];
