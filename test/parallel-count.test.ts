@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -162,4 +162,31 @@ test('countPieces: a worker holds only its region of the texts; this thread take
       `${order}: nothing left`,
     );
   }
+});
+
+test('analyze of a folder with one very large transcript: its count is split across the threads; the rows are exactly those of --jobs 1, cold and from the caches', () => {
+  const folder = join(dir, 'batch-large');
+  mkdirSync(folder, { recursive: true });
+  const line = (content: string, i: number): string =>
+    JSON.stringify({ id: `t${i + 1}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content, timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() });
+  writeFileSync(join(folder, 'large.jsonl'), `${texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb17).map(line).join('\n')}\n`);
+  // Small ones too: a batch of more than 16 to read goes to the worker pool, fewer stay on the main thread.
+  for (let k = 0; k < 20; k++) writeFileSync(join(folder, `small-${String(k).padStart(2, '0')}.jsonl`), `${texts(6, 400, k).map(line).join('\n')}\n`);
+  const one = runCli(['analyze', folder, '--ndjson', '--no-cache', '--jobs', '1']);
+  assert.ok([0, 10, 11].includes(one.exitCode), one.stderr);
+  assert.equal(one.stdout.trimEnd().split('\n').length, 22);
+  assert.equal(runCli(['analyze', folder, '--ndjson', '--no-cache', '--jobs', '2']).stdout, one.stdout, 'pool');
+  const cache = join(dir, 'cache-batch');
+  for (let run = 0; run < 2; run++) {
+    const got = runCli(['analyze', folder, '--ndjson', '--jobs', '2'], { env: { DEVS_CTX_CACHE_DIR: cache } });
+    assert.equal(got.stdout, one.stdout, `with the caches, run ${run + 1}`);
+  }
+  // Fewer than 17 files to read: the main thread analyses them, and still splits the large one's count.
+  rmSync(join(folder, 'small-00.jsonl'));
+  rmSync(join(folder, 'small-01.jsonl'));
+  rmSync(join(folder, 'small-02.jsonl'));
+  rmSync(join(folder, 'small-03.jsonl'));
+  rmSync(join(folder, 'small-04.jsonl'));
+  const few = runCli(['analyze', folder, '--ndjson', '--no-cache', '--jobs', '1']);
+  assert.equal(runCli(['analyze', folder, '--ndjson', '--no-cache', '--jobs', '2']).stdout, few.stdout, 'main thread');
 });

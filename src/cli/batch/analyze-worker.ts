@@ -41,7 +41,7 @@ async function runJob(id: number, path: string): Promise<void> {
     const outcome = await analyzeSession(path, init.run, {
       ctx,
       countTokens: async (entries) => {
-        const counted = await countWithLookup(entries, init.encoding, lookup, init.cache);
+        const counted = await countWithLookup(entries, init.encoding, lookup, init.cache, init.jobs);
         newCounts = counted.newCounts;
         return counted.tokens;
       },

@@ -1,9 +1,10 @@
 import { countEntries } from '../../core/accounting.js';
-import type { EntryTokens, TextTokenCounter } from '../../core/accounting.js';
+import type { EntryTokens } from '../../core/accounting.js';
 import { loadCounter } from '../../core/tokens/encodings.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
 import type { TranscriptEntry } from '../../core/transcript.js';
 import { TokenCountCache } from '../../io/count-cache.js';
+import { countAcrossThreads } from '../parallel-count.js';
 
 /**
  * The token-count cache of a batch. Only the main thread opens, reads and writes it (one copy in
@@ -12,7 +13,6 @@ import { TokenCountCache } from '../../io/count-cache.js';
  */
 export class BatchCounts {
   #cache: TokenCountCache | undefined;
-  private counter: TextTokenCounter | undefined;
 
   constructor(
     private readonly encoding: EncodingName,
@@ -23,12 +23,6 @@ export class BatchCounts {
   private get cache(): TokenCountCache {
     if (this.#cache === undefined) this.#cache = TokenCountCache.open(this.cacheDir, this.encoding);
     return this.#cache;
-  }
-
-  /** The tokenizer, loaded on the first count the cache does not have. */
-  private tokenizer(): TextTokenCounter {
-    if (this.counter === undefined) this.counter = loadCounter(this.encoding);
-    return this.counter;
   }
 
   get enabled(): boolean {
@@ -53,20 +47,16 @@ export class BatchCounts {
     for (let i = 0; i < keys.length; i++) this.cache.set(keys[i] as string, packed.counts[i] as number);
   }
 
-  /** Counting on the main thread (standard input, `--jobs 1`), through the same cache. */
-  countHere(entries: readonly TranscriptEntry[]): EntryTokens[] {
-    return countEntries(entries, {
-      count: (text) => {
-        if (text.length === 0) return 0;
-        if (!this.cache.enabled) return this.tokenizer().count(text);
-        const key = TokenCountCache.key(text);
-        const cached = this.cache.get(key);
-        if (cached !== undefined) return cached;
-        const count = this.tokenizer().count(text);
-        this.cache.set(key, count);
-        return count;
-      },
-    });
+  /**
+   * Counting from the main thread (standard input, `--jobs 1`, a batch too small for workers),
+   * through the same cache; a very large transcript's new texts across `jobs` threads.
+   */
+  async countHere(entries: readonly TranscriptEntry[], jobs: number): Promise<EntryTokens[]> {
+    const enabled = this.cache.enabled;
+    const lookup = enabled ? (keys: string) => Promise.resolve(this.lookup(keys)) : undefined;
+    const { tokens, newCounts } = await countWithLookup(entries, this.encoding, lookup, enabled, jobs);
+    if (newCounts.length > 0) this.add(packCounts(newCounts));
+    return tokens;
   }
 
   save(): void {
@@ -91,55 +81,43 @@ export function packCounts(pairs: readonly (readonly [string, number])[]): Packe
 /**
  * A worker's side: counts one transcript's entries, asking `lookup` (the main thread) for the counts
  * the cache has, in one round trip per file. Returns the tokens and the counts it had to make (with
- * `remember`: for the cache; without a lookup, every count is new).
+ * `remember`: for the cache; without a lookup, every count is new). What is left to count, when it
+ * is a lot (one very large transcript in the batch), is split across `jobs` threads by count workers,
+ * as `analyze FILE` does; otherwise it is counted here.
  */
 export async function countWithLookup(
   entries: readonly TranscriptEntry[],
   encoding: EncodingName,
   lookup: ((keys: string) => Promise<ArrayLike<number>>) | undefined,
   remember = lookup !== undefined,
+  jobs = 1,
 ): Promise<{ tokens: EntryTokens[]; newCounts: [string, number][] }> {
-  const newCounts: [string, number][] = [];
-  if (lookup === undefined) {
-    const counter = loadCounter(encoding);
-    const seen = new Set<string>();
-    const count = (text: string): number => {
-      if (text.length === 0) return 0;
-      const n = counter.count(text);
-      if (remember && !seen.has(text)) {
-        seen.add(text);
-        newCounts.push([TokenCountCache.key(text), n]);
-      }
-      return n;
-    };
-    return { tokens: countEntries(entries, { count }), newCounts };
-  }
-  // First pass: which texts the file has (countEntries asks for exactly these).
-  const keys = new Map<string, string>();
+  // Which texts the file has (countEntries asks for exactly these), each once.
+  const texts = new Set<string>();
   countEntries(entries, {
     count: (text) => {
-      if (text.length > 0 && !keys.has(text)) keys.set(text, TokenCountCache.key(text));
+      if (text.length > 0) texts.add(text);
       return 0;
     },
   });
-  const known = await lookup([...keys.values()].join(','));
+  const keys = lookup !== undefined || remember ? new Map([...texts].map((text) => [text, TokenCountCache.key(text)])) : undefined;
   const counts = new Map<string, number>();
-  let i = 0;
-  for (const text of keys.keys()) {
-    const count = known[i++];
-    if (count !== undefined && count >= 0) counts.set(text, count);
+  if (lookup !== undefined && keys !== undefined) {
+    const known = await lookup([...keys.values()].join(','));
+    let i = 0;
+    for (const text of keys.keys()) {
+      const count = known[i++];
+      if (count !== undefined && count >= 0) counts.set(text, count);
+    }
   }
-  const tokens = countEntries(entries, {
-    count: (text) => {
-      if (text.length === 0) return 0;
-      let count = counts.get(text);
-      if (count === undefined) {
-        count = loadCounter(encoding).count(text);
-        counts.set(text, count);
-        newCounts.push([keys.get(text) ?? TokenCountCache.key(text), count]);
-      }
-      return count;
-    },
-  });
+  const missing = counts.size === 0 ? [...texts] : [...texts].filter((text) => !counts.has(text));
+  const made = await countAcrossThreads(missing, loadCounter(encoding), encoding, jobs);
+  const newCounts: [string, number][] = [];
+  for (const [i, text] of missing.entries()) {
+    const count = made[i] as number;
+    counts.set(text, count);
+    if (remember) newCounts.push([keys?.get(text) ?? TokenCountCache.key(text), count]);
+  }
+  const tokens = countEntries(entries, { count: (text) => (text.length === 0 ? 0 : (counts.get(text) as number)) });
   return { tokens, newCounts };
 }

@@ -10,6 +10,8 @@ export interface WorkerInit {
   readonly cache: boolean;
   /** Whether to ask the main thread for cached counts first (false too when the cache is empty). */
   readonly lookup: boolean;
+  /** Threads a very large transcript's count may use (`--jobs`). */
+  readonly jobs: number;
 }
 
 export type ToWorker =

@@ -355,7 +355,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     jobs > 1
       ? new AnalyzePool({
           size: jobs,
-          init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty },
+          init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty, jobs: options.jobs },
           counts,
         })
       : undefined;
@@ -370,7 +370,9 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     window: options.sort === undefined ? Math.max(64, inFlightLimit * 16) : Infinity,
     // Standard input can only be read here; so can everything with --jobs 1.
     analyze: (path) =>
-      pool === undefined || path === STDIN ? analyzeSession(path, options.run, { ctx, countTokens: (entries) => counts.countHere(entries) }) : pool.run(path),
+      pool === undefined || path === STDIN
+        ? analyzeSession(path, options.run, { ctx, countTokens: (entries) => counts.countHere(entries, options.jobs) })
+        : pool.run(path),
     spill,
     progress,
     out,
