@@ -168,8 +168,19 @@ test('analyze of a folder with one very large transcript: its count is split acr
   const folder = join(dir, 'batch-large');
   mkdirSync(folder, { recursive: true });
   const line = (content: string, i: number): string =>
-    JSON.stringify({ id: `t${i + 1}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content, timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() });
-  writeFileSync(join(folder, 'large.jsonl'), `${texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb17).map(line).join('\n')}\n`);
+    JSON.stringify({
+      id: `t${i + 1}`,
+      role: i % 2 ? 'assistant' : 'user',
+      type: 'message',
+      content,
+      timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+    });
+  writeFileSync(
+    join(folder, 'large.jsonl'),
+    `${texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb17)
+      .map(line)
+      .join('\n')}\n`,
+  );
   // Small ones too: a batch of more than 16 to read goes to the worker pool, fewer stay on the main thread.
   for (let k = 0; k < 20; k++) writeFileSync(join(folder, `small-${String(k).padStart(2, '0')}.jsonl`), `${texts(6, 400, k).map(line).join('\n')}\n`);
   const one = runCli(['analyze', folder, '--ndjson', '--no-cache', '--jobs', '1']);
