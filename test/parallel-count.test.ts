@@ -36,6 +36,17 @@ function texts(count: number, size: number, seed: number): string[] {
   return out;
 }
 
+/** A devs turn line: user and assistant in turn, a minute apart. */
+function devsLine(content: string, i: number): string {
+  return JSON.stringify({
+    id: `t${i + 1}`,
+    role: i % 2 ? 'assistant' : 'user',
+    type: 'message',
+    content,
+    timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+  });
+}
+
 test('countAcrossThreads: a few MB across 1, 2 and 3 threads: every text counted as one thread counts it', async () => {
   const counter = loadCounter('o200k_base');
   const many = texts(600, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 600), 0x5eed);
@@ -111,15 +122,7 @@ test('count workers started ahead (while a transcript is read): used by the coun
 
 test('analyze of a large transcript: --jobs 2 (count workers) prints exactly what --jobs 1 prints, cold and from the token cache', () => {
   const file = join(dir, 'large.jsonl');
-  const lines = texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb16).map((content, i) =>
-    JSON.stringify({
-      id: `t${i + 1}`,
-      role: i % 2 ? 'assistant' : 'user',
-      type: 'message',
-      content,
-      timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
-    }),
-  );
+  const lines = texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb16).map(devsLine);
   writeFileSync(file, `${lines.join('\n')}\n`);
   const one = runCli(['analyze', file, '--json', '--no-cache', '--jobs', '1']);
   const two = runCli(['analyze', file, '--json', '--no-cache', '--jobs', '2']);
@@ -167,22 +170,14 @@ test('countPieces: a worker holds only its region of the texts; this thread take
 test('analyze of a folder with one very large transcript: its count is split across the threads; the rows are exactly those of --jobs 1, cold and from the caches', () => {
   const folder = join(dir, 'batch-large');
   mkdirSync(folder, { recursive: true });
-  const line = (content: string, i: number): string =>
-    JSON.stringify({
-      id: `t${i + 1}`,
-      role: i % 2 ? 'assistant' : 'user',
-      type: 'message',
-      content,
-      timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
-    });
   writeFileSync(
     join(folder, 'large.jsonl'),
     `${texts(900, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 900), 0xb17)
-      .map(line)
+      .map(devsLine)
       .join('\n')}\n`,
   );
   // Small ones too: a batch of more than 16 to read goes to the worker pool, fewer stay on the main thread.
-  for (let k = 0; k < 20; k++) writeFileSync(join(folder, `small-${String(k).padStart(2, '0')}.jsonl`), `${texts(6, 400, k).map(line).join('\n')}\n`);
+  for (let k = 0; k < 20; k++) writeFileSync(join(folder, `small-${String(k).padStart(2, '0')}.jsonl`), `${texts(6, 400, k).map(devsLine).join('\n')}\n`);
   const one = runCli(['analyze', folder, '--ndjson', '--no-cache', '--jobs', '1']);
   assert.ok([0, 10, 11].includes(one.exitCode), one.stderr);
   assert.equal(one.stdout.trimEnd().split('\n').length, 22);
