@@ -44,4 +44,6 @@ test('preview flattens only the prefix it shows, and says exactly what flattenin
   ]) {
     assert.equal(preview(content), reference(content, 60), JSON.stringify(content));
   }
+  // A zero width (no caller asks for one) ends too.
+  assert.equal(preview('a b '.repeat(10), 0), reference('a b '.repeat(10), 0));
 });

@@ -196,3 +196,15 @@ test('analyze of a folder with one very large transcript: its count is split acr
   const few = runCli(['analyze', folder, '--ndjson', '--no-cache', '--jobs', '1']);
   assert.equal(runCli(['analyze', folder, '--ndjson', '--no-cache', '--jobs', '2']).stdout, few.stdout, 'main thread');
 });
+
+test('countAcrossThreads: fewer pieces than threads (one very long text) starts no worker that would have nothing to count', async () => {
+  const counter = loadCounter('o200k_base');
+  const one = texts(1, 1.2 * PARALLEL_MIN_CHARS, 0x0e);
+  const ahead = new CountWorkers('o200k_base', 3);
+  try {
+    assert.deepEqual(await countAcrossThreads(one, counter, 'o200k_base', 4, undefined, ahead), [counter.count(one[0] as string)]);
+    assert.equal(ahead.waiting, 3, 'no worker was taken for a single piece');
+  } finally {
+    await ahead.end();
+  }
+});

@@ -112,6 +112,8 @@ export async function countAcrossThreads(
   // A region's two ends share one 32-bit word: at most 65,535 pieces.
   const starts = pieceStarts(texts, chars, Math.min(parts * PIECES_PER_THREAD, 0xffff));
   const pieces = starts.length - 1;
+  // A few very long texts make fewer pieces than threads: no worker without a piece.
+  if (pieces < parts) return countAcrossThreads(texts, counter, encoding, pieces, alongside, ahead);
   // [one word per region: (back << 16) | front, then one count per text]
   const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (parts + texts.length));
   const ends = new Int32Array(shared, 0, parts);

@@ -111,7 +111,8 @@ export async function countWithLookup(
     }
   }
   const missing = counts.size === 0 ? [...texts] : [...texts].filter((text) => !counts.has(text));
-  const made = await countAcrossThreads(missing, loadCounter(encoding), encoding, jobs);
+  // The tokenizer is loaded only when something is left to count (a re-run of a grown file may find every count cached).
+  const made = missing.length === 0 ? [] : await countAcrossThreads(missing, loadCounter(encoding), encoding, jobs);
   const newCounts: [string, number][] = [];
   for (const [i, text] of missing.entries()) {
     const count = made[i] as number;

@@ -355,7 +355,9 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     jobs > 1
       ? new AnalyzePool({
           size: jobs,
-          init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty, jobs: options.jobs },
+          // Each batch worker is one of the `jobs` threads already: it counts a large transcript alone (count
+          // workers of its own would put jobs × jobs threads on jobs cores).
+          init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty, jobs: 1 },
           counts,
         })
       : undefined;

@@ -96,7 +96,7 @@ function group(indexes: readonly number[], tokens: readonly EntryTokens[]): Toke
  * starts the whole text's flattening exactly, so a 100 KB tool output costs a few hundred bytes.
  */
 export function preview(content: string, chars = PREVIEW_CHARS): string {
-  for (let prefix = chars * 4; prefix < content.length; prefix *= 4) {
+  for (let prefix = chars * 4; chars > 0 && prefix < content.length; prefix *= 4) {
     const flat = content.slice(0, prefix).replace(/\s+/g, ' ').trimStart();
     if (flat.trimEnd().length > chars) return `${flat.slice(0, chars - 1)}…`;
   }
