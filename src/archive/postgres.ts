@@ -9,7 +9,8 @@ import { snippetOf, tsQueries } from './fts-query.js';
 import { assertStartsWithOutput, restoreBytes, RestoreLayoutSchema, startsWithOutput } from './layout.js';
 import { ArchivedTurnRowSchema, PruneEventRowSchema, RecallRowSchema } from './records.js';
 import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './records.js';
-import { EVENT_COLUMNS, planRecord, rawEventFromRow } from './store.js';
+import { EVENT_COLUMNS, planRecord, rawEventFromRow, rawRecordFromRow, rawTurnFromRow } from './store.js';
+import type { RawRecordRow, RawTurnRow } from './store.js';
 
 /**
  * The archive's PostgreSQL schema, as forward-only migrations: migration i takes the database from
@@ -140,18 +141,6 @@ function scrub(error: unknown, url: string): string {
  */
 function pgText(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
-}
-
-interface TurnRow {
-  entry_index: number;
-  turn_id: string;
-  role: string;
-  type: string;
-  action: 'dropped' | 'masked';
-  tokens: number;
-  content: string;
-  timestamp: string | null;
-  records: string;
 }
 
 const TURN_COLUMNS = 'event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records';
@@ -500,18 +489,8 @@ export class PostgresArchive implements Archive {
     const turns = await this.pool.query(`SELECT ${TURN_COLUMNS} FROM archived_turns WHERE event_id = $1 ORDER BY entry_index`, [eventId]);
     return {
       event: rawEventFromRow(rows[0]),
-      records: (records.rows as Array<{ record_index: number; bytes: Buffer }>).map((r) => ({ index: r.record_index, bytes: r.bytes })),
-      turns: (turns.rows as TurnRow[]).map((t) => ({
-        entryIndex: t.entry_index,
-        turnId: t.turn_id,
-        role: t.role,
-        type: t.type,
-        action: t.action,
-        tokens: t.tokens,
-        content: t.content,
-        timestamp: t.timestamp,
-        records: t.records,
-      })),
+      records: (records.rows as RawRecordRow[]).map(rawRecordFromRow),
+      turns: (turns.rows as RawTurnRow[]).map(rawTurnFromRow),
     };
   }
 

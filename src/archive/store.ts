@@ -504,40 +504,13 @@ export class ArchiveStore {
       | (Record<string, string | number | null> & { bom: number; layout: string })
       | undefined;
     if (!row) return undefined;
-    const records = this.db.prepare('SELECT record_index, bytes FROM archived_records WHERE event_id = ? ORDER BY record_index').all(eventId) as Array<{
-      record_index: number;
-      bytes: Buffer;
-    }>;
+    const records = this.db.prepare('SELECT record_index, bytes FROM archived_records WHERE event_id = ? ORDER BY record_index').all(eventId) as RawRecordRow[];
     const turns = this.db
       .prepare(
         'SELECT entry_index, turn_id, role, type, action, tokens, content, timestamp, records FROM archived_turns WHERE event_id = ? ORDER BY entry_index',
       )
-      .all(eventId) as Array<{
-      entry_index: number;
-      turn_id: string;
-      role: string;
-      type: string;
-      action: 'dropped' | 'masked';
-      tokens: number;
-      content: string;
-      timestamp: string | null;
-      records: string;
-    }>;
-    return {
-      event: rawEventFromRow(row),
-      records: records.map((r) => ({ index: r.record_index, bytes: r.bytes })),
-      turns: turns.map((t) => ({
-        entryIndex: t.entry_index,
-        turnId: t.turn_id,
-        role: t.role,
-        type: t.type,
-        action: t.action,
-        tokens: t.tokens,
-        content: t.content,
-        timestamp: t.timestamp,
-        records: t.records,
-      })),
-    };
+      .all(eventId) as RawTurnRow[];
+    return { event: rawEventFromRow(row), records: records.map(rawRecordFromRow), turns: turns.map(rawTurnFromRow) };
   }
 
   /** Stores an exported event in one transaction; false when its id is already archived (nothing written). */
@@ -589,6 +562,43 @@ export class ArchiveStore {
     const count = (table: string): number => this.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
     return { events: count('prune_events'), records: count('archived_records'), turns: count('archived_turns') };
   }
+}
+
+/** An archived_records row, as both stores name its columns. */
+export interface RawRecordRow {
+  readonly record_index: number;
+  readonly bytes: Buffer;
+}
+
+export function rawRecordFromRow(row: RawRecordRow): RawPruneEvent['records'][number] {
+  return { index: row.record_index, bytes: row.bytes };
+}
+
+/** An archived_turns row, as both stores name its columns. */
+export interface RawTurnRow {
+  readonly entry_index: number;
+  readonly turn_id: string;
+  readonly role: string;
+  readonly type: string;
+  readonly action: 'dropped' | 'masked';
+  readonly tokens: number;
+  readonly content: string;
+  readonly timestamp: string | null;
+  readonly records: string;
+}
+
+export function rawTurnFromRow(t: RawTurnRow): RawPruneEvent['turns'][number] {
+  return {
+    entryIndex: t.entry_index,
+    turnId: t.turn_id,
+    role: t.role,
+    type: t.type,
+    action: t.action,
+    tokens: t.tokens,
+    content: t.content,
+    timestamp: t.timestamp,
+    records: t.records,
+  };
 }
 
 /** An event row (snake_case columns, as both stores name them) as the RawPruneEvent every store exports. */

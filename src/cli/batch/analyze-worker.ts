@@ -41,7 +41,9 @@ async function runJob(id: number, path: string): Promise<void> {
     const outcome = await analyzeSession(path, init.run, {
       ctx,
       countTokens: async (entries) => {
-        const counted = await countWithLookup(entries, init.encoding, lookup, init.cache, init.jobs);
+        // One thread of the pool already: a large transcript is counted here alone (count workers of
+        // every batch worker would put jobs × jobs threads on jobs cores).
+        const counted = await countWithLookup(entries, init.encoding, lookup, init.cache);
         newCounts = counted.newCounts;
         return counted.tokens;
       },

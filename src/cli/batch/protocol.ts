@@ -10,8 +10,6 @@ export interface WorkerInit {
   readonly cache: boolean;
   /** Whether to ask the main thread for cached counts first (false too when the cache is empty). */
   readonly lookup: boolean;
-  /** Threads a very large transcript's count may use (1: each batch worker is one of the `--jobs` threads already). */
-  readonly jobs: number;
 }
 
 export type ToWorker =

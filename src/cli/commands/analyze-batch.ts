@@ -355,9 +355,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     jobs > 1
       ? new AnalyzePool({
           size: jobs,
-          // Each batch worker is one of the `jobs` threads already: it counts a large transcript alone (count
-          // workers of its own would put jobs × jobs threads on jobs cores).
-          init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty, jobs: 1 },
+          init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty },
           counts,
         })
       : undefined;
