@@ -96,3 +96,33 @@ test('nothing is written until something is set, and a save that cannot write sa
   missingDir.set('a', 1);
   assert.equal(missingDir.save(), true, 'the folder is made');
 });
+
+test('the file is JSON that reads back every key and value as saved (quotes, line breaks, non-ASCII, numbers as keys), in LRU order', () => {
+  const file = tempFile();
+  const strings: JsonLruOptions<string> = { version: 3, field: 'entries', maxEntries: 10, isValue: (v): v is string => typeof v === 'string' };
+  const lru = JsonFileLru.open(file, strings);
+  const saved: [string, string][] = [
+    ['b', 'plain'],
+    ['7', 'a "quoted"\nline\tand \\ back'],
+    ['é"\u2028key', '中文 🚀 \u0000 nul'],
+    ['__proto__', '{}'],
+    ['a', ''],
+  ];
+  for (const [key, value] of saved) lru.set(key, value);
+  assert.equal(lru.save(), true);
+  const text = readFileSync(file, 'utf8');
+  const data = JSON.parse(text) as { version: number; entries: Record<string, string> };
+  assert.equal(data.version, 3);
+  assert.deepEqual(Object.entries(data.entries).sort(), [...saved].sort());
+  // Oldest first in the file itself, a key made of digits included (an object would move it to the front).
+  const at = saved.map(([key]) => text.indexOf(`${JSON.stringify(key)}:`));
+  assert.ok(
+    at.every((position, i) => position > (at[i - 1] ?? 0)),
+    `keys in order: ${at.join(', ')}`,
+  );
+  const reopened = JsonFileLru.open(file, strings);
+  assert.deepEqual(
+    saved.map(([key]) => reopened.get(key)),
+    saved.map(([, value]) => value),
+  );
+});

@@ -90,6 +90,30 @@ test('countAcrossThreads with work alongside: the work runs while the workers co
   assert.equal(ran, 2);
 });
 
+test('regions: without other work each thread has an equal share; with work alongside this thread has none, so no counted region waits for it', async () => {
+  const { regionStarts } = await import('../src/cli/parallel-count.js');
+  assert.deepEqual(regionStarts(64, 2, false), [0, 32, 64]);
+  assert.deepEqual(regionStarts(96, 3, false), [0, 32, 64, 96]);
+  // With work alongside, region 0 (this thread's) is empty: the workers hold every piece, from
+  // their front, and this thread takes from their back ends once its work is done.
+  assert.deepEqual(regionStarts(64, 2, true), [0, 0, 64]);
+  assert.deepEqual(regionStarts(96, 3, true), [0, 0, 48, 96]);
+  for (const [pieces, parts] of [
+    [7, 2],
+    [65535, 4],
+    [3, 3],
+  ] as const) {
+    for (const alongside of [false, true]) {
+      const starts = regionStarts(pieces, parts, alongside);
+      assert.equal(starts.length, parts + 1);
+      assert.equal(starts[parts], pieces, 'every piece is in a region');
+      for (let r = 0; r < parts; r++) assert.ok((starts[r] as number) <= (starts[r + 1] as number));
+      // Every worker has a piece to start on.
+      for (let r = 1; r < parts; r++) assert.ok((starts[r + 1] as number) > (starts[r] as number), `${pieces}/${parts}/${alongside}: worker ${r}`);
+    }
+  }
+});
+
 test('countAcrossThreads: work alongside that fails is the error, and the workers are ended (the process is not kept alive)', async () => {
   const counter = loadCounter('o200k_base');
   const many = texts(300, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 300), 0xbad);

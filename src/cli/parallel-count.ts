@@ -117,10 +117,8 @@ export async function countAcrossThreads(
   // [one word per region: (back << 16) | front, then one count per text]
   const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (parts + texts.length));
   const ends = new Int32Array(shared, 0, parts);
-  // This thread's own region is a smaller one when it has other work first: the workers' regions are
-  // what they can count while it works (it then takes the rest of theirs from the back).
-  const mine = Math.round((alongside ? 0.5 / parts : 1 / parts) * pieces);
-  const regionStart = (r: number): number => (r === 0 ? 0 : mine + Math.floor(((r - 1) * (pieces - mine)) / (parts - 1)));
+  const regions = regionStarts(pieces, parts, alongside !== undefined);
+  const regionStart = (r: number): number => regions[r] as number;
   for (let r = 0; r < parts; r++) ends[r] = (regionStart(r + 1) << 16) | regionStart(r);
   const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT * parts);
   const workers = ahead?.take(parts - 1) ?? [];
@@ -141,6 +139,18 @@ export async function countAcrossThreads(
   } finally {
     await Promise.all(workers.map(({ worker }) => worker.terminate()));
   }
+}
+
+/**
+ * The first piece of each thread's region, and the end (`pieces`): region 0 is this thread's, each
+ * other a worker's. This thread has no region of its own when it has other work first: the workers
+ * count from the front of theirs while it works, and it then takes what is left from the back, so
+ * whichever finishes first counts on (a region of its own would wait for that work, however long).
+ * @public test/parallel-count.test.ts checks the layout.
+ */
+export function regionStarts(pieces: number, parts: number, workAlongside: boolean): number[] {
+  const mine = workAlongside ? 0 : Math.round(pieces / parts);
+  return Array.from({ length: parts + 1 }, (_, r) => (r === 0 ? 0 : mine + Math.floor(((r - 1) * (pieces - mine)) / (parts - 1))));
 }
 
 /** The first text of each of about `pieces` consecutive pieces of about equal characters, and the end (`texts.length`). */

@@ -85,13 +85,25 @@ export class JsonFileLru<V> {
     }
   }
 
+  /**
+   * The file's JSON, entries oldest first: written entry by entry, which is what
+   * `JSON.stringify({ version, [field]: Object.fromEntries(entries) })` gives (for keys that are not
+   * array indexes, which that would move to the front) at a fraction of the cost: no object of
+   * 200,000 properties is built for one call (a re-run that adds 20 counts to a small cache spent 5 ms
+   * there).
+   */
+  private serialize(): string {
+    const parts: string[] = [];
+    for (const [key, value] of this.entries) parts.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
+    return `{"version":${JSON.stringify(this.options.version)},${JSON.stringify(this.options.field)}:{${parts.join(',')}}}`;
+  }
+
   /** Writes the file (atomically) when something was set since the last save; false when it could not. */
   save(): boolean {
     if (this.file === undefined || !this.changed) return true;
     try {
       mkdirSync(dirname(this.file), { recursive: true });
-      const json = JSON.stringify({ version: this.options.version, [this.options.field]: Object.fromEntries(this.entries) });
-      writeFileAtomic(this.file, Buffer.from(json), { durable: false });
+      writeFileAtomic(this.file, Buffer.from(this.serialize()), { durable: false });
       this.changed = false;
       return true;
     } catch {
