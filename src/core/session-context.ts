@@ -9,6 +9,7 @@ import type { ModelWindow } from './models.js';
 import { classifyPruneUrgency } from './policy.js';
 import type { PruneUrgency } from './policy.js';
 import type { Transcript, UsagePoint } from './transcript.js';
+import { thousands } from './numbers.js';
 
 /**
  * Pure: everything devs-ctx says about how full a session's real window is — the calibrated size
@@ -66,7 +67,7 @@ function limitKind(label: string): LimitSource {
 export function sessionLimits(settings: Pick<Settings, 'softLimitTokens' | 'hardLimitTokens' | 'limitSource'>, found: ModelWindow | undefined): SessionLimits {
   if (settings.limitSource === 'default' && found) {
     const { soft, hard } = limitsFromWindow(found.window);
-    return { soft, hard, source: found.source, from: `${found.window.toLocaleString('en-US')}-token window: ${found.how}` };
+    return { soft, hard, source: found.source, from: `${thousands(found.window)}-token window: ${found.how}` };
   }
   // One limit given, the other not: the other is the model window's share (--help: "default 50 % /
   // 80 % of the model's window, else 500k / 800k"), checked here since only now is the window known.
@@ -78,7 +79,7 @@ export function sessionLimits(settings: Pick<Settings, 'softLimitTokens' | 'hard
   const windowShare = found ? limitsFromWindow(found.window) : undefined;
   const soft = defaulted === 'soft' && windowShare ? windowShare.soft : settings.softLimitTokens;
   const hard = defaulted === 'hard' && windowShare ? windowShare.hard : settings.hardLimitTokens;
-  const other = found ? `${defaulted} from the ${found.window.toLocaleString('en-US')}-token window` : `${defaulted} from default`;
+  const other = found ? `${defaulted} from the ${thousands(found.window)}-token window` : `${defaulted} from default`;
   const from = defaulted === 'soft' ? `${other}, hard from ${given}` : `soft from ${given}, ${other}`;
   if (soft >= hard) {
     throw new UsageError(

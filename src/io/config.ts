@@ -3,6 +3,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CONFIG_FILE_NAME, parseConfigFile, parseUserConfig, USER_CONFIG_RELATIVE_PATH } from '../core/config.js';
 import type { ConfigFile, UserConfig } from '../core/config.js';
 import { InputError, UsageError } from '../core/errors.js';
+import { thousands } from '../core/numbers.js';
 
 /** A config file larger than this is refused unread (a config is a few hundred bytes). */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -80,10 +81,7 @@ function readConfigJson(path: string, readHint: string, jsonHint: string): unkno
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new InputError(`cannot read config ${path}: not a regular file`, readHint);
     if (stat.size > MAX_CONFIG_BYTES) {
-      throw new InputError(
-        `cannot read config ${path}: ${stat.size.toLocaleString('en-US')} bytes, more than a config may hold (${MAX_CONFIG_BYTES.toLocaleString('en-US')})`,
-        readHint,
-      );
+      throw new InputError(`cannot read config ${path}: ${thousands(stat.size)} bytes, more than a config may hold (${thousands(MAX_CONFIG_BYTES)})`, readHint);
     }
     const buffer = Buffer.alloc(stat.size);
     let read = 0;

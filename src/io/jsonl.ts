@@ -1,6 +1,7 @@
 import { constants as bufferConstants } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { ReadIssue } from '../core/issues.js';
+import { thousands } from '../core/numbers.js';
 
 /** One physical line of the input, with what it parsed to. */
 export interface RawRecord {
@@ -165,7 +166,7 @@ function parseLine(bytes: Buffer, line: number): LineParse {
     issues.push({
       line,
       severity: 'error',
-      reason: `line is ${bytes.length.toLocaleString('en-US')} bytes, more than one JavaScript string can hold`,
+      reason: `line is ${thousands(bytes.length)} bytes, more than one JavaScript string can hold`,
       hint: 'the line was skipped; it is kept as it is when the file is written back',
     });
     return { values: [], issues, blank: false };

@@ -10,6 +10,7 @@ import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import type { AuditOptions } from '../flags/audit.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
+import { thousands } from '../../core/numbers.js';
 
 const AUDIT_SCHEMA_VERSION = 1;
 
@@ -74,9 +75,9 @@ export async function runAudit(file: string | undefined, options: AuditOptions, 
 
 function writeAudit(ctx: CliContext, audit: CompactionAudit, shown: number, recallFile: string): void {
   const when = audit.timestamp ? ` ${audit.timestamp}` : '';
-  const recorded = audit.recordedTokensBefore !== undefined ? ` (the agent counted ${audit.recordedTokensBefore.toLocaleString('en-US')})` : '';
+  const recorded = audit.recordedTokensBefore !== undefined ? ` (the agent counted ${thousands(audit.recordedTokensBefore)})` : '';
   ctx.stdout.write(
-    `Compaction ${audit.index + 1} (line ${audit.line}${when}${audit.trigger ? `, ${audit.trigger}` : ''}): ${audit.compactedTurns} turns, ${audit.tokensBefore.toLocaleString('en-US')} tokens${recorded} -> summary of ${audit.tokensAfter.toLocaleString('en-US')} tokens\n`,
+    `Compaction ${audit.index + 1} (line ${audit.line}${when}${audit.trigger ? `, ${audit.trigger}` : ''}): ${audit.compactedTurns} turns, ${thousands(audit.tokensBefore)} tokens${recorded} -> summary of ${thousands(audit.tokensAfter)} tokens\n`,
   );
   ctx.stdout.write(`  identifiers kept ${audit.kept.length} of ${audit.identifiers} (${share(audit.kept.length, audit.identifiers)})\n`);
   const byKind = new Map<string, { kept: number; lost: number }>();

@@ -6,6 +6,7 @@ import type { RecallOptions } from '../flags/recall.js';
 import { reportError } from '../errors.js';
 import { damagedArchiveError } from '../archive.js';
 import { openArchiveFor } from './restore.js';
+import { thousands } from '../../core/numbers.js';
 
 const RECALL_SCHEMA_VERSION = 1;
 
@@ -44,7 +45,7 @@ export async function runRecall(words: readonly string[], options: RecallOptions
       } else {
         for (const hit of hits) {
           ctx.stdout.write(
-            `${hit.turnId}  ${hit.type}  ${hit.tokens.toLocaleString('en-US')} tokens  ${hit.strategy === 'compaction' ? `archived before a compaction (event ${hit.eventId.slice(0, 8)}, no prune)` : `${hit.action} by prune ${hit.eventId.slice(0, 8)}`} of ${hit.sourcePath} (${hit.prunedAt})\n`,
+            `${hit.turnId}  ${hit.type}  ${thousands(hit.tokens)} tokens  ${hit.strategy === 'compaction' ? `archived before a compaction (event ${hit.eventId.slice(0, 8)}, no prune)` : `${hit.action} by prune ${hit.eventId.slice(0, 8)}`} of ${hit.sourcePath} (${hit.prunedAt})\n`,
           );
           ctx.stdout.write(`  ${hit.snippet.replace(/\s+/g, ' ').trim()}\n`);
         }

@@ -28,6 +28,7 @@ import type { ReplayEvent, ReplayReport } from '../../core/reports/replay.js';
 import type { ReplayOptions } from '../flags/replay.js';
 import { CachedCounter, checkTarget, loadTranscriptInput, settingsFor } from '../shared.js';
 import { DEFAULT_REFRESH_TOKENS, readDocuments } from './refresh.js';
+import { thousands } from '../../core/numbers.js';
 
 /**
  * `devs-ctx replay FILE`: feeds a transcript, turn by turn, through the library's orchestrator loop
@@ -73,7 +74,7 @@ async function replaySetup(path: string, options: ReplayOptions, ctx: CliContext
   const saved = (estimate: number): number => Math.round(calibration.scale * estimate);
   const notes: string[] = [];
   if (calibration.basis !== 'estimate') {
-    notes.push(`sizes in the model's tokens (${calibration.basis}: ${calibration.scale} × the estimate + ${calibration.overhead.toLocaleString('en-US')})`);
+    notes.push(`sizes in the model's tokens (${calibration.basis}: ${calibration.scale} × the estimate + ${thousands(calibration.overhead)})`);
   }
   // A Claude Code or Codex session the agent compacted is walked whole: every turn of the file, through its
   // compactions (their summaries left out: the policy prunes instead), each point judged by the
@@ -91,7 +92,7 @@ async function replaySetup(path: string, options: ReplayOptions, ctx: CliContext
   const walkedTokens = whole ? countEntries(whole, counter).map((t) => t.total) : tokens;
   if (whole)
     notes.push(
-      `walked the whole file: ${whole.length.toLocaleString('en-US')} turns through the agent's ${compactions} compaction${compactions === 1 ? '' : 's'} (the active context after the last has ${transcript.entries.length.toLocaleString('en-US')})`,
+      `walked the whole file: ${thousands(whole.length)} turns through the agent's ${compactions} compaction${compactions === 1 ? '' : 's'} (the active context after the last has ${thousands(transcript.entries.length)})`,
     );
   const all = walked.map((e, i): ConversationTurn => ({ ...e.turn, tokenCount: walkedTokens[i] ?? 0 }));
   const turns = options.refresh === false ? all : all.filter((t) => !isRefreshTurn(t));

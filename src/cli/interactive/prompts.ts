@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { InterruptedError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
+import { thousands as thousandsOf } from '../../core/numbers.js';
 
 /**
  * What the interactive commands (`init`, `prune --interactive`) share: where prompts read and
@@ -48,9 +49,10 @@ export function cancel(clack: Clack, io: PromptIO, message = CANCELLED): never {
   throw new InterruptedError(message);
 }
 
-/** 1234567 → "1,234,567". */
+/** 1234567 → "1,234,567", rounded to a whole number first (-0.4 too: "0"). */
 export function thousands(n: number): string {
-  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const whole = Math.round(n);
+  return thousandsOf(whole === 0 ? 0 : whole);
 }
 
 /** 1_000_000 → "1M", 200_000 → "200k", 1234 → "1,234": how people write windows. */

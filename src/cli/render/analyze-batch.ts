@@ -5,6 +5,7 @@ import { subagentParent } from '../batch/session.js';
 import type { SessionError, SessionSummary } from '../batch/session.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
+import { thousands } from '../../core/numbers.js';
 
 /** A row of a batch in its final order: an analysed session, or a transcript that could not be read. */
 export type BatchRow =
@@ -34,7 +35,7 @@ export interface ProjectTotals {
   readonly subagents: number;
 }
 
-const n = (value: number): string => value.toLocaleString('en-US');
+const n = thousands;
 
 /** The rows that set the column widths before the table starts to stream. */
 export const ALIGN_BLOCK = 50;

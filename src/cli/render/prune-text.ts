@@ -2,8 +2,9 @@ import { Chalk } from 'chalk';
 import type { PruneReport } from '../../core/reports/prune.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
+import { thousands } from '../../core/numbers.js';
 
-const n = (value: number): string => value.toLocaleString('en-US');
+const n = thousands;
 const MAX_ACTION_ROWS = 40;
 
 /** The human report of a prune (or, with --dry-run, of the plan). */

@@ -2,8 +2,9 @@ import { Chalk } from 'chalk';
 import type { RefreshReport } from '../../core/reports/refresh.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
+import { thousands } from '../../core/numbers.js';
 
-const n = (value: number): string => value.toLocaleString('en-US');
+const n = thousands;
 
 /** The human report of `devs-ctx refresh`. */
 export function renderRefreshReport(report: RefreshReport, ctx: CliContext): string {

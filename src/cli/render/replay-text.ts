@@ -3,8 +3,9 @@ import type { ReplayEvent, ReplayReport } from '../../core/reports/replay.js';
 import { compact } from './chart.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
+import { thousands } from '../../core/numbers.js';
 
-const n = (value: number): string => value.toLocaleString('en-US');
+const n = thousands;
 const MAX_EVENT_ROWS = 60;
 const CHART_HEIGHT = 8;
 

@@ -16,6 +16,7 @@ import { isPinnedTurn } from '../policy.js';
 import { pacedMap } from '../pace.js';
 import type { Pacer } from '../pace.js';
 import type { PrunerConfig } from '../policy.js';
+import { thousands } from '../numbers.js';
 
 /*
  * The two steps of a prune that decide what it does, from counted entries to an edit:
@@ -100,11 +101,6 @@ function maskPlaceholder(tokens: number, turnId: string): string {
 function excerptPlaceholder(tokens: number, turnId: string, excerpt: GoalExcerpt): string {
   const kept = `kept below: ${excerpt.keptLines} of its ${excerpt.totalLines} lines, those about the goal`;
   return `[devs-ctx: ${thousands(tokens)} tokens of tool output archived; ${kept}; full text: devs-ctx recall --turn ${turnId}]\n${excerpt.text}`;
-}
-
-/** 12345 → "12,345" (toLocaleString costs ~10 µs a call, and a prune makes one per tool result). */
-function thousands(n: number): string {
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /**

@@ -7,6 +7,7 @@ import type { CompactionRecord, UsagePoint } from '../../core/transcript.js';
 import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from '../shared/json.js';
 import { lastAssistantPending, unpairedToolIds } from '../shared/tool-pairing.js';
 import { readSessionTree, type SessionLine, type SessionTree } from './tree.js';
+import { thousands } from '../../core/numbers.js';
 
 /**
  * Reads Claude Code session files: a tree of lines linked by `parentUuid`, whose active chain (after the
@@ -26,7 +27,7 @@ export const SYNTHETIC_MODEL = '<synthetic>';
 const MAX_LISTED_ISSUES = 20;
 
 function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+  return `${thousands(n)} ${n === 1 ? one : many}`;
 }
 
 /** A user/assistant line with the envelope fields that make it Claude Code. */
@@ -368,7 +369,7 @@ function read(doc: ParsedDocument, options: { readonly wholeLife?: boolean } = {
       agent: 'claude-code',
       ...(model !== undefined ? { id: model } : {}),
       ...(recordedWindow !== undefined
-        ? { recordedWindow, recordedWindowHow: `a recorded context of ${file.peakRecorded.toLocaleString('en-US')} tokens (above 200k: 1M mode)` }
+        ? { recordedWindow, recordedWindowHow: `a recorded context of ${thousands(file.peakRecorded)} tokens (above 200k: 1M mode)` }
         : {}),
     },
     lifetime: {
@@ -492,7 +493,7 @@ function compactionsOnChain(walk: readonly SessionLine[], inFile: number, notes:
     const pre = isRecord(meta) ? num(meta['preTokens']) : 0;
     notes.push(
       `${plural(inFile, 'compact boundary', 'compact boundaries')}; counting after the last` +
-        (pre > 0 ? ` (Claude Code counted ${pre.toLocaleString('en-US')} before it)` : ''),
+        (pre > 0 ? ` (Claude Code counted ${thousands(pre)} before it)` : ''),
     );
   } else if (inFile > 0) {
     notes.push(`${plural(inFile, 'compact boundary', 'compact boundaries')} in the file, none on the active chain`);
@@ -626,7 +627,7 @@ function leftOutNotes(file: FileScan, tree: SessionTree, turns: BuiltTurns, stat
   const offChain = tree.lines.length - tree.context.length - (tree.subagent ? 0 : sidechainLines);
   const skipped: string[] = [];
   const add = (n: number, what: string): void => {
-    if (n > 0) skipped.push(`${n.toLocaleString('en-US')} ${what}`);
+    if (n > 0) skipped.push(`${thousands(n)} ${what}`);
   };
   for (const [type, n] of [...file.skippedByType].sort((a, b) => b[1] - a[1])) add(n, type);
   for (const [type, n] of [...turns.skippedOnChain].sort((a, b) => b[1] - a[1])) add(n, `${type} on the chain`);
