@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenCountCache } from '../src/io/count-cache.js';
 
-const keys = (dir: string) => Object.keys((JSON.parse(readFileSync(join(dir, 'token-counts-o200k_base.json'), 'utf8')) as { counts: object }).counts);
+/** Which of `keys` a fresh open of the cache in `dir` holds. */
+const held = (dir: string, keys: readonly string[]) => keys.filter((k) => TokenCountCache.open(dir, 'o200k_base').get(k) !== undefined);
 
 test('counts survive a save and a reopen', () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
@@ -17,16 +18,24 @@ test('counts survive a save and a reopen', () => {
   assert.equal(TokenCountCache.open(dir, 'cl100k_base').get('a'), undefined, 'one cache per encoding');
 });
 
-test('eviction drops the least recently used counts, not the first ones cached', () => {
+test('eviction drops the least recently used counts, not the first ones cached (by run: what a run used is newer than what it did not)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const all = ['old-but-used', 'b', 'c', 'd', 'e'];
   const first = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 3 });
   for (const k of ['old-but-used', 'b', 'c']) first.set(k, 1);
   first.save();
   const second = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 3 });
-  assert.equal(second.get('old-but-used'), 1); // still in use: moves to the newest end
+  assert.equal(second.get('old-but-used'), 1); // still in use: newer than b and c
   second.set('d', 1);
   second.save();
-  assert.deepEqual(keys(dir), ['c', 'old-but-used', 'd']);
+  assert.deepEqual(held(dir, all), ['old-but-used', 'c', 'd'], 'b, the oldest unused, went first');
+  const third = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 3 });
+  assert.equal(third.get('c'), 1);
+  third.set('e', 2);
+  third.save();
+  // c was used now; of the others old-but-used was last used before d was added (in the same run, earlier).
+  assert.deepEqual(held(dir, all), ['c', 'd', 'e']);
+  assert.equal(TokenCountCache.open(dir, 'o200k_base').get('e'), 2);
 });
 
 test('an unwritable cache directory is ignored, never an error', () => {
@@ -41,4 +50,148 @@ test('the cache key of a text is its SHA-1 (base64url), as earlier versions wrot
   for (const text of ['', 'a', 'héllo wörld ✓', '\u{1F600} emoji', 'x'.repeat(100_000), '\ud800 lone surrogate']) {
     assert.equal(TokenCountCache.key(text), createHash('sha1').update(text).digest('base64url'), JSON.stringify(text.slice(0, 20)));
   }
+});
+
+test('a full cache (every count a real key) reads back exactly, and only a save that adds writes the file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const keys = Array.from({ length: 5000 }, (_, i) => TokenCountCache.key(`text ${i}`));
+  const cache = TokenCountCache.open(dir, 'o200k_base');
+  for (const [i, k] of keys.entries()) cache.set(k, i * 7);
+  cache.save();
+  const file = join(dir, 'token-counts-o200k_base.bin');
+  const written = readFileSync(file);
+  const again = TokenCountCache.open(dir, 'o200k_base');
+  assert.equal(again.size, 5000);
+  assert.deepEqual(
+    keys.map((k) => again.get(k)),
+    keys.map((_, i) => i * 7),
+  );
+  assert.equal(again.get(TokenCountCache.key('never counted')), undefined);
+  again.save();
+  assert.deepEqual(readFileSync(file), written, 'nothing added: the file is not rewritten');
+  // A key the file cannot hold (not Latin-1, or too long) is kept for this run only.
+  again.set('ключ', 3);
+  again.set('k'.repeat(300), 4);
+  assert.deepEqual([again.get('ключ'), again.get('k'.repeat(300))], [3, 4]);
+  again.save();
+  const third = TokenCountCache.open(dir, 'o200k_base');
+  assert.deepEqual([third.get('ключ'), third.get('k'.repeat(300)), third.get(keys[4999] as string)], [undefined, undefined, 4999 * 7]);
+});
+
+test('a truncated, padded or foreign cache file reads as empty; a damaged table gives misses, never a wrong key, a hang or an error; the next save mends both', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const file = join(dir, 'token-counts-o200k_base.bin');
+  const cache = TokenCountCache.open(dir, 'o200k_base');
+  for (let i = 0; i < 50; i++) cache.set(`key-${i}`, i);
+  cache.save();
+  const good = readFileSync(file);
+  const wrongVersion = Buffer.from(good);
+  wrongVersion.writeUInt32LE(99, 4);
+  for (const bytes of [
+    Buffer.alloc(0),
+    Buffer.from('{"version":1,"counts":{"a":1}}'),
+    good.subarray(0, good.length - 1),
+    Buffer.concat([good, Buffer.from([0])]),
+    wrongVersion,
+  ]) {
+    writeFileSync(file, bytes);
+    const opened = TokenCountCache.open(dir, 'o200k_base');
+    assert.equal(opened.size, 0, `${bytes.length} bytes`);
+    opened.set('fresh', 9);
+    opened.save();
+    assert.equal(TokenCountCache.open(dir, 'o200k_base').get('fresh'), 9);
+  }
+  // Damage inside the tables (the header still right): what is found is right, the rest is missing.
+  const slots = good.readUInt32LE(8);
+  const entriesAt = 32 + 4 * slots;
+  const noFreeSlot = Buffer.from(good).fill(0, 32, entriesAt); // every slot names entry 0 (key-0): a probe must still end
+  const strayEntry = Buffer.from(good);
+  strayEntry.writeInt32LE(-5, 32 + 4 * (good.indexOf(Buffer.from('key-7')) % slots)); // a slot naming no entry
+  const keyOutside = Buffer.from(good);
+  keyOutside.writeInt32LE(1 << 30, entriesAt + 20 * 3 + 8); // entry 3's key lies past the end
+  const negativeCount = Buffer.from(good);
+  negativeCount.writeInt32LE(-1, entriesAt + 20 * 4);
+  for (const [name, bytes] of [
+    ['no free slot', noFreeSlot],
+    ['a stray slot', strayEntry],
+    ['a key outside', keyOutside],
+    ['a negative count', negativeCount],
+  ] as const) {
+    writeFileSync(file, bytes);
+    const opened = TokenCountCache.open(dir, 'o200k_base');
+    for (let i = 0; i < 50; i++) {
+      const count = opened.get(`key-${i}`);
+      assert.ok(count === undefined || count === i, `${name}: key-${i} gave ${count}`);
+    }
+    assert.equal(opened.get('never stored'), undefined, name);
+    opened.set('fresh', 9);
+    opened.save();
+    const mended = TokenCountCache.open(dir, 'o200k_base');
+    assert.equal(mended.get('fresh'), 9, name);
+    assert.equal(mended.get('never stored'), undefined, name);
+  }
+  // A file whose slots were all overwritten is placed anew at the next save: every sound entry is found again.
+  writeFileSync(file, noFreeSlot);
+  const again = TokenCountCache.open(dir, 'o200k_base');
+  again.set('fresh', 9);
+  again.save();
+  const placed = TokenCountCache.open(dir, 'o200k_base');
+  assert.deepEqual(
+    Array.from({ length: 50 }, (_, i) => placed.get(`key-${i}`)),
+    Array.from({ length: 50 }, (_, i) => i),
+  );
+});
+
+test("an earlier version's JSON cache is taken over: its counts are read once, saved in the binary file, and the JSON file removed", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const json = join(dir, 'token-counts-o200k_base.json');
+  const old = { [TokenCountCache.key('alpha')]: 11, [TokenCountCache.key('beta')]: 22 };
+  writeFileSync(json, JSON.stringify({ version: 1, counts: old }));
+  const cache = TokenCountCache.open(dir, 'o200k_base');
+  assert.equal(cache.get(TokenCountCache.key('alpha')), 11);
+  cache.save();
+  assert.equal(existsSync(json), false);
+  const reopened = TokenCountCache.open(dir, 'o200k_base');
+  assert.deepEqual([reopened.get(TokenCountCache.key('alpha')), reopened.get(TokenCountCache.key('beta'))], [11, 22]);
+  // With a binary file there already, a JSON file is left alone and not read.
+  writeFileSync(json, JSON.stringify({ version: 1, counts: { [TokenCountCache.key('gamma')]: 33 } }));
+  const both = TokenCountCache.open(dir, 'o200k_base');
+  assert.equal(both.get(TokenCountCache.key('gamma')), undefined);
+  both.set('x', 1);
+  both.save();
+  assert.equal(existsSync(json), true);
+});
+
+test('past maxEntries a save drops the oldest down to 90 % of it (the newest kept), so the next runs only add', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const file = join(dir, 'token-counts-o200k_base.bin');
+  const open = () => TokenCountCache.open(dir, 'o200k_base', { maxEntries: 100 });
+  for (let run = 0; run < 10; run++) {
+    const cache = open();
+    for (let i = 0; i < 10; i++) cache.set(`r${run}-${i}`, run * 10 + i);
+    cache.save();
+  }
+  assert.equal(open().size, 100);
+  const eleventh = open();
+  assert.equal(eleventh.get('r0-0'), 0); // used: outlives the other entries of run 0
+  eleventh.set('new', 1);
+  eleventh.save();
+  const after = open();
+  assert.equal(after.size, 90);
+  assert.equal(after.get('new'), 1);
+  assert.equal(after.get('r0-0'), 0);
+  // 101 entries, 90 kept: the 11 dropped are run 0's other 9 and the first 2 of run 1.
+  const gone = [...Array.from({ length: 9 }, (_, i) => `r0-${i + 1}`), 'r1-0', 'r1-1'];
+  assert.deepEqual(
+    gone.filter((k) => after.get(k) !== undefined),
+    [],
+  );
+  assert.equal(after.get('r1-2'), 12);
+  // Under the limit again: a save appends (the file only grows).
+  const before = readFileSync(file).length;
+  const twelfth = open();
+  twelfth.set('more', 2);
+  twelfth.save();
+  assert.equal(open().size, 91);
+  assert.ok(readFileSync(file).length > before);
 });

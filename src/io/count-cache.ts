@@ -1,10 +1,13 @@
 import * as crypto from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { CountStore } from './count-store.js';
 import { JsonFileLru } from './json-lru.js';
 
-const CACHE_VERSION = 1;
-/** Least recently used entries are dropped past this, so the cache file stays small to load. */
+/** The JSON cache of versions before the binary one: read once, if there is no binary file yet, then removed. */
+const JSON_CACHE_VERSION = 1;
+/** Least recently used entries are dropped past this. */
 const MAX_ENTRIES = 200_000;
 
 /** Where counts are cached: `DEVS_CTX_CACHE_DIR`, else `$XDG_CACHE_HOME/devs-ctx`, else `~/.cache/devs-ctx`. */
@@ -21,17 +24,29 @@ const sha1 = oneShot
   : (text: string): string => crypto.createHash('sha1').update(text).digest('base64url');
 
 /**
- * Token counts by content hash, per encoding. Transcripts only grow, so a re-run finds every old
- * turn here and tokenizes only the new ones (and need not load the tokenizer at all).
+ * Token counts by content hash, per encoding, in `token-counts-<encoding>.bin` (src/io/count-store.ts:
+ * used as it is read, so a full cache opens in milliseconds). Transcripts only grow, so a re-run finds
+ * every old turn here and tokenizes only the new ones (and need not load the tokenizer at all).
  * The cache is an optimisation: an unreadable or unwritable cache is silently ignored.
  */
 export class TokenCountCache {
-  private constructor(private readonly counts: JsonFileLru<number>) {}
+  private constructor(
+    private readonly counts: CountStore,
+    /** The JSON file of an earlier version, whose counts were taken over: removed once they are saved. */
+    private readonly legacy: string | undefined,
+  ) {}
 
   static open(dir: string | undefined, encoding: string, options: { maxEntries?: number } = {}): TokenCountCache {
-    const file = dir ? join(dir, `token-counts-${encoding}.json`) : undefined;
+    const maxEntries = options.maxEntries ?? MAX_ENTRIES;
+    const file = dir ? join(dir, `token-counts-${encoding}.bin`) : undefined;
+    const counts = CountStore.open(file, maxEntries);
+    const json = dir ? join(dir, `token-counts-${encoding}.json`) : undefined;
+    if (file === undefined || json === undefined || existsSync(file) || !existsSync(json)) return new TokenCountCache(counts, undefined);
+    // An earlier version's cache (the same keys and counts): its entries, oldest first, become this run's.
     const isValue = (value: unknown): value is number => typeof value === 'number';
-    return new TokenCountCache(JsonFileLru.open(file, { version: CACHE_VERSION, field: 'counts', maxEntries: options.maxEntries ?? MAX_ENTRIES, isValue }));
+    const old = JsonFileLru.open(json, { version: JSON_CACHE_VERSION, field: 'counts', maxEntries, isValue });
+    for (const [key, count] of old.entriesOldestFirst()) counts.set(key, count);
+    return new TokenCountCache(counts, json);
   }
 
   static key(text: string): string {
@@ -48,17 +63,17 @@ export class TokenCountCache {
     return this.counts.file !== undefined;
   }
 
-  /** A hit moves the entry to the newest end, so eviction drops what no recent run has used. */
+  /** A hit marks the count as used by this run, so eviction drops what no recent run has used. */
   get(key: string): number | undefined {
     return this.counts.get(key);
   }
 
   set(key: string, count: number): void {
-    if (!this.counts.has(key)) this.counts.set(key, count);
+    this.counts.set(key, count);
   }
 
   /** Writes the cache atomically when something was added; a failed write is ignored (the next run counts again). */
   save(): void {
-    this.counts.save();
+    if (this.counts.save() && this.legacy !== undefined) rmSync(this.legacy, { force: true });
   }
 }

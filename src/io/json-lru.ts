@@ -56,6 +56,11 @@ export class JsonFileLru<V> {
     return this.entries.size;
   }
 
+  /** Every entry, oldest first (without making any of them newer). */
+  entriesOldestFirst(): IterableIterator<[string, V]> {
+    return this.entries.entries();
+  }
+
   has(key: string): boolean {
     return this.entries.has(key);
   }
