@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -194,4 +194,99 @@ test('past maxEntries a save drops the oldest down to 90 % of it (the newest kep
   twelfth.save();
   assert.equal(open().size, 91);
   assert.ok(readFileSync(file).length > before);
+});
+
+/** The cache file of `dir` with its layout: where the slots and the entries (6 words each) start. */
+function cacheFile(dir: string): { file: string; bytes: Buffer; slots: number; entriesAt: number } {
+  const file = join(dir, 'token-counts-o200k_base.bin');
+  const bytes = readFileSync(file);
+  const slots = bytes.readUInt32LE(8);
+  return { file, bytes, slots, entriesAt: 32 + 4 * slots };
+}
+
+test('a damaged count, or a page of zeros, is a miss and never a wrong count; counting it again mends it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const cache = TokenCountCache.open(dir, 'o200k_base');
+  for (let i = 0; i < 2000; i++) cache.set(`key-${i}`, 1000 + i);
+  cache.save();
+  const { file, bytes, entriesAt } = cacheFile(dir);
+  const flipped = Buffer.from(bytes);
+  flipped.writeInt32LE(flipped.readInt32LE(entriesAt + 24 * 5) ^ (1 << 12), entriesAt + 24 * 5); // key-5's count, one bit
+  const zeroed = Buffer.from(bytes).fill(0, entriesAt + 4096 * 2, entriesAt + 4096 * 3); // a page lost in a crash
+  for (const [name, damaged] of [
+    ['one bit of a count', flipped],
+    ['a zeroed page', zeroed],
+  ] as const) {
+    writeFileSync(file, damaged);
+    const opened = TokenCountCache.open(dir, 'o200k_base');
+    const wrong: string[] = [];
+    const missing: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const count = opened.get(`key-${i}`);
+      if (count === undefined) missing.push(i);
+      else if (count !== 1000 + i) wrong.push(`key-${i}: ${count}`);
+    }
+    assert.deepEqual(wrong, [], name);
+    assert.ok(missing.length > 0, `${name}: the damaged entries are missing`);
+    for (const i of missing) opened.set(`key-${i}`, 1000 + i);
+    opened.save();
+    const mended = TokenCountCache.open(dir, 'o200k_base');
+    assert.deepEqual(
+      Array.from({ length: 2000 }, (_, i) => mended.get(`key-${i}`)),
+      Array.from({ length: 2000 }, (_, i) => 1000 + i),
+      name,
+    );
+    writeFileSync(file, bytes);
+  }
+});
+
+test('a slot wiped in the file is found missing at the next save: the table is placed anew, no entry lost or doubled', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const cache = TokenCountCache.open(dir, 'o200k_base');
+  for (let i = 0; i < 100; i++) cache.set(`key-${i}`, i);
+  cache.save();
+  const { file, bytes, slots } = cacheFile(dir);
+  const wiped = Buffer.from(bytes);
+  for (let slot = 0; slot < slots; slot++) if (wiped.readInt32LE(32 + 4 * slot) === 5) wiped.writeInt32LE(-1, 32 + 4 * slot);
+  writeFileSync(file, wiped);
+  const opened = TokenCountCache.open(dir, 'o200k_base');
+  assert.equal(opened.get('key-5'), undefined);
+  opened.set('other', 1);
+  opened.save();
+  const placed = TokenCountCache.open(dir, 'o200k_base');
+  assert.equal(placed.get('key-5'), 5);
+  assert.equal(placed.size, 101);
+});
+
+test('eviction after the run counter wraps past 2^31: what this run used is still the newest', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const first = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 10 });
+  for (let i = 0; i < 9; i++) first.set(`old${i}`, i);
+  first.save();
+  // The file as the 2^31 - 1st run left it: its generation and every entry's the largest int32.
+  const { file, bytes, entriesAt } = cacheFile(dir);
+  const late = Buffer.from(bytes);
+  late.writeUInt32LE(0x7fffffff, 16);
+  for (let i = 0; i < 9; i++) late.writeInt32LE(0x7fffffff, entriesAt + 24 * i + 4);
+  writeFileSync(file, late);
+  const next = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 10 });
+  assert.deepEqual([next.get('old0'), next.get('old1')], [0, 1]);
+  next.set('new0', 10);
+  next.set('new1', 11);
+  next.save(); // 11 > 10: down to 9, the two oldest unused (old2, old3) dropped
+  const after = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 10 });
+  const all = [...Array.from({ length: 9 }, (_, i) => `old${i}`), 'new0', 'new1'];
+  assert.deepEqual(
+    all.filter((k) => after.get(k) === undefined),
+    ['old2', 'old3'],
+  );
+});
+
+test("the earlier version's JSON cache that cannot be removed (a folder of that name, another user's file) is no error", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  mkdirSync(join(dir, 'token-counts-o200k_base.json', 'inside'), { recursive: true });
+  const cache = TokenCountCache.open(dir, 'o200k_base');
+  cache.set('a', 1);
+  assert.doesNotThrow(() => cache.save());
+  assert.equal(TokenCountCache.open(dir, 'o200k_base').get('a'), 1);
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { CountStore } from './count-store.js';
 import { JsonFileLru } from './json-lru.js';
 
-/** The JSON cache of versions before the binary one: read once, if there is no binary file yet, then removed. */
+/** The JSON cache of versions before the binary one: read once, while there is no binary cache to use, then removed. */
 const JSON_CACHE_VERSION = 1;
 /** Least recently used entries are dropped past this. */
 const MAX_ENTRIES = 200_000;
@@ -41,7 +41,8 @@ export class TokenCountCache {
     const file = dir ? join(dir, `token-counts-${encoding}.bin`) : undefined;
     const counts = CountStore.open(file, maxEntries);
     const json = dir ? join(dir, `token-counts-${encoding}.json`) : undefined;
-    if (file === undefined || json === undefined || existsSync(file) || !existsSync(json)) return new TokenCountCache(counts, undefined);
+    // Taken over while there is no binary cache to use (none yet, or an unreadable one).
+    if (file === undefined || json === undefined || counts.size > 0 || !existsSync(json)) return new TokenCountCache(counts, undefined);
     // An earlier version's cache (the same keys and counts): its entries, oldest first, become this run's.
     const isValue = (value: unknown): value is number => typeof value === 'number';
     const old = JsonFileLru.open(json, { version: JSON_CACHE_VERSION, field: 'counts', maxEntries, isValue });
@@ -74,6 +75,11 @@ export class TokenCountCache {
 
   /** Writes the cache atomically when something was added; a failed write is ignored (the next run counts again). */
   save(): void {
-    if (this.counts.save() && this.legacy !== undefined) rmSync(this.legacy, { force: true });
+    if (!this.counts.save() || this.legacy === undefined) return;
+    try {
+      rmSync(this.legacy, { force: true });
+    } catch {
+      // Not ours to remove (another user's, in a shared folder): it is read again next time, harmlessly.
+    }
   }
 }

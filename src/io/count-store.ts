@@ -20,12 +20,13 @@ import { writeFileAtomic } from './atomic.js';
  * Layout (little-endian, 4-byte aligned): magic u32 'DCTC', version u32, slots u32 (a power of two,
  * at least twice the entries), entries u32, generation u32, key bytes u32, two u32 zero; slots
  * i32[slots] (open addressing by the key's FNV-1a, linear probing, -1 empty); entries
- * i32[entries × 5] (count, generation, key offset, key length, the key's FNV-1a); the keys' bytes.
+ * i32[entries × 6] (count, generation, key offset, key length, the key's FNV-1a, a check of the
+ * other four: an entry whose check fails, a zeroed page's among them, is missing); the keys' bytes.
  */
 const MAGIC = 0x43544344;
 const VERSION = 1;
 const HEADER_WORDS = 8;
-const ENTRY_WORDS = 5;
+const ENTRY_WORDS = 6;
 const MAX_KEY_CHARS = 255;
 const MIN_SLOTS = 16;
 
@@ -33,7 +34,7 @@ const MIN_SLOTS = 16;
 interface Table {
   readonly generation: number;
   readonly slots: Int32Array;
-  /** [count, generation, key offset, key length, key hash] per entry; generations are updated in place by hits. */
+  /** [count, generation, key offset, key length, key hash, check] per entry; generations are updated in place by hits. */
   readonly entries: Int32Array;
   readonly keys: Uint8Array;
   readonly size: number;
@@ -79,22 +80,39 @@ function decode(data: Uint8Array): Table | undefined {
   };
 }
 
-/** Whether entry `e` (its first word) has a count and a key inside the keys' bytes. */
-function sound(entries: Int32Array, e: number, keyBytes: number): boolean {
-  const offset = entries[e + 2] as number;
-  const length = entries[e + 3] as number;
-  return (entries[e] as number) >= 0 && offset >= 0 && length >= 0 && length <= MAX_KEY_CHARS && offset + length <= keyBytes;
+/** The check word of an entry: FNV-1a over its count, key offset, key length and key hash (never 0 for an all-zero entry). */
+function check(count: number, offset: number, length: number, hash: number): number {
+  return mix(mix(mix(mix(0x811c9dc5, count), offset), length), hash) | 0;
 }
 
-/** How many slots are free, or -1 when a slot holds no entry of the table (a damaged table). */
-function freeSlots(slots: Int32Array, size: number): number {
+/** FNV-1a of one 32-bit word, by halves. */
+function mix(h: number, word: number): number {
+  return Math.imul(Math.imul(h ^ (word & 0xffff), 0x01000193) ^ (word >>> 16), 0x01000193);
+}
+
+/** Whether entry `e` (its first word) is as written: its check holds, and its key lies inside the keys' bytes. */
+function sound(entries: Int32Array, e: number, keyBytes: number): boolean {
+  const count = entries[e] as number;
+  const offset = entries[e + 2] as number;
+  const length = entries[e + 3] as number;
+  if (entries[e + 5] !== check(count, offset, length, entries[e + 4] as number)) return false;
+  return count >= 0 && offset >= 0 && length >= 0 && length <= MAX_KEY_CHARS && offset + length <= keyBytes;
+}
+
+/**
+ * Whether the slots can be taken as they are with `more` entries added: every entry of the table in
+ * exactly one slot, every other slot free (a damaged table is placed anew).
+ */
+function reusable(slots: Int32Array, size: number, more: number): boolean {
+  const seen = new Uint8Array(size);
   let free = 0;
   for (let slot = 0; slot < slots.length; slot++) {
     const entry = slots[slot] as number;
     if (entry === -1) free++;
-    else if (entry < 0 || entry >= size) return -1;
+    else if (entry < 0 || entry >= size || seen[entry] === 1) return false;
+    else seen[entry] = 1;
   }
-  return free;
+  return free === slots.length - size && free > more;
 }
 
 /** Puts entry `entry` (with key hash `hash`) into the first free slot of its probe sequence. */
@@ -180,10 +198,11 @@ export class CountStore {
 
   /** Writes the file (atomically) when a count was added this run; false when it could not. */
   save(): boolean {
-    if (this.file === undefined || this.added.size === 0) return true;
+    if (this.file === undefined) return true;
+    const added = [...this.added].filter(([key]) => storable(key));
+    if (added.length === 0) return true;
     try {
       mkdirSync(dirname(this.file), { recursive: true });
-      const added = [...this.added].filter(([key]) => storable(key));
       const old = this.table?.size ?? 0;
       writeFileAtomic(this.file, old + added.length > this.maxEntries ? this.evicted(added) : this.extended(added), { durable: false });
       return true;
@@ -203,7 +222,7 @@ export class CountStore {
       file.entries.set(table.entries);
       file.keys.set(table.keys);
       // The slots as they are when they are sound and the new entries fit; else placed anew.
-      if (table.slots.length === file.slots.length && freeSlots(table.slots, old) > added.length) file.slots.set(table.slots);
+      if (table.slots.length === file.slots.length && reusable(table.slots, old, added.length)) file.slots.set(table.slots);
       else for (let entry = 0; entry < old; entry++) place(file.slots, entry, table.entries[entry * ENTRY_WORDS + 4] as number);
     }
     let at = table?.keys.length ?? 0;
@@ -221,7 +240,7 @@ export class CountStore {
     const sourceKeys = table?.keys ?? new Uint8Array(0);
     const old = table?.size ?? 0;
     const keep = this.maxEntries - Math.floor(this.maxEntries / 10);
-    const live = oldestFirst(source, old, sourceKeys.length);
+    const live = oldestFirst(source, old, sourceKeys.length, this.generation);
     const keptNew = added.slice(Math.max(0, added.length - keep));
     const keptOld = live.slice(Math.max(0, live.length - (keep - keptNew.length)));
     let keyBytes = 0;
@@ -241,6 +260,7 @@ export class CountStore {
       entries[to + 2] = at;
       entries[to + 3] = length;
       entries[to + 4] = source[e + 4] as number;
+      entries[to + 5] = check(entries[to] as number, at, length, entries[to + 4] as number);
       place(slots, entry, source[e + 4] as number);
       at += length;
     }
@@ -249,21 +269,20 @@ export class CountStore {
   }
 }
 
-/** The sound entries of a table by the generation of their last use, then by place: oldest first. */
-function oldestFirst(entries: Int32Array, size: number, keyBytes: number): number[] {
+/**
+ * The sound entries of a table, oldest first: by how many runs ago they were last used (counted back
+ * from `generation`, so a generation that wrapped past 2^31 is still older), then by place.
+ */
+function oldestFirst(entries: Int32Array, size: number, keyBytes: number, generation: number): number[] {
   const live: number[] = [];
-  let least = Infinity;
-  for (let i = 0; i < size; i++) {
-    if (!sound(entries, i * ENTRY_WORDS, keyBytes)) continue;
-    live.push(i);
-    least = Math.min(least, entries[i * ENTRY_WORDS + 1] as number);
-  }
-  if (live.length >= 2 ** 21) return live.sort((a, b) => (entries[a * ENTRY_WORDS + 1] as number) - (entries[b * ENTRY_WORDS + 1] as number) || a - b);
-  // (generation, place) as one number (both fit exactly below 2^53), sorted as numbers: no comparator call per step.
+  for (let i = 0; i < size; i++) if (sound(entries, i * ENTRY_WORDS, keyBytes)) live.push(i);
+  const age = (i: number): number => (generation - (entries[i * ENTRY_WORDS + 1] as number)) >>> 0;
+  if (size >= 2 ** 21) return live.sort((a, b) => age(b) - age(a) || a - b);
+  // (age, place) as one number, oldest first when sorted up (both fit exactly below 2^53): no comparator call per step.
   const order = new Float64Array(live.length);
   for (let k = 0; k < live.length; k++) {
     const i = live[k] as number;
-    order[k] = ((entries[i * ENTRY_WORDS + 1] as number) - least) * 2 ** 21 + i;
+    order[k] = (0xffffffff - age(i)) * 2 ** 21 + i;
   }
   order.sort();
   for (let k = 0; k < live.length; k++) live[k] = (order[k] as number) % 2 ** 21;
@@ -297,7 +316,7 @@ function layout(size: number, keyBytes: number, generation: number): Layout {
 function writeEntry(file: Layout, entry: number, count: number, generation: number, key: string, at: number): number {
   for (let k = 0; k < key.length; k++) file.keys[at + k] = key.charCodeAt(k);
   const hash = fnv(key);
-  file.entries.set([count, generation, at, key.length, hash], entry * ENTRY_WORDS);
+  file.entries.set([count, generation, at, key.length, hash, check(count, at, key.length, hash)], entry * ENTRY_WORDS);
   place(file.slots, entry, hash);
   return at + key.length;
 }
