@@ -53,6 +53,13 @@ function storable(key: string): boolean {
   return true;
 }
 
+/** Where a file's slots, entries and keys start, for `slots` slots and `size` entries. */
+function offsets(slots: number, size: number): { slotsAt: number; entriesAt: number; keysAt: number } {
+  const slotsAt = HEADER_WORDS * 4;
+  const entriesAt = slotsAt + slots * 4;
+  return { slotsAt, entriesAt, keysAt: entriesAt + size * ENTRY_WORDS * 4 };
+}
+
 function slotsFor(entries: number): number {
   let slots = MIN_SLOTS;
   while (slots < entries * 2) slots *= 2;
@@ -67,9 +74,7 @@ function decode(data: Uint8Array): Table | undefined {
   const header = new Uint32Array(bytes.buffer, bytes.byteOffset, HEADER_WORDS);
   const [magic, version, slots, size, generation, keyBytes] = header as unknown as [number, number, number, number, number, number];
   if (magic !== MAGIC || version !== VERSION || slots < MIN_SLOTS || (slots & (slots - 1)) !== 0 || slots < 2 * size) return undefined;
-  const slotsAt = HEADER_WORDS * 4;
-  const entriesAt = slotsAt + slots * 4;
-  const keysAt = entriesAt + size * ENTRY_WORDS * 4;
+  const { slotsAt, entriesAt, keysAt } = offsets(slots, size);
   if (keysAt + keyBytes !== bytes.byteLength) return undefined;
   return {
     generation,
@@ -248,20 +253,12 @@ export class CountStore {
     for (const [key] of keptNew) keyBytes += key.length;
     const file = layout(keptOld.length + keptNew.length, keyBytes, this.generation);
     let at = 0;
-    const { keys, entries, slots } = file;
     for (let entry = 0; entry < keptOld.length; entry++) {
       const e = (keptOld[entry] as number) * ENTRY_WORDS;
-      const to = entry * ENTRY_WORDS;
       const offset = source[e + 2] as number;
       const length = source[e + 3] as number;
-      for (let k = 0; k < length; k++) keys[at + k] = sourceKeys[offset + k] as number;
-      entries[to] = source[e] as number;
-      entries[to + 1] = source[e + 1] as number;
-      entries[to + 2] = at;
-      entries[to + 3] = length;
-      entries[to + 4] = source[e + 4] as number;
-      entries[to + 5] = check(entries[to] as number, at, length, entries[to + 4] as number);
-      place(slots, entry, source[e + 4] as number);
+      for (let k = 0; k < length; k++) file.keys[at + k] = sourceKeys[offset + k] as number;
+      putEntry(file, entry, source[e] as number, source[e + 1] as number, at, length, source[e + 4] as number);
       at += length;
     }
     for (const [k, [key, count]] of keptNew.entries()) at = writeEntry(file, keptOld.length + k, count, this.generation, key, at);
@@ -299,9 +296,7 @@ interface Layout {
 /** A file for `size` entries and `keyBytes` bytes of keys: the header written, every slot free. */
 function layout(size: number, keyBytes: number, generation: number): Layout {
   const slots = slotsFor(size);
-  const slotsAt = HEADER_WORDS * 4;
-  const entriesAt = slotsAt + slots * 4;
-  const keysAt = entriesAt + size * ENTRY_WORDS * 4;
+  const { slotsAt, entriesAt, keysAt } = offsets(slots, size);
   const bytes = Buffer.alloc(keysAt + keyBytes);
   new Uint32Array(bytes.buffer, bytes.byteOffset, HEADER_WORDS).set([MAGIC, VERSION, slots, size, generation >>> 0, keyBytes]);
   return {
@@ -315,8 +310,19 @@ function layout(size: number, keyBytes: number, generation: number): Layout {
 /** Writes a new entry (its key at `at` in the keys' bytes) and its slot; returns where the next key goes. */
 function writeEntry(file: Layout, entry: number, count: number, generation: number, key: string, at: number): number {
   for (let k = 0; k < key.length; k++) file.keys[at + k] = key.charCodeAt(k);
-  const hash = fnv(key);
-  file.entries.set([count, generation, at, key.length, hash, check(count, at, key.length, hash)], entry * ENTRY_WORDS);
-  place(file.slots, entry, hash);
+  putEntry(file, entry, count, generation, at, key.length, fnv(key));
   return at + key.length;
+}
+
+/** Writes entry `entry`'s words (its key already at `at`), with its check, and gives it a slot. */
+function putEntry(file: Layout, entry: number, count: number, generation: number, at: number, length: number, hash: number): void {
+  const e = entry * ENTRY_WORDS;
+  const { entries } = file;
+  entries[e] = count;
+  entries[e + 1] = generation;
+  entries[e + 2] = at;
+  entries[e + 3] = length;
+  entries[e + 4] = hash;
+  entries[e + 5] = check(count, at, length, hash);
+  place(file.slots, entry, hash);
 }

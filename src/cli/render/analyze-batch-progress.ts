@@ -1,5 +1,5 @@
 import type { CliContext } from '../context.js';
-import { thousands } from '../../core/numbers.js';
+import { thousands as n } from '../../core/numbers.js';
 
 export interface BatchProgress {
   /** Sessions finished, transcripts found so far, whether discovery is over, tokens counted. */
@@ -11,7 +11,6 @@ export interface BatchProgress {
 
 const SILENT: BatchProgress = { update() {}, clear() {}, stop() {} };
 const BAR_WIDTH = 24;
-const n = thousands;
 const compact = (value: number): string =>
   value >= 1e9 ? `${(value / 1e9).toFixed(1)}G` : value >= 1e6 ? `${(value / 1e6).toFixed(1)}M` : value >= 1e3 ? `${(value / 1e3).toFixed(1)}k` : String(value);
 

@@ -5,7 +5,7 @@ import { subagentParent } from '../batch/session.js';
 import type { SessionError, SessionSummary } from '../batch/session.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
-import { thousands } from '../../core/numbers.js';
+import { thousands as n } from '../../core/numbers.js';
 
 /** A row of a batch in its final order: an analysed session, or a transcript that could not be read. */
 export type BatchRow =
@@ -34,8 +34,6 @@ export interface ProjectTotals {
   /** Of the transcripts, subagent transcripts (their turns and tokens are in the project's). */
   readonly subagents: number;
 }
-
-const n = thousands;
 
 /** The rows that set the column widths before the table starts to stream. */
 export const ALIGN_BLOCK = 50;

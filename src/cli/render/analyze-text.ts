@@ -5,9 +5,8 @@ import type { AnalyzeReport, TokenGroup } from '../../core/reports/analyze.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { growthChart } from './chart.js';
-import { thousands } from '../../core/numbers.js';
+import { thousands as n } from '../../core/numbers.js';
 
-const n = thousands;
 const pct = (part: number, whole: number): string => (whole === 0 ? '0 %' : `${((part / whole) * 100).toFixed(1)} %`);
 
 function paint(ctx: CliContext): ChalkInstance {

@@ -2,9 +2,8 @@ import { Chalk } from 'chalk';
 import type { PruneReport } from '../../core/reports/prune.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
-import { thousands } from '../../core/numbers.js';
+import { thousands as n } from '../../core/numbers.js';
 
-const n = thousands;
 const MAX_ACTION_ROWS = 40;
 
 /** The human report of a prune (or, with --dry-run, of the plan). */

@@ -2,9 +2,7 @@ import { Chalk } from 'chalk';
 import type { RefreshReport } from '../../core/reports/refresh.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
-import { thousands } from '../../core/numbers.js';
-
-const n = thousands;
+import { thousands as n } from '../../core/numbers.js';
 
 /** The human report of `devs-ctx refresh`. */
 export function renderRefreshReport(report: RefreshReport, ctx: CliContext): string {

@@ -3,9 +3,8 @@ import type { ReplayEvent, ReplayReport } from '../../core/reports/replay.js';
 import { compact } from './chart.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
-import { thousands } from '../../core/numbers.js';
+import { thousands as n } from '../../core/numbers.js';
 
-const n = thousands;
 const MAX_EVENT_ROWS = 60;
 const CHART_HEIGHT = 8;
 
