@@ -12,7 +12,9 @@ const walk = (dir) => {
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path);
-    else if (path !== out && !path.endsWith('.map') && !path.endsWith('.d.ts')) hash.update(`\0${relative(dist, path)}\0`).update(readFileSync(path));
+    // A code cache is made from the bundle (hashed here) and differs from build to build.
+    else if (path !== out && !path.endsWith('.map') && !path.endsWith('.d.ts') && !path.endsWith('.v8cache'))
+      hash.update(`\0${relative(dist, path)}\0`).update(readFileSync(path));
   }
 };
 walk(dist);

@@ -208,7 +208,7 @@ export async function resolve(specifier, context, next) {
 test('the CLI bundle carries zod/mini and its English messages only: no classic zod, no other locale, no JSON-schema generation', () => {
   const dir = join(repoRoot, 'dist', 'cli-bundle');
   const zodModules = new Set<string>();
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.js'))) {
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.cjs'))) {
     // esbuild heads each bundled module with its path.
     for (const match of readFileSync(join(dir, file), 'utf8').matchAll(/^\/\/ (node_modules\/zod\/\S+)$/gm)) zodModules.add(match[1] as string);
   }

@@ -11,12 +11,13 @@ import type { TextTokenCounter } from '../core/accounting.js';
 export const PARALLEL_MIN_CHARS = 2_000_000;
 
 /**
- * Where the count worker is, relative to this module wherever it runs from: beside it in the tsc
- * output (dist/cli/) or the bundle (dist/cli-bundle/, an entry of its own), or the tsc output seen
- * from the bundle; run from the sources (src/cli/, in-process tests), the built one (a worker thread
- * does not get tsx's loader: `npm test` builds first). A prune of a large transcript counts with it.
+ * Where the count worker is, relative to this module wherever it runs from: in the bundle
+ * (dist/cli-bundle/count-worker.cjs, which loads the worker's own bundle), beside it in the tsc
+ * output (dist/cli/), or the tsc output seen from the bundle; run from the sources (src/cli/,
+ * in-process tests), the built one (a worker thread does not get tsx's loader: `npm test` builds
+ * first). A prune of a large transcript counts with it.
  */
-const WORKER_CANDIDATES = ['./count-worker.js', '../cli/count-worker.js', '../../dist/cli/count-worker.js'];
+const WORKER_CANDIDATES = ['./count-worker.cjs', './count-worker.js', '../cli/count-worker.js', '../../dist/cli/count-worker.js'];
 function countWorkerUrl(): URL {
   for (const candidate of WORKER_CANDIDATES) {
     const url = new URL(candidate, import.meta.url);

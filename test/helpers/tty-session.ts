@@ -153,7 +153,7 @@ export async function runInPty(
   drive: (terminal: Terminal) => Promise<void>,
 ): Promise<TerminalRun> {
   const bin = join(repoRoot, 'bin', 'devs-ctx.js');
-  assert.ok(existsSync(join(repoRoot, 'dist', 'cli-bundle', 'main.js')), 'run `npm run build` first (npm test does)');
+  assert.ok(existsSync(join(repoRoot, 'dist', 'cli-bundle', 'main.cjs')), 'run `npm run build` first (npm test does)');
   const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
   const command = `stty cols 100 rows 40; exec ${quote(process.execPath)} ${quote(bin)} ${args.map(quote).join(' ')}`;
   const env = baseEnv(options.env ?? {});

@@ -6,12 +6,12 @@ import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import type { SessionOutcome } from './session.js';
 
 /**
- * Where the worker entry is, relative to this module wherever it runs from: beside it in the tsc
- * output (dist/cli/batch/), beside the bundle's chunks when the bundle has the worker as an entry
- * (dist/cli-bundle/, `--entry-names=[name]`), the tsc output seen from the bundle (dist/cli-bundle →
- * dist/cli/batch/), or the TypeScript source under tsx (tests).
+ * Where the worker entry is, relative to this module wherever it runs from: in the bundle
+ * (dist/cli-bundle/analyze-worker.cjs, which loads the worker's own bundle), beside it in the tsc
+ * output (dist/cli/batch/), the tsc output seen from the bundle (dist/cli-bundle → dist/cli/batch/),
+ * or the TypeScript source under tsx (tests).
  */
-const WORKER_CANDIDATES = ['./analyze-worker.js', '../cli/batch/analyze-worker.js', './analyze-worker.ts'];
+const WORKER_CANDIDATES = ['./analyze-worker.cjs', './analyze-worker.js', '../cli/batch/analyze-worker.js', './analyze-worker.ts'];
 
 let workerFile: URL | undefined;
 function analyzeWorkerUrl(): URL {
