@@ -1,10 +1,10 @@
 #!/usr/bin/env node
+'use strict';
 // The installed command runs compiled, bundled JavaScript: `npm run build` (run by `npm ci` via
 // prepare) compiles src/ to dist/ and bundles the CLI into dist/cli-bundle/ (one file, compiled from
-// V8's code cache made at build time: see scripts/bundle-loader.cjs).
-import { createRequire } from 'node:module';
-
-const { main } = createRequire(import.meta.url)('../dist/cli-bundle/main.cjs');
+// V8's code cache made at build time: see scripts/bundle-loader.cjs). This file is CommonJS
+// (bin/package.json), so Node starts without its ES module loader, about 5 ms sooner.
+const { main } = require('../dist/cli-bundle/main.cjs');
 
 // A reader that stops early (`devs-ctx prune s.jsonl | head`) closes the pipe: stop quietly, as
 // other Unix tools do, instead of crashing on EPIPE. Files written with -o / --in-place are atomic.
@@ -15,4 +15,6 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-process.exitCode = await main(process.argv.slice(2));
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

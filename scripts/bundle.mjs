@@ -60,6 +60,23 @@ const leaveOutZodExtras = {
   },
 };
 
+/**
+ * commander requires node:child_process as it loads, for subcommands that are programs of their own
+ * (devs-ctx has none): a stand-in requires it on first use instead, which is never (about 2.5 ms of
+ * every start, loading child_process and what it needs).
+ */
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /node_modules\/commander\//.test(args.importer) ? { path: 'child_process', namespace: 'lazy-child-process' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
+      contents: "module.exports = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });",
+    }));
+  },
+};
+
 await build({
   entryPoints: Object.entries(entries).map(([name, file]) => ({ in: file, out: `${name}.bundle` })),
   outdir: out,
@@ -68,7 +85,7 @@ await build({
   platform: 'node',
   format: 'cjs',
   // Loaded on demand, or large and rarely needed: required from node_modules at run time.
-  plugins: [requireExternals, leaveOutZodExtras],
+  plugins: [requireExternals, leaveOutZodExtras, lazyChildProcess],
   // The sources find their files (build id, rank tables, workers, package.json) from import.meta.url:
   // in the bundle that is the bundle's own URL, one level below dist/ as dist/cli/ is.
   define: { 'import.meta.url': '__devsCtxUrl' },

@@ -14,7 +14,6 @@ import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import type { AnalyzeOptions } from '../flags/analyze.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
-import { renderAnalyzeReport } from '../render/analyze-text.js';
 import { checkInputPaths, discoverTranscripts, inputRoot } from '../batch/discover.js';
 import type { Discovered } from '../batch/discover.js';
 import { parseTimeRange } from '../batch/range.js';
@@ -63,7 +62,8 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
         if (identity && absolute !== undefined) reports.set(absolute, identity, report);
       }
       if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-      else ctx.stdout.write(renderAnalyzeReport(report, ctx));
+      // The text renderer (and chalk, which sets itself up as it loads) only for text output.
+      else ctx.stdout.write((await import('../render/analyze-text.js')).renderAnalyzeReport(report, ctx));
       return urgencyExit(report.urgency);
     }
     const output = options.json === true ? 'json' : options.ndjson === true ? 'ndjson' : 'text';

@@ -36,7 +36,8 @@ const MEMO_MAX_ENTRIES = 1 << 16;
 
 export class BpeCounter {
   readonly #ranks: RankTable;
-  readonly #pattern: RegExp;
+  /** The split pattern, global: made on first use (rarely needed; compiling a pattern costs ms). */
+  #global: RegExp | undefined;
   readonly #sticky: RegExp;
   readonly #plainMemo = new Map<string, number>();
   readonly #memo = new PieceMemo();
@@ -62,8 +63,7 @@ export class BpeCounter {
     this.#warmAfter = options.warmAfterChars ?? WARM_AFTER_CHARS;
     this.#ranks = source instanceof RankTable ? source : RankTable.fromSource(source);
     this.#long = new LongMergeState(this.#ranks);
-    // Same flags as js-tiktoken's encode(), so pieces (and lone surrogates) split identically.
-    this.#pattern = new RegExp(this.#ranks.pattern, 'ug');
+    // Same flags as js-tiktoken's encode() ('ug'), so pieces (and lone surrogates) split identically.
     this.#sticky = new RegExp(this.#ranks.pattern, 'uy');
     this.#asciiFast = this.#ranks.pattern === O200K_PATTERN;
   }
@@ -167,7 +167,8 @@ export class BpeCounter {
       // A zero-length match (no pattern of ours has one) would not advance: step over a character.
       return sticky.lastIndex > at ? sticky.lastIndex : this.#nextPiece(text, at + 1);
     }
-    const pattern = this.#pattern;
+    this.#global ??= new RegExp(this.#ranks.pattern, 'ug');
+    const pattern = this.#global;
     pattern.lastIndex = at;
     const m = pattern.exec(text);
     if (m === null) return -1;
@@ -400,7 +401,7 @@ function mergeLong(s: string, state: LongMergeState): number {
  */
 class LongMergeState {
   readonly byteRanks = new Int32Array(256);
-  readonly queue: RankQueue;
+  #queue: RankQueue | undefined;
   readonly #ranks: RankTable;
   #left = new Int32Array(0);
   #right = new Int32Array(0);
@@ -409,7 +410,6 @@ class LongMergeState {
 
   constructor(ranks: RankTable) {
     this.#ranks = ranks;
-    this.queue = new RankQueue(ranks.maxRank);
     for (let b = 0; b < 256; b++) {
       const r = ranks.rank(String.fromCharCode(b), 0, 1);
       // Byte-level BPE tables (all of tiktoken's) rank every single byte.
@@ -417,6 +417,12 @@ class LongMergeState {
       this.byteRanks[b] = r;
     }
     this.#reset(1 << 14);
+  }
+
+  /** The pair queue, made for the first long piece (a bucket slot per rank: 200,000 for o200k). */
+  get queue(): RankQueue {
+    this.#queue ??= new RankQueue(this.#ranks.maxRank);
+    return this.#queue;
   }
 
   /** Rank of token a followed by token b, whose bytes are s[from, to); -1 when that is no token. */

@@ -1,4 +1,4 @@
-import { SaopEnvelopeSchema, TurnSchema } from '../../core/turn.js';
+import { isTurn, quickTurn, SaopEnvelopeSchema, TurnSchema } from '../../core/turn.js';
 import type { ConversationTurn } from '../../core/turn.js';
 import type { ReadIssue } from '../../core/issues.js';
 import type { FormatAdapter, TranscriptEntry } from '../types.js';
@@ -25,7 +25,7 @@ export const devsAdapter: FormatAdapter = {
     for (const value of sample) {
       // Each schema only on a value with its required fields: a failed parse builds its issues, and
       // detection sees every other format's lines (a Claude Code session's hundreds of them) here.
-      if (hasFields(value, 'id', 'content') && TurnSchema.safeParse(value).success) turns++;
+      if (hasFields(value, 'id', 'content') && isTurn(value)) turns++;
       else if (hasFields(value, 'thought') && SaopEnvelopeSchema.safeParse(value).success) envelopes++;
     }
     if (sample.length === 0) return 0;
@@ -40,6 +40,11 @@ export const devsAdapter: FormatAdapter = {
     let envelopes = 0;
     for (const record of doc.records) {
       for (const value of record.values) {
+        const quick = quickTurn(value);
+        if (quick !== undefined) {
+          entries.push({ turn: quick, source: { records: [record.index] }, blobs: [] });
+          continue;
+        }
         const turn = TurnSchema.safeParse(value);
         if (turn.success) {
           entries.push({ turn: turn.data, source: { records: [record.index] }, blobs: [] });

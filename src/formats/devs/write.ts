@@ -1,4 +1,4 @@
-import { SaopEnvelopeSchema, TurnSchema } from '../../core/turn.js';
+import { isTurn, SaopEnvelopeSchema } from '../../core/turn.js';
 import type { SaopEnvelope } from '../../core/turn.js';
 import { toolIds } from '../../core/prune/units.js';
 import { prependRefresh, refreshTurn } from '../../core/refresh/orchestrator-context-injector.js';
@@ -119,7 +119,7 @@ export function rewriteLines(doc: ParsedDocument, transcript: Transcript, edit: 
 /** An edit that changes nothing: every line comes back as it was. */
 
 function isDevsLine(value: unknown): boolean {
-  return TurnSchema.safeParse(value).success || SaopEnvelopeSchema.safeParse(value).success;
+  return isTurn(value) || SaopEnvelopeSchema.safeParse(value).success;
 }
 
 /**
@@ -127,7 +127,7 @@ function isDevsLine(value: unknown): boolean {
  * the library's `applyEdit` does: it counted the old content.
  */
 function maskTurn(value: unknown, placeholder: string): unknown {
-  if (!isRecord(value) || !TurnSchema.safeParse(value).success) {
+  if (!isRecord(value) || !isTurn(value)) {
     // A SAOP envelope has no single body to mask, and only tool results are ever masked.
     throw new Error('only native turns can be masked; a SAOP envelope line was asked to be');
   }
@@ -182,7 +182,7 @@ function appendRefresh(doc: ParsedDocument, transcript: Transcript, refresh: Ref
   const record = last ? doc.records[last.source.records[0] ?? -1] : undefined;
   const values = record?.values.filter(isDevsLine) ?? [];
   const lastValue = values[values.length - 1];
-  if (!record || !SaopEnvelopeSchema.safeParse(lastValue).success || TurnSchema.safeParse(lastValue).success) {
+  if (!record || !SaopEnvelopeSchema.safeParse(lastValue).success || isTurn(lastValue)) {
     const edit = refreshAsEdit(transcript, refresh);
     return rewriteLines(doc, transcript, edit, {
       isEntry: isDevsLine,
