@@ -15,6 +15,13 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-});
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  // main() reports every error it expects itself: this is a bug, shown as Node shows an uncaught one.
+  (error) => {
+    process.stderr.write(`${error instanceof Error && error.stack ? error.stack : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

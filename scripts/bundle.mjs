@@ -7,7 +7,7 @@
 //                      bundle is compiled as any script).
 // CommonJS, not ES modules: V8's code cache is open to scripts on every Node 20 (node:vm), not to
 // modules, and one file per entry leaves the ES module loader nothing to resolve and fetch.
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
@@ -90,11 +90,13 @@ await build({
   // in the bundle that is the bundle's own URL, one level below dist/ as dist/cli/ is.
   define: { 'import.meta.url': '__devsCtxUrl' },
   banner: { js: "const __devsCtxUrl = require('node:url').pathToFileURL(__filename).href;" },
-  // ASCII only (escapes elsewhere), so the loader may read the bundle as latin1.
-  charset: 'ascii',
   logLevel: 'warning',
 });
 
+// Code compiled from a V8 code cache cannot call import() on Node 20: none may be left.
+for (const name of Object.keys(entries)) {
+  if (/\bimport\(/.test(readFileSync(join(out, `${name}.bundle.cjs`), 'utf8'))) throw new Error(`${name}: the bundle calls import()`);
+}
 copyFileSync('scripts/bundle-loader.cjs', join(out, 'loader.cjs'));
 for (const name of Object.keys(entries)) {
   writeFileSync(join(out, `${name}.cjs`), `'use strict';\nmodule.exports = require('./loader.cjs').load(${JSON.stringify(name)});\n`);

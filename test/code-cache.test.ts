@@ -17,7 +17,12 @@ interface Compiled {
 }
 interface Loader {
   compile(name: string, options?: { cache?: boolean }): Compiled;
+  load(name: string): unknown;
 }
+/** What the loader signs a cache with besides its bytes: the Node that made it. */
+const thisNode = `${process.version} ${process.versions.v8} ${process.arch}`;
+const signed = (bundle: Buffer, payload: Buffer, node = thisNode): Buffer =>
+  Buffer.concat([createHash('sha256').update(bundle).update(payload).update(node).digest(), payload]);
 const bundleDir = join(repoRoot, 'dist', 'cli-bundle');
 const requireHere = createRequire(import.meta.url);
 const loaderAt = (dir: string): Loader => requireHere(join(dir, 'loader.cjs')) as Loader;
@@ -56,10 +61,14 @@ test('a code cache is used only when it is of these very bytes and V8 takes it',
   // A well-formed cache of other code, under a digest that holds: V8 rejects it, the bundle is compiled.
   const foreign = new Script('1 + 1').createCachedData();
   const bundle = readFileSync(join(bundleDir, 'count-worker.bundle.cjs'));
-  const signed = Buffer.concat([createHash('sha256').update(bundle).update(foreign).digest(), foreign]);
-  const compiled = workerBundleWith('foreign', signed).compile('count-worker');
+  const compiled = workerBundleWith('foreign', signed(bundle, foreign)).compile('count-worker');
   assert.equal(compiled.cached, false, "V8 refuses another script's cache");
   assert.equal(compiled.script.cachedDataRejected, true);
+  // Its own cache, signed as made by another Node (V8 checks its own version, not Node's patches to it).
+  const payload = own.subarray(32);
+  assert.equal(workerBundleWith('re-signed', signed(bundle, payload)).compile('count-worker').cached, true, 'the signature as the loader makes it');
+  const otherNode = signed(bundle, payload, `v20.0.0 ${process.versions.v8} ${process.arch}`);
+  assert.equal(workerBundleWith('other-node', otherNode).compile('count-worker').cached, false, 'a cache made by another Node');
   // The same length, one byte changed: V8's own check (the source's length) cannot tell; the digest does.
   const dir = join(scratch, 'edited');
   mkdirSync(dir);
@@ -71,6 +80,16 @@ test('a code cache is used only when it is of these very bytes and V8 takes it',
   );
   writeFileSync(join(dir, 'count-worker.v8cache'), own);
   assert.equal(loaderAt(dir).compile('count-worker').cached, false, 'the cache of other bytes of the same length');
+});
+
+test('a bundle is read as UTF-8: characters esbuild leaves as they are (in regular expressions, comments) are kept', () => {
+  const dir = join(scratch, 'utf8');
+  mkdirSync(dir);
+  copyFileSync(join(bundleDir, 'loader.cjs'), join(dir, 'loader.cjs'));
+  writeFileSync(join(dir, 'probe.bundle.cjs'), "// → ✗\nmodule.exports = { arrow: /^\\d+→/.test('155→x'), length: '✗'.length };\n");
+  assert.deepEqual(loaderAt(dir).load('probe'), { arrow: true, length: 1 });
+  // The CLI's bundle has such characters (a Read tool's line numbers, error marks in tool output).
+  assert.ok(readFileSync(join(bundleDir, 'main.bundle.cjs'), 'utf8').includes('→'));
 });
 
 test('with a damaged code cache the CLI still runs, with the same output', () => {

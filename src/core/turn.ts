@@ -50,7 +50,7 @@ export function quickTurn(value: unknown): ConversationTurn | undefined {
   if (pinned !== undefined && typeof pinned !== 'boolean') return undefined;
   if (tokenCount !== undefined && !(Number.isSafeInteger(tokenCount) && (tokenCount as number) >= 0)) return undefined;
   const turn: Record<string, unknown> = {};
-  for (const key of TURN_KEYS) if (Object.hasOwn(v, key)) turn[key] = v[key];
+  for (const key of TURN_KEYS) if (key in v) turn[key] = v[key];
   for (const key of Object.keys(v)) {
     // Assigning it would set the prototype: zod's own copy decides.
     if (key === '__proto__') return undefined;
