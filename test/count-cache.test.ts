@@ -18,6 +18,26 @@ test('counts survive a save and a reopen', () => {
   assert.equal(TokenCountCache.open(dir, 'cl100k_base').get('a'), undefined, 'one cache per encoding');
 });
 
+test('a cache extended run after run, its slots grown and kept, reads back every count', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const expected = new Map<string, number>();
+  for (let run = 0; run < 7; run++) {
+    const cache = TokenCountCache.open(dir, 'o200k_base');
+    // Each run reads some of what the earlier ones saved, then adds 3^run counts (the slots double twice).
+    for (const [key, count] of [...expected].filter((_, i) => i % 3 === run % 3)) assert.equal(cache.get(key), count, `run ${run}: ${key}`);
+    for (let i = 0; i < 3 ** run; i++) {
+      const key = TokenCountCache.key(`run ${run} text ${i}`);
+      expected.set(key, (run * 1000 + i) % 70_000);
+      cache.set(key, (run * 1000 + i) % 70_000);
+    }
+    cache.save();
+  }
+  const last = TokenCountCache.open(dir, 'o200k_base');
+  assert.equal(last.size, expected.size);
+  for (const [key, count] of expected) assert.equal(last.get(key), count, key);
+  assert.equal(last.get(TokenCountCache.key('never counted')), undefined);
+});
+
 test('eviction drops the least recently used counts, not the first ones cached (by run: what a run used is newer than what it did not)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
   const all = ['old-but-used', 'b', 'c', 'd', 'e'];

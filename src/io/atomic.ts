@@ -28,9 +28,16 @@ import { InputError, LockedError } from '../core/errors.js';
  * leaves the target as it was (at worst a stray `.devs-ctx-*.tmp` beside it).
  */
 /** Writes the first `length` bytes of `bytes` (writeSync may write fewer than asked). */
-function writeAll(fd: number, bytes: Buffer, length: number): void {
+function writeAll(fd: number, bytes: Uint8Array, length: number): void {
   let offset = 0;
   while (offset < length) offset += writeSync(fd, bytes, offset, length - offset);
+}
+
+/** Bytes to write: one buffer, or parts written one after the other (a large file need not be copied into one). */
+type WriteData = Uint8Array | readonly Uint8Array[];
+
+function writeData(fd: number, data: WriteData): void {
+  for (const part of data instanceof Uint8Array ? [data] : data) writeAll(fd, part, part.byteLength);
 }
 
 /** A temporary file beside `path` (same file system, so the rename is atomic), named so a stray one is recognisable. */
@@ -44,7 +51,7 @@ function tempPathFor(path: string): string {
  * character device (`/dev/null`, `/dev/stdout`, a terminal) is written through, never replaced.
  * Anything else (a folder, a socket, a block device, a dangling symlink) is exit 3.
  */
-export function writeFileAtomic(path: string, bytes: Buffer, options: AtomicWriteOptions = {}): void {
+export function writeFileAtomic(path: string, bytes: WriteData, options: AtomicWriteOptions = {}): void {
   const { target, stat } = outputTarget(path);
   if (stat && (stat.isFIFO() || stat.isCharacterDevice())) {
     writeThrough(path, target, bytes);
@@ -115,11 +122,11 @@ function outputTarget(path: string): { target: string; stat: Stats | undefined }
 }
 
 /** A pipe or a device: opened for writing as it is (no create, no truncate), never renamed over. */
-function writeThrough(path: string, target: string, bytes: Buffer): void {
+function writeThrough(path: string, target: string, bytes: WriteData): void {
   let fd: number | undefined;
   try {
     fd = openSync(target, constants.O_WRONLY | constants.O_NOCTTY);
-    writeAll(fd, bytes, bytes.length);
+    writeData(fd, bytes);
   } catch (error) {
     throw writeError(path, error);
   } finally {
@@ -127,7 +134,7 @@ function writeThrough(path: string, target: string, bytes: Buffer): void {
   }
 }
 
-function replaceRegular(path: string, target: string, bytes: Buffer, existing: Stats | undefined, options: AtomicWriteOptions): void {
+function replaceRegular(path: string, target: string, bytes: WriteData, existing: Stats | undefined, options: AtomicWriteOptions): void {
   const tmp = tempPathFor(target);
   const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o644);
   let fd: number | undefined;
@@ -136,7 +143,7 @@ function replaceRegular(path: string, target: string, bytes: Buffer, existing: S
     // A file replaced keeps its owner and group when we may give them (root, or our own group).
     if (existing) keepOwner(fd, existing, false);
     fchmodSync(fd, mode); // exactly this mode, whatever the umask
-    writeAll(fd, bytes, bytes.length);
+    writeData(fd, bytes);
     if (options.durable !== false) fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
