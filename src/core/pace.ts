@@ -35,7 +35,8 @@ export class Pacer {
   }
 
   private async turn(): Promise<void> {
-    await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    // setImmediate, not setTimeout(0) (at least a millisecond): the loop still polls, so a signal is seen.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     this.last = Date.now();
   }
 }
