@@ -2,8 +2,8 @@
 // run by `npm run build` after scripts/bundle.mjs. The CLI's cache is made after a few commands ran
 // in a child process, so it holds the functions a command compiles on the way (analyze on fixtures,
 // JSON and text); the workers' caches hold what compiling their bundle compiles. A cache is only
-// ever a start-up saving: the Node that runs the CLI must be the one that built it, or V8 rejects
-// it and the bundle is compiled as it would be without one.
+// ever a start-up saving, for the Node that built it: with any other the loader compiles the bundle
+// as it would without one.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -23,7 +23,8 @@ mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) rmSync(join(out, name), { force: true });
 
 /**
- * A package left outside the bundle and imported with import() (the MCP SDK, @google/genai) is
+ * Packages loaded on demand, or large and rarely needed, stay outside: required from node_modules
+ * at run time. One left outside and imported with import() (the MCP SDK, @google/genai) is
  * required instead, through its CommonJS build: code compiled from a V8 code cache cannot call
  * import() on Node 20 (it loses the callback that resolves it), and both packages publish one.
  */
@@ -84,7 +85,6 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  // Loaded on demand, or large and rarely needed: required from node_modules at run time.
   plugins: [requireExternals, leaveOutZodExtras, lazyChildProcess],
   // The sources find their files (build id, rank tables, workers, package.json) from import.meta.url:
   // in the bundle that is the bundle's own URL, one level below dist/ as dist/cli/ is.

@@ -390,9 +390,11 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     await scheduler.all();
   } finally {
     progress.stop();
-    await pool?.close();
+    // The workers stop (tens of milliseconds: each frees its heap) while the caches are written.
+    const closing = pool?.close();
     counts.save();
     rows.save();
+    await closing;
     if (scheduler.failed) spill?.close();
   }
   try {
