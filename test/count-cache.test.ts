@@ -18,20 +18,41 @@ test('counts survive a save and a reopen', () => {
   assert.equal(TokenCountCache.open(dir, 'cl100k_base').get('a'), undefined, 'one cache per encoding');
 });
 
-test('a cache extended run after run, its slots grown and kept, reads back every count', () => {
+test('a cache extended run after run (Latin-1 keys of every kind among them) reads back every count; its entries keep their slots while the table does not grow', () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const file = join(dir, 'token-counts-o200k_base.bin');
+  const slotsOf = (): Int32Array => {
+    const bytes = readFileSync(file);
+    const slots = bytes.readUInt32LE(8);
+    return new Int32Array(bytes.buffer.slice(bytes.byteOffset + 32, bytes.byteOffset + 32 + slots * 4));
+  };
   const expected = new Map<string, number>();
-  for (let run = 0; run < 7; run++) {
+  const add = (cache: TokenCountCache, key: string, count: number): void => {
+    expected.set(key, count);
+    cache.set(key, count);
+  };
+  // Latin-1 keys of every kind are stored byte for byte.
+  const first = TokenCountCache.open(dir, 'o200k_base');
+  for (const key of ['é', 'ÿ'.repeat(255), '\0', 'a\u00a0b']) add(first, key, key.length);
+  for (let i = 0; i < 100; i++) add(first, TokenCountCache.key(`first run ${i}`), i);
+  first.save();
+  let reused = 0;
+  let grown = 0;
+  for (let run = 1; run <= 12; run++) {
+    const before = slotsOf();
     const cache = TokenCountCache.open(dir, 'o200k_base');
-    // Each run reads some of what the earlier ones saved, then adds 3^run counts (the slots double twice).
-    for (const [key, count] of [...expected].filter((_, i) => i % 3 === run % 3)) assert.equal(cache.get(key), count, `run ${run}: ${key}`);
-    for (let i = 0; i < 3 ** run; i++) {
-      const key = TokenCountCache.key(`run ${run} text ${i}`);
-      expected.set(key, (run * 1000 + i) % 70_000);
-      cache.set(key, (run * 1000 + i) % 70_000);
-    }
+    // Reads back some of what the earlier runs saved (marking them), then adds 5 counts, or 60 in run 8.
+    for (const [key, count] of [...expected].filter((_, i) => i % 4 === run % 4)) assert.equal(cache.get(key), count, `run ${run}: ${key}`);
+    for (let i = 0; i < (run === 8 ? 60 : 5); i++) add(cache, TokenCountCache.key(`run ${run} text ${i}`), run * 1000 + i);
     cache.save();
+    const after = slotsOf();
+    if (after.length === before.length) {
+      reused++;
+      for (let slot = 0; slot < before.length; slot++)
+        if (before[slot] !== -1) assert.equal(after[slot], before[slot], `run ${run}: the entry in slot ${slot} stays there`);
+    } else grown++;
   }
+  assert.ok(reused >= 10 && grown >= 1, `slots reused ${reused} times, grown ${grown}`);
   const last = TokenCountCache.open(dir, 'o200k_base');
   assert.equal(last.size, expected.size);
   for (const [key, count] of expected) assert.equal(last.get(key), count, key);

@@ -35,7 +35,11 @@ export class Pacer {
   }
 
   private async turn(): Promise<void> {
-    // setImmediate, not setTimeout(0) (at least a millisecond): the loop still polls, so a signal is seen.
+    // Two immediates, not setTimeout(0) (a millisecond or more). Node reads signals in the loop's poll
+    // phase; code resumed from I/O runs in that phase, and one immediate queued there runs in the same
+    // iteration's check phase, before the next poll. The second is queued from the check phase, so a
+    // poll comes between: a signal already sent is seen.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.last = Date.now();
   }
