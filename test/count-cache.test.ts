@@ -59,6 +59,92 @@ test('a cache extended run after run (Latin-1 keys of every kind among them) rea
   assert.equal(last.get(TokenCountCache.key('never counted')), undefined);
 });
 
+test("a large cache takes a run's new counts in its recent file, leaving the main file as it is, until the recent file is an eighth of it: then they merge", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const file = join(dir, 'token-counts-o200k_base.bin');
+  const recent = `${file}.recent`;
+  const key = (i: number): string => TokenCountCache.key(`text ${i}`);
+  const first = TokenCountCache.open(dir, 'o200k_base');
+  for (let i = 0; i < 20_000; i++) first.set(key(i), i);
+  first.save();
+  const main = readFileSync(file);
+  assert.equal(existsSync(recent), false, 'a small table was written whole');
+  let next = 20_000;
+  let runs = 0;
+  // Each run uses 100 old counts and adds 100: the recent file takes both (200 entries a run), the
+  // main file stays; 12 runs make 2,400, under an eighth of 20,000.
+  while (runs < 12) {
+    const cache = TokenCountCache.open(dir, 'o200k_base');
+    for (let i = runs * 100; i < runs * 100 + 100; i++) assert.equal(cache.get(key(i)), i);
+    for (let i = next; i < next + 100; i++) cache.set(key(i), i);
+    next += 100;
+    cache.save();
+    runs++;
+    assert.deepEqual(readFileSync(file), main, `run ${runs}: the main file is not rewritten`);
+    assert.ok(existsSync(recent));
+  }
+  const reopened = TokenCountCache.open(dir, 'o200k_base');
+  for (let i = 0; i < next; i++) assert.equal(reopened.get(key(i)), i, `key ${i}`);
+  // Past an eighth of the main table: the next save merges, and the recent file goes.
+  for (let i = next; i < next + 600; i++) reopened.set(key(i), i);
+  next += 600;
+  reopened.save();
+  assert.equal(existsSync(recent), false, 'merged');
+  assert.notDeepEqual(readFileSync(file), main);
+  const merged = TokenCountCache.open(dir, 'o200k_base');
+  assert.equal(merged.size, next, 'each count once: the copies of used entries are not added twice');
+  for (let i = 0; i < next; i++) assert.equal(merged.get(key(i)), i, `merged key ${i}`);
+});
+
+test('a damaged or foreign recent file reads as empty: the main file still answers, and the next save writes a sound one', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const recent = join(dir, 'token-counts-o200k_base.bin.recent');
+  const key = (i: number): string => TokenCountCache.key(`text ${i}`);
+  const first = TokenCountCache.open(dir, 'o200k_base');
+  for (let i = 0; i < 17_000; i++) first.set(key(i), i);
+  first.save();
+  const second = TokenCountCache.open(dir, 'o200k_base');
+  second.set(key(17_000), 17_000);
+  second.save();
+  for (const junk of [Buffer.from('not a table'), readFileSync(recent).subarray(0, 100), Buffer.alloc(0)]) {
+    writeFileSync(recent, junk);
+    const cache = TokenCountCache.open(dir, 'o200k_base');
+    assert.equal(cache.get(key(5)), 5, 'the main file answers');
+    assert.equal(cache.get(key(17_000)), undefined, 'what only the damaged file held is a miss');
+    cache.set(key(17_000), 17_000);
+    cache.save();
+    assert.equal(TokenCountCache.open(dir, 'o200k_base').get(key(17_000)), 17_000, 'mended');
+  }
+});
+
+test('what the recent file marks as used outlives what no run used, when the merge evicts', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const key = (i: number): string => TokenCountCache.key(`text ${i}`);
+  const open = () => TokenCountCache.open(dir, 'o200k_base', { maxEntries: 20_000 });
+  const first = open();
+  for (let i = 0; i < 17_000; i++) first.set(key(i), i);
+  first.save();
+  // A run uses the first 1,000 counts and adds 100: into the recent file, with their marks.
+  const second = open();
+  for (let i = 0; i < 1_000; i++) second.get(key(i));
+  for (let i = 17_000; i < 17_100; i++) second.set(key(i), i);
+  second.save();
+  assert.ok(existsSync(join(dir, 'token-counts-o200k_base.bin.recent')));
+  // One that would pass maxEntries merges and evicts down to 90 % (18,000): the 2,000 oldest go.
+  const third = open();
+  for (let i = 17_100; i < 20_100; i++) third.set(key(i), i);
+  third.save();
+  const held = open();
+  const kept = (from: number, to: number): number => {
+    let n = 0;
+    for (let i = from; i < to; i++) if (held.get(key(i)) === i) n++;
+    return n;
+  };
+  assert.equal(kept(0, 1_000), 1_000, 'the counts the second run used stay');
+  assert.equal(kept(17_000, 20_100), 3_100, 'the new ones stay');
+  assert.equal(kept(1_000, 17_000), 18_000 - 4_100, 'of the unused, the oldest go');
+});
+
 test('eviction drops the least recently used counts, not the first ones cached (by run: what a run used is newer than what it did not)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
   const all = ['old-but-used', 'b', 'c', 'd', 'e'];

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 
@@ -9,6 +9,13 @@ import { writeFileAtomic } from './atomic.js';
  * paid on a full cache. A save writes the tables as they were read and the new entries after them.
  * Keys are Latin-1 strings of at most 255 characters (a text's SHA-1 in base64url is 27); any other
  * key is held for this run only, never written.
+ *
+ * A large table is not rewritten for the few counts a run adds: they go, with copies of the entries
+ * the run used (their marks), into a small second table in `<file>.recent`, which is rewritten whole
+ * on each such save and read with the main one (checked first). Once it holds an eighth of the main
+ * table's entries, or the two would pass `maxEntries`, a save merges it into the main file and
+ * removes it. Every entry checks itself, so the two files need not agree: a key in both has the same
+ * count in both (a count is its text's).
  *
  * Least recently used counts are dropped, by run: every open is a new generation, and a hit marks
  * its entry with it. A save that would pass `maxEntries` drops the entries of the oldest generations
@@ -29,6 +36,10 @@ const HEADER_WORDS = 8;
 const ENTRY_WORDS = 6;
 const MAX_KEY_CHARS = 255;
 const MIN_SLOTS = 16;
+/** A main table of this many entries or more takes a run's new counts in the recent file. */
+const RECENT_MIN_MAIN = 16_384;
+/** The recent file is merged into the main one past this share of the main table's entries. */
+const RECENT_MAX_SHARE = 1 / 8;
 
 /** The file as read: typed views on its bytes. */
 interface Table {
@@ -131,7 +142,9 @@ function place(slots: Int32Array, entry: number, hash: number): void {
 export class CountStore {
   /** Counts new this run (not in the file), oldest first. */
   private readonly added = new Map<string, number>();
-  /** This run's generation: one more than the file's. */
+  /** The main table's entries (their first words) this run used, in order: copied into the recent file with their new mark. */
+  private readonly usedInMain: number[] = [];
+  /** This run's generation: one more than the files'. */
   private readonly generation: number;
 
   private constructor(
@@ -139,66 +152,48 @@ export class CountStore {
     readonly file: string | undefined,
     private readonly maxEntries: number,
     private readonly table: Table | undefined,
+    private readonly recent: Table | undefined,
   ) {
-    this.generation = ((table?.generation ?? 0) + 1) | 0;
+    this.generation = (newer(table?.generation ?? 0, recent?.generation ?? 0) + 1) | 0;
   }
 
   static open(file: string | undefined, maxEntries: number): CountStore {
-    let table: Table | undefined;
-    if (file !== undefined) {
-      try {
-        table = decode(readFileSync(file));
-      } catch {
-        table = undefined; // no cache yet, or an unreadable one: start empty
-      }
-    }
-    return new CountStore(file, maxEntries, table);
+    return file === undefined
+      ? new CountStore(file, maxEntries, undefined, undefined)
+      : new CountStore(file, maxEntries, readTable(file), readTable(recentFile(file)));
   }
 
-  /** Counts held (in the file and new this run). */
+  /** Entries held: in the files and new this run (a count the recent file copied from the main one is counted twice until they merge). */
   get size(): number {
-    return (this.table?.size ?? 0) + this.added.size;
+    return (this.table?.size ?? 0) + (this.recent?.size ?? 0) + this.added.size;
   }
 
   has(key: string): boolean {
-    return this.added.has(key) || this.find(key) >= 0;
+    return this.added.has(key) || find(this.recent, key) >= 0 || find(this.table, key) >= 0;
   }
 
   /** A hit marks the entry as used by this run, which keeps it from eviction longer. */
   get(key: string): number | undefined {
     const added = this.added.get(key);
     if (added !== undefined) return added;
-    const e = this.find(key);
-    if (e < 0 || this.table === undefined) return undefined;
-    this.table.entries[e + 1] = this.generation;
-    return this.table.entries[e];
+    const recent = this.recent;
+    const r = find(recent, key);
+    if (r >= 0 && recent !== undefined) {
+      recent.entries[r + 1] = this.generation;
+      return recent.entries[r];
+    }
+    const table = this.table;
+    const e = find(table, key);
+    if (e < 0 || table === undefined) return undefined;
+    if (table.entries[e + 1] !== this.generation) this.usedInMain.push(e);
+    table.entries[e + 1] = this.generation;
+    return table.entries[e];
   }
 
   /** Stores the count of a key not held yet (a key's count never changes: it is its text's). */
   set(key: string, count: number): void {
     if (!Number.isInteger(count) || count < 0 || count > 0x7fffffff || this.has(key)) return;
     this.added.set(key, count);
-  }
-
-  /** The first word of `key`'s entry in the file's table, or -1 (also for a damaged entry or table). */
-  private find(key: string): number {
-    const table = this.table;
-    if (table === undefined || table.size === 0 || !storable(key)) return -1;
-    const { slots, entries, keys, size } = table;
-    const mask = slots.length - 1;
-    const hash = fnv(key);
-    // At most one probe a slot: a damaged table with no free slot still ends.
-    for (let probe = 0, slot = hash & mask; probe < slots.length; probe++, slot = (slot + 1) & mask) {
-      const entry = slots[slot] as number;
-      if (entry < 0 || entry >= size) return -1;
-      const e = entry * ENTRY_WORDS;
-      if (entries[e + 4] !== hash || entries[e + 3] !== key.length || !sound(entries, e, keys.length)) continue;
-      const offset = entries[e + 2] as number;
-      let i = 0;
-      while (i < key.length && keys[offset + i] === key.charCodeAt(i)) i++;
-      if (i === key.length) return e;
-    }
-    return -1;
   }
 
   /** Writes the file (atomically) when a count was added this run; false when it could not. */
@@ -213,12 +208,63 @@ export class CountStore {
     if (added.keys.length === 0) return true;
     try {
       mkdirSync(dirname(this.file), { recursive: true });
-      const old = this.table?.size ?? 0;
-      writeFileAtomic(this.file, old + added.keys.length > this.maxEntries ? this.evicted(added) : this.extended(added), { durable: false });
+      const main = this.table?.size ?? 0;
+      const recent = (this.recent?.size ?? 0) + this.usedInMain.length + added.keys.length;
+      if (main >= RECENT_MIN_MAIN && recent <= main * RECENT_MAX_SHARE && main + recent <= this.maxEntries) {
+        writeFileAtomic(recentFile(this.file), this.recentTable(added), { durable: false });
+        return true;
+      }
+      const merged = this.mergeRecent(added);
+      writeFileAtomic(this.file, main + merged.keys.length > this.maxEntries ? this.evicted(merged) : this.extended(merged), { durable: false });
+      if (this.recent !== undefined) rmSync(recentFile(this.file), { force: true });
       return true;
     } catch {
       return false;
     }
+  }
+
+  /** The recent file's table: its sound entries, copies of the main table's entries this run used, and the new ones. */
+  private recentTable(added: Added): Buffer {
+    const copies: Copy[] = [];
+    const recent = this.recent;
+    if (recent !== undefined) {
+      for (let i = 0; i < recent.size; i++) if (sound(recent.entries, i * ENTRY_WORDS, recent.keys.length)) copies.push({ from: recent, e: i * ENTRY_WORDS });
+    }
+    const table = this.table;
+    if (table !== undefined) for (const e of this.usedInMain) copies.push({ from: table, e });
+    let keyBytes = keyBytesOf(added.keys, 0);
+    for (const { from, e } of copies) keyBytes += from.entries[e + 3] as number;
+    const { file, bytes, keys } = layout(copies.length + added.keys.length, keyBytes, this.generation);
+    let at = 0;
+    for (const [entry, { from, e }] of copies.entries()) at = copyEntry(file, keys, entry, from, e, at);
+    keys.write(added.keys.join(''), at, 'latin1');
+    putNewEntries(file, copies.length, added, 0, this.generation, at);
+    return bytes;
+  }
+
+  /**
+   * The counts to add to the main table when the recent file merges into it: the recent file's sound
+   * entries that the main table lacks (as new ones), then this run's. One it has takes its mark.
+   */
+  private mergeRecent(added: Added): Added {
+    const recent = this.recent;
+    if (recent === undefined) return added;
+    const merged: Added = { keys: [], counts: [] };
+    for (let i = 0; i < recent.size; i++) {
+      const r = i * ENTRY_WORDS;
+      if (!sound(recent.entries, r, recent.keys.length)) continue;
+      const offset = recent.entries[r + 2] as number;
+      const key = Buffer.from(recent.keys.buffer, recent.keys.byteOffset + offset, recent.entries[r + 3] as number).toString('latin1');
+      const e = find(this.table, key);
+      if (e >= 0 && this.table !== undefined) this.table.entries[e + 1] = newer(this.table.entries[e + 1] as number, recent.entries[r + 1] as number);
+      else {
+        merged.keys.push(key);
+        merged.counts.push(recent.entries[r] as number);
+      }
+    }
+    merged.keys.push(...added.keys);
+    merged.counts.push(...added.counts);
+    return merged;
   }
 
   /**
@@ -271,18 +317,66 @@ export class CountStore {
     for (const i of keptOld) keyBytes += source[i * ENTRY_WORDS + 3] as number;
     const { file, bytes, keys } = layout(keptOld.length + keptNew, keyBytes, this.generation);
     let at = 0;
-    for (let entry = 0; entry < keptOld.length; entry++) {
-      const e = (keptOld[entry] as number) * ENTRY_WORDS;
-      const offset = source[e + 2] as number;
-      const length = source[e + 3] as number;
-      keys.set(sourceKeys.subarray(offset, offset + length), at);
-      putEntry(file, entry, source[e] as number, source[e + 1] as number, at, length, source[e + 4] as number);
-      at += length;
-    }
+    const from = { entries: source, keys: sourceKeys };
+    for (let entry = 0; entry < keptOld.length; entry++) at = copyEntry(file, keys, entry, from, (keptOld[entry] as number) * ENTRY_WORDS, at);
     keys.write(added.keys.slice(firstNew).join(''), at, 'latin1');
     putNewEntries(file, keptOld.length, added, firstNew, this.generation, at);
     return bytes;
   }
+}
+
+/** The table in `path`, or undefined when there is none or it is not one. */
+function readTable(path: string): Table | undefined {
+  try {
+    return decode(readFileSync(path));
+  } catch {
+    return undefined; // no cache yet, or an unreadable one: start empty
+  }
+}
+
+function recentFile(file: string): string {
+  return `${file}.recent`;
+}
+
+/** The later of two generations (counted as eviction counts ages: a generation that wrapped past 2^31 is still the later). */
+function newer(a: number, b: number): number {
+  return ((b - a) | 0) > 0 ? b : a;
+}
+
+/** The first word of `key`'s entry in `table`, or -1 (also for a damaged entry or table). */
+function find(table: Table | undefined, key: string): number {
+  if (table === undefined || table.size === 0 || !storable(key)) return -1;
+  const { slots, entries, keys, size } = table;
+  const mask = slots.length - 1;
+  const hash = fnv(key);
+  // At most one probe a slot: a damaged table with no free slot still ends.
+  for (let probe = 0, slot = hash & mask; probe < slots.length; probe++, slot = (slot + 1) & mask) {
+    const entry = slots[slot] as number;
+    if (entry < 0 || entry >= size) return -1;
+    const e = entry * ENTRY_WORDS;
+    if (entries[e + 4] !== hash || entries[e + 3] !== key.length || !sound(entries, e, keys.length)) continue;
+    const offset = entries[e + 2] as number;
+    let i = 0;
+    while (i < key.length && keys[offset + i] === key.charCodeAt(i)) i++;
+    if (i === key.length) return e;
+  }
+  return -1;
+}
+
+/** An entry of another table (its first word `e`) to write into a new one, words and key bytes. */
+interface Copy {
+  readonly from: Pick<Table, 'entries' | 'keys'>;
+  readonly e: number;
+}
+
+/** Writes entry `e` of `from` as entry `entry` of `file` (its key's bytes at `at` in `keys`); returns where the next key goes. */
+function copyEntry(file: Layout, keys: Buffer, entry: number, from: Copy['from'], e: number, at: number): number {
+  const { entries } = from;
+  const offset = entries[e + 2] as number;
+  const length = entries[e + 3] as number;
+  keys.set(from.keys.subarray(offset, offset + length), at);
+  putEntry(file, entry, entries[e] as number, entries[e + 1] as number, at, length, entries[e + 4] as number);
+  return at + length;
 }
 
 /**
