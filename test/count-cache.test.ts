@@ -85,10 +85,11 @@ test("a large cache takes a run's new counts in its recent file, leaving the mai
   }
   const reopened = TokenCountCache.open(dir, 'o200k_base');
   for (let i = 0; i < next; i++) assert.equal(reopened.get(key(i)), i, `key ${i}`);
-  // Past an eighth of the main table: the next save merges, and the recent file goes.
-  for (let i = next; i < next + 600; i++) reopened.set(key(i), i);
-  next += 600;
-  reopened.save();
+  // 2,400 + 200 more would pass an eighth of the main table: that save merges, and the recent file goes.
+  const merging = TokenCountCache.open(dir, 'o200k_base');
+  for (let i = next; i < next + 200; i++) merging.set(key(i), i);
+  next += 200;
+  merging.save();
   assert.equal(existsSync(recent), false, 'merged');
   assert.notDeepEqual(readFileSync(file), main);
   const merged = TokenCountCache.open(dir, 'o200k_base');
@@ -114,6 +115,50 @@ test('a damaged or foreign recent file reads as empty: the main file still answe
     cache.set(key(17_000), 17_000);
     cache.save();
     assert.equal(TokenCountCache.open(dir, 'o200k_base').get(key(17_000)), 17_000, 'mended');
+  }
+});
+
+test('a merge keeps the marks of what only the recent file held: a count no run used since outlives none used later', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const open = (maxEntries: number) => TokenCountCache.open(dir, 'o200k_base', { maxEntries });
+  const key = (name: string, i: number): string => TokenCountCache.key(`${name} ${i}`);
+  const first = open(30_000);
+  for (let i = 0; i < 17_000; i++) first.set(key('main', i), i);
+  first.save();
+  const second = open(30_000); // N: added, then never used again
+  for (let i = 0; i < 100; i++) second.set(key('new', i), i);
+  second.save();
+  const third = open(30_000); // U: used
+  for (let i = 0; i < 2_000; i++) assert.equal(third.get(key('main', i)), i);
+  third.set(key('x', 0), 0);
+  third.save();
+  assert.ok(existsSync(join(dir, 'token-counts-o200k_base.bin.recent')), 'both runs went to the recent file');
+  const fourth = open(30_000); // 3,000 more: past an eighth, a merge
+  for (let i = 0; i < 3_000; i++) fourth.set(key('more', i), i);
+  fourth.save();
+  assert.equal(existsSync(join(dir, 'token-counts-o200k_base.bin.recent')), false);
+  const fifth = open(5_000); // past maxEntries: down to 4,500, oldest first
+  fifth.set(key('y', 0), 0);
+  fifth.save();
+  const held = open(5_000);
+  const kept = (name: string, n: number): number => Array.from({ length: n }, (_, i) => held.get(key(name, i))).filter((c) => c !== undefined).length;
+  assert.equal(kept('new', 100), 0, 'N, last used two runs before U, went first');
+  assert.equal(kept('more', 3_000), 3_000);
+  // 4,500 kept: y, the 3,000, then of the counts last used in the third run (U and x) the newest 1,499.
+  assert.equal(kept('main', 2_000) + kept('x', 1), 1_499);
+});
+
+test('a recent file that cannot be written (a folder of that name) sends the counts to the main file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const first = TokenCountCache.open(dir, 'o200k_base');
+  for (let i = 0; i < 17_000; i++) first.set(TokenCountCache.key(`text ${i}`), i);
+  first.save();
+  mkdirSync(join(dir, 'token-counts-o200k_base.bin.recent'));
+  for (let run = 0; run < 3; run++) {
+    const cache = TokenCountCache.open(dir, 'o200k_base');
+    cache.set(`run ${run}`, run);
+    cache.save();
+    assert.equal(TokenCountCache.open(dir, 'o200k_base').get(`run ${run}`), run, `run ${run}`);
   }
 });
 
@@ -406,6 +451,49 @@ test('eviction after the run counter wraps past 2^31: what this run used is stil
   assert.deepEqual(
     all.filter((k) => after.get(k) === undefined),
     ['old2', 'old3'],
+  );
+  // Two runs more, their generations past 2^31 (negative as int32s), with no recent file beside the
+  // main one: each is still the newest run, not the first (a missing file is no generation 0).
+  let names = [...all];
+  for (const [run, used] of [
+    ['a', ['old4', 'old5']],
+    ['b', ['old8', 'new0']],
+  ] as const) {
+    const later = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 10 });
+    for (const k of used) assert.notEqual(later.get(k), undefined, `${run}: ${k}`);
+    later.set(`new-${run}1`, 1);
+    later.set(`new-${run}2`, 2);
+    later.save();
+    names = [...names, `new-${run}1`, `new-${run}2`];
+  }
+  const last = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 10 });
+  assert.deepEqual(
+    names.filter((k) => last.get(k) === undefined),
+    // Run a dropped the oldest unused (old6, old7: last used before the wrap); run b, the two it
+    // found oldest (old0, old1: last used by the first run past it).
+    ['old0', 'old1', 'old2', 'old3', 'old6', 'old7'],
+    'what the last two runs used or added stays',
+  );
+});
+
+test('a run whose file is past 2^31 runs and has no recent file beside it counts on from there (a missing file is no run 0)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const first = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 10 });
+  for (let i = 0; i < 9; i++) first.set(`old${i}`, i);
+  first.save(); // every entry last used by run 1
+  const { file, bytes, entriesAt } = cacheFile(dir);
+  const late = Buffer.from(bytes);
+  late.writeUInt32LE(0x80000001, 16); // the file as run 2^31 + 1 left it: it used old0 … old3
+  for (let i = 0; i < 4; i++) late.writeInt32LE(0x80000001 | 0, entriesAt + 24 * i + 4);
+  writeFileSync(file, late);
+  const next = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 10 });
+  next.set('new0', 10);
+  next.set('new1', 11);
+  next.save(); // 11 > 10: down to 9, the two oldest (old4, old5: run 1's) dropped
+  const after = TokenCountCache.open(dir, 'o200k_base', { maxEntries: 10 });
+  assert.deepEqual(
+    Array.from({ length: 9 }, (_, i) => `old${i}`).filter((k) => after.get(k) === undefined),
+    ['old4', 'old5'],
   );
 });
 

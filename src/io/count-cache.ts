@@ -54,7 +54,7 @@ export class TokenCountCache {
     return sha1(text);
   }
 
-  /** Counts held. */
+  /** Counts held (one the recent file copied from the main table is counted twice until they merge; see count-store.ts). */
   get size(): number {
     return this.counts.size;
   }

@@ -15,7 +15,8 @@ import { writeFileAtomic } from './atomic.js';
  * on each such save and read with the main one (checked first). Once it holds an eighth of the main
  * table's entries, or the two would pass `maxEntries`, a save merges it into the main file and
  * removes it. Every entry checks itself, so the two files need not agree: a key in both has the same
- * count in both (a count is its text's).
+ * count in both (a count is its text's). Two runs at once may lose what one of them added (the other
+ * rewrites or merges what it read), never make a count wrong.
  *
  * Least recently used counts are dropped, by run: every open is a new generation, and a hit marks
  * its entry with it. A save that would pass `maxEntries` drops the entries of the oldest generations
@@ -154,7 +155,9 @@ export class CountStore {
     private readonly table: Table | undefined,
     private readonly recent: Table | undefined,
   ) {
-    this.generation = (newer(table?.generation ?? 0, recent?.generation ?? 0) + 1) | 0;
+    // Only the files there are: a missing one is no generation 0 (past 2^31, 0 would count as newer).
+    const last = table === undefined ? (recent?.generation ?? 0) : recent === undefined ? table.generation : newer(table.generation, recent.generation);
+    this.generation = (last + 1) | 0;
   }
 
   static open(file: string | undefined, maxEntries: number): CountStore {
@@ -211,8 +214,12 @@ export class CountStore {
       const main = this.table?.size ?? 0;
       const recent = (this.recent?.size ?? 0) + this.usedInMain.length + added.keys.length;
       if (main >= RECENT_MIN_MAIN && recent <= main * RECENT_MAX_SHARE && main + recent <= this.maxEntries) {
-        writeFileAtomic(recentFile(this.file), this.recentTable(added), { durable: false });
-        return true;
+        try {
+          writeFileAtomic(recentFile(this.file), this.recentTable(added), { durable: false });
+          return true;
+        } catch {
+          // The recent file cannot be written (a folder of that name, …): merge into the main one instead.
+        }
       }
       const merged = this.mergeRecent(added);
       writeFileAtomic(this.file, main + merged.keys.length > this.maxEntries ? this.evicted(merged) : this.extended(merged), { durable: false });
@@ -244,12 +251,12 @@ export class CountStore {
 
   /**
    * The counts to add to the main table when the recent file merges into it: the recent file's sound
-   * entries that the main table lacks (as new ones), then this run's. One it has takes its mark.
+   * entries that the main table lacks (with their marks), then this run's. One it has takes its mark.
    */
   private mergeRecent(added: Added): Added {
     const recent = this.recent;
     if (recent === undefined) return added;
-    const merged: Added = { keys: [], counts: [] };
+    const merged: Added = { keys: [], counts: [], generations: [] };
     for (let i = 0; i < recent.size; i++) {
       const r = i * ENTRY_WORDS;
       if (!sound(recent.entries, r, recent.keys.length)) continue;
@@ -260,10 +267,14 @@ export class CountStore {
       else {
         merged.keys.push(key);
         merged.counts.push(recent.entries[r] as number);
+        merged.generations?.push(recent.entries[r + 1] as number);
       }
     }
-    merged.keys.push(...added.keys);
-    merged.counts.push(...added.counts);
+    for (const [k, key] of added.keys.entries()) {
+      merged.keys.push(key);
+      merged.counts.push(added.counts[k] as number);
+      merged.generations?.push(this.generation);
+    }
     return merged;
   }
 
@@ -300,27 +311,37 @@ export class CountStore {
   }
 
   /**
-   * The entries left once the oldest are dropped down to 90 % of `maxEntries`: ordered by the
-   * generation of their last use, then by place (the file's entries in file order, then the new ones).
+   * The entries left once the oldest are dropped down to 90 % of `maxEntries`: the file's and the
+   * added ones together, ordered by the generation of their last use, then by place (the file's
+   * entries in file order, then the added ones).
    */
   private evicted(added: Added): Buffer {
     const table = this.table;
     const source = table?.entries ?? new Int32Array(0);
     const sourceKeys = table?.keys ?? new Uint8Array(0);
-    const old = table?.size ?? 0;
-    const keep = this.maxEntries - Math.floor(this.maxEntries / 10);
-    const live = oldestFirst(source, old, sourceKeys.length, this.generation);
-    const firstNew = Math.max(0, added.keys.length - keep);
-    const keptNew = added.keys.length - firstNew;
-    const keptOld = live.slice(Math.max(0, live.length - (keep - keptNew)));
-    let keyBytes = keyBytesOf(added.keys, firstNew);
-    for (const i of keptOld) keyBytes += source[i * ENTRY_WORDS + 3] as number;
-    const { file, bytes, keys } = layout(keptOld.length + keptNew, keyBytes, this.generation);
-    let at = 0;
+    const live: number[] = [];
+    for (let i = 0; i < (table?.size ?? 0); i++) if (sound(source, i * ENTRY_WORDS, sourceKeys.length)) live.push(i);
+    // Candidate c: the file's live entry c, or added entry c - live.length.
+    const generationOf = (c: number): number =>
+      c < live.length ? (source[(live[c] as number) * ENTRY_WORDS + 1] as number) : (added.generations?.[c - live.length] ?? this.generation);
+    const order = oldestFirst(live.length + added.keys.length, generationOf, this.generation);
+    const kept = order.slice(Math.max(0, order.length - (this.maxEntries - Math.floor(this.maxEntries / 10))));
+    let keyBytes = 0;
+    for (const c of kept)
+      keyBytes += c < live.length ? (source[(live[c] as number) * ENTRY_WORDS + 3] as number) : (added.keys[c - live.length] as string).length;
+    const { file, bytes, keys } = layout(kept.length, keyBytes, this.generation);
     const from = { entries: source, keys: sourceKeys };
-    for (let entry = 0; entry < keptOld.length; entry++) at = copyEntry(file, keys, entry, from, (keptOld[entry] as number) * ENTRY_WORDS, at);
-    keys.write(added.keys.slice(firstNew).join(''), at, 'latin1');
-    putNewEntries(file, keptOld.length, added, firstNew, this.generation, at);
+    let at = 0;
+    for (const [entry, c] of kept.entries()) {
+      if (c < live.length) {
+        at = copyEntry(file, keys, entry, from, (live[c] as number) * ENTRY_WORDS, at);
+        continue;
+      }
+      const key = added.keys[c - live.length] as string;
+      keys.write(key, at, 'latin1');
+      putEntry(file, entry, added.counts[c - live.length] as number, generationOf(c), at, key.length, fnv(key));
+      at += key.length;
+    }
     return bytes;
   }
 }
@@ -380,23 +401,17 @@ function copyEntry(file: Layout, keys: Buffer, entry: number, from: Copy['from']
 }
 
 /**
- * The sound entries of a table, oldest first: by how many runs ago they were last used (counted back
- * from `generation`, so a generation that wrapped past 2^31 is still older), then by place.
+ * Candidates 0 … n - 1, oldest first: by how many runs ago they were last used (counted back from
+ * `generation`, so a generation that wrapped past 2^31 is still older), then by number.
  */
-function oldestFirst(entries: Int32Array, size: number, keyBytes: number, generation: number): number[] {
-  const live: number[] = [];
-  for (let i = 0; i < size; i++) if (sound(entries, i * ENTRY_WORDS, keyBytes)) live.push(i);
-  const age = (i: number): number => (generation - (entries[i * ENTRY_WORDS + 1] as number)) >>> 0;
-  if (size >= 2 ** 21) return live.sort((a, b) => age(b) - age(a) || a - b);
-  // (age, place) as one number, oldest first when sorted up (both fit exactly below 2^53): no comparator call per step.
-  const order = new Float64Array(live.length);
-  for (let k = 0; k < live.length; k++) {
-    const i = live[k] as number;
-    order[k] = (0xffffffff - age(i)) * 2 ** 21 + i;
-  }
+function oldestFirst(n: number, generationOf: (c: number) => number, generation: number): number[] {
+  const age = (c: number): number => (generation - generationOf(c)) >>> 0;
+  if (n >= 2 ** 21) return Array.from({ length: n }, (_, c) => c).sort((a, b) => age(b) - age(a) || a - b);
+  // (age, number) as one number, oldest first when sorted up (both fit exactly below 2^53): no comparator call per step.
+  const order = new Float64Array(n);
+  for (let c = 0; c < n; c++) order[c] = (0xffffffff - age(c)) * 2 ** 21 + c;
   order.sort();
-  for (let k = 0; k < live.length; k++) live[k] = (order[k] as number) % 2 ** 21;
-  return live;
+  return Array.from(order, (v) => v % 2 ** 21);
 }
 
 /** The slots of a file being written, and its entries from entry `entryBase` on (0 for a whole file). */
@@ -410,6 +425,8 @@ interface Layout {
 interface Added {
   readonly keys: string[];
   readonly counts: number[];
+  /** Each one's last use, when not all are this run's (counts merged in from the recent file). */
+  readonly generations?: number[];
 }
 
 /** The bytes of `keys` from index `from` on (Latin-1: a byte a character). */
@@ -451,7 +468,7 @@ function layout(size: number, keyBytes: number, generation: number): { readonly 
 function putNewEntries(file: Layout, first: number, added: Added, from: number, generation: number, at: number): void {
   for (let k = from; k < added.keys.length; k++) {
     const key = added.keys[k] as string;
-    putEntry(file, first + k - from, added.counts[k] as number, generation, at, key.length, fnv(key));
+    putEntry(file, first + k - from, added.counts[k] as number, added.generations?.[k] ?? generation, at, key.length, fnv(key));
     at += key.length;
   }
 }
