@@ -239,13 +239,13 @@ export class CountStore {
     }
     const table = this.table;
     if (table !== undefined) for (const e of this.usedInMain) copies.push({ from: table, e });
-    let keyBytes = keyBytesOf(added.keys, 0);
+    let keyBytes = keyBytesOf(added.keys);
     for (const { from, e } of copies) keyBytes += from.entries[e + 3] as number;
     const { file, bytes, keys } = layout(copies.length + added.keys.length, keyBytes, this.generation);
     let at = 0;
     for (const [entry, { from, e }] of copies.entries()) at = copyEntry(file, keys, entry, from, e, at);
     keys.write(added.keys.join(''), at, 'latin1');
-    putNewEntries(file, copies.length, added, 0, this.generation, at);
+    putNewEntries(file, copies.length, added, this.generation, at);
     return bytes;
   }
 
@@ -299,7 +299,7 @@ export class CountStore {
     const part: Layout = { slots, entries: new Int32Array(more * ENTRY_WORDS), entryBase: old };
     // The new keys' bytes in one piece (Latin-1: a byte a character), after the file's own.
     const newKeys = Buffer.from(added.keys.join(''), 'latin1');
-    putNewEntries(part, old, added, 0, this.generation, oldKeyBytes);
+    putNewEntries(part, old, added, this.generation, oldKeyBytes);
     return [
       header(slots.length, size, this.generation, oldKeyBytes + newKeys.length),
       bytesOf(slots),
@@ -337,10 +337,8 @@ export class CountStore {
         at = copyEntry(file, keys, entry, from, (live[c] as number) * ENTRY_WORDS, at);
         continue;
       }
-      const key = added.keys[c - live.length] as string;
-      keys.write(key, at, 'latin1');
-      putEntry(file, entry, added.counts[c - live.length] as number, generationOf(c), at, key.length, fnv(key));
-      at += key.length;
+      keys.write(added.keys[c - live.length] as string, at, 'latin1');
+      at = putAdded(file, entry, added, c - live.length, this.generation, at);
     }
     return bytes;
   }
@@ -429,10 +427,10 @@ interface Added {
   readonly generations?: number[];
 }
 
-/** The bytes of `keys` from index `from` on (Latin-1: a byte a character). */
-function keyBytesOf(keys: readonly string[], from: number): number {
+/** The bytes of `keys` (Latin-1: a byte a character). */
+function keyBytesOf(keys: readonly string[]): number {
   let bytes = 0;
-  for (let k = from; k < keys.length; k++) bytes += (keys[k] as string).length;
+  for (const key of keys) bytes += key.length;
   return bytes;
 }
 
@@ -462,15 +460,18 @@ function layout(size: number, keyBytes: number, generation: number): { readonly 
 }
 
 /**
- * Writes the entries of `added` from index `from` on (their keys' bytes already at `at` and after,
- * in order) as the file's entries from `first` on, and gives each its slot.
+ * Writes the entries of `added` (their keys' bytes already at `at` and after, in order) as the file's
+ * entries from `first` on, and gives each its slot.
  */
-function putNewEntries(file: Layout, first: number, added: Added, from: number, generation: number, at: number): void {
-  for (let k = from; k < added.keys.length; k++) {
-    const key = added.keys[k] as string;
-    putEntry(file, first + k - from, added.counts[k] as number, added.generations?.[k] ?? generation, at, key.length, fnv(key));
-    at += key.length;
-  }
+function putNewEntries(file: Layout, first: number, added: Added, generation: number, at: number): void {
+  for (let k = 0; k < added.keys.length; k++) at = putAdded(file, first + k, added, k, generation, at);
+}
+
+/** Writes added entry `k` as entry `entry` of `file` (its key's bytes already at `at`); returns where the next key goes. */
+function putAdded(file: Layout, entry: number, added: Added, k: number, generation: number, at: number): number {
+  const key = added.keys[k] as string;
+  putEntry(file, entry, added.counts[k] as number, added.generations?.[k] ?? generation, at, key.length, fnv(key));
+  return at + key.length;
 }
 
 /** Writes entry `entry`'s words (its key already at `at`), with its check, and gives it a slot. */
