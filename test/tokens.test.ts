@@ -170,7 +170,9 @@ for (const name of ENCODING_NAMES) {
   test(`${name}: equals js-tiktoken on runs of CJK, kana, accented letters and emoji (each run one piece of 11 to 600 bytes)`, () => {
     // Runs of letters with no space are single pieces of many bytes, most of them never seen
     // before: the merge of pieces past the short loop, where transcripts in these scripts spend it.
-    const alphabet = [...'水总她党父に之未毛华息对间近定つツ正钱几孩学还力由数地到听着间四イ你石认轻何吧下太也里满令许化无七口ケ女离度果éüßøåñçłąğ한국어텍스트'];
+    const alphabet = [
+      ...'水总她党父に之未毛华息对间近定つツ正钱几孩学还力由数地到听着间四イ你石认轻何吧下太也里满令许化无七口ケ女离度果éüßøåñçłąğ한국어텍스트',
+    ];
     const next = seeded(name === 'o200k_base' ? 31337 : 27182);
     const counter = loadCounter(name);
     for (let i = 0; i < 400; i++) {

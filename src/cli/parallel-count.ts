@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { TextTokenCounter } from '../core/accounting.js';
+import type { EncodingName } from '../core/tokens/encodings.js';
+import { sharedRankTable } from '../io/rank-tables.js';
 
 /**
  * Below this many characters to count, one thread: a worker costs more to start than it saves.
@@ -35,8 +37,14 @@ interface CountWorker {
   readonly done: Promise<void>;
 }
 
-function startCountWorker(encoding: string): CountWorker {
-  const worker = new Worker(countWorkerUrl(), { workerData: { encoding } });
+/** What a count worker is started with: its encoding, and this thread's table of it (none from the TypeScript sources). */
+export interface CountWorkerData {
+  readonly encoding: EncodingName;
+  readonly rankTable: SharedArrayBuffer | undefined;
+}
+
+function startCountWorker(encoding: EncodingName): CountWorker {
+  const worker = new Worker(countWorkerUrl(), { workerData: { encoding, rankTable: sharedRankTable(encoding) } satisfies CountWorkerData });
   const done = Promise.race([
     once(worker, 'message').then(() => undefined),
     once(worker, 'error').then(([error]) => Promise.reject(error instanceof Error ? error : new Error(String(error)))),
@@ -55,7 +63,7 @@ function startCountWorker(encoding: string): CountWorker {
 export class CountWorkers {
   readonly #waiting: CountWorker[];
 
-  constructor(encoding: string, count: number) {
+  constructor(encoding: EncodingName, count: number) {
     this.#waiting = Array.from({ length: count }, () => {
       const started = startCountWorker(encoding);
       started.worker.unref();
@@ -98,7 +106,7 @@ export class CountWorkers {
 export async function countAcrossThreads(
   texts: readonly string[],
   counter: TextTokenCounter,
-  encoding: string,
+  encoding: EncodingName,
   jobs: number,
   alongside?: () => Promise<void>,
   ahead?: CountWorkers,

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { sharedRankTable } from '../../io/rank-tables.js';
 import type { BatchCounts } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import type { SessionOutcome } from './session.js';
@@ -94,7 +95,8 @@ export class AnalyzePool {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(analyzeWorkerUrl(), { workerData: this.options.init });
+    const init: WorkerInit = { ...this.options.init, rankTable: sharedRankTable(this.options.init.encoding) };
+    const worker = new Worker(analyzeWorkerUrl(), { workerData: init });
     this.workers.push(worker);
     this.load.set(worker, 0);
     worker.on('message', (message: FromWorker) => {

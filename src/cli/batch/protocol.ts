@@ -10,6 +10,8 @@ export interface WorkerInit {
   readonly cache: boolean;
   /** Whether to ask the main thread for cached counts first (false too when the cache is empty). */
   readonly lookup: boolean;
+  /** The starting thread's rank table of `encoding`, for the worker to count with (the pool adds it). */
+  readonly rankTable?: SharedArrayBuffer | undefined;
 }
 
 export type ToWorker =
