@@ -167,7 +167,7 @@ for (const name of ENCODING_NAMES) {
     // A second call hits the memo and must agree with the first.
     assert.equal(counter.count(text), oracleCount(name, text));
   });
-  test(`${name}: equals js-tiktoken on runs of CJK, kana, accented letters and emoji (each run one piece of 11 to 600 bytes)`, () => {
+  test(`${name}: equals js-tiktoken on runs of CJK, kana, accented letters and emoji (each run one piece of 11 to 600 bytes: the heap merge and the bucket merge)`, () => {
     // Runs of letters with no space are single pieces of many bytes, most of them never seen
     // before: the merge of pieces past the short loop, where transcripts in these scripts spend it.
     const alphabet = [
