@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -10,6 +11,7 @@ import type { CountJob, CountWorkers as CountWorkersClass } from '../src/cli/par
 import type { AnalyzePool as AnalyzePoolClass } from '../src/cli/batch/pool.js';
 import type { BatchCounts as BatchCountsClass } from '../src/cli/batch/counts.js';
 import type { resolveSettings as ResolveSettings } from '../src/core/config.js';
+import { readShared } from '../src/io/rank-tables.js';
 import type { adoptRankTable as AdoptRankTable, sharedRankTable as SharedRankTable } from '../src/io/rank-tables.js';
 import { repoRoot } from './helpers/realdata.js';
 
@@ -45,6 +47,22 @@ test('sharedRankTable: the shipped table read once into shared memory, byte for 
   assert.ok(table instanceof SharedArrayBuffer);
   assert.deepEqual(Buffer.from(new Uint8Array(table)), readFileSync(join(repoRoot, 'dist', 'ranks', 'cl100k_base.bin')));
   assert.equal(sharedRankTable('cl100k_base'), table, 'the same memory each time');
+});
+
+test('readShared: a regular file whole; a directory, a FIFO with no writer, a missing file: none, at once', () => {
+  const file = join(dir, 'table.bin');
+  writeFileSync(file, Buffer.from([1, 2, 3, 250]));
+  const read = readShared(file);
+  assert.ok(read instanceof SharedArrayBuffer);
+  assert.deepEqual([...new Uint8Array(read)], [1, 2, 3, 250]);
+  const folder = join(dir, 'folder.bin');
+  mkdirSync(folder);
+  assert.equal(readShared(folder), undefined);
+  assert.equal(readShared(join(dir, 'missing.bin')), undefined);
+  const fifo = join(dir, 'fifo.bin');
+  execFileSync('mkfifo', [fifo]);
+  // Opened without blocking: this returns instead of waiting for a writer that never comes.
+  assert.equal(readShared(fifo), undefined);
 });
 
 // From here on this thread's o200k_base table is the synthetic one: whatever a worker counts with

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { usePrebuiltRankTables } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 
@@ -38,11 +38,18 @@ export function installPrebuiltRankTables(): void {
   });
 }
 
-function readShared(file: URL): SharedArrayBuffer | undefined {
+/**
+ * The bytes of `file` in shared memory, or undefined when it is not a regular file or cannot be read
+ * whole. Opened without blocking, so a FIFO there is never waited on (a regular file ignores the flag).
+ * @public test/shared-rank-table.test.ts reads odd files with it.
+ */
+export function readShared(file: URL | string): SharedArrayBuffer | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(file, 'r');
-    const size = fstatSync(fd).size;
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return undefined;
+    const size = stat.size;
     const table = new SharedArrayBuffer(size);
     const bytes = new Uint8Array(table);
     let done = 0;
