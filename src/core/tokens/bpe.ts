@@ -338,48 +338,22 @@ const HEAP_MAX_BYTES = 256;
  * (or the part was absorbed). The same merges in the same order, in O(n log n), in arrays made once.
  */
 function mergeHeap(s: string, state: LongMergeState): number {
-  const n = s.length;
-  const { next, prev, partRank, pairRank, heap } = state.scratch;
-  const byteRanks = state.byteRanks;
-  for (let i = 0; i < n; i++) {
-    next[i] = i + 1;
-    prev[i] = i - 1;
-    partRank[i] = byteRanks[s.charCodeAt(i)] as number;
-  }
+  const parts = state.scratch;
+  const { heap, pairRank } = parts;
   heap.clear();
-  for (let i = 0; i + 1 < n; i++) {
-    const r = state.pairRank(partRank[i] as number, partRank[i + 1] as number, s, i, i + 2);
-    pairRank[i] = r;
-    if (r >= 0) heap.push(r, i);
-  }
-
-  let parts = n;
+  startParts(s, parts, state);
+  for (let i = 0; i + 1 < s.length; i++) if ((pairRank[i] as number) >= 0) heap.add(pairRank[i] as number, i);
+  let count = s.length;
   while (heap.size > 0) {
     const rank = heap.popRank();
     const i = heap.poppedStart;
     if (pairRank[i] !== rank) continue; // stale: absorbed, or the pair there changed
-    const j = next[i] as number;
-    const end = next[j] as number;
-    // Absorb part j into part i.
-    pairRank[j] = -1;
-    partRank[i] = rank;
-    next[i] = end;
-    parts--;
-    let r = -1;
-    if (end < n) {
-      prev[end] = i;
-      r = state.pairRank(rank, partRank[end] as number, s, i, next[end] as number);
-      if (r >= 0) heap.push(r, i);
-    }
-    pairRank[i] = r;
-    if (i > 0) {
-      const p = prev[i] as number;
-      r = state.pairRank(partRank[p] as number, rank, s, p, end);
-      pairRank[p] = r;
-      if (r >= 0) heap.push(r, p);
-    }
+    const right = absorbNext(i, rank, s, parts, state);
+    if (right >= 0) heap.add(right, i);
+    if (state.leftRank >= 0) heap.add(state.leftRank, state.leftStart);
+    count--;
   }
-  return parts;
+  return count;
 }
 
 /**
@@ -396,29 +370,12 @@ function mergeHeap(s: string, state: LongMergeState): number {
  */
 function mergeBuckets(s: string, state: LongMergeState): number {
   const n = s.length;
-  const { queue, byteRanks } = state;
-  // next[i]: start of the part after the part starting at i (n for the last part); prev likewise.
-  const next = new Int32Array(n + 1);
-  const prev = new Int32Array(n);
-  // partRank[i]: the token of the part starting at i. pairRank[i]: rank of that part joined with
-  // its successor, -1 if that is no token or the part was absorbed.
-  const partRank = new Int32Array(n);
-  const pairRank = new Int32Array(n).fill(-1);
-  for (let i = 0; i < n; i++) {
-    next[i] = i + 1;
-    prev[i] = i - 1;
-    partRank[i] = byteRanks[s.charCodeAt(i)] as number;
-  }
-  next[n] = n;
-  for (let i = 0; i + 1 < n; i++) {
-    const r = state.pairRank(partRank[i] as number, partRank[i + 1] as number, s, i, i + 2);
-    if (r >= 0) {
-      pairRank[i] = r;
-      queue.add(r, i);
-    }
-  }
-
-  let parts = n;
+  const { queue } = state;
+  const parts: PartArrays = { next: new Int32Array(n), prev: new Int32Array(n), partRank: new Int32Array(n), pairRank: new Int32Array(n) };
+  const { pairRank } = parts;
+  startParts(s, parts, state);
+  for (let i = 0; i + 1 < n; i++) if ((pairRank[i] as number) >= 0) queue.add(pairRank[i] as number, i);
+  let count = n;
   for (;;) {
     const rank = queue.popRank();
     if (rank < 0) break;
@@ -426,44 +383,22 @@ function mergeBuckets(s: string, state: LongMergeState): number {
     for (let k = 0; k < starts.length; k++) {
       const i = starts[k] as number;
       if (pairRank[i] !== rank) continue; // stale
-      const j = next[i] as number;
-      const end = next[j] as number;
-      // Absorb part j into part i.
-      pairRank[j] = -1;
-      partRank[i] = rank;
-      next[i] = end;
-      parts--;
-      let lower = false;
-      let r = -1;
-      if (end < n) {
-        prev[end] = i;
-        r = state.pairRank(rank, partRank[end] as number, s, i, next[end] as number);
-        if (r >= 0) {
-          queue.add(r, i);
-          lower = r < rank;
-        }
-      }
-      pairRank[i] = r;
-      if (i > 0) {
-        const p = prev[i] as number;
-        r = state.pairRank(partRank[p] as number, rank, s, p, end);
-        pairRank[p] = r;
-        if (r >= 0) {
-          queue.add(r, p);
-          lower ||= r < rank;
-        }
-      }
-      if (lower) {
+      const right = absorbNext(i, rank, s, parts, state);
+      const left = state.leftRank;
+      if (right >= 0) queue.add(right, i);
+      if (left >= 0) queue.add(left, state.leftStart);
+      count--;
+      if ((right >= 0 && right < rank) || (left >= 0 && left < rank)) {
         for (let rest = k + 1; rest < starts.length; rest++) queue.add(rank, starts[rest] as number);
         break;
       }
     }
   }
-  return parts;
+  return count;
 }
 
-/** The working arrays of the heap merge. */
-interface MergeScratch {
+/** The parts of a piece being merged, as a linked list over the piece's first `n` slots. */
+interface PartArrays {
   /** next[i]: start of the part after the part starting at i (n for the last part); prev likewise. */
   readonly next: Int32Array;
   readonly prev: Int32Array;
@@ -471,6 +406,56 @@ interface MergeScratch {
   readonly partRank: Int32Array;
   /** pairRank[i]: rank of that part joined with its successor, -1 if that is no token or the part was absorbed. */
   readonly pairRank: Int32Array;
+}
+
+/** Every byte of `s` a part, and the rank of every adjacent pair (-1: no token). */
+function startParts(s: string, parts: PartArrays, state: LongMergeState): void {
+  const n = s.length;
+  const { next, prev, partRank, pairRank } = parts;
+  const byteRanks = state.byteRanks;
+  for (let i = 0; i < n; i++) {
+    next[i] = i + 1;
+    prev[i] = i - 1;
+    partRank[i] = byteRanks[s.charCodeAt(i)] as number;
+  }
+  pairRank[n - 1] = -1;
+  for (let i = 0; i + 1 < n; i++) {
+    const r = state.pairRank(partRank[i] as number, partRank[i + 1] as number, s, i, i + 2);
+    pairRank[i] = r;
+  }
+}
+
+/**
+ * Absorbs the part after part `i` into it (their pair is token `rank`) and ranks the pairs this
+ * makes with the parts on either side: returns the right one's rank (-1: no token; it starts at i),
+ * and leaves the left one's in state.leftRank and state.leftStart.
+ */
+function absorbNext(i: number, rank: number, s: string, parts: PartArrays, state: LongMergeState): number {
+  const { next, prev, partRank, pairRank } = parts;
+  const j = next[i] as number;
+  const end = next[j] as number;
+  pairRank[j] = -1;
+  partRank[i] = rank;
+  next[i] = end;
+  let right = -1;
+  if (end < s.length) {
+    prev[end] = i;
+    right = state.pairRank(rank, partRank[end] as number, s, i, next[end] as number);
+  }
+  pairRank[i] = right;
+  state.leftRank = -1;
+  if (i > 0) {
+    const p = prev[i] as number;
+    const left = state.pairRank(partRank[p] as number, rank, s, p, end);
+    pairRank[p] = left;
+    state.leftRank = left;
+    state.leftStart = p;
+  }
+  return right;
+}
+
+/** The heap merge's arrays, made once. */
+interface MergeScratch extends PartArrays {
   readonly heap: PairHeap;
 }
 
@@ -488,6 +473,9 @@ class LongMergeState {
   #size = 0;
   #scratch: MergeScratch | undefined;
   #queue: RankQueue | undefined;
+  /** The pair left of the last absorbNext's merge: its rank (-1: no token) and where it starts. */
+  leftRank = -1;
+  leftStart = 0;
 
   constructor(ranks: RankTable) {
     this.#ranks = ranks;
@@ -550,8 +538,8 @@ class LongMergeState {
 const START_SPAN = 1024;
 
 /**
- * A binary min-heap of pairs by (rank, start), packed in one number each. Holds at most the n - 1
- * first pairs and two per merge: under 3n.
+ * A binary min-heap of pairs by (rank, start), packed in one number each. The heap merge's holds at
+ * most the n - 1 first pairs and two per merge: under 3n.
  */
 class PairHeap {
   readonly #keys: Float64Array;
@@ -567,7 +555,7 @@ class PairHeap {
     this.size = 0;
   }
 
-  push(rank: number, start: number): void {
+  add(rank: number, start: number): void {
     const keys = this.#keys;
     const key = rank * START_SPAN + start;
     let i = this.size++;
@@ -606,13 +594,14 @@ class PairHeap {
   }
 }
 
-/** Pending pair starts, one bucket per rank, and a binary min-heap of the ranks with a bucket. */
+/** Pending pair starts, one bucket per rank, and a min-heap of the ranks with a bucket (each once: a PairHeap of (rank, 0)). */
 class RankQueue {
   readonly #buckets: (number[] | undefined)[];
-  readonly #heap: number[] = [];
+  readonly #heap: PairHeap;
 
   constructor(maxRank: number) {
     this.#buckets = new Array<number[] | undefined>(maxRank + 1).fill(undefined);
+    this.#heap = new PairHeap(maxRank + 1);
   }
 
   add(rank: number, start: number): void {
@@ -622,41 +611,12 @@ class RankQueue {
       return;
     }
     this.#buckets[rank] = [start];
-    const heap = this.#heap;
-    let i = heap.length;
-    heap.push(rank);
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const pr = heap[parent] as number;
-      if (pr <= rank) break;
-      heap[i] = pr;
-      i = parent;
-    }
-    heap[i] = rank;
+    this.#heap.add(rank, 0);
   }
 
   /** The lowest rank with a bucket, or -1 when none is left. */
   popRank(): number {
-    const heap = this.#heap;
-    const top = heap[0];
-    if (top === undefined) return -1;
-    const last = heap.pop() as number;
-    const size = heap.length;
-    if (size > 0) {
-      let i = 0;
-      for (;;) {
-        let child = 2 * i + 1;
-        if (child >= size) break;
-        const right = child + 1;
-        if (right < size && (heap[right] as number) < (heap[child] as number)) child = right;
-        const ck = heap[child] as number;
-        if (ck >= last) break;
-        heap[i] = ck;
-        i = child;
-      }
-      heap[i] = last;
-    }
-    return top;
+    return this.#heap.size === 0 ? -1 : this.#heap.popRank();
   }
 
   /** Remove the bucket of `rank` and return its starts in ascending order. */
