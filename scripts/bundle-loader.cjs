@@ -43,10 +43,15 @@ function compileBytes(file, bytes, cachedData) {
   return { file, bytes, script, cached: cachedData !== undefined && !script.cachedDataRejected };
 }
 
+/** The bundle `name`: its path and bytes. */
+function bundle(name) {
+  const file = join(__dirname, `${name}.bundle.cjs`);
+  return { file, bytes: readFileSync(file) };
+}
+
 /** The bundle `name` compiled (with its code cache when there is a usable one), not yet run. */
 function compile(name, options = {}) {
-  const file = join(__dirname, `${name}.bundle.cjs`);
-  const bytes = readFileSync(file);
+  const { file, bytes } = bundle(name);
   return compileBytes(file, bytes, options.cache === false ? undefined : cachedDataFor(name, bytes));
 }
 
@@ -66,8 +71,7 @@ function run({ file, script }) {
 
 /** The exports of the bundle `name`, compiled with its code cache when it has one. */
 function load(name) {
-  const file = join(__dirname, `${name}.bundle.cjs`);
-  const bytes = readFileSync(file);
+  const { file, bytes } = bundle(name);
   const cachedData = cachedDataFor(name, bytes);
   if (cachedData === undefined && typeof Module.enableCompileCache === 'function') {
     Module.enableCompileCache();

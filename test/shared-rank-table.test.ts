@@ -12,7 +12,7 @@ import type { AnalyzePool as AnalyzePoolClass } from '../src/cli/batch/pool.js';
 import type { BatchCounts as BatchCountsClass } from '../src/cli/batch/counts.js';
 import type { resolveSettings as ResolveSettings } from '../src/core/config.js';
 import { readShared } from '../src/io/rank-tables.js';
-import type { adoptRankTable as AdoptRankTable, sharedRankTable as SharedRankTable } from '../src/io/rank-tables.js';
+import type { installPrebuiltRankTables as InstallPrebuiltRankTables, sharedRankTable as SharedRankTable } from '../src/io/rank-tables.js';
 import { repoRoot } from './helpers/realdata.js';
 
 // The rank table is read once, into memory every thread can read, and handed to the worker threads
@@ -20,9 +20,10 @@ import { repoRoot } from './helpers/realdata.js';
 // are given and read no file of their own. The built modules, as the workers run built JavaScript.
 
 const built = async <T>(path: string): Promise<T> => (await import(join(repoRoot, 'dist', path))) as T;
-const { adoptRankTable, sharedRankTable } = await built<{ adoptRankTable: typeof AdoptRankTable; sharedRankTable: typeof SharedRankTable }>(
-  'io/rank-tables.js',
-);
+const { installPrebuiltRankTables, sharedRankTable } = await built<{
+  installPrebuiltRankTables: typeof InstallPrebuiltRankTables;
+  sharedRankTable: typeof SharedRankTable;
+}>('io/rank-tables.js');
 const { CountWorkers } = await built<{ CountWorkers: typeof CountWorkersClass }>('cli/parallel-count.js');
 const { AnalyzePool } = await built<{ AnalyzePool: typeof AnalyzePoolClass }>('cli/batch/pool.js');
 const { BatchCounts } = await built<{ BatchCounts: typeof BatchCountsClass }>('cli/batch/counts.js');
@@ -68,7 +69,7 @@ test('readShared: a regular file whole; a directory, a FIFO with no writer, a mi
 // From here on this thread's o200k_base table is the synthetic one: whatever a worker counts with
 // another table (the shipped file) differs from what this thread counts.
 const synthetic = syntheticTable();
-adoptRankTable('o200k_base', synthetic);
+installPrebuiltRankTables({ encoding: 'o200k_base', table: synthetic });
 const counter = new BpeCounter(RankTable.decode(new Uint8Array(synthetic)));
 const shipped = new BpeCounter(RankTable.decode(readFileSync(join(repoRoot, 'dist', 'ranks', 'o200k_base.bin'))));
 

@@ -6,16 +6,14 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadCounter } from '../core/tokens/encodings.js';
-import { adoptRankTable, installPrebuiltRankTables } from '../io/rank-tables.js';
+import { installPrebuiltRankTables } from '../io/rank-tables.js';
 import { countPieces } from './parallel-count.js';
 import type { CountJob, CountWorkerData } from './parallel-count.js';
 
 const port = parentPort;
 if (port === null) throw new Error('count-worker runs as a worker thread only');
-installPrebuiltRankTables();
 const { encoding, rankTable } = workerData as CountWorkerData;
-// The table the starting thread read: no file read, no copy of our own.
-if (rankTable !== undefined) adoptRankTable(encoding, rankTable);
+installPrebuiltRankTables({ encoding, table: rankTable });
 port.on('message', (job: CountJob) => {
   countPieces(job, loadCounter(encoding));
   port.postMessage('done');

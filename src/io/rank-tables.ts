@@ -27,12 +27,12 @@ export function sharedRankTable(name: EncodingName): SharedArrayBuffer | undefin
   return table ?? undefined;
 }
 
-/** Use `table` as this thread's table of `name` (a worker, given the table of the thread that started it). */
-export function adoptRankTable(name: EncodingName, table: SharedArrayBuffer): void {
-  tables.set(name, table);
-}
-
-export function installPrebuiltRankTables(): void {
+/**
+ * Counters of this thread count with the prebuilt tables. `handed`: the table of one encoding that the
+ * thread which started this worker read (in its workerData), used instead of reading the file again.
+ */
+export function installPrebuiltRankTables(handed?: { readonly encoding: EncodingName; readonly table: SharedArrayBuffer | undefined }): void {
+  if (handed?.table !== undefined) tables.set(handed.encoding, handed.table);
   usePrebuiltRankTables((name: EncodingName) => {
     const table = sharedRankTable(name);
     return table === undefined ? undefined : new Uint8Array(table);

@@ -9,14 +9,12 @@ import type { CliContext } from '../context.js';
 import { countWithLookup, packCounts } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import { analyzeSession } from './session.js';
-import { adoptRankTable, installPrebuiltRankTables } from '../../io/rank-tables.js';
+import { installPrebuiltRankTables } from '../../io/rank-tables.js';
 
-installPrebuiltRankTables();
 const port = parentPort;
 if (port === null) throw new Error('analyze-worker runs as a worker thread only');
 const init = workerData as WorkerInit;
-// The table the main thread read: no file read, no copy of our own.
-if (init.rankTable !== undefined) adoptRankTable(init.encoding, init.rankTable);
+installPrebuiltRankTables({ encoding: init.encoding, table: init.rankTable });
 const ctx: CliContext = { stdout: process.stdout, stderr: process.stderr, stdin: Readable.from([]), env: {}, cwd: init.run.cwd };
 const pendingLookups = new Map<number, (counts: Int32Array) => void>();
 const send = (message: FromWorker): void => port.postMessage(message);
