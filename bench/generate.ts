@@ -610,3 +610,19 @@ export async function ensureClaudeProjects(dir: string, log: (message: string) =
   writeFileSync(stampFile, stamp);
   return root;
 }
+
+/**
+ * One long Claude Code session (the 1M transcript's turns, as Claude Code writes them) in
+ * `dir/claude-1m.jsonl`, generated once: what a status line meets in a developer's active session.
+ */
+export async function ensureClaudeSession(dir: string, log: (message: string) => void = () => {}): Promise<string> {
+  const file = join(dir, 'claude-1m.jsonl');
+  const stampFile = `${file}.stamp`;
+  const stamp = JSON.stringify({ version: GENERATOR_VERSION, small: SMALL });
+  if (existsSync(file) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return file;
+  log('generating a 1M-token Claude Code session (once)…');
+  writeLines(`${file}.tmp`, claudeCodeLines(SMALL, await calibrate(), '/home/dev/long-session'));
+  renameSync(`${file}.tmp`, file);
+  writeFileSync(stampFile, stamp);
+  return file;
+}

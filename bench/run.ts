@@ -28,7 +28,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ensureAgentSession } from './agent-session.js';
-import { BATCH, CLAUDE_PROJECTS, ensureBatchData, ensureBenchData, ensureClaudeProjects } from './generate.js';
+import { BATCH, CLAUDE_PROJECTS, ensureBatchData, ensureBenchData, ensureClaudeProjects, ensureClaudeSession } from './generate.js';
 import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTranscript } from './retention.js';
 import type { PlantedFact, Survival } from './retention.js';
 import { formatCalibration, runCalibration } from './calibration.js';
@@ -395,6 +395,7 @@ async function main(): Promise<number> {
   const claudeNeeded = !benchOnly || /ccusage|Claude/.test(benchOnly.source);
   const claudeDir = claudeNeeded ? await ensureClaudeProjects(dataDir, log) : '';
   const claudeProjects = join(claudeDir, 'projects');
+  const claudeSession = claudeNeeded ? await ensureClaudeSession(dataDir, log) : '';
   const claudeName = `${CLAUDE_PROJECTS.sessions} Claude Code sessions`;
   let ccusage: { bin: string } | { skip: string } | undefined;
   let claudeRerunCache = '';
@@ -628,6 +629,53 @@ async function main(): Promise<number> {
     // What a status line or cron job re-running every few minutes meets: a few active sessions have
     // grown, and the cache is a long-time user's. No target in the issue; reported beside the others.
     { name: grownName, run: () => peerStat(grownName), baseline: ccusageName },
+  );
+  // A developer's active session, re-analysed every few minutes: it has grown by 10 lines since the
+  // last run. Read whole (the first time it grew, nothing was kept yet) against read on from where
+  // the last run ended (each later time). Each run starts from a copy of the cache made for it.
+  const readOnName = 'analyze DIR, 1M-token Claude Code session grown 10 lines';
+  const growthCache = (readOn: boolean): (() => { dir: string; cache: string }) => {
+    let made: { dir: string; cache: string } | undefined;
+    return () => {
+      if (made === undefined) {
+        const lines = readFileSync(claudeSession, 'utf8').split(/(?<=\n)/);
+        const dir = mkdtempSync(join(dataDir, 'claude-session-'));
+        tmpDirs.push(dir);
+        const file = join(dir, 'project', 'session.jsonl');
+        mkdirSync(join(dir, 'project'));
+        const cache = freshCacheDir();
+        // Read on: a run at 20 lines short, one at 10 short (it grew: where it ended is kept), then the last 10.
+        // Whole: a run at 10 short, then the last 10 (its first growth).
+        for (const short of readOn ? [20, 10] : [10]) {
+          writeFileSync(file, lines.slice(0, lines.length - short).join(''));
+          analyzeBatch(dir, cache);
+        }
+        writeFileSync(file, lines.join(''));
+        made = { dir, cache };
+      }
+      const cache = freshCacheDir();
+      cpSync(made.cache, cache, { recursive: true });
+      return { dir: made.dir, cache };
+    };
+  };
+  const growthRun = (name: string, readOn: boolean): Stat => {
+    const setup = growthCache(readOn);
+    let next: { dir: string; cache: string } | undefined;
+    return measure(name, () => analyzeBatch((next as { dir: string }).dir, (next as { cache: string }).cache), 5, {
+      warmup: 1,
+      before: () => {
+        next = setup();
+      },
+    });
+  };
+  allCases.push(
+    { name: `${readOnName}, read whole`, run: () => growthRun(`${readOnName}, read whole`, false) },
+    // No target in the issue ("a file that only grew is read from where it ended"): reported beside the others.
+    {
+      name: `${readOnName}, read on from where it ended`,
+      run: () => growthRun(`${readOnName}, read on from where it ended`, true),
+      baseline: `${readOnName}, read whole`,
+    },
   );
   const picked = allCases.filter((c) => !benchOnly || benchOnly.test(c.name));
   const needed = new Set(

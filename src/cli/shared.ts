@@ -9,7 +9,7 @@ import type { FormatName } from '../formats/index.js';
 import { loadConfig } from '../io/config.js';
 import { TokenCountCache } from '../io/count-cache.js';
 import { STDIN, readInput } from '../io/input.js';
-import type { ParsedDocument } from '../io/jsonl.js';
+import type { ParsedDocument, ReadOptions } from '../io/jsonl.js';
 import type { CliContext } from './context.js';
 import type { LimitOptions } from './options.js';
 import { countAcrossThreads } from './parallel-count.js';
@@ -127,9 +127,9 @@ export interface LoadedTranscript {
  */
 export async function loadTranscriptInput(
   path: string,
-  run: { format: FormatName | undefined; strict: boolean; ctx: CliContext; keepRaw?: boolean },
+  run: { format: FormatName | undefined; strict: boolean; ctx: CliContext; keepRaw?: boolean; digest?: ReadOptions['digest'] },
 ): Promise<LoadedTranscript> {
-  const doc = await readInput(path, { stdin: run.ctx.stdin, cwd: run.ctx.cwd, keepRaw: run.keepRaw === true });
+  const doc = await readInput(path, { stdin: run.ctx.stdin, cwd: run.ctx.cwd, keepRaw: run.keepRaw === true, ...(run.digest ? { digest: run.digest } : {}) });
   const display = path === STDIN ? '(stdin)' : path;
   if (doc.records.every((r) => r.blank)) {
     throw new InvalidTranscriptError(`${display}: the transcript is empty`, 'nothing to analyse; check that the agent has written to it');

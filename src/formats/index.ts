@@ -13,6 +13,7 @@ import { geminiWriter } from './gemini/write.js';
 import { openaiChatWriter } from './openai-chat/write.js';
 import { openhandsWriter } from './openhands/write.js';
 import { FORMAT_NAMES } from './types.js';
+import { DETECT_SAMPLE, detectionSample } from './shared/json.js';
 import type { FormatAdapter, FormatName, FormatWriter, Transcript } from './types.js';
 
 export type { FormatAdapter, FormatName, Transcript, TranscriptEntry } from './types.js';
@@ -61,6 +62,15 @@ export function detectFormat(doc: ParsedDocument): Detection {
     );
   }
   return best;
+}
+
+/**
+ * Whether lines appended to `doc` cannot change which format it is detected as: every adapter has
+ * seen all of the document its `detect` reads (most read the first DETECT_SAMPLE values).
+ */
+export function detectionSettled(doc: ParsedDocument): boolean {
+  const sampleFull = detectionSample(doc).length >= DETECT_SAMPLE;
+  return ADAPTERS.every((adapter) => (adapter.detectionSettled ? adapter.detectionSettled(doc) : sampleFull));
 }
 
 /**

@@ -15,6 +15,17 @@ export interface FormatAdapter {
   detect(doc: ParsedDocument): number;
   /** Reads the active context. Never throws on bad data: it reports issues and reads the rest. */
   read(doc: ParsedDocument): Transcript;
+  /**
+   * Whether lines appended to `doc` can no longer change what `detect` says (it has seen all it
+   * reads). Without it, `detect` reads the first DETECT_SAMPLE values (`detectionSample`).
+   */
+  detectionSettled?(doc: ParsedDocument): boolean;
+  /**
+   * A line's value without its text, for a file read again from where it ended (a batch's resumed
+   * row): `read` over skeletons gives the same turns, tool ids, usage and issues as over the lines,
+   * only not the turns' text. Formats without one are read whole.
+   */
+  skeleton?(value: unknown): unknown;
 }
 
 /**

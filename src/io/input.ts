@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { readDocument } from './jsonl.js';
-import type { ParsedDocument } from './jsonl.js';
+import type { ParsedDocument, ReadOptions } from './jsonl.js';
 import { byCodeUnits } from '../core/compare.js';
 
 /** The input name that means standard input; the same `-` as an output is `STDOUT` (cli/transcript-output.ts). */
@@ -143,7 +143,10 @@ export function readInputFile(path: string, shown: string): Buffer {
 }
 
 /** Reads one transcript (a path or `-` for `stdin`), streaming (a small file in one read), into records. */
-export async function readInput(path: string, options: { keepRaw?: boolean; stdin: Readable; cwd: string }): Promise<ParsedDocument> {
+export async function readInput(
+  path: string,
+  options: { keepRaw?: boolean; stdin: Readable; cwd: string; digest?: ReadOptions['digest'] },
+): Promise<ParsedDocument> {
   let stream: Readable;
   if (path === STDIN) {
     stream = options.stdin;
@@ -185,7 +188,7 @@ export async function readInput(path: string, options: { keepRaw?: boolean; stdi
     }
   }
   try {
-    return await readDocument(stream, { path, keepRaw: options.keepRaw ?? false });
+    return await readDocument(stream, { path, keepRaw: options.keepRaw ?? false, ...(options.digest ? { digest: options.digest } : {}) });
   } catch (error) {
     throw inputError(path, error);
   }

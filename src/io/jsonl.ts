@@ -36,6 +36,8 @@ export interface ReadOptions {
   readonly path: string;
   /** Keep each line's bytes so the file can be written back byte for byte. */
   readonly keepRaw?: boolean;
+  /** Given every byte read, in order (a hash of exactly what was parsed). */
+  readonly digest?: { update(bytes: Buffer): unknown };
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -56,7 +58,20 @@ class LineCollector {
   /** Whether the first non-blank line parsed on its own (then the input is JSONL, not a document). */
   private firstLineParsed: boolean | undefined;
 
-  constructor(private readonly keepRaw: boolean) {}
+  /**
+   * `before`: how many records precede these bytes (bytes appended to a file read earlier, whose
+   * records end with a line break): their lines are numbered on from there, and nothing at their
+   * start is a BOM, nor can they be one JSON document.
+   */
+  constructor(
+    private readonly keepRaw: boolean,
+    private readonly before?: number,
+  ) {
+    if (before !== undefined) {
+      this.first = false;
+      this.whole = undefined;
+    }
+  }
 
   push(chunk: Buffer): void {
     this.totalBytes += chunk.length;
@@ -120,7 +135,8 @@ class LineCollector {
       line = line.subarray(0, line.length - 1);
       eol = '\r\n';
     }
-    const lineNo = this.records.length + 1;
+    const index = (this.before ?? 0) + this.records.length;
+    const lineNo = index + 1;
     const parsed = parseLine(line, lineNo);
     for (const issue of parsed.issues) this.issues.push(issue);
     if (!parsed.blank && this.firstLineParsed === undefined) {
@@ -129,7 +145,7 @@ class LineCollector {
       if (this.firstLineParsed) this.whole = undefined;
     }
     this.records.push({
-      index: this.records.length,
+      index,
       line: lineNo,
       ...(this.keepRaw ? { raw: line } : {}),
       eol,
@@ -295,7 +311,9 @@ export function valueTexts(record: RawRecord): string[] | undefined {
 export async function readDocument(stream: Readable, options: ReadOptions): Promise<ParsedDocument> {
   const collector = new LineCollector(options.keepRaw ?? false);
   for await (const chunk of stream) {
-    collector.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    options.digest?.update(bytes);
+    collector.push(bytes);
   }
   collector.end();
   return finish(collector, options.path);
@@ -307,6 +325,18 @@ export function parseDocument(bytes: Buffer, options: ReadOptions): ParsedDocume
   collector.push(bytes);
   collector.end();
   return finish(collector, options.path);
+}
+
+/**
+ * The records of bytes appended to a JSONL file after `before` records that ended with a line break
+ * (or the bytes of some of its lines, re-read): each line parsed, numbered and indexed as reading the
+ * whole file would.
+ */
+export function parseAppended(bytes: Buffer, before: number): { records: RawRecord[]; issues: ReadIssue[] } {
+  const collector = new LineCollector(false, before);
+  collector.push(bytes);
+  collector.end();
+  return { records: collector.records, issues: collector.issues };
 }
 
 function finish(collector: LineCollector, path: string): ParsedDocument {

@@ -165,6 +165,12 @@ export class RowCache<Row> {
     return stored.row as Row;
   }
 
+  /** Whether this file had a row before and is at least as long now (an agent's session grows). */
+  grew(path: string, identity: FileIdentity): boolean {
+    const before = this.files.get(path)?.id[2];
+    return typeof before === 'string' && /^\d+$/.test(before) && BigInt(identity.size) >= BigInt(before);
+  }
+
   set(path: string, identity: FileIdentity, row: Row): void {
     if (!this.enabled) return;
     this.files.delete(path);

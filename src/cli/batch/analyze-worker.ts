@@ -25,10 +25,10 @@ port.on('message', (message: ToWorker) => {
     pendingLookups.delete(message.id);
     return;
   }
-  void runJob(message.id, message.path);
+  void runJob(message.id, message.path, message.grown);
 });
 
-async function runJob(id: number, path: string): Promise<void> {
+async function runJob(id: number, path: string, grown: boolean): Promise<void> {
   let newCounts: [string, number][] = [];
   try {
     const lookup = init.lookup
@@ -38,16 +38,21 @@ async function runJob(id: number, path: string): Promise<void> {
             send({ type: 'lookup', id, keys });
           })
       : undefined;
-    const outcome = await analyzeSession(path, init.run, {
-      ctx,
-      countTokens: async (entries) => {
-        // One thread of the pool already: a large transcript is counted here alone (count workers of
-        // every batch worker would put jobs × jobs threads on jobs cores).
-        const counted = await countWithLookup(entries, init.encoding, lookup, init.cache);
-        newCounts = counted.newCounts;
-        return counted.tokens;
+    const outcome = await analyzeSession(
+      path,
+      init.run,
+      {
+        ctx,
+        countTokens: async (entries) => {
+          // One thread of the pool already: a large transcript is counted here alone (count workers of
+          // every batch worker would put jobs × jobs threads on jobs cores).
+          const counted = await countWithLookup(entries, init.encoding, lookup, init.cache);
+          newCounts = counted.newCounts;
+          return counted.tokens;
+        },
       },
-    });
+      grown,
+    );
     send({ type: 'done', id, outcome, newCounts: packCounts(newCounts) });
   } catch (error) {
     send({

@@ -29,6 +29,7 @@ function analyzeWorkerUrl(): URL {
 
 interface Job {
   readonly path: string;
+  readonly grown: boolean;
   readonly resolve: (outcome: SessionOutcome) => void;
   readonly reject: (error: Error) => void;
 }
@@ -56,9 +57,10 @@ export class AnalyzePool {
 
   constructor(private readonly options: { readonly size: number; readonly init: WorkerInit; readonly counts: BatchCounts }) {}
 
-  run(path: string): Promise<SessionOutcome> {
+  /** `grown`: the file grew since its row was made (analyzeSession reads it on from where it ended). */
+  run(path: string, grown = false): Promise<SessionOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ path, resolve, reject });
+      this.queue.push({ path, grown, resolve, reject });
       this.dispatch();
     });
   }
@@ -90,7 +92,7 @@ export class AnalyzePool {
       const id = this.nextId++;
       this.running.set(id, { worker, job });
       this.load.set(worker, (this.load.get(worker) ?? 0) + 1);
-      worker.postMessage({ type: 'job', id, path: job.path } satisfies ToWorker);
+      worker.postMessage({ type: 'job', id, path: job.path, grown: job.grown } satisfies ToWorker);
     }
   }
 

@@ -15,7 +15,7 @@ export interface WorkerInit {
 }
 
 export type ToWorker =
-  | { readonly type: 'job'; readonly id: number; readonly path: string }
+  | { readonly type: 'job'; readonly id: number; readonly path: string; readonly grown: boolean }
   | { readonly type: 'counts'; readonly id: number; readonly counts: Int32Array };
 
 export type FromWorker =

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { buildId, fileIdentity, RowCache, rowSchemaKey } from '../../io/row-cache.js';
 import type { FileIdentity } from '../../io/row-cache.js';
 import { STDIN } from '../../io/input.js';
@@ -12,7 +12,12 @@ type CachedRow = Omit<SessionSummary, 'file' | 'project'>;
 /** A transcript looked up in the row cache: its finished outcome, or how to remember it once analysed. */
 export type RowLookup =
   | { readonly kind: 'hit'; readonly outcome: SessionOutcome }
-  | { readonly kind: 'miss'; readonly remember: (outcome: SessionOutcome) => void }
+  | {
+      readonly kind: 'miss';
+      readonly remember: (outcome: SessionOutcome) => void;
+      /** It had a row and is at least as long now: read it on from where it ended (src/cli/batch/resume.ts). */
+      readonly grown: boolean;
+    }
   | { readonly kind: 'none' };
 
 /**
@@ -24,6 +29,7 @@ export type RowLookup =
 export class BatchRows {
   readonly #cache: RowCache<CachedRow>;
   readonly #run: SessionRun;
+  readonly #resume: SessionRun['resume'];
 
   constructor(run: SessionRun, encoding: string, cacheDir: string | undefined) {
     this.#run = run;
@@ -33,6 +39,7 @@ export class BatchRows {
       ? rowSchemaKey(build, { settings: run.settings, format: run.format ?? null, strict: run.strict, encoding, basis: run.basis ?? 'auto' })
       : undefined;
     this.#cache = RowCache.open<CachedRow>(on ? cacheDir : undefined, schema);
+    if (on && cacheDir !== undefined && schema !== undefined) this.#resume = { dir: join(cacheDir, 'resume'), schema };
   }
 
   lookup(path: string): RowLookup {
@@ -44,6 +51,7 @@ export class BatchRows {
     if (row === undefined) {
       return {
         kind: 'miss',
+        grown: this.#cache.grew(absolute, identity),
         remember: (outcome) => {
           if (outcome.kind !== 'session') return;
           const { file: _file, project: _project, ...kept } = outcome.summary;
@@ -65,6 +73,11 @@ export class BatchRows {
       if (!spanInRange(at, range)) return { kind: 'outOfRange', file: path, project };
     }
     return { kind: 'session', summary: { file: path, project, ...row } };
+  }
+
+  /** Where grown transcripts are read on from (the rows' schema: the same build and settings), when rows are cached. */
+  get resume(): SessionRun['resume'] {
+    return this.#resume;
   }
 
   save(): void {

@@ -11,6 +11,8 @@ import type { FormatName } from '../../formats/index.js';
 import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { loadTranscriptInput } from '../shared.js';
+import { newDigest, ResumeStore } from '../../io/resume-store.js';
+import { keepWholeRead, resumeRead } from './resume.js';
 import { spanInRange, timestampSpan } from './range.js';
 import type { TimeRange } from './range.js';
 
@@ -67,6 +69,8 @@ export interface SessionRun {
   readonly now: number;
   /** `estimate`: size and urgency from the plain estimate (`analyze --basis estimate`). */
   readonly basis?: 'auto' | 'estimate';
+  /** Where transcripts that grow are read on from where they ended (the row cache's dir and schema). */
+  readonly resume?: { readonly dir: string; readonly schema: string };
 }
 
 /**
@@ -102,10 +106,18 @@ export async function analyzeSession(
   path: string,
   run: SessionRun,
   io: { readonly ctx: CliContext; readonly countTokens: (entries: readonly TranscriptEntry[]) => Promise<EntryTokens[]> | EntryTokens[] },
+  /** The file grew since its row was made: read it on from where it ended, and keep where this read ends. */
+  grown = false,
 ): Promise<SessionOutcome> {
   const project = projectOf(path);
   try {
-    const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.strict, ctx: io.ctx });
+    const absolute = resolve(run.cwd, path);
+    // Rows only: --json prints whole reports (their text is not kept), --strict fails on any bad line.
+    const store = grown && run.resume && path !== STDIN && !run.full && !run.strict ? ResumeStore.open(run.resume.dir, run.resume.schema) : undefined;
+    const resumed = store && resumeRead(path, absolute, store, run.format);
+    const digest = store && !resumed ? newDigest() : undefined;
+    const { doc, transcript, display } =
+      resumed ?? (await loadTranscriptInput(path, { format: run.format, strict: run.strict, ctx: io.ctx, ...(digest ? { digest } : {}) }));
     // The session's whole time span: lines before the agent's compactions count too.
     const life = transcript.lifetime?.span;
     const span = timestampSpan([...transcript.entries.map((e) => e.turn.timestamp), life?.first, life?.last]);
@@ -114,7 +126,9 @@ export async function analyzeSession(
       const at = span ?? (path === STDIN ? { first: run.now, last: run.now } : modified(resolve(run.cwd, path)));
       if (at === undefined || !spanInRange(at, run.range)) return { kind: 'outOfRange', file: display, project };
     }
-    const tokens = await io.countTokens(transcript.entries);
+    const tokens = resumed ? await resumed.count(io.countTokens) : await io.countTokens(transcript.entries);
+    if (resumed) resumed.keep(tokens);
+    else if (store && digest) keepWholeRead(store, { doc, transcript, tokens, absolute, digest: digest.digest('base64url'), forced: run.format });
     const report = buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.basis ?? 'auto' });
     const firstTimestamp = span ? new Date(span.first).toISOString() : null;
     const lastTimestamp = span ? new Date(span.last).toISOString() : null;

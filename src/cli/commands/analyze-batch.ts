@@ -229,7 +229,7 @@ class BatchScheduler {
     private readonly run: {
       readonly inFlightLimit: number;
       readonly window: number;
-      readonly analyze: (path: string) => Promise<SessionOutcome>;
+      readonly analyze: (path: string, grown: boolean) => Promise<SessionOutcome>;
       readonly spill: Spill | undefined;
       readonly progress: Progress;
       readonly out: BatchOutputStream;
@@ -285,7 +285,7 @@ class BatchScheduler {
       this.finish(index, cached.outcome);
       return;
     }
-    this.run.analyze(item.path).then(
+    this.run.analyze(item.path, cached.kind === 'miss' && cached.grown).then(
       (outcome) => {
         if (cached.kind === 'miss') cached.remember(outcome);
         this.finish(index, outcome);
@@ -349,13 +349,14 @@ function lookUpRows(discovered: Iterable<Discovered>, rows: BatchRows): { items:
 export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options: BatchOptions, ctx: CliContext): Promise<ExitCodeValue> {
   const counts = new BatchCounts(options.encoding, options.cacheDir);
   const rows = new BatchRows(options.run, options.encoding, options.cacheDir);
+  const run: SessionRun = rows.resume ? { ...options.run, resume: rows.resume } : options.run;
   const { items, toRead } = lookUpRows(discovered, rows);
   const jobs = toRead > SMALL_BATCH ? options.jobs : 1;
   const pool =
     jobs > 1
       ? new AnalyzePool({
           size: jobs,
-          init: { run: options.run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty },
+          init: { run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty },
           counts,
         })
       : undefined;
@@ -369,10 +370,10 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     inFlightLimit,
     window: options.sort === undefined ? Math.max(64, inFlightLimit * 16) : Infinity,
     // Standard input can only be read here; so can everything with --jobs 1.
-    analyze: (path) =>
+    analyze: (path, grown) =>
       pool === undefined || path === STDIN
-        ? analyzeSession(path, options.run, { ctx, countTokens: (entries) => counts.countHere(entries, options.jobs) })
-        : pool.run(path),
+        ? analyzeSession(path, run, { ctx, countTokens: (entries) => counts.countHere(entries, options.jobs) }, grown)
+        : pool.run(path, grown),
     spill,
     progress,
     out,

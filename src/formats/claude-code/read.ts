@@ -8,6 +8,7 @@ import { DETECT_SAMPLE, isRecord, str, num, type JsonObject, safeJson } from '..
 import { lastAssistantPending, unpairedToolIds } from '../shared/tool-pairing.js';
 import { readSessionTree, type SessionLine, type SessionTree } from './tree.js';
 import { thousands } from '../../core/numbers.js';
+import { claudeCodeSkeleton } from './skeleton.js';
 
 /**
  * Reads Claude Code session files: a tree of lines linked by `parentUuid`, whose active chain (after the
@@ -64,30 +65,37 @@ function isForeign(value: JsonObject): boolean {
   );
 }
 
-function detect(doc: ParsedDocument): number {
-  if (doc.kind !== 'jsonl') return 0;
-  let messages = 0;
-  let bookkeeping = 0;
-  let foreign = 0;
+/** What detection counts in the first lines, and whether it stopped at its limits (not at the end of the file). */
+function detectTally(doc: ParsedDocument) {
+  const tally = { messages: 0, bookkeeping: 0, foreign: 0, settled: false };
   let sampled = 0;
   let scanned = 0;
   outer: for (const record of doc.records) {
     for (const value of record.values) {
-      if (++scanned > DETECT_SCAN_LIMIT || sampled >= DETECT_SAMPLE) break outer;
+      if (++scanned > DETECT_SCAN_LIMIT || sampled >= DETECT_SAMPLE) {
+        tally.settled = true;
+        break outer;
+      }
       if (!isRecord(value)) continue;
       if (isChainMessageLine(value)) {
-        messages++;
+        tally.messages++;
         sampled++;
       } else if (isClaudeBookkeeping(value)) {
-        bookkeeping++;
+        tally.bookkeeping++;
         // A file can be mostly queue-operations (docs/formats/claude-code.md, Traps): keep looking for messages.
         if (!NOISE_TYPES.has(String(value['type']))) sampled++;
       } else {
-        if (isForeign(value)) foreign++;
+        if (isForeign(value)) tally.foreign++;
         sampled++;
       }
     }
   }
+  return tally;
+}
+
+function detect(doc: ParsedDocument): number {
+  if (doc.kind !== 'jsonl') return 0;
+  const { messages, bookkeeping, foreign } = detectTally(doc);
   if (messages === 0) return bookkeeping >= 2 && foreign === 0 ? 5 : 0;
   if (foreign > messages + bookkeeping) return 2;
   if (messages >= 3) return 9;
@@ -654,4 +662,6 @@ export const claudeCodeAdapter: FormatAdapter = {
   name: 'claude-code',
   detect,
   read,
+  detectionSettled: (doc) => doc.kind !== 'jsonl' || detectTally(doc).settled,
+  skeleton: claudeCodeSkeleton,
 };

@@ -1,0 +1,186 @@
+import { createHash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ReadIssue } from '../core/issues.js';
+import { writeFileAtomic } from './atomic.js';
+import type { ParsedDocument, RawRecord } from './jsonl.js';
+
+/**
+ * Where a batch `analyze` left off in a transcript that grows (an agent's live session), so that the
+ * next run reads only what was appended (src/cli/batch/resume.ts). One file per transcript in
+ * `<cache>/resume/`: the bytes it had (their length and SHA-256), each line's place in the file and its
+ * values without their text (the format's `skeleton`), the reader's issues about those lines, and
+ * the token counts of the turns read from them. The transcript is read from where it ended only when
+ * its first `size` bytes still hash the same, so the lines described are exactly the lines there.
+ * Like the other caches it is an optimisation: unreadable, damaged or of another schema, it is ignored.
+ */
+
+const RESUME_VERSION = 1;
+/** Larger transcripts are read whole (streamed): reading on holds the file's bytes in memory. */
+const MAX_BYTES = 512 << 20;
+/** States kept; past this the least recently written go (a state is only kept for a file that grew). */
+const MAX_STATES = 200;
+
+/** A line as kept: where its bytes are, its terminator (0 none, 1 `\n`, 2 `\r\n`), blank or not, its values' skeletons. */
+type KeptRecord = readonly [offset: number, byteLength: number, eol: 0 | 1 | 2, blank: 0 | 1, values: readonly unknown[]];
+/** A turn's counts by the lines it was read from (`records` joined by commas): text tokens, blob tokens, and the start of its text when that is a masked result's placeholder. */
+export type KeptTurn = readonly [text: number, blobs: number, placeholder?: string];
+
+export interface ResumeState {
+  /** The absolute path of the transcript. */
+  readonly path: string;
+  readonly format: string;
+  /** How many bytes were read, and their SHA-256 (base64url). */
+  readonly size: number;
+  readonly digest: string;
+  readonly bom: boolean;
+  readonly records: readonly KeptRecord[];
+  /** What reading those lines (JSONL) found wrong. */
+  readonly issues: readonly ReadIssue[];
+  readonly turns: Readonly<Record<string, KeptTurn>>;
+}
+
+const EOLS = ['', '\n', '\r\n'] as const;
+
+/** The records of a state, as a document's records (their values are skeletons). */
+export function keptRecords(state: ResumeState): RawRecord[] {
+  return state.records.map(([, byteLength, eol, blank, values], index) => ({
+    index,
+    line: index + 1,
+    eol: EOLS[eol],
+    byteLength,
+    values,
+    blank: blank === 1,
+  }));
+}
+
+/** Where each record's bytes start (after the BOM, line after line with its terminator). */
+export function recordOffsets(doc: Pick<ParsedDocument, 'bom' | 'records'>): number[] {
+  const offsets: number[] = [];
+  let at = doc.bom ? 3 : 0;
+  for (const record of doc.records) {
+    offsets.push(at);
+    at += record.byteLength + record.eol.length;
+  }
+  return offsets;
+}
+
+/** A record as a state keeps it. */
+export function keepRecord(record: RawRecord, offset: number, values: readonly unknown[]): KeptRecord {
+  return [offset, record.byteLength, record.eol === '' ? 0 : record.eol === '\n' ? 1 : 2, record.blank ? 1 : 0, values];
+}
+
+/** A state whose lines lie end to end from the start of the file to `size`, with counts that are counts. */
+function wellFormed(state: ResumeState): boolean {
+  if (typeof state.format !== 'string' || typeof state.digest !== 'string' || typeof state.bom !== 'boolean') return false;
+  if (!Number.isSafeInteger(state.size) || !Array.isArray(state.records) || !Array.isArray(state.issues)) return false;
+  if (!state.issues.every((i) => typeof i === 'object' && i !== null && Number.isSafeInteger(i.line) && typeof i.reason === 'string')) return false;
+  let at = state.bom ? 3 : 0;
+  for (const record of state.records) {
+    if (!Array.isArray(record) || record.length !== 5 || record[0] !== at || !Array.isArray(record[4])) return false;
+    const [, byteLength, eol, blank] = record;
+    if (!Number.isSafeInteger(byteLength) || byteLength < 0 || (eol !== 0 && eol !== 1 && eol !== 2) || (blank !== 0 && blank !== 1)) return false;
+    at += byteLength + eol; // the terminator code is its length
+  }
+  if (at !== state.size || typeof state.turns !== 'object' || state.turns === null || Array.isArray(state.turns)) return false;
+  return Object.values(state.turns).every(
+    (t) => Array.isArray(t) && Number.isSafeInteger(t[0]) && Number.isSafeInteger(t[1]) && (t[2] === undefined || typeof t[2] === 'string'),
+  );
+}
+
+export class ResumeStore {
+  private constructor(
+    private readonly dir: string | undefined,
+    private readonly schema: string,
+  ) {}
+
+  /** The states in `dir` made under `schema` (the batch rows' schema: the build, the settings). */
+  static open(dir: string | undefined, schema: string | undefined): ResumeStore {
+    return dir && schema !== undefined ? new ResumeStore(dir, schema) : new ResumeStore(undefined, '');
+  }
+
+  get enabled(): boolean {
+    return this.dir !== undefined;
+  }
+
+  #file(path: string): string {
+    return join(this.dir ?? '', `${createHash('sha1').update(path).digest('base64url')}.json`);
+  }
+
+  /** The state kept for the transcript at `path` (absolute), if any under this schema. */
+  get(path: string): ResumeState | undefined {
+    if (!this.dir) return undefined;
+    try {
+      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as { version?: unknown; schema?: unknown; state?: ResumeState };
+      const state = data.state;
+      if (data.version !== RESUME_VERSION || data.schema !== this.schema || !state || state.path !== path) return undefined;
+      return wellFormed(state) ? state : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  set(state: ResumeState): void {
+    if (!this.dir) return;
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      writeFileAtomic(this.#file(state.path), Buffer.from(JSON.stringify({ version: RESUME_VERSION, schema: this.schema, state })), { durable: false });
+      this.#trim();
+    } catch {
+      // Read-only home, full disk…: the next run reads the transcript whole.
+    }
+  }
+
+  /** Keeps the newest MAX_STATES states. */
+  #trim(): void {
+    const dir = this.dir as string;
+    const names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+    if (names.length <= MAX_STATES) return;
+    const byAge = names
+      .map((name) => {
+        try {
+          return { name, at: statSync(join(dir, name)).mtimeMs };
+        } catch {
+          return { name, at: 0 };
+        }
+      })
+      .sort((a, b) => a.at - b.at);
+    for (const { name } of byAge.slice(0, names.length - MAX_STATES)) rmSync(join(dir, name), { force: true });
+  }
+}
+
+/** The SHA-256 a state keeps of the bytes it describes. */
+export function newDigest(): Hash {
+  return createHash('sha256');
+}
+
+/**
+ * The transcript at `path` now, when it still begins with the bytes `state` describes: all its bytes
+ * (the kept lines are re-read from them when needed) and the digest of the whole, for the next state.
+ * Undefined when it is no longer a regular file, is shorter, or its first `state.size` bytes differ.
+ */
+export function readGrown(path: string, state: ResumeState): { bytes: Buffer; digest: string } | undefined {
+  let fd: number | undefined;
+  try {
+    // Non-blocking: a FIFO put in the file's place must not wait for a writer.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size < state.size || stat.size > MAX_BYTES) return undefined;
+    const bytes = Buffer.allocUnsafe(stat.size);
+    let done = 0;
+    while (done < bytes.length) {
+      const read = readSync(fd, bytes, done, bytes.length - done, done);
+      if (read === 0) break;
+      done += read;
+    }
+    if (done < state.size) return undefined;
+    const hash = newDigest().update(bytes.subarray(0, state.size));
+    if (hash.copy().digest('base64url') !== state.digest) return undefined;
+    return { bytes: bytes.subarray(0, done), digest: hash.update(bytes.subarray(state.size, done)).digest('base64url') };
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

@@ -1,0 +1,410 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, test } from 'node:test';
+import { countEntries } from '../src/core/accounting.js';
+import type { EntryTokens } from '../src/core/accounting.js';
+import { resolveSettings } from '../src/core/config.js';
+import type { TranscriptEntry } from '../src/core/transcript.js';
+import { loadCounter } from '../src/core/tokens/encodings.js';
+import { claudeCodeAdapter } from '../src/formats/claude-code/read.js';
+import type { Transcript } from '../src/formats/index.js';
+import { parseDocument } from '../src/io/jsonl.js';
+import type { ParsedDocument } from '../src/io/jsonl.js';
+import { readGrown, ResumeStore } from '../src/io/resume-store.js';
+import type { ResumeState } from '../src/io/resume-store.js';
+import { resumeRead } from '../src/cli/batch/resume.js';
+import { analyzeSession } from '../src/cli/batch/session.js';
+import type { SessionOutcome, SessionRun } from '../src/cli/batch/session.js';
+import { runCli } from './helpers/cli.js';
+import { filesUnder, realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+
+// A batch row of a transcript that grew is read from where the last run ended (issue 18): the old
+// lines as skeletons (no text), the new lines whole. Every row must be the row of reading the file
+// whole, at every point a session could be caught growing.
+
+const tmp = mkdtempSync(join(tmpdir(), 'devs-ctx-resume-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+let dirs = 0;
+const freshDir = (name: string): string => {
+  const dir = join(tmp, `${name}-${dirs++}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+
+const claudeFixtures = filesUnder(join(repoRoot, 'fixtures', 'claude-code'));
+const claudeReal = realdataFiles('claude-code');
+
+/** What a transcript says besides its turns' text (and the notes that count what was in the text). */
+function shape(t: Transcript) {
+  return {
+    format: t.format,
+    entries: t.entries.map((e) => ({
+      id: e.turn.id,
+      role: e.turn.role,
+      type: e.turn.type,
+      timestamp: e.turn.timestamp,
+      pinned: e.turn.pinned,
+      records: e.source.records,
+      links: e.links,
+      notSent: e.notSent,
+      maskable: e.maskable,
+    })),
+    issues: t.issues,
+    usage: t.usage,
+    recorded: t.recorded,
+    model: t.model,
+    lifetime: t.lifetime,
+    carriedCalibration: t.carriedCalibration,
+  };
+}
+
+function skeletonDoc(doc: ParsedDocument): ParsedDocument {
+  const skeleton = claudeCodeAdapter.skeleton as (value: unknown) => unknown;
+  return { ...doc, records: doc.records.map((r) => ({ ...r, values: r.values.map(skeleton) })) };
+}
+
+test('skeleton: every Claude Code fixture and real session reads the same from its skeletons, all but the text', { skip: realdataSkip }, () => {
+  assert.ok(claudeFixtures.length >= 10 && claudeReal.length >= 5);
+  for (const path of [...claudeFixtures, ...claudeReal]) {
+    const doc = parseDocument(readFileSync(path), { path });
+    const whole = claudeCodeAdapter.read(doc);
+    const skeleton = skeletonDoc(doc);
+    assert.deepEqual(shape(claudeCodeAdapter.read(skeleton)), shape(whole), realdataName(path));
+    assert.equal(claudeCodeAdapter.detect(skeleton), claudeCodeAdapter.detect(doc), realdataName(path));
+    // The text is gone: a skeleton is a small part of the line.
+    const bytes = (d: ParsedDocument): number => d.records.reduce((n, r) => n + r.values.reduce<number>((m, v) => m + JSON.stringify(v ?? null).length, 0), 0);
+    if (doc.totalBytes > 100_000) assert.ok(bytes(skeleton) * 2 < bytes(doc), `${realdataName(path)}: skeleton ${bytes(skeleton)} of ${bytes(doc)}`);
+  }
+});
+
+test('skeleton: two different blocks of one response stay two, a block written twice stays one', () => {
+  const line = (blocks: unknown[], uuid: string, parentUuid: string | null) => ({
+    type: 'assistant',
+    uuid,
+    parentUuid,
+    sessionId: 's',
+    timestamp: '2026-01-01T00:00:00Z',
+    message: { id: 'm1', role: 'assistant', model: 'claude-x', content: blocks },
+  });
+  const user = { type: 'user', uuid: 'u0', parentUuid: null, sessionId: 's', message: { role: 'user', content: 'go' } };
+  const text = (t: string) => ({ type: 'text', text: t });
+  const doc = parseDocument(
+    Buffer.from(
+      `${[user, line([text('one')], 'a1', 'u0'), line([text('two')], 'a2', 'a1'), line([text('one')], 'a3', 'a2'), line([{ type: 'tool_use', id: 't1', name: 'Read', input: { p: 1 } }], 'a4', 'a3'), line([{ type: 'tool_use', id: 't1', name: 'Read', input: { p: 2 } }], 'a5', 'a4')].map((v) => JSON.stringify(v)).join('\n')}\n`,
+    ),
+    { path: 'x' },
+  );
+  const whole = claudeCodeAdapter.read(doc);
+  const skeleton = claudeCodeAdapter.read(skeletonDoc(doc));
+  assert.deepEqual(shape(skeleton), shape(whole));
+  // The whole read: 'one' once, 'two', and both tool_use blocks (their inputs differ).
+  assert.equal(
+    whole.notes.some((n) => n.includes('1 repeated content block')),
+    true,
+  );
+  assert.deepEqual(whole.entries[1]?.links?.calls, ['t1', 't1']);
+});
+
+/** A counter that counts each text once for the whole file (the real counter, memoised). */
+const counter = (() => {
+  const exact = loadCounter('o200k_base');
+  const memo = new Map<string, number>();
+  return {
+    count(text: string): number {
+      let n = memo.get(text);
+      if (n === undefined) {
+        n = exact.count(text);
+        memo.set(text, n);
+      }
+      return n;
+    },
+  };
+})();
+
+const settings = resolveSettings({ flags: {}, env: {} });
+const ctx = { stdout: process.stdout, stderr: process.stderr, stdin: Readable.from([]), env: {}, cwd: tmp };
+
+function sessionRun(cache: string | undefined, format?: 'claude-code'): SessionRun {
+  return {
+    settings,
+    format,
+    strict: false,
+    range: undefined,
+    full: false,
+    cwd: tmp,
+    now: 0,
+    ...(cache ? { resume: { dir: join(cache, 'resume'), schema: 'test-schema' } } : {}),
+  };
+}
+
+/** One row, and how many turns were handed to the counter for it. */
+async function analyzeOnce(path: string, run: SessionRun, grown: boolean): Promise<{ outcome: SessionOutcome; counted: number }> {
+  let counted = 0;
+  const outcome = await analyzeSession(
+    path,
+    run,
+    {
+      ctx,
+      countTokens: (entries: readonly TranscriptEntry[]): EntryTokens[] => {
+        counted += entries.length;
+        return countEntries(entries, counter);
+      },
+    },
+    grown,
+  );
+  return { outcome, counted };
+}
+
+/** The file's lines with their terminators. */
+function linesOf(path: string): Buffer[] {
+  const bytes = readFileSync(path);
+  const lines: Buffer[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    const nl = bytes.indexOf(10, at);
+    const end = nl === -1 ? bytes.length : nl + 1;
+    lines.push(bytes.subarray(at, end));
+    at = end;
+  }
+  return lines;
+}
+
+function stateOf(cache: string): ResumeState | undefined {
+  const dir = join(cache, 'resume');
+  if (!existsSync(dir)) return undefined;
+  const names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile());
+  if (names.length === 0) return undefined;
+  return (JSON.parse(readFileSync(join(dir, names[0]?.name as string), 'utf8')) as { state: ResumeState }).state;
+}
+
+/**
+ * Grows a copy of `source` through `cuts` (line counts), as an agent appends to its session: after the
+ * first cut the file is read whole and its end kept, after each later one it is read on from there.
+ * Every row must be the row of reading that file whole. Returns how many runs were read on.
+ */
+async function growThrough(source: string, cuts: readonly number[], format?: 'claude-code'): Promise<number> {
+  const lines = linesOf(source);
+  const dir = freshDir('grow');
+  const cache = freshDir('cache');
+  mkdirSync(join(cache, 'resume'));
+  const path = join(dir, basename(source));
+  writeFileSync(path, '');
+  let written = 0;
+  let resumed = 0;
+  let counted = 0;
+  let turns = 0;
+  const store = ResumeStore.open(join(cache, 'resume'), 'test-schema');
+  for (const [i, cut] of cuts.entries()) {
+    appendFileSync(path, Buffer.concat(lines.slice(written, cut)));
+    written = cut;
+    const readOn = stateOf(cache) !== undefined && resumeRead(path, path, store, format) !== undefined;
+    const grown = await analyzeOnce(path, sessionRun(cache, format), true);
+    const cold = await analyzeOnce(path, sessionRun(undefined, format), false);
+    assert.deepEqual(grown.outcome, cold.outcome, `${realdataName(source)} at line ${cut} (cut ${i})`);
+    if (readOn && grown.outcome.kind === 'session') {
+      resumed++;
+      counted += grown.counted;
+      turns += grown.outcome.summary.turns;
+      // The state moves to the new end, unless the file now ends inside a line or has a glued line.
+      const now = parseDocument(readFileSync(path), { path });
+      const keepable = now.records.at(-1)?.eol !== '' && now.records.every((r) => r.values.length <= 1);
+      if (keepable) assert.equal(stateOf(cache)?.size, now.totalBytes, 'the state moved to the new end');
+    }
+  }
+  // Read on: mostly the turns with new lines were counted, not the whole file again.
+  if (resumed > 0 && turns > 20) assert.ok(counted * 2 < turns, `${realdataName(source)}: counted ${counted} of ${turns} turns over ${resumed} runs read on`);
+  return resumed;
+}
+
+/** Cut points: a third, one line more (often half a response), a half, a few lines more, most, all. */
+function cutsFor(n: number): number[] {
+  const at = (share: number): number => Math.max(1, Math.floor(n * share));
+  return [...new Set([at(0.3), at(0.3) + 1, at(0.5), at(0.5) + 5, at(0.8), at(0.8) + 2, n])].filter((c) => c <= n).sort((a, b) => a - b);
+}
+
+for (const source of claudeReal) {
+  test(`read on from where it ended: ${realdataName(source)}: every row as read whole, at seven points of its growth`, { skip: realdataSkip }, async () => {
+    const cuts = cutsFor(linesOf(source).length);
+    // Detected: a short session is read whole until detection has seen all it reads (50 lines of it).
+    const detected = await growThrough(source, cuts);
+    if (linesOf(source).length > 100) assert.ok(detected >= 1, `${realdataName(source)}: read on ${detected} times`);
+    const forced = await growThrough(source, cuts, 'claude-code');
+    assert.ok(forced >= 1, `${realdataName(source)}: read on ${forced} times with --format`);
+  });
+}
+
+test('read on from where it ended: every Claude Code fixture, format given, line by line', async () => {
+  let resumed = 0;
+  for (const source of claudeFixtures) {
+    const n = linesOf(source).length;
+    resumed += await growThrough(
+      source,
+      Array.from({ length: n }, (_, i) => i + 1),
+      'claude-code',
+    );
+  }
+  assert.ok(resumed > 50, `read on ${resumed} times`);
+});
+
+test('read on: a masked result kept from an old line still calibrates at the size its placeholder records', async () => {
+  // A session a devs-ctx prune masked: the calls before the prune measured the results whole.
+  const lines: unknown[] = [];
+  let parent: string | null = null;
+  const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+  const push = (value: Record<string, unknown>): void => {
+    const uuid = `u${lines.length}`;
+    lines.push({ ...value, uuid, parentUuid: parent, sessionId: 's', timestamp: at(lines.length) });
+    parent = uuid;
+  };
+  let context = 30_000;
+  for (let i = 0; i < 12; i++) {
+    push({ type: 'user', message: { role: 'user', content: `step ${i}: read the file and fix what is wrong in it` } });
+    context += 400;
+    push({
+      type: 'assistant',
+      requestId: `r${i}`,
+      message: {
+        id: `m${i}a`,
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'tool_use', id: `t${i}`, name: 'Read', input: { file: `f${i}.ts` } }],
+        usage: { input_tokens: context, output_tokens: 50 },
+      },
+    });
+    const result =
+      i % 3 === 0
+        ? `[devs-ctx: ${(8000 + i).toLocaleString('en-US')} tokens of tool output archived; full text: devs-ctx recall --turn u${lines.length}]`
+        : `contents of f${i}.ts `.repeat(40);
+    context += i % 3 === 0 ? 8000 : 300;
+    push({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: result }] } });
+    push({
+      type: 'assistant',
+      requestId: `r${i}b`,
+      message: {
+        id: `m${i}b`,
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'text', text: `fixed f${i}.ts` }],
+        usage: { input_tokens: context, output_tokens: 20 },
+      },
+    });
+  }
+  const source = join(freshDir('masked'), 'masked.jsonl');
+  writeFileSync(source, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  const resumed = await growThrough(
+    source,
+    Array.from({ length: lines.length }, (_, i) => i + 1),
+    'claude-code',
+  );
+  assert.ok(resumed > 40, `read on ${resumed} times`);
+});
+
+test('read on: a file whose old bytes changed, that shrank, or whose state is of another schema is read whole', async () => {
+  const source = claudeReal.find((p) => p.includes('07-')) ?? (claudeFixtures[0] as string);
+  const lines = linesOf(source);
+  const dir = freshDir('changed');
+  const cache = freshDir('cache');
+  const path = join(dir, 's.jsonl');
+  writeFileSync(path, Buffer.concat(lines.slice(0, 100)));
+  await analyzeOnce(path, sessionRun(cache), true);
+  const state = stateOf(cache) as ResumeState;
+  assert.equal(state.size, readFileSync(path).length);
+  const store = ResumeStore.open(join(cache, 'resume'), 'test-schema');
+  assert.ok(resumeRead(path, path, store, undefined), 'unchanged: read on');
+  assert.equal(resumeRead(path, path, ResumeStore.open(join(cache, 'resume'), 'other-schema'), undefined), undefined);
+
+  // A damaged state (lines that do not lie end to end, a count that is no count, no JSON at all) is no state.
+  const stateFile = join(cache, 'resume', readdirSync(join(cache, 'resume'))[0] as string);
+  const kept = readFileSync(stateFile, 'utf8');
+  const data = JSON.parse(kept) as { state: { records: [number, ...unknown[]][]; turns: Record<string, unknown[]> } };
+  for (const damage of [
+    (d: typeof data) => {
+      (d.state.records[3] as [number])[0] += 1;
+    },
+    (d: typeof data) => {
+      const key = Object.keys(d.state.turns)[0] as string;
+      d.state.turns[key] = ['many', 0];
+    },
+  ]) {
+    const damaged = structuredClone(data);
+    damage(damaged);
+    writeFileSync(stateFile, JSON.stringify(damaged));
+    assert.equal(resumeRead(path, path, store, undefined), undefined);
+  }
+  writeFileSync(stateFile, '{"version":1,');
+  assert.equal(resumeRead(path, path, store, undefined), undefined);
+  writeFileSync(stateFile, kept);
+  assert.ok(resumeRead(path, path, store, undefined), 'the state as kept: read on');
+
+  // One byte of an old line changed (same length), and lines appended: the old lines are not what the state says.
+  const bytes = Buffer.concat(lines.slice(0, 120));
+  const at = bytes.indexOf('"timestamp":"') + 14;
+  bytes[at] = bytes[at] === 0x31 ? 0x32 : 0x31;
+  writeFileSync(path, bytes);
+  assert.equal(readGrown(path, state), undefined);
+  assert.equal(resumeRead(path, path, store, undefined), undefined);
+  const changed = await analyzeOnce(path, sessionRun(cache), true);
+  const cold = await analyzeOnce(path, sessionRun(undefined), false);
+  assert.deepEqual(changed.outcome, cold.outcome);
+  assert.equal(changed.counted, cold.counted, 'read whole');
+
+  // Shorter than the state: read whole.
+  writeFileSync(path, Buffer.concat(lines.slice(0, 50)));
+  assert.equal(resumeRead(path, path, store, undefined), undefined);
+  assert.deepEqual((await analyzeOnce(path, sessionRun(cache), true)).outcome, (await analyzeOnce(path, sessionRun(undefined), false)).outcome);
+});
+
+test('read on: a last line still being written is not a place to read on from; once whole, the file is read whole again', async () => {
+  const source = claudeReal.find((p) => p.includes('07-')) ?? (claudeFixtures[0] as string);
+  const lines = linesOf(source);
+  const dir = freshDir('partial');
+  const cache = freshDir('cache');
+  const path = join(dir, 's.jsonl');
+  const half = lines[100] as Buffer;
+  writeFileSync(path, Buffer.concat([...lines.slice(0, 100), half.subarray(0, 40)]));
+  const partial = await analyzeOnce(path, sessionRun(cache), true);
+  assert.deepEqual(partial.outcome, (await analyzeOnce(path, sessionRun(undefined), false)).outcome);
+  assert.equal(stateOf(cache), undefined, 'no state kept after a broken last line');
+  appendFileSync(path, Buffer.concat([half.subarray(40), ...lines.slice(101, 110)]));
+  const whole = await analyzeOnce(path, sessionRun(cache), true);
+  assert.deepEqual(whole.outcome, (await analyzeOnce(path, sessionRun(undefined), false)).outcome);
+  assert.equal(stateOf(cache)?.size, readFileSync(path).length);
+});
+
+test('read on: a FIFO in the file’s place is not waited on', { skip: process.platform === 'win32' }, async () => {
+  const source = claudeReal.find((p) => p.includes('07-')) ?? (claudeFixtures[0] as string);
+  const dir = freshDir('fifo');
+  const cache = freshDir('cache');
+  const path = join(dir, 's.jsonl');
+  writeFileSync(path, Buffer.concat(linesOf(source).slice(0, 80)));
+  await analyzeOnce(path, sessionRun(cache), true);
+  const state = stateOf(cache) as ResumeState;
+  rmSync(path);
+  execFileSync('mkfifo', [path]);
+  assert.equal(readGrown(path, state), undefined);
+});
+
+test('analyze DIR: sessions that grow between runs give the rows of a cold run, in the pool and on the main thread', { skip: realdataSkip }, () => {
+  const source = claudeReal.find((p) => p.includes('01-')) as string;
+  const lines = linesOf(source);
+  for (const sessions of [1, 20]) {
+    const dir = freshDir('batch');
+    const cache = freshDir('cache');
+    const paths = Array.from({ length: sessions }, (_, i) => join(dir, `p${i % 3}`, `s${i}.jsonl`));
+    for (const p of paths) mkdirSync(join(p, '..'), { recursive: true });
+    for (const [step, cut] of [300, 420, 421, 700, lines.length].entries()) {
+      // Each run, every session grew (the pool sees them all as grown).
+      for (const [i, p] of paths.entries()) writeFileSync(p, Buffer.concat(lines.slice(0, Math.max(1, cut - i))));
+      for (const output of [['--ndjson'], []]) {
+        const warm = runCli(['analyze', dir, ...output], { env: { DEVS_CTX_CACHE_DIR: cache } });
+        const cold = runCli(['analyze', dir, ...output, '--no-cache']);
+        assert.equal(warm.stdout, cold.stdout, `${sessions} sessions, step ${step}`);
+        assert.equal(warm.exitCode, cold.exitCode);
+      }
+      if (step > 0) assert.equal(readdirSync(join(cache, 'resume')).length, sessions, 'a state per grown session');
+    }
+  }
+});
