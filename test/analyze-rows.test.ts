@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, copyFileSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
 import { writeBatch } from './helpers/batch-sessions.js';
 import { runBuiltInProcess, runCli } from './helpers/cli.js';
+import { tempFolders } from './helpers/temp.js';
 import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { TokenCountCache } from '../src/io/count-cache.js';
 
@@ -13,14 +13,7 @@ import { TokenCountCache } from '../src/io/count-cache.js';
 // rows a cold run gives, without reading the files; any change to a file, the settings or the build
 // and it is analysed again.
 
-const tmp = mkdtempSync(join(tmpdir(), 'devs-ctx-rows-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
-let dirs = 0;
-const freshDir = (name: string): string => {
-  const dir = join(tmp, `${name}-${dirs++}`);
-  mkdirSync(dir, { recursive: true });
-  return dir;
-};
+const { fresh: freshDir } = tempFolders('devs-ctx-rows-');
 
 function run(args: readonly string[], cache: string | undefined, cwd = repoRoot): { stdout: string; stderr: string; exitCode: number } {
   const result = runCli(['analyze', ...args, ...(cache === undefined ? ['--no-cache'] : [])], {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Readable } from 'node:stream';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { countEntries } from '../src/core/accounting.js';
 import type { EntryTokens } from '../src/core/accounting.js';
 import { resolveSettings } from '../src/core/config.js';
@@ -19,6 +18,7 @@ import type { ResumeState } from '../src/io/resume-store.js';
 import { resumeRead } from '../src/cli/batch/resume.js';
 import { analyzeSession } from '../src/cli/batch/session.js';
 import type { SessionOutcome, SessionRun } from '../src/cli/batch/session.js';
+import { tempFolders } from './helpers/temp.js';
 import { runCli } from './helpers/cli.js';
 import { filesUnder, realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
 
@@ -26,14 +26,7 @@ import { filesUnder, realdataFiles, realdataName, realdataSkip, repoRoot } from 
 // lines as skeletons (no text), the new lines whole. Every row must be the row of reading the file
 // whole, at every point a session could be caught growing.
 
-const tmp = mkdtempSync(join(tmpdir(), 'devs-ctx-resume-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
-let dirs = 0;
-const freshDir = (name: string): string => {
-  const dir = join(tmp, `${name}-${dirs++}`);
-  mkdirSync(dir, { recursive: true });
-  return dir;
-};
+const { root: tmp, fresh: freshDir } = tempFolders('devs-ctx-resume-');
 
 const claudeFixtures = filesUnder(join(repoRoot, 'fixtures', 'claude-code'));
 const claudeReal = realdataFiles('claude-code');
@@ -302,12 +295,14 @@ test('read on: a masked result kept from an old line still calibrates at the siz
   assert.ok(resumed > 40, `read on ${resumed} times`);
 });
 
-test('read on: a file whose old bytes changed, that shrank, or whose state is of another schema is read whole', async () => {
+/** A session to grow: the lines of a long real one (a fixture without the real data), an empty cache, where to write it. */
+function sessionToGrow(name: string): { lines: Buffer[]; cache: string; path: string } {
   const source = claudeReal.find((p) => p.includes('07-')) ?? (claudeFixtures[0] as string);
-  const lines = linesOf(source);
-  const dir = freshDir('changed');
-  const cache = freshDir('cache');
-  const path = join(dir, 's.jsonl');
+  return { lines: linesOf(source), cache: freshDir('cache'), path: join(freshDir(name), 's.jsonl') };
+}
+
+test('read on: a file whose old bytes changed, that shrank, or whose state is of another schema is read whole', async () => {
+  const { lines, cache, path } = sessionToGrow('changed');
   writeFileSync(path, Buffer.concat(lines.slice(0, 100)));
   await analyzeOnce(path, sessionRun(cache), true);
   const state = stateOf(cache) as ResumeState;
@@ -358,11 +353,7 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
 });
 
 test('read on: a last line still being written is not a place to read on from; once whole, the file is read whole again', async () => {
-  const source = claudeReal.find((p) => p.includes('07-')) ?? (claudeFixtures[0] as string);
-  const lines = linesOf(source);
-  const dir = freshDir('partial');
-  const cache = freshDir('cache');
-  const path = join(dir, 's.jsonl');
+  const { lines, cache, path } = sessionToGrow('partial');
   const half = lines[100] as Buffer;
   writeFileSync(path, Buffer.concat([...lines.slice(0, 100), half.subarray(0, 40)]));
   const partial = await analyzeOnce(path, sessionRun(cache), true);
@@ -375,11 +366,8 @@ test('read on: a last line still being written is not a place to read on from; o
 });
 
 test('read on: a FIFO in the file’s place is not waited on', { skip: process.platform === 'win32' }, async () => {
-  const source = claudeReal.find((p) => p.includes('07-')) ?? (claudeFixtures[0] as string);
-  const dir = freshDir('fifo');
-  const cache = freshDir('cache');
-  const path = join(dir, 's.jsonl');
-  writeFileSync(path, Buffer.concat(linesOf(source).slice(0, 80)));
+  const { lines, cache, path } = sessionToGrow('fifo');
+  writeFileSync(path, Buffer.concat(lines.slice(0, 80)));
   await analyzeOnce(path, sessionRun(cache), true);
   const state = stateOf(cache) as ResumeState;
   rmSync(path);

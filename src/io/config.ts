@@ -1,9 +1,10 @@
-import { closeSync, fstatSync, lstatSync, openSync, readSync, constants as fsConstants } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, constants as fsConstants } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CONFIG_FILE_NAME, parseConfigFile, parseUserConfig, USER_CONFIG_RELATIVE_PATH } from '../core/config.js';
 import type { ConfigFile, UserConfig } from '../core/config.js';
 import { InputError, UsageError } from '../core/errors.js';
 import { thousands } from '../core/numbers.js';
+import { readFully } from './fd.js';
 
 /** A config file larger than this is refused unread (a config is a few hundred bytes). */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -84,13 +85,7 @@ function readConfigJson(path: string, readHint: string, jsonHint: string): unkno
       throw new InputError(`cannot read config ${path}: ${thousands(stat.size)} bytes, more than a config may hold (${thousands(MAX_CONFIG_BYTES)})`, readHint);
     }
     const buffer = Buffer.alloc(stat.size);
-    let read = 0;
-    while (read < buffer.length) {
-      const n = readSync(fd, buffer, read, buffer.length - read, read);
-      if (n === 0) break;
-      read += n;
-    }
-    text = buffer.subarray(0, read).toString('utf8');
+    text = buffer.subarray(0, readFully(fd, buffer)).toString('utf8');
   } catch (error) {
     if (error instanceof InputError) throw error;
     const code = (error as NodeJS.ErrnoException).code;

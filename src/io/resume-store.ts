@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ReadIssue } from '../core/issues.js';
 import { writeFileAtomic } from './atomic.js';
+import { readFully } from './fd.js';
 import type { ParsedDocument, RawRecord } from './jsonl.js';
 
 /**
@@ -168,12 +169,7 @@ export function readGrown(path: string, state: ResumeState): { bytes: Buffer; di
     const stat = fstatSync(fd);
     if (!stat.isFile() || stat.size < state.size || stat.size > MAX_BYTES) return undefined;
     const bytes = Buffer.allocUnsafe(stat.size);
-    let done = 0;
-    while (done < bytes.length) {
-      const read = readSync(fd, bytes, done, bytes.length - done, done);
-      if (read === 0) break;
-      done += read;
-    }
+    const done = readFully(fd, bytes);
     if (done < state.size) return undefined;
     const hash = newDigest().update(bytes.subarray(0, state.size));
     if (hash.copy().digest('base64url') !== state.digest) return undefined;

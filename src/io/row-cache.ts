@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './atomic.js';
+import { readFully } from './fd.js';
 
 /**
  * The finished rows of a batch `analyze`, per file, so that a re-run over files that have not changed
@@ -73,16 +74,6 @@ export function fileIdentity(path: string): FileIdentity | undefined {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-}
-
-function readFully(fd: number, buffer: Buffer, position: number): number {
-  let done = 0;
-  while (done < buffer.length) {
-    const read = readSync(fd, buffer, done, buffer.length - done, position + done);
-    if (read === 0) break;
-    done += read;
-  }
-  return done;
 }
 
 function sameIdentity(a: FileIdentity, b: StoredIdentity): boolean {
