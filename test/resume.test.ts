@@ -301,6 +301,85 @@ function sessionToGrow(name: string): { lines: Buffer[]; cache: string; path: st
   return { lines: linesOf(source), cache: freshDir('cache'), path: join(freshDir(name), 's.jsonl') };
 }
 
+/** Writes `base`, reads it whole (keeping where it ended), then appends each part in turn: every row as read whole. */
+async function appendsAsWhole(name: string, base: string, appends: readonly string[], format?: 'claude-code'): Promise<void> {
+  const cache = freshDir('cache');
+  const path = join(freshDir(name), 's.jsonl');
+  writeFileSync(path, base);
+  await analyzeOnce(path, sessionRun(cache, format), true);
+  for (const [i, append] of appends.entries()) {
+    appendFileSync(path, append);
+    const grown = await analyzeOnce(path, sessionRun(cache, format), true);
+    assert.deepEqual(grown.outcome, (await analyzeOnce(path, sessionRun(undefined, format), false)).outcome, `${name}, append ${i}`);
+  }
+}
+
+test('read on: hostile appends give the rows of a whole read', async () => {
+  const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+  const line = (value: unknown): string => `${JSON.stringify(value)}\n`;
+  const user = (uuid: string, parentUuid: string | null, content: unknown, i: number, extra: object = {}) =>
+    line({ type: 'user', uuid, parentUuid, sessionId: 's', timestamp: at(i), message: { role: 'user', content }, ...extra });
+  const assistant = (uuid: string, parentUuid: string | null, id: string, content: unknown, i: number, usage?: object) =>
+    line({
+      type: 'assistant',
+      uuid,
+      parentUuid,
+      sessionId: 's',
+      timestamp: at(i),
+      requestId: `r-${id}`,
+      message: { id, role: 'assistant', model: 'claude-sonnet-4-5', content, ...(usage ? { usage } : {}) },
+    });
+  const text = (t: string) => [{ type: 'text', text: t }];
+
+  // A response whose two lines the chain reads in the other order once a line is written again
+  // under the second (a loop), and in file order again once the chain goes on: the same lines, another text.
+  await appendsAsWhole(
+    'order',
+    user('u0', null, 'q', 0) + assistant('a1', 'u0', 'm', text('The answer is'), 1) + assistant('a2', 'a1', 'm', text(' 42.'), 2),
+    [assistant('a1', 'a2', 'm', text('The answer is'), 3), user('u9', 'a2', 'next', 4)],
+    'claude-code',
+  );
+  // A response's later line first in the file; a side-branch result re-attached puts the context in file order.
+  const call = (t: string, id: string) => [
+    { type: 'text', text: t },
+    { type: 'tool_use', id, name: 'Read', input: {} },
+  ];
+  await appendsAsWhole(
+    'reattach',
+    user('u0', null, 'start', 0) +
+      assistant('a', 'b', 'm', call('x\n', 't9'), 2) +
+      assistant('b', 'u0', 'm', call('y', 't1'), 1) +
+      user('r1', 'a', [{ type: 'tool_result', tool_use_id: 't1', content: 'res' }], 3),
+    [user('r9', 'b', [{ type: 'tool_result', tool_use_id: 't9', content: 'res9' }], 4), assistant('c', 'r1', 'mc', text('done'), 5)],
+    'claude-code',
+  );
+  // A first line that does not parse, and a `]` appended: the file becomes one JSON document.
+  const values = [user('u0', null, 'hello there', 0), assistant('a0', 'u0', 'm0', text('hi'), 1), user('u1', 'a0', 'more', 2)];
+  await appendsAsWhole('document', `[\n${values.map((v) => v.trimEnd()).join('\n,\n')}\n`, [']\n'], 'claude-code');
+  // A carried calibration whose scale is no finite number (1e999 parses to Infinity).
+  await appendsAsWhole(
+    'infinite',
+    `{"type":"system","subtype":"compact_boundary","uuid":"b0","parentUuid":null,"sessionId":"s","timestamp":"${at(0)}","compactMetadata":{"preTokens":1000},"devsCtxCalibration":{"overhead":5,"scale":1e999}}\n` +
+      user('u1', 'b0', 'summary', 1, { isCompactSummary: true }) +
+      assistant('a1', 'u1', 'm1', text('ok'), 2),
+    [user('u2', 'a1', 'next question', 3)],
+    'claude-code',
+  );
+  // A masked result whose placeholder records a size of 230 digits.
+  let base = '';
+  let parent: string | null = null;
+  for (let i = 0; i < 6; i++) {
+    base += assistant(`a${i}`, parent, `m${i}`, [{ type: 'tool_use', id: `t${i}`, name: 'Read', input: {} }], 3 * i, {
+      input_tokens: 1000 + 500 * i,
+      output_tokens: 1,
+    });
+    const result = i === 1 ? `[devs-ctx: ${'1'.repeat(230)} tokens of tool output archived]` : `out ${i} `.repeat(30);
+    base += user(`r${i}`, `a${i}`, [{ type: 'tool_result', tool_use_id: `t${i}`, content: result }], 3 * i + 1);
+    parent = `r${i}`;
+  }
+  await appendsAsWhole('placeholder', base, [assistant('z', parent, 'mz', text('done'), 40, { input_tokens: 4300, output_tokens: 1 })], 'claude-code');
+});
+
 test('read on: a file whose old bytes changed, that shrank, or whose state is of another schema is read whole', async () => {
   const { lines, cache, path } = sessionToGrow('changed');
   writeFileSync(path, Buffer.concat(lines.slice(0, 100)));

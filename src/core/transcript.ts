@@ -13,6 +13,12 @@ export type FormatName = (typeof FORMAT_NAMES)[number];
 export interface SourceRef {
   /** Indexes into `ParsedDocument.records` (several when one turn spans lines, e.g. a Claude Code response). */
   readonly records: readonly number[];
+  /**
+   * The records in the order the turn's text joins them, when that is not their order in the file (a
+   * Claude Code response whose lines its chain reads out of file order). A batch that reads a grown
+   * file on keeps a turn's count by its lines in this order.
+   */
+  readonly joined?: readonly number[];
   /** Position inside the record's JSON, e.g. `messages[3]` or `payload.replacement_history[2]`. */
   readonly path?: string;
 }

@@ -19,7 +19,7 @@ import type { ParsedDocument, RawRecord } from './jsonl.js';
 
 const RESUME_VERSION = 1;
 /** Larger transcripts are read whole (streamed): reading on holds the file's bytes in memory. */
-const MAX_BYTES = 512 << 20;
+export const RESUME_MAX_BYTES = 512 << 20;
 /** States kept; past this the least recently written go (a state is only kept for a file that grew). */
 const MAX_STATES = 200;
 
@@ -84,6 +84,8 @@ function wellFormed(state: ResumeState): boolean {
     if (!Number.isSafeInteger(byteLength) || byteLength < 0 || (eol !== 0 && eol !== 1 && eol !== 2) || (blank !== 0 && blank !== 1)) return false;
     at += byteLength + eol; // the terminator code is its length
   }
+  // The last line whole: new bytes start a line of their own.
+  if ((state.records.at(-1)?.[2] ?? 1) === 0) return false;
   if (at !== state.size || typeof state.turns !== 'object' || state.turns === null || Array.isArray(state.turns)) return false;
   return Object.values(state.turns).every(
     (t) => Array.isArray(t) && Number.isSafeInteger(t[0]) && Number.isSafeInteger(t[1]) && (t[2] === undefined || typeof t[2] === 'string'),
@@ -167,7 +169,7 @@ export function readGrown(path: string, state: ResumeState): { bytes: Buffer; di
     // Non-blocking: a FIFO put in the file's place must not wait for a writer.
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size < state.size || stat.size > MAX_BYTES) return undefined;
+    if (!stat.isFile() || stat.size < state.size || stat.size > RESUME_MAX_BYTES) return undefined;
     const bytes = Buffer.allocUnsafe(stat.size);
     const done = readFully(fd, bytes);
     if (done < state.size) return undefined;

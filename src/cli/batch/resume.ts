@@ -1,10 +1,11 @@
 import type { EntryTokens } from '../../core/accounting.js';
+import { MASKED_TOKENS } from '../../core/context-size.js';
 import type { Transcript, TranscriptEntry } from '../../core/transcript.js';
 import { adapterFor, detectionSettled, FORMAT_NAMES } from '../../formats/index.js';
 import type { FormatAdapter, FormatName } from '../../formats/index.js';
 import { parseAppended } from '../../io/jsonl.js';
 import type { ParsedDocument, RawRecord } from '../../io/jsonl.js';
-import { keepRecord, keptRecords, readGrown, recordOffsets } from '../../io/resume-store.js';
+import { keepRecord, keptRecords, readGrown, recordOffsets, RESUME_MAX_BYTES } from '../../io/resume-store.js';
 import type { KeptTurn, ResumeState, ResumeStore } from '../../io/resume-store.js';
 
 /**
@@ -17,9 +18,6 @@ import type { KeptTurn, ResumeState, ResumeStore } from '../../io/resume-store.j
  * old lines parsed again from the file's bytes. Anything else unusual, and the file is read whole.
  */
 
-/** The placeholder a masked tool result starts with: calibration reads its recorded size (core/context-size.ts). */
-const PLACEHOLDER = '[devs-ctx:';
-const PLACEHOLDER_CHARS = 200;
 
 export interface Resumed {
   readonly doc: ParsedDocument;
@@ -35,7 +33,8 @@ export interface Resumed {
   keep(tokens: readonly EntryTokens[]): void;
 }
 
-const turnKey = (entry: TranscriptEntry): string => entry.source.records.join(',');
+/** A turn's lines in the order its text joins them: the same lines joined in another order are another text. */
+const turnKey = (entry: TranscriptEntry): string => (entry.source.joined ?? entry.source.records).join(',');
 
 /** The transcript at `absolute`, read from where the kept state ended; undefined when it must be read whole. */
 export function resumeRead(path: string, absolute: string, store: ResumeStore, forced: FormatName | undefined): Resumed | undefined {
@@ -133,9 +132,11 @@ function keepState(
 ): void {
   const { doc } = read;
   const last = doc.records[doc.records.length - 1];
-  // Read on from the end only after a whole last line, one value per line, and a format the new
-  // lines cannot change (forced, or detection has read all it reads).
+  // Read on from the end only after a whole last line, one value per line, a first line that parsed
+  // on its own (else new lines could make the file one JSON document), a file not too large to hold,
+  // and a format the new lines cannot change (forced, or detection has read all it reads).
   if (last === undefined || last.eol === '' || doc.records.some((r) => r.values.length > 1)) return;
+  if ((doc.records.find((r) => !r.blank)?.values.length ?? 0) === 0 || doc.totalBytes > RESUME_MAX_BYTES) return;
   if (read.forced === undefined && !detectionSettled(doc)) return;
   const turns: Record<string, KeptTurn> = {};
   const repeated = new Set<string>();
@@ -146,8 +147,9 @@ function keepState(
     const tokens = read.tokens[i];
     if (before !== undefined) turns[key] = before;
     else if (entry.notSent === undefined && tokens !== undefined) {
-      const text = entry.turn.content;
-      turns[key] = text.startsWith(PLACEHOLDER) ? [tokens.text, tokens.blobs, text.slice(0, PLACEHOLDER_CHARS)] : [tokens.text, tokens.blobs];
+      // A masked result's placeholder, as far as calibration reads it (the size it records).
+      const placeholder = MASKED_TOKENS.exec(entry.turn.content)?.[0];
+      turns[key] = placeholder !== undefined ? [tokens.text, tokens.blobs, placeholder] : [tokens.text, tokens.blobs];
     }
   });
   for (const key of repeated) delete turns[key];

@@ -304,7 +304,9 @@ function toEntry(builder: Builder): TranscriptEntry {
     content: builder.parts.filter((p) => p.length > 0).join('\n'),
     ...(builder.timestamp !== undefined ? { timestamp: builder.timestamp } : {}),
   };
-  const records = [...new Set(builder.records)].sort((a, b) => a - b);
+  const joined = [...new Set(builder.records)];
+  const records = [...joined].sort((a, b) => a - b);
+  const source = joined.some((r, i) => r !== records[i]) ? { records, joined } : { records };
   // The call ids keep a call and its results in one prune unit (src/core/prune/units.ts).
   const links =
     builder.toolUseIds.length > 0 || builder.toolResultIds.length > 0 ? { links: { calls: [...builder.toolUseIds], answers: [...builder.toolResultIds] } } : {};
@@ -314,7 +316,7 @@ function toEntry(builder: Builder): TranscriptEntry {
     builder.role === 'tool' && (builder.toolResultIds.length !== 1 || [...builder.blockTypes].some((t) => t !== 'tool_result'))
       ? { maskable: false as const }
       : {};
-  return { turn, source: { records }, blobs: builder.blobs, ...links, ...maskable };
+  return { turn, source, blobs: builder.blobs, ...links, ...maskable };
 }
 
 /** The input side of one API call: the context size when it was made. */
@@ -395,7 +397,7 @@ function carriedCalibration(boundary: JsonObject | undefined): { carriedCalibrat
   const carried = boundary?.['devsCtxCalibration'];
   if (!isRecord(carried)) return {};
   const { overhead, scale } = carried;
-  if (typeof overhead !== 'number' || typeof scale !== 'number' || !Number.isFinite(overhead) || !(scale > 0)) return {};
+  if (typeof overhead !== 'number' || typeof scale !== 'number' || !Number.isFinite(overhead) || !Number.isFinite(scale) || !(scale > 0)) return {};
   return { carriedCalibration: { overhead, scale } };
 }
 
