@@ -18,7 +18,6 @@ import type { KeptTurn, ResumeState, ResumeStore } from '../../io/resume-store.j
  * old lines parsed again from the file's bytes. Anything else unusual, and the file is read whole.
  */
 
-
 export interface Resumed {
   readonly doc: ParsedDocument;
   /** Its turns read from old lines only have no text, but the placeholder of a masked result. */
