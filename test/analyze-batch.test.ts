@@ -83,8 +83,48 @@ test('batch --ndjson: one parseable line per session in discovery order, then a 
   for (const row of rows) {
     // `--`: Claude Code's project folders start with '-'.
     const single = await runInProcess(['analyze', '--json', ...LIMITS, '--', row.file], { cwd: batch.dir });
-    const report = JSON.parse(single.stdout) as { totalTokens: number; turns: number; urgency: string; format: string };
-    assert.deepEqual([row.totalTokens, row.turns, row.urgency, row.format], [report.totalTokens, report.turns, report.urgency, report.format], row.file);
+    const report = JSON.parse(single.stdout) as {
+      totalTokens: number;
+      turns: number;
+      urgency: string;
+      format: string;
+      context: { tokens: number; basis: string; model: string | null; window: number | null };
+      lifetime: { peak: number; compactions: number };
+      recorded: { contextTokens: number } | null;
+      issues: { line: number }[];
+    };
+    const r = row as unknown as Record<string, unknown>;
+    assert.deepEqual(
+      [
+        row.totalTokens,
+        row.turns,
+        row.urgency,
+        row.format,
+        r['contextTokens'],
+        r['contextBasis'],
+        r['model'],
+        r['window'],
+        r['peakTokens'],
+        r['compactions'],
+        r['recordedTokens'],
+        r['issues'],
+      ],
+      [
+        report.totalTokens,
+        report.turns,
+        report.urgency,
+        report.format,
+        report.context.tokens,
+        report.context.basis,
+        report.context.model,
+        report.context.window,
+        report.lifetime.peak,
+        report.lifetime.compactions,
+        report.recorded?.contextTokens ?? null,
+        report.issues.length,
+      ],
+      row.file,
+    );
   }
   assert.equal(total.total.transcripts, rows.length);
   assert.equal(

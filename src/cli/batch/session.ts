@@ -5,7 +5,7 @@ import type { Settings } from '../../core/config.js';
 import { DevsCtxError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { PruneUrgency } from '../../core/policy.js';
-import { buildAnalyzeReport } from '../../core/reports/analyze.js';
+import { buildAnalyzeReport, summarizeAnalysis } from '../../core/reports/analyze.js';
 import type { TranscriptEntry } from '../../core/transcript.js';
 import type { FormatName } from '../../formats/index.js';
 import { STDIN } from '../../io/input.js';
@@ -129,7 +129,10 @@ export async function analyzeSession(
     const tokens = resumed ? await resumed.count(io.countTokens) : await io.countTokens(transcript.entries);
     if (resumed) resumed.keep(tokens);
     else if (store && digest) keepWholeRead(store, { doc, transcript, tokens, absolute, digest: digest.digest('base64url'), forced: run.format });
-    const report = buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.basis ?? 'auto' });
+    const input = { file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.basis ?? 'auto' } as const;
+    // A row needs none of the report's per-turn parts (goal, heaviest turns, partition): only --json prints them.
+    const full = run.full ? buildAnalyzeReport(input) : undefined;
+    const report = full ?? summarizeAnalysis(input);
     const firstTimestamp = span ? new Date(span.first).toISOString() : null;
     const lastTimestamp = span ? new Date(span.last).toISOString() : null;
     const summary: SessionSummary = {
@@ -154,9 +157,9 @@ export async function analyzeSession(
         .slice(0, 11)
         .map((i) => i.line),
     };
-    if (!run.full) return { kind: 'session', summary };
+    if (!full) return { kind: 'session', summary };
     // The single-file report, with the batch's fields added after it (additive to the single report's schema).
-    return { kind: 'session', summary, reportJson: JSON.stringify({ ...report, project, firstTimestamp, lastTimestamp }, null, 2) };
+    return { kind: 'session', summary, reportJson: JSON.stringify({ ...full, project, firstTimestamp, lastTimestamp }, null, 2) };
   } catch (error) {
     if (!(error instanceof DevsCtxError)) throw error;
     return { kind: 'error', file: path, project, error: sessionError(error) };

@@ -104,8 +104,7 @@ export function preview(content: string, chars = PREVIEW_CHARS): string {
   return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
 }
 
-/** Pure: everything `analyze` says about one transcript. */
-export function buildAnalyzeReport(input: {
+interface AnalyzeInput {
   readonly file: string;
   readonly transcript: Transcript;
   readonly tokens: readonly EntryTokens[];
@@ -113,18 +112,51 @@ export function buildAnalyzeReport(input: {
   readonly readIssues: readonly ReadIssue[];
   /** `estimate`: size and urgency from the plain estimate (devs-ctx before calibration). */
   readonly basis?: 'auto' | 'estimate';
-}): AnalyzeReport {
+}
+
+/** What a batch row shows of a transcript: the report's size, urgency, life and issues, without its per-turn parts. */
+export type AnalyzeSummary = Pick<
+  AnalyzeReport,
+  'format' | 'turns' | 'totalTokens' | 'context' | 'limits' | 'urgency' | 'agentCompaction' | 'lifetime' | 'issues'
+> & {
+  readonly recorded: null | Pick<NonNullable<AnalyzeReport['recorded']>, 'contextTokens'>;
+};
+
+/**
+ * Pure: the part of `buildAnalyzeReport` a batch row needs (the same numbers: the report is built
+ * from it), without the goal, the heaviest turns' previews, the partition or the per-turn list.
+ */
+export function summarizeAnalysis(input: AnalyzeInput): AnalyzeSummary {
+  const { transcript, tokens, settings } = input;
+  let total = 0;
+  for (let i = 0; i < transcript.entries.length; i++) total += tokens[i]?.total ?? 0;
+  const session = analyzeContext({ transcript, tokens, settings, basis: input.basis ?? 'auto' });
+  const recorded = transcript.recorded;
+  return {
+    format: transcript.format,
+    turns: transcript.entries.length,
+    totalTokens: total,
+    context: { ...session.context, mapping: { overhead: session.calibration.overhead, scale: session.calibration.scale } },
+    limits: session.limits,
+    urgency: session.urgency,
+    agentCompaction: session.agentCompaction,
+    lifetime: session.life,
+    recorded: recorded ? { contextTokens: recorded.contextTokens } : null,
+    issues: [...input.readIssues, ...transcript.issues],
+  };
+}
+
+/** Pure: everything `analyze` says about one transcript. */
+export function buildAnalyzeReport(input: AnalyzeInput): AnalyzeReport {
   const { transcript, tokens, settings } = input;
   const turns = transcript.entries.map((e) => e.turn);
   const byType: Partial<Record<TurnType, TokenGroup>> = {};
   const byRole: Partial<Record<TurnRole, TokenGroup>> = {};
   const perTurn: TurnTokens[] = [];
-  let total = 0;
   let blobs = 0;
   turns.forEach((turn, i) => {
     const t = tokens[i]?.total ?? 0;
     blobs += tokens[i]?.blobs ?? 0;
-    total += t;
     perTurn.push({ id: turn.id, role: turn.role, type: turn.type, tokens: t });
     add(byType, turn.type, t);
     add(byRole, turn.role, t);
@@ -143,21 +175,22 @@ export function buildAnalyzeReport(input: {
       preview: preview(turn.content),
     }));
   const recorded = transcript.recorded;
-  const session = analyzeContext({ transcript, tokens, settings, basis: input.basis ?? 'auto' });
-  const limitConfig = { ...settings, softLimitTokens: session.limits.soft, hardLimitTokens: session.limits.hard };
+  const summary = summarizeAnalysis(input);
+  const total = summary.totalTokens;
+  const limitConfig = { ...settings, softLimitTokens: summary.limits.soft, hardLimitTokens: summary.limits.hard };
   const goal = inferGoal(turns);
   return {
     schemaVersion: ANALYZE_SCHEMA_VERSION,
     file: input.file,
-    format: transcript.format,
+    format: summary.format,
     encoding: settings.encoding,
-    turns: turns.length,
+    turns: summary.turns,
     totalTokens: total,
-    context: { ...session.context, mapping: { overhead: session.calibration.overhead, scale: session.calibration.scale } },
-    limits: session.limits,
-    urgency: session.urgency,
-    agentCompaction: session.agentCompaction,
-    lifetime: session.life,
+    context: summary.context,
+    limits: summary.limits,
+    urgency: summary.urgency,
+    agentCompaction: summary.agentCompaction,
+    lifetime: summary.lifetime,
     goal: goal ? { text: preview(goal.text, GOAL_CHARS), how: goal.how, turn: goal.index } : null,
     byType,
     byRole,
@@ -176,7 +209,7 @@ export function buildAnalyzeReport(input: {
           urgency: classifyPruneUrgency({ turns, totalTokenEstimate: recorded.contextTokens }, limitConfig),
         }
       : null,
-    issues: [...input.readIssues, ...transcript.issues],
+    issues: summary.issues,
     notes: transcript.notes,
   };
 }
