@@ -391,3 +391,44 @@ test('microcompaction: results Claude Code cleared from the request stay turns b
   const tokens = countEntries(t.entries, { count: (text) => text.length });
   assert.equal(tokens[t.entries.indexOf(results[0]!)]?.total, 0);
 });
+
+test('a response written twice counts each block once; blocks alike in type, id and lengths but not equal all count', () => {
+  const line = (uuid: string, parentUuid: string | null, blocks: unknown[]) => ({
+    type: 'assistant',
+    uuid,
+    parentUuid,
+    sessionId: 's',
+    message: { id: 'm1', role: 'assistant', model: 'claude-x', content: blocks },
+  });
+  const doc = parseDocument(
+    Buffer.from(
+      `${[
+        { type: 'user', uuid: 'u0', parentUuid: null, sessionId: 's', message: { role: 'user', content: 'go' } },
+        line('a1', 'u0', [{ type: 'thinking', thinking: 'abc', signature: 'x' }]),
+        line('a2', 'a1', [{ type: 'text', text: 'one' }]),
+        // Same length, other text: a different block.
+        line('a3', 'a2', [{ type: 'text', text: 'two' }]),
+        // Written again: the thinking and the first text, whole.
+        line('a4', 'a3', [
+          { type: 'thinking', thinking: 'abc', signature: 'x' },
+          { type: 'text', text: 'one' },
+        ]),
+        // Same id and name, other input: two calls.
+        line('a5', 'a4', [{ type: 'tool_use', id: 't1', name: 'Read', input: { p: 1 } }]),
+        line('a6', 'a5', [{ type: 'tool_use', id: 't1', name: 'Read', input: { p: 2 } }]),
+        line('a7', 'a6', [{ type: 'tool_use', id: 't1', name: 'Read', input: { p: 1 } }]),
+      ]
+        .map((v) => JSON.stringify(v))
+        .join('\n')}\n`,
+    ),
+    { path: 'repeated.jsonl' },
+  );
+  const t = claudeCodeAdapter.read(doc);
+  assert.equal(t.entries.length, 2);
+  assert.equal(t.entries[1]?.turn.content, 'abc\none\ntwo\nRead {"p":1}\nRead {"p":2}');
+  assert.deepEqual(t.entries[1]?.links?.calls, ['t1', 't1']);
+  assert.ok(
+    t.notes.some((n) => n.includes('3 repeated content blocks')),
+    t.notes.join('; '),
+  );
+});

@@ -115,8 +115,8 @@ interface Builder {
   readonly toolUseIds: string[];
   readonly toolResultIds: string[];
   blockTypes: Set<string>;
-  /** Assistant turns: the blocks already read, so a response written twice is counted once. */
-  readonly seenBlocks: Set<string>;
+  /** Assistant turns: the blocks already read, so a response written twice is counted once (see `seenBefore`). */
+  readonly seenBlocks: Map<string, { readonly block: JsonObject; json?: string }[]>;
   /** Assistant turns: `message.id` and `requestId` of the first line, to find its usage. */
   usageKey: string | undefined;
 }
@@ -194,6 +194,29 @@ function readToolResultContent(content: unknown, blobs: OpaqueBlob[], state: Rea
   return texts.join('\n');
 }
 
+const lengthOrKind = (value: unknown): string | number => (typeof value === 'string' ? value.length : typeof value);
+
+/**
+ * Whether a block with the same JSON was read before in this turn (and if not, it is noted). Blocks
+ * are first told apart by a key equal JSON always shares (type, id, the lengths of text, thinking and
+ * name): only blocks that share it are written out as JSON and compared, a few per response at most.
+ */
+function seenBefore(seen: Map<string, { readonly block: JsonObject; json?: string }[]>, block: JsonObject): boolean {
+  const key = `${String(block['type'])}\u0000${String(block['id'])}\u0000${lengthOrKind(block['text'])}\u0000${lengthOrKind(block['thinking'])}\u0000${lengthOrKind(block['name'])}`;
+  const alike = seen.get(key);
+  if (alike === undefined) {
+    seen.set(key, [{ block }]);
+    return false;
+  }
+  const json = safeJson(block);
+  for (const earlier of alike) {
+    earlier.json ??= safeJson(earlier.block);
+    if (earlier.json === json) return true;
+  }
+  alike.push({ block, json });
+  return false;
+}
+
 /** Adds one `message.content` (string or blocks) to a turn being built. */
 function addContent(builder: Builder, content: unknown, state: ReadState): void {
   if (typeof content === 'string') {
@@ -213,12 +236,10 @@ function addContent(builder: Builder, content: unknown, state: ReadState): void 
     if (!isRecord(block)) continue;
     if (builder.role === 'assistant') {
       // The same response can be written twice (a resumed session re-appends it): count it once.
-      const key = safeJson(block);
-      if (builder.seenBlocks.has(key)) {
+      if (seenBefore(builder.seenBlocks, block)) {
         state.repeatedBlocks++;
         continue;
       }
-      builder.seenBlocks.add(key);
     }
     const type = str(block['type']) ?? '';
     builder.blockTypes.add(type);
@@ -280,7 +301,7 @@ function newBuilder(node: SessionLine, role: ConversationTurn['role']): Builder 
     toolUseIds: [],
     toolResultIds: [],
     blockTypes: new Set(),
-    seenBlocks: new Set(),
+    seenBlocks: new Map(),
     usageKey: undefined,
   };
 }
