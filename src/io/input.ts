@@ -1,9 +1,9 @@
 import { closeSync, createReadStream, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
-import { readDocument } from './jsonl.js';
+import { parseDocument, readDocument } from './jsonl.js';
 import type { ParsedDocument, ReadOptions } from './jsonl.js';
 import { byCodeUnits } from '../core/compare.js';
 
@@ -181,7 +181,9 @@ export async function readInput(
       }
       if (whole) {
         closeSync(fd);
-        stream = Readable.from([whole]);
+        // Already in memory: parsed as it is, without a stream to iterate.
+        options.digest?.update(whole);
+        return parseDocument(whole, { path, keepRaw: options.keepRaw ?? false });
       } else {
         stream = createReadStream('', { fd, highWaterMark: 1 << 20 });
       }
