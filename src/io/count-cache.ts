@@ -1,9 +1,9 @@
-import * as crypto from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CountStore } from './count-store.js';
 import { JsonFileLru } from './json-lru.js';
+import { sha1 } from './sha1.js';
 
 /** The JSON cache of versions before the binary one: read once, while there is no binary cache to use, then removed. */
 const JSON_CACHE_VERSION = 1;
@@ -16,12 +16,6 @@ export function defaultCacheDir(env: Readonly<Record<string, string | undefined>
   const base = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
   return join(base, 'devs-ctx');
 }
-
-/** Node 20.12 and later hash a string in one call (`crypto.hash`), without a Hash object per text. */
-const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }).hash;
-const sha1 = oneShot
-  ? (text: string): string => oneShot('sha1', text, 'base64url')
-  : (text: string): string => crypto.createHash('sha1').update(text).digest('base64url');
 
 /**
  * Token counts by content hash, per encoding, in `token-counts-<encoding>.bin` (src/io/count-store.ts:

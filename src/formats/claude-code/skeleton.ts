@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha1 } from '../../io/sha1.js';
 import { isRecord, safeJson, type JsonObject } from '../shared/json.js';
 
 /**
@@ -78,7 +78,7 @@ function blockSkeleton(block: unknown, assistant: boolean): unknown {
   if (typeof block['type'] === 'string') out['type'] = block['type'];
   if (typeof block['id'] === 'string') out['id'] = block['id'];
   if (typeof block['tool_use_id'] === 'string') out['tool_use_id'] = block['tool_use_id'];
-  if (assistant) out['hash'] = createHash('sha1').update(safeJson(block)).digest('base64url');
+  if (assistant) out['hash'] = sha1(safeJson(block));
   return out;
 }
 
