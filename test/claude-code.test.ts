@@ -432,3 +432,22 @@ test('a response written twice counts each block once; blocks alike in type, id 
     t.notes.join('; '),
   );
 });
+
+test('blocks with odd ids (an own toString key, an array nested 100,000 deep) are read, and one written twice counts once', () => {
+  const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+  const block = (id: string) => `{"type":"text","text":"hi","id":${id}}`;
+  const line = (uuid: string, parent: string, blocks: string[]) =>
+    `{"type":"assistant","uuid":"${uuid}","parentUuid":"${parent}","sessionId":"s","message":{"id":"m1","role":"assistant","content":[${blocks.join(',')}]}}`;
+  const text = [
+    '{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"go"}}',
+    line('a1', 'u1', [block('{"toString":1}'), block(`[{"toString":null}]`)]),
+    line('a2', 'a1', [block('{"toString":1}'), block(deep)]),
+    line('a3', 'a2', [block(deep)]),
+  ].join('\n');
+  const t = claudeCodeAdapter.read(parseDocument(Buffer.from(`${text}\n`), { path: 'odd-ids.jsonl' }));
+  assert.equal(t.entries[1]?.turn.content, 'hi\nhi\nhi');
+  assert.ok(
+    t.notes.some((n) => n.includes('2 repeated content blocks')),
+    t.notes.join('; '),
+  );
+});

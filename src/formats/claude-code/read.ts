@@ -195,6 +195,8 @@ function readToolResultContent(content: unknown, blobs: OpaqueBlob[], state: Rea
 }
 
 const lengthOrKind = (value: unknown): string | number => (typeof value === 'string' ? value.length : typeof value);
+/** Never `String()` of a parsed value: an object with its own `toString` key, or an array nested 100,000 deep, throws. */
+const textOrKind = (value: unknown): string => (typeof value === 'string' ? value : typeof value);
 
 /**
  * Whether a block with the same JSON was read before in this turn (and if not, it is noted). Blocks
@@ -202,7 +204,7 @@ const lengthOrKind = (value: unknown): string | number => (typeof value === 'str
  * name): only blocks that share it are written out as JSON and compared, a few per response at most.
  */
 function seenBefore(seen: Map<string, { readonly block: JsonObject; json?: string }[]>, block: JsonObject): boolean {
-  const key = `${String(block['type'])}\u0000${String(block['id'])}\u0000${lengthOrKind(block['text'])}\u0000${lengthOrKind(block['thinking'])}\u0000${lengthOrKind(block['name'])}`;
+  const key = `${textOrKind(block['type'])}\u0000${textOrKind(block['id'])}\u0000${lengthOrKind(block['text'])}\u0000${lengthOrKind(block['thinking'])}\u0000${lengthOrKind(block['name'])}`;
   const alike = seen.get(key);
   if (alike === undefined) {
     seen.set(key, [{ block }]);
