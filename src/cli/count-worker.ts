@@ -15,6 +15,7 @@ if (port === null) throw new Error('count-worker runs as a worker thread only');
 const { encoding, rankTable } = workerData as CountWorkerData;
 installPrebuiltRankTables({ encoding, table: rankTable });
 port.on('message', (job: CountJob) => {
-  countPieces(job, loadCounter(encoding));
+  // Started only for a large count (megabytes of text): the faster path early.
+  countPieces(job, loadCounter(encoding, { bulk: true }));
   port.postMessage('done');
 });

@@ -46,7 +46,8 @@ async function runJob(id: number, path: string, grown: boolean): Promise<void> {
         countTokens: async (entries) => {
           // One thread of the pool already: a large transcript is counted here alone (count workers of
           // every batch worker would put jobs × jobs threads on jobs cores).
-          const counted = await countWithLookup(entries, init.encoding, lookup, init.cache);
+          // A batch worker counts many transcripts: its counter takes the faster path early (`bulk`).
+          const counted = await countWithLookup(entries, init.encoding, lookup, init.cache, 1, true);
           newCounts = counted.newCounts;
           return counted.tokens;
         },

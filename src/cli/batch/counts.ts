@@ -91,6 +91,8 @@ export async function countWithLookup(
   lookup: ((keys: string) => Promise<ArrayLike<number>>) | undefined,
   remember = lookup !== undefined,
   jobs = 1,
+  /** Many transcripts will be counted in this thread (see loadCounter). */
+  bulk = false,
 ): Promise<{ tokens: EntryTokens[]; newCounts: [string, number][] }> {
   // Which texts the file has (countEntries asks for exactly these), each once.
   const texts = new Set<string>();
@@ -112,7 +114,7 @@ export async function countWithLookup(
   }
   const missing = counts.size === 0 ? [...texts] : [...texts].filter((text) => !counts.has(text));
   // The tokenizer is loaded only when something is left to count (a re-run of a grown file may find every count cached).
-  const made = missing.length === 0 ? [] : await countAcrossThreads(missing, loadCounter(encoding), encoding, jobs);
+  const made = missing.length === 0 ? [] : await countAcrossThreads(missing, loadCounter(encoding, { bulk }), encoding, jobs);
   const newCounts: [string, number][] = [];
   for (const [i, text] of missing.entries()) {
     const count = made[i] as number;

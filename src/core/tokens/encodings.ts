@@ -18,16 +18,20 @@ export function usePrebuiltRankTables(read: (name: EncodingName) => Uint8Array |
   prebuilt = read;
 }
 
+/** Where a bulk counter leaves the plain path: the fast one is slower only until the JIT has compiled it. */
+const BULK_WARM_AFTER_CHARS = 16 * 1024;
+
 /**
  * The counter for `name`, built on first use. Only this function pulls in a rank table, so `--help`
  * and runs that never count stay fast: the prebuilt binary table when there is one (a file read, no
  * parsing), else js-tiktoken's (about 2 MB of source, parsed), synchronously through the package's
  * CommonJS build.
  */
-export function loadCounter(name: EncodingName): BpeCounter {
+export function loadCounter(name: EncodingName, options: { readonly bulk?: boolean } = {}): BpeCounter {
   let counter = counters.get(name);
   if (counter === undefined) {
-    counter = new BpeCounter(prebuiltTable(name) ?? loadRanks(name));
+    // `bulk`: the first caller will count megabytes (a batch worker): the faster path from the start.
+    counter = new BpeCounter(prebuiltTable(name) ?? loadRanks(name), options.bulk ? { warmAfterChars: BULK_WARM_AFTER_CHARS } : {});
     counters.set(name, counter);
   }
   return counter;
