@@ -25,7 +25,7 @@ const MAX_STATES = 200;
 
 /** A line as kept: where its bytes are, its terminator (0 none, 1 `\n`, 2 `\r\n`), blank or not, its values' skeletons. */
 type KeptRecord = readonly [offset: number, byteLength: number, eol: 0 | 1 | 2, blank: 0 | 1, values: readonly unknown[]];
-/** A turn's counts by the lines it was read from (`records` joined by commas): text tokens, blob tokens, and the start of its text when that is a masked result's placeholder. */
+/** A turn's counts by the lines it was read from (in the order its text joins them, by commas): text tokens, blob tokens, and, for a masked result, its placeholder as calibration reads it. */
 export type KeptTurn = readonly [text: number, blobs: number, placeholder?: string];
 
 export interface ResumeState {
@@ -101,10 +101,6 @@ export class ResumeStore {
   /** The states in `dir` made under `schema` (the batch rows' schema: the build, the settings). */
   static open(dir: string | undefined, schema: string | undefined): ResumeStore {
     return dir && schema !== undefined ? new ResumeStore(dir, schema) : new ResumeStore(undefined, '');
-  }
-
-  get enabled(): boolean {
-    return this.dir !== undefined;
   }
 
   #file(path: string): string {

@@ -24,8 +24,6 @@ export interface Resumed {
   readonly transcript: Transcript;
   /** How to name the file in messages: its path as given. */
   readonly display: string;
-  /** Where the file was read from (its length when the state was kept). */
-  readonly from: number;
   /** The tokens of every turn: the kept counts, and `countTokens` over the turns with new lines. */
   count(countTokens: (entries: readonly TranscriptEntry[]) => Promise<EntryTokens[]> | EntryTokens[]): Promise<EntryTokens[]>;
   /** Keeps where this read ended, for the next run. */
@@ -80,7 +78,6 @@ export function resumeRead(path: string, absolute: string, store: ResumeStore, f
     doc,
     transcript: read,
     display: path,
-    from: state.size,
     async count(countTokens) {
       const fresh = entries.filter((entry) => kept(entry) === undefined);
       const counted = await countTokens(fresh);

@@ -123,7 +123,7 @@ export async function analyzeSession(
     const span = timestampSpan([...transcript.entries.map((e) => e.turn.timestamp), life?.first, life?.last]);
     if (run.range) {
       // Undated transcripts are judged by the file's modification time (standard input: now).
-      const at = span ?? (path === STDIN ? { first: run.now, last: run.now } : modified(resolve(run.cwd, path)));
+      const at = span ?? (path === STDIN ? { first: run.now, last: run.now } : modified(absolute));
       if (at === undefined || !spanInRange(at, run.range)) return { kind: 'outOfRange', file: display, project };
     }
     const tokens = resumed ? await resumed.count(io.countTokens) : await io.countTokens(transcript.entries);
