@@ -634,37 +634,31 @@ async function main(): Promise<number> {
   // last run. Read whole (the first time it grew, nothing was kept yet) against read on from where
   // the last run ended (each later time). Each run starts from a copy of the cache made for it.
   const readOnName = 'analyze DIR, 1M-token Claude Code session grown 10 lines';
-  const growthCache = (readOn: boolean): (() => { dir: string; cache: string }) => {
-    let made: { dir: string; cache: string } | undefined;
-    return () => {
-      if (made === undefined) {
-        const lines = readFileSync(claudeSession, 'utf8').split(/(?<=\n)/);
-        const dir = mkdtempSync(join(dataDir, 'claude-session-'));
-        tmpDirs.push(dir);
-        const file = join(dir, 'project', 'session.jsonl');
-        mkdirSync(join(dir, 'project'));
-        const cache = freshCacheDir();
-        // Read on: a run at 20 lines short, one at 10 short (it grew: where it ended is kept), then the last 10.
-        // Whole: a run at 10 short, then the last 10 (its first growth).
-        for (const short of readOn ? [20, 10] : [10]) {
-          writeFileSync(file, lines.slice(0, lines.length - short).join(''));
-          analyzeBatch(dir, cache);
-        }
-        writeFileSync(file, lines.join(''));
-        made = { dir, cache };
-      }
-      const cache = freshCacheDir();
-      cpSync(made.cache, cache, { recursive: true });
-      return { dir: made.dir, cache };
-    };
+  /** The session's folder, and the cache as the runs before the measured one left it. */
+  const grownSession = (readOn: boolean): { dir: string; cache: string } => {
+    const lines = readFileSync(claudeSession, 'utf8').split(/(?<=\n)/);
+    const dir = mkdtempSync(join(dataDir, 'claude-session-'));
+    tmpDirs.push(dir);
+    const file = join(dir, 'project', 'session.jsonl');
+    mkdirSync(join(dir, 'project'));
+    const cache = freshCacheDir();
+    // Read on: a run at 20 lines short, one at 10 short (it grew: where it ended is kept), then the last 10.
+    // Whole: a run at 10 short, then the last 10 (its first growth).
+    for (const short of readOn ? [20, 10] : [10]) {
+      writeFileSync(file, lines.slice(0, lines.length - short).join(''));
+      analyzeBatch(dir, cache);
+    }
+    writeFileSync(file, lines.join(''));
+    return { dir, cache };
   };
   const growthRun = (name: string, readOn: boolean): Stat => {
-    const setup = growthCache(readOn);
-    let next: { dir: string; cache: string } | undefined;
-    return measure(name, () => analyzeBatch((next as { dir: string }).dir, (next as { cache: string }).cache), 5, {
+    const session = grownSession(readOn);
+    let cache = '';
+    return measure(name, () => analyzeBatch(session.dir, cache), 5, {
       warmup: 1,
       before: () => {
-        next = setup();
+        cache = freshCacheDir();
+        cpSync(session.cache, cache, { recursive: true });
       },
     });
   };

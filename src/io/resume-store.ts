@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import type { ReadIssue } from '../core/issues.js';
-import { writeFileAtomic } from './atomic.js';
 import { readFully } from './fd.js';
 import type { ParsedDocument, RawRecord } from './jsonl.js';
+import { PathFiles } from './path-files.js';
 
 /**
  * Where a batch `analyze` left off in a transcript that grows (an agent's live session), so that the
@@ -93,59 +92,21 @@ function wellFormed(state: ResumeState): boolean {
 }
 
 export class ResumeStore {
-  private constructor(
-    private readonly dir: string | undefined,
-    private readonly schema: string,
-  ) {}
+  private constructor(private readonly files: PathFiles) {}
 
   /** The states in `dir` made under `schema` (the batch rows' schema: the build, the settings). */
   static open(dir: string | undefined, schema: string | undefined): ResumeStore {
-    return dir && schema !== undefined ? new ResumeStore(dir, schema) : new ResumeStore(undefined, '');
-  }
-
-  #file(path: string): string {
-    return join(this.dir ?? '', `${createHash('sha1').update(path).digest('base64url')}.json`);
+    return new ResumeStore(PathFiles.open(dir, schema, { version: RESUME_VERSION, max: MAX_STATES }));
   }
 
   /** The state kept for the transcript at `path` (absolute), if any under this schema. */
   get(path: string): ResumeState | undefined {
-    if (!this.dir) return undefined;
-    try {
-      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as { version?: unknown; schema?: unknown; state?: ResumeState };
-      const state = data.state;
-      if (data.version !== RESUME_VERSION || data.schema !== this.schema || !state || state.path !== path) return undefined;
-      return wellFormed(state) ? state : undefined;
-    } catch {
-      return undefined;
-    }
+    const state = this.files.read(path)?.['state'] as ResumeState | undefined;
+    return state && typeof state === 'object' && state.path === path && wellFormed(state) ? state : undefined;
   }
 
   set(state: ResumeState): void {
-    if (!this.dir) return;
-    try {
-      mkdirSync(this.dir, { recursive: true });
-      writeFileAtomic(this.#file(state.path), Buffer.from(JSON.stringify({ version: RESUME_VERSION, schema: this.schema, state })), { durable: false });
-      this.#trim();
-    } catch {
-      // Read-only home, full disk…: the next run reads the transcript whole.
-    }
-  }
-
-  /** Keeps the newest MAX_STATES states. */
-  #trim(): void {
-    const dir = this.dir as string;
-    const names = readdirSync(dir).filter((name) => name.endsWith('.json'));
-    if (names.length <= MAX_STATES) return;
-    const byAge = names
-      .map((name) => {
-        try {
-          return { name, at: statSync(join(dir, name)).mtimeMs };
-        } catch {
-          return { name, at: 0 };
-        }
-      })
-      .sort((a, b) => a.at - b.at);
-    for (const { name } of byAge.slice(0, names.length - MAX_STATES)) rmSync(join(dir, name), { force: true });
+    this.files.write(state.path, { state });
   }
 }
 

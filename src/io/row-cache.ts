@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './atomic.js';
 import { readFully } from './fd.js';
+import { PathFiles } from './path-files.js';
 
 /**
  * The finished rows of a batch `analyze`, per file, so that a re-run over files that have not changed
@@ -192,62 +193,28 @@ export class RowCache<Row> {
  * unchanged transcript reads one small file instead of parsing and counting the transcript.
  */
 export class ReportCache<Report> {
-  private constructor(
-    private readonly dir: string | undefined,
-    private readonly schema: string,
-    private readonly maxReports: number,
-  ) {}
+  private constructor(private readonly files: PathFiles) {}
 
   static open<Report>(dir: string | undefined, schema: string | undefined, options: { maxReports?: number } = {}): ReportCache<Report> {
-    const max = options.maxReports ?? MAX_REPORTS;
-    return dir && schema !== undefined ? new ReportCache<Report>(join(dir, 'reports'), schema, max) : new ReportCache<Report>(undefined, '', max);
+    const layout = { version: ROW_CACHE_VERSION, max: options.maxReports ?? MAX_REPORTS };
+    return new ReportCache<Report>(PathFiles.open(dir && join(dir, 'reports'), schema, layout));
   }
 
   get enabled(): boolean {
-    return this.dir !== undefined;
-  }
-
-  #file(path: string): string {
-    return join(this.dir ?? '', `${createHash('sha1').update(path).digest('base64url')}.json`);
+    return this.files.enabled;
   }
 
   get(path: string, identity: FileIdentity): Report | undefined {
-    if (!this.dir) return undefined;
-    try {
-      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as {
-        version?: unknown;
-        schema?: unknown;
-        path?: unknown;
-        id?: unknown;
-        report?: unknown;
-      };
-      if (data.version !== ROW_CACHE_VERSION || data.schema !== this.schema || data.path !== path || !Array.isArray(data.id) || data.id.length !== 5)
-        return undefined;
-      if (!sameIdentity(identity, data.id as unknown as StoredIdentity) || !data.report || typeof data.report !== 'object') return undefined;
-      return data.report as Report;
-    } catch {
-      return undefined;
-    }
+    const data = this.files.read(path);
+    if (!data || !Array.isArray(data['id']) || data['id'].length !== 5) return undefined;
+    const report = data['report'];
+    if (!sameIdentity(identity, data['id'] as unknown as StoredIdentity) || !report || typeof report !== 'object') return undefined;
+    return report as Report;
   }
 
+  /** Kept with the file's identity; the most recently written reports are kept (a written report is a new or changed file). */
   set(path: string, identity: FileIdentity, report: Report): void {
-    if (!this.dir) return;
-    try {
-      mkdirSync(this.dir, { recursive: true });
-      const id: StoredIdentity = [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges];
-      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, path, id, report })), { durable: false });
-      this.#trim();
-    } catch {
-      // Read-only home, full disk…: the next run analyses again.
-    }
-  }
-
-  /** Keeps the `maxReports` most recently written reports (a written report is a new or changed file). */
-  #trim(): void {
-    const dir = this.dir ?? '';
-    const names = readdirSync(dir).filter((name) => name.endsWith('.json'));
-    if (names.length <= this.maxReports) return;
-    const byAge = names.map((name) => ({ name, at: statSync(join(dir, name)).mtimeMs })).sort((a, b) => a.at - b.at);
-    for (const { name } of byAge.slice(0, names.length - this.maxReports)) rmSync(join(dir, name), { force: true });
+    const id: StoredIdentity = [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges];
+    this.files.write(path, { id, report });
   }
 }

@@ -1,0 +1,71 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from './atomic.js';
+import { sha1 } from './sha1.js';
+
+/**
+ * A folder of caches kept one JSON file per transcript (named by a hash of its path): the finished
+ * reports of `analyze FILE` and the states of grown transcripts a batch reads on from. A file holds
+ * its layout's version, the schema it was made under (the build and the settings) and the path; one
+ * of another version, schema or path is not returned. Only the most recently written files are kept.
+ * Like every cache it is an optimisation: unreadable or unwritable, it is ignored.
+ */
+export class PathFiles {
+  private constructor(
+    private readonly dir: string | undefined,
+    private readonly version: number,
+    private readonly schema: string,
+    private readonly max: number,
+  ) {}
+
+  /** The files in `dir` made under `schema` (none when either is missing: nothing read or written). */
+  static open(dir: string | undefined, schema: string | undefined, layout: { readonly version: number; readonly max: number }): PathFiles {
+    return dir && schema !== undefined ? new PathFiles(dir, layout.version, schema, layout.max) : new PathFiles(undefined, layout.version, '', layout.max);
+  }
+
+  get enabled(): boolean {
+    return this.dir !== undefined;
+  }
+
+  #file(path: string): string {
+    return join(this.dir ?? '', `${sha1(path)}.json`);
+  }
+
+  /** What was written for `path` under this version and schema, or undefined. */
+  read(path: string): Record<string, unknown> | undefined {
+    if (!this.dir) return undefined;
+    try {
+      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as Record<string, unknown> | null;
+      if (!data || typeof data !== 'object' || data['version'] !== this.version || data['schema'] !== this.schema || data['path'] !== path) return undefined;
+      return data;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Writes `fields` for `path` (atomically), then drops the least recently written files past the most kept. */
+  write(path: string, fields: Record<string, unknown>): void {
+    if (!this.dir) return;
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: this.version, schema: this.schema, path, ...fields })), { durable: false });
+      this.#trim(this.dir);
+    } catch {
+      // Read-only home, full disk…: the next run does the work again.
+    }
+  }
+
+  #trim(dir: string): void {
+    const names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+    if (names.length <= this.max) return;
+    const at = (name: string): number => {
+      try {
+        return statSync(join(dir, name)).mtimeMs;
+      } catch {
+        return 0; // gone since the listing (another run trimmed it)
+      }
+    };
+    const byAge = names.map((name) => ({ name, at: at(name) })).sort((a, b) => a.at - b.at);
+    for (const { name } of byAge.slice(0, names.length - this.max)) rmSync(join(dir, name), { force: true });
+  }
+}
