@@ -320,10 +320,21 @@ export function structuralFacts(turns: readonly ConversationTurn[]): { text: str
   return { text: lines.join('\n'), identifiers };
 }
 
+/** The file paths of each prose line, in order: found once per structure (the files and the identifiers both need them). */
+const pathsOfProse = new WeakMap<SessionStructure, string[][]>();
+function prosePathsByLine(structure: SessionStructure): string[][] {
+  let paths = pathsOfProse.get(structure);
+  if (paths === undefined) {
+    paths = structure.prose.map((p) => filePathsIn(p.line));
+    pathsOfProse.set(structure, paths);
+  }
+  return paths;
+}
+
 /** Paths the user and assistant named, most named first. */
 function prosePaths(structure: SessionStructure): string[] {
   const counts = new Counter();
-  for (const p of structure.prose) for (const m of new Set(filePathsIn(p.line))) counts.add(m);
+  for (const paths of prosePathsByLine(structure)) for (const m of new Set(paths)) counts.add(m);
   return counts.top(60);
 }
 
@@ -347,11 +358,12 @@ function identifierItems(structure: SessionStructure): string[] {
 
 function rankedIdentifiers(structure: SessionStructure): string[] {
   const counts = new Counter();
-  for (const p of structure.prose) {
+  const pathsByLine = prosePathsByLine(structure);
+  for (const [i, p] of structure.prose.entries()) {
     const found = new Set<string>();
     // A span with space at an edge is the prose between two code spans (an odd backtick shifted the pairs).
     for (const m of p.line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[([]$/.test(m[1])) found.add(m[1]);
-    for (const path of filePathsIn(p.line)) found.add(path);
+    for (const path of pathsByLine[i] ?? []) found.add(path);
     for (const id of identifiersIn(p.line)) found.add(id);
     for (const id of found) counts.add(id);
   }
