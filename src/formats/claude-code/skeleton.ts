@@ -1,5 +1,5 @@
 import { sha1 } from '../../io/sha1.js';
-import { isRecord, safeJson, type JsonObject } from '../shared/json.js';
+import { isRecord, safeJson, sameKind, type JsonObject } from '../shared/json.js';
 
 /**
  * A Claude Code line without its text: what the reader (read.ts, tree.ts) needs of it to find the
@@ -80,20 +80,4 @@ function blockSkeleton(block: unknown, assistant: boolean): unknown {
   if (typeof block['tool_use_id'] === 'string') out['tool_use_id'] = block['tool_use_id'];
   if (assistant) out['hash'] = sha1(safeJson(block));
   return out;
-}
-
-/** A value of the same JSON kind as `value`, with nothing in it. */
-function sameKind(value: unknown): unknown {
-  if (value === null || value === undefined) return value;
-  if (Array.isArray(value)) return [];
-  switch (typeof value) {
-    case 'object':
-      return {};
-    case 'number':
-      return 0;
-    case 'boolean':
-      return false;
-    default:
-      return '';
-  }
 }

@@ -4,6 +4,7 @@ import type { ReadIssue } from '../../core/issues.js';
 import type { FormatAdapter, TranscriptEntry } from '../types.js';
 import { detectionSample, safeJson } from '../shared/json.js';
 import { describeZodIssues } from '../shared/zod-issues.js';
+import { devsSkeleton } from './skeleton.js';
 
 /** Whether `value` is an object with all these keys (what a schema requiring them needs first). */
 function hasFields(value: unknown, ...keys: readonly string[]): boolean {
@@ -71,6 +72,8 @@ export const devsAdapter: FormatAdapter = {
     const notes = envelopes > 0 ? [`${envelopes} SAOP envelope line(s) read as assistant turns`] : [];
     return { format: 'devs', entries, issues, notes };
   },
+
+  skeleton: devsSkeleton,
 };
 
 function envelopeTurn(envelope: ReturnType<typeof SaopEnvelopeSchema.parse>, line: number): ConversationTurn {

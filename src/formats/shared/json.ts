@@ -8,6 +8,22 @@ export function isRecord(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A value of the same JSON kind as `value`, with nothing in it (a line's skeleton keeps a value's kind, not its text). */
+export function sameKind(value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  if (Array.isArray(value)) return [];
+  switch (typeof value) {
+    case 'object':
+      return {};
+    case 'number':
+      return 0;
+    case 'boolean':
+      return false;
+    default:
+      return '';
+  }
+}
+
 /**
  * JSON text of a value, never a throw. `JSON.stringify` recurses and overflows the stack on a value
  * nested some thousands of levels deep (which `JSON.parse` reads fine): such a value is written by
