@@ -262,7 +262,8 @@ async function growThrough(source: string, cuts: readonly number[], format?: For
   // Read on: mostly the turns with new lines were counted, not the whole file again (past a line of
   // glued values nothing is kept to read on from, by design: the file is read whole from then on).
   const glued = parseDocument(readFileSync(path), { path }).records.some((r) => r.values.length > 1);
-  if (resumed > 0 && turns > 20 && !glued) assert.ok(counted * 2 < turns, `${realdataName(source)}: counted ${counted} of ${turns} turns over ${resumed} runs read on`);
+  if (resumed > 0 && turns > 20 && !glued)
+    assert.ok(counted * 2 < turns, `${realdataName(source)}: counted ${counted} of ${turns} turns over ${resumed} runs read on`);
   return resumed;
 }
 
