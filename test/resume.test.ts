@@ -10,6 +10,7 @@ import { resolveSettings } from '../src/core/config.js';
 import type { TranscriptEntry } from '../src/core/transcript.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { claudeCodeAdapter } from '../src/formats/claude-code/read.js';
+import { codexAdapter } from '../src/formats/codex/read.js';
 import { devsAdapter } from '../src/formats/devs/read.js';
 import type { FormatAdapter, FormatName, Transcript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
@@ -32,6 +33,8 @@ const { root: tmp, fresh: freshDir } = tempFolders('devs-ctx-resume-');
 const claudeFixtures = filesUnder(join(repoRoot, 'fixtures', 'claude-code'));
 const claudeReal = realdataFiles('claude-code');
 const devsFixtures = filesUnder(join(repoRoot, 'fixtures', 'devs'));
+const codexFixtures = filesUnder(join(repoRoot, 'fixtures', 'codex'));
+const codexReal = realdataFiles('codex');
 
 /** What a transcript says besides its turns' text (and the notes that count what was in the text). */
 function shape(t: Transcript) {
@@ -45,7 +48,9 @@ function shape(t: Transcript) {
       pinned: e.turn.pinned,
       node: e.turn.node,
       tokenCount: e.turn.tokenCount,
+      callId: e.turn['callId'],
       records: e.source.records,
+      path: e.source.path,
       links: e.links,
       notSent: e.notSent,
       maskable: e.maskable,
@@ -61,7 +66,9 @@ function shape(t: Transcript) {
 
 function skeletonDoc(doc: ParsedDocument, adapter: FormatAdapter = claudeCodeAdapter): ParsedDocument {
   const skeleton = adapter.skeleton as (value: unknown) => unknown;
-  return { ...doc, records: doc.records.map((r) => ({ ...r, values: r.values.map(skeleton) })) };
+  // As a state keeps them: through JSON.
+  const kept = (value: unknown): unknown => JSON.parse(JSON.stringify(skeleton(value) ?? null));
+  return { ...doc, records: doc.records.map((r) => ({ ...r, values: r.values.map(kept) })) };
 }
 
 test('skeleton: every Claude Code fixture and real session reads the same from its skeletons, all but the text', { skip: realdataSkip }, () => {
@@ -104,6 +111,21 @@ test('skeleton: two different blocks of one response stay two, a block written t
     true,
   );
   assert.deepEqual(whole.entries[1]?.links?.calls, ['t1', 't1']);
+});
+
+test('skeleton: every Codex fixture and real rollout reads the same from its skeletons, all but the text', { skip: realdataSkip }, () => {
+  assert.ok(codexFixtures.length >= 8 && codexReal.length >= 2);
+  for (const path of [...codexFixtures, ...codexReal]) {
+    const doc = parseDocument(readFileSync(path), { path });
+    const whole = codexAdapter.read(doc);
+    const skeleton = skeletonDoc(doc, codexAdapter);
+    const read = codexAdapter.read(skeleton);
+    assert.deepEqual(shape(read), shape(whole), realdataName(path));
+    assert.deepEqual(read.notes, whole.notes, realdataName(path));
+    assert.equal(codexAdapter.detect(skeleton), codexAdapter.detect(doc), realdataName(path));
+    const bytes = (d: ParsedDocument): number => d.records.reduce((n, r) => n + r.values.reduce<number>((m, v) => m + JSON.stringify(v ?? null).length, 0), 0);
+    if (doc.totalBytes > 100_000) assert.ok(bytes(skeleton) * 2 < bytes(doc), `${realdataName(path)}: skeleton ${bytes(skeleton)} of ${bytes(doc)}`);
+  }
 });
 
 /**
@@ -239,31 +261,34 @@ async function growThrough(source: string, cuts: readonly number[], format?: For
   writeFileSync(path, '');
   let written = 0;
   let resumed = 0;
-  let counted = 0;
-  let turns = 0;
+  // Of the turns read from old lines only: how many there were, and how many were counted again.
+  let countedOld = 0;
+  let oldTurns = 0;
   const store = ResumeStore.open(join(cache, 'resume'), 'test-schema');
   for (const [i, cut] of cuts.entries()) {
     appendFileSync(path, Buffer.concat(lines.slice(written, cut)));
     written = cut;
-    const readOn = stateOf(cache) !== undefined && resumeRead(path, path, store, format) !== undefined;
+    const before = stateOf(cache);
+    const readOn = before !== undefined ? resumeRead(path, path, store, format) : undefined;
     const grown = await analyzeOnce(path, sessionRun(cache, format), true);
     const cold = await analyzeOnce(path, sessionRun(undefined, format), false);
     assert.deepEqual(grown.outcome, cold.outcome, `${realdataName(source)} at line ${cut} (cut ${i})`);
-    if (readOn && grown.outcome.kind === 'session') {
+    if (readOn !== undefined && before !== undefined && grown.outcome.kind === 'session') {
       resumed++;
-      counted += grown.counted;
-      turns += grown.outcome.summary.turns;
+      const fromNew = readOn.transcript.entries.filter((e) => e.source.records.some((r) => r >= before.records.length)).length;
+      oldTurns += readOn.transcript.entries.length - fromNew;
+      countedOld += grown.counted - fromNew;
       // The state moves to the new end, unless the file now ends inside a line or has a glued line.
       const now = parseDocument(readFileSync(path), { path });
       const keepable = now.records.at(-1)?.eol !== '' && now.records.every((r) => r.values.length <= 1);
       if (keepable) assert.equal(stateOf(cache)?.size, now.totalBytes, 'the state moved to the new end');
     }
   }
-  // Read on: mostly the turns with new lines were counted, not the whole file again (past a line of
+  // Read on: the turns of old lines mostly take their kept counts, not counted again (past a line of
   // glued values nothing is kept to read on from, by design: the file is read whole from then on).
   const glued = parseDocument(readFileSync(path), { path }).records.some((r) => r.values.length > 1);
-  if (resumed > 0 && turns > 20 && !glued)
-    assert.ok(counted * 2 < turns, `${realdataName(source)}: counted ${counted} of ${turns} turns over ${resumed} runs read on`);
+  if (resumed > 0 && oldTurns > 20 && !glued)
+    assert.ok(countedOld * 2 < oldTurns, `${realdataName(source)}: counted ${countedOld} of ${oldTurns} turns of old lines again over ${resumed} runs read on`);
   return resumed;
 }
 
@@ -295,6 +320,29 @@ test('read on from where it ended: every Claude Code fixture, format given, line
     );
   }
   assert.ok(resumed > 50, `read on ${resumed} times`);
+});
+
+for (const source of codexReal) {
+  test(`read on from where it ended: ${realdataName(source)}: every row as read whole, at seven points of its growth`, { skip: realdataSkip }, async () => {
+    const cuts = cutsFor(linesOf(source).length);
+    const detected = await growThrough(source, cuts);
+    if (linesOf(source).length > 100) assert.ok(detected >= 1, `${realdataName(source)}: read on ${detected} times`);
+    const forced = await growThrough(source, cuts, 'codex');
+    assert.ok(forced >= 1, `${realdataName(source)}: read on ${forced} times with --format`);
+  });
+}
+
+test('read on from where it ended: every Codex fixture, format given, line by line', async () => {
+  let resumed = 0;
+  for (const source of codexFixtures) {
+    const n = linesOf(source).length;
+    resumed += await growThrough(
+      source,
+      Array.from({ length: n }, (_, i) => i + 1),
+      'codex',
+    );
+  }
+  assert.ok(resumed > 30, `read on ${resumed} times`);
 });
 
 test('read on from where it ended: every devs fixture, format given, line by line; a long devs session, detected and given', async () => {
@@ -451,6 +499,61 @@ test('read on: hostile appends give the rows of a whole read', async () => {
     parent = `r${i}`;
   }
   await appendsAsWhole('placeholder', base, [assistant('z', parent, 'mz', text('done'), 40, { input_tokens: 4300, output_tokens: 1 })], 'claude-code');
+});
+
+test('read on: hostile appends to a Codex rollout give the rows of a whole read', async () => {
+  const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+  const line = (type: string, payload: unknown, i: number): string => `${JSON.stringify({ timestamp: at(i), type, payload })}\n`;
+  const item = (payload: object, i: number): string => line('response_item', payload, i);
+  const user = (text: string, i: number): string => item({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }, i);
+  const usage = (input: number, output: number, reasoning: number, i: number): string =>
+    line(
+      'event_msg',
+      {
+        type: 'token_count',
+        info: { last_token_usage: { input_tokens: input, output_tokens: output, reasoning_output_tokens: reasoning }, model_context_window: 272000 },
+      },
+      i,
+    );
+  const base = [
+    line('session_meta', { id: 's', base_instructions: { text: 'You are Codex.' } }, 0),
+    line('turn_context', { model: 'gpt-5-codex' }, 1),
+    user('<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>', 2),
+    user('Fix the failing test in src/a.ts', 3),
+    item({ type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Looking' }], encrypted_content: 'QUJD'.repeat(50) }, 4),
+    item({ type: 'function_call', name: 'shell', arguments: '{"command":["npm","test"]}', call_id: 'call_1' }, 5),
+    usage(3000, 80, 40, 6),
+  ].join('');
+  await appendsAsWhole(
+    'codex',
+    base,
+    [
+      // The call's output, for a call on an old line.
+      item({ type: 'function_call_output', call_id: 'call_1', output: 'FAIL src/a.test.ts\n  expected 2, got 3' }, 7),
+      // Usage no JSON can keep (1e999 is Infinity), then reasoning whose blob takes that call's reasoning tokens.
+      `${JSON.stringify({ timestamp: at(8), type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: 3500, output_tokens: 90, reasoning_output_tokens: 7 } } } }).replace('"reasoning_output_tokens":7', '"reasoning_output_tokens":1e999')}\n`,
+      item({ type: 'reasoning', id: 'rs_2', summary: [], content: null, encrypted_content: 'WFla'.repeat(80) }, 9),
+      // A new real request moves where the current turn starts: old reasoning is no longer sent.
+      user('Now run the linter too', 10) + item({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Lint is clean.' }] }, 11),
+      // A compaction without a replacement history keeps the old user messages and adds its summary.
+      line('compacted', { message: 'Summary: fixed the test, lint clean.' }, 12) + usage(900, 20, 0, 13),
+      // One with a replacement history replaces everything, an old request among its items.
+      line(
+        'compacted',
+        {
+          message: '',
+          replacement_history: [
+            { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Fix the failing test in src/a.ts' }] },
+            { type: 'compaction', encrypted_content: 'QUJD' },
+            'not an item',
+          ],
+        },
+        14,
+      ),
+      user('# Context from my IDE setup:\n\n## My request for Codex:\nadd a test', 15) + usage(1200, 30, 0, 16),
+    ],
+    'codex',
+  );
 });
 
 test('read on: a file whose old bytes changed, that shrank, or whose state is of another schema is read whole', async () => {

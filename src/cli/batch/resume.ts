@@ -30,8 +30,14 @@ export interface Resumed {
   keep(tokens: readonly EntryTokens[]): void;
 }
 
-/** A turn's lines in the order its text joins them: the same lines joined in another order are another text. */
-const turnKey = (entry: TranscriptEntry): string => (entry.source.joined ?? entry.source.records).join(',');
+/**
+ * A turn's lines in the order its text joins them (the same lines joined in another order are another
+ * text), and where in them it is when one line holds several turns (a Codex compaction's history).
+ */
+const turnKey = (entry: TranscriptEntry): string => {
+  const lines = (entry.source.joined ?? entry.source.records).join(',');
+  return entry.source.path === undefined ? lines : `${lines} ${entry.source.path}`;
+};
 
 /** The transcript at `absolute`, read from where the kept state ended; undefined when it must be read whole. */
 export function resumeRead(path: string, absolute: string, store: ResumeStore, forced: FormatName | undefined): Resumed | undefined {

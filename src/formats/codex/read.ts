@@ -4,6 +4,8 @@ import type { ParsedDocument } from '../../io/jsonl.js';
 import type { FormatAdapter, OpaqueBlob, RecordedUsage, SourceRef, ToolLinks, Transcript, TranscriptEntry } from '../types.js';
 import type { CompactionRecord, UsagePoint } from '../../core/transcript.js';
 import { contentPartsText } from '../shared/content-parts.js';
+import { isEnvelope } from './envelope.js';
+import { codexSkeleton } from './skeleton.js';
 import { detectionSample, isRecord, str, num, safeJson, uniqueId as unique, type JsonObject } from '../shared/json.js';
 
 /**
@@ -19,11 +21,6 @@ const IDE_REQUEST = '## My request for Codex:';
 export const ANSWERED_CALLS: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'tool_search_call']);
 /** Item kinds that are kept in the rollout but never sent to the model. */
 const NOT_SENT = new Set(['ghost_snapshot']);
-
-/** A rollout line `{timestamp, type, payload}` (timestamp is not checked: newer builds trim it). */
-export function isEnvelope(value: unknown): value is JsonObject & { type: string } {
-  return isRecord(value) && typeof value['type'] === 'string' && 'payload' in value;
-}
 
 /** One item of the history being rebuilt, with where its bytes are. */
 interface HistoryItem {
@@ -74,6 +71,8 @@ export const codexAdapter: FormatAdapter = {
   read(doc) {
     return readRollout(doc);
   },
+
+  skeleton: codexSkeleton,
 };
 
 /**

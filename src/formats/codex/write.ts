@@ -1,5 +1,6 @@
 import type { ParsedDocument } from '../../io/jsonl.js';
-import { ANSWERED_CALLS, isEnvelope, rolloutHistory, type RolloutHistoryItem } from './read.js';
+import { isEnvelope } from './envelope.js';
+import { ANSWERED_CALLS, rolloutHistory, type RolloutHistoryItem } from './read.js';
 import { isRecord, str, type JsonObject } from '../shared/json.js';
 import type { FormatWriter, OutputRecord, RefreshAppend, Transcript, TranscriptEdit } from '../types.js';
 
