@@ -12,6 +12,8 @@ import { loadCounter } from '../src/core/tokens/encodings.js';
 import { claudeCodeAdapter } from '../src/formats/claude-code/read.js';
 import { codexAdapter } from '../src/formats/codex/read.js';
 import { devsAdapter } from '../src/formats/devs/read.js';
+import { geminiAdapter } from '../src/formats/gemini/read.js';
+import { ADAPTERS } from '../src/formats/index.js';
 import type { FormatAdapter, FormatName, Transcript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
@@ -35,6 +37,8 @@ const claudeReal = realdataFiles('claude-code');
 const devsFixtures = filesUnder(join(repoRoot, 'fixtures', 'devs'));
 const codexFixtures = filesUnder(join(repoRoot, 'fixtures', 'codex'));
 const codexReal = realdataFiles('codex');
+const geminiFixtures = filesUnder(join(repoRoot, 'fixtures', 'gemini'));
+const geminiReal = realdataFiles('gemini');
 
 /** What a transcript says besides its turns' text (and the notes that count what was in the text). */
 function shape(t: Transcript) {
@@ -78,7 +82,7 @@ test('skeleton: every Claude Code fixture and real session reads the same from i
     const whole = claudeCodeAdapter.read(doc);
     const skeleton = skeletonDoc(doc);
     assert.deepEqual(shape(claudeCodeAdapter.read(skeleton)), shape(whole), realdataName(path));
-    assert.equal(claudeCodeAdapter.detect(skeleton), claudeCodeAdapter.detect(doc), realdataName(path));
+    sameDetection(doc, skeleton, realdataName(path));
     // The text is gone: a skeleton is a small part of the line.
     const bytes = (d: ParsedDocument): number => d.records.reduce((n, r) => n + r.values.reduce<number>((m, v) => m + JSON.stringify(v ?? null).length, 0), 0);
     if (doc.totalBytes > 100_000) assert.ok(bytes(skeleton) * 2 < bytes(doc), `${realdataName(path)}: skeleton ${bytes(skeleton)} of ${bytes(doc)}`);
@@ -122,10 +126,52 @@ test('skeleton: every Codex fixture and real rollout reads the same from its ske
     const read = codexAdapter.read(skeleton);
     assert.deepEqual(shape(read), shape(whole), realdataName(path));
     assert.deepEqual(read.notes, whole.notes, realdataName(path));
-    assert.equal(codexAdapter.detect(skeleton), codexAdapter.detect(doc), realdataName(path));
+    sameDetection(doc, skeleton, realdataName(path));
     const bytes = (d: ParsedDocument): number => d.records.reduce((n, r) => n + r.values.reduce<number>((m, v) => m + JSON.stringify(v ?? null).length, 0), 0);
     if (doc.totalBytes > 100_000) assert.ok(bytes(skeleton) * 2 < bytes(doc), `${realdataName(path)}: skeleton ${bytes(skeleton)} of ${bytes(doc)}`);
   }
+});
+
+/** Every format's detection says of the skeletons what it says of the lines. */
+function sameDetection(doc: ParsedDocument, skeleton: ParsedDocument, label: string): void {
+  for (const adapter of ADAPTERS) assert.equal(adapter.detect(skeleton), adapter.detect(doc), `${label}: ${adapter.name} detection`);
+}
+
+/**
+ * A Gemini CLI session long enough for detection to settle (more than 50 lines): every JSONL fixture
+ * four times over, so ids come back (an update), rewinds and checkpoints apply to what came before.
+ */
+function longGeminiSession(): string {
+  const parts: string[] = [];
+  for (let round = 0; round < 4; round++) {
+    for (const source of geminiFixtures) {
+      if (!source.endsWith('.jsonl') || source.includes('legacy')) continue;
+      const text = readFileSync(source, 'utf8');
+      parts.push(text.endsWith('\n') ? text : `${text}\n`);
+    }
+    parts.push('["not", "an", "object"]\n', `${JSON.stringify({ id: `odd-${round}`, type: 'user', role: 'user', content: 'has a role' })}\n`);
+  }
+  return parts.join('');
+}
+
+test('skeleton: every Gemini CLI JSONL fixture and real session, and a long one, reads the same from its skeletons, all but the text', {
+  skip: realdataSkip,
+}, () => {
+  const long = join(freshDir('gemini-long'), 'long.jsonl');
+  writeFileSync(long, longGeminiSession());
+  let read = 0;
+  for (const path of [...geminiFixtures, ...geminiReal, long]) {
+    const doc = parseDocument(readFileSync(path), { path });
+    if (doc.kind !== 'jsonl') continue;
+    read++;
+    const whole = geminiAdapter.read(doc);
+    const skeleton = skeletonDoc(doc, geminiAdapter);
+    const again = geminiAdapter.read(skeleton);
+    assert.deepEqual(shape(again), shape(whole), realdataName(path));
+    assert.deepEqual(again.notes, whole.notes, realdataName(path));
+    sameDetection(doc, skeleton, realdataName(path));
+  }
+  assert.ok(read >= 10, `${read} JSONL sessions`);
 });
 
 /**
@@ -168,7 +214,7 @@ test('skeleton: every devs fixture, and a long devs session, reads the same from
       whole.entries.map(({ turn: { content: _, ...rest } }) => rest),
       path,
     );
-    assert.equal(devsAdapter.detect(skeleton), devsAdapter.detect(doc), path);
+    sameDetection(doc, skeleton, path);
     // No text is left: a turn's is empty, an envelope's only joins what stands for its action and observation.
     for (const entry of read.entries) assert.ok(entry.turn.content.length <= '\nnull\nnull'.length, `${path}: ${entry.turn.id}`);
     envelopes += whole.entries.filter((e) => e.turn.content.length > 0 && e.turn.type === 'message' && e.turn.role === 'assistant').length;
@@ -345,6 +391,27 @@ test('read on from where it ended: every Codex fixture, format given, line by li
   assert.ok(resumed > 30, `read on ${resumed} times`);
 });
 
+test('read on from where it ended: every Gemini CLI JSONL fixture and real session, format given, line by line; a long session, detected and given', {
+  skip: realdataSkip,
+}, async () => {
+  let resumed = 0;
+  for (const source of [...geminiFixtures, ...geminiReal]) {
+    if (parseDocument(readFileSync(source), { path: source }).kind !== 'jsonl') continue;
+    const n = linesOf(source).length;
+    resumed += await growThrough(
+      source,
+      Array.from({ length: n }, (_, i) => i + 1),
+      'gemini',
+    );
+  }
+  assert.ok(resumed > 30, `read on ${resumed} times`);
+  const long = join(freshDir('gemini-long'), 'long.jsonl');
+  writeFileSync(long, longGeminiSession());
+  const cuts = cutsFor(linesOf(long).length);
+  assert.ok((await growThrough(long, cuts)) >= 2, 'read on with the format detected');
+  assert.ok((await growThrough(long, cuts, 'gemini')) >= 2, 'read on with --format gemini');
+});
+
 test('read on from where it ended: every devs fixture, format given, line by line; a long devs session, detected and given', async () => {
   let resumed = 0;
   for (const source of devsFixtures) {
@@ -423,16 +490,20 @@ function sessionToGrow(name: string): { lines: Buffer[]; cache: string; path: st
 }
 
 /** Writes `base`, reads it whole (keeping where it ended), then appends each part in turn: every row as read whole. */
-async function appendsAsWhole(name: string, base: string, appends: readonly string[], format?: FormatName): Promise<void> {
+async function appendsAsWhole(name: string, base: string, appends: readonly string[], format?: FormatName, readsOn = true): Promise<void> {
   const cache = freshDir('cache');
   const path = join(freshDir(name), 's.jsonl');
   writeFileSync(path, base);
   await analyzeOnce(path, sessionRun(cache, format), true);
+  let readOn = 0;
   for (const [i, append] of appends.entries()) {
     appendFileSync(path, append);
+    if (stateOf(cache) !== undefined) readOn++;
     const grown = await analyzeOnce(path, sessionRun(cache, format), true);
     assert.deepEqual(grown.outcome, (await analyzeOnce(path, sessionRun(undefined, format), false)).outcome, `${name}, append ${i}`);
   }
+  // The appends were read on from a kept state, not each time whole (where one could be kept).
+  if (format !== undefined && readsOn) assert.ok(readOn * 2 >= appends.length, `${name}: read on ${readOn} of ${appends.length} times`);
 }
 
 test('read on: hostile appends give the rows of a whole read', async () => {
@@ -476,7 +547,8 @@ test('read on: hostile appends give the rows of a whole read', async () => {
   );
   // A first line that does not parse, and a `]` appended: the file becomes one JSON document.
   const values = [user('u0', null, 'hello there', 0), assistant('a0', 'u0', 'm0', text('hi'), 1), user('u1', 'a0', 'more', 2)];
-  await appendsAsWhole('document', `[\n${values.map((v) => v.trimEnd()).join('\n,\n')}\n`, [']\n'], 'claude-code');
+  // No state is kept after a first line that does not parse alone: nothing is read on.
+  await appendsAsWhole('document', `[\n${values.map((v) => v.trimEnd()).join('\n,\n')}\n`, [']\n'], 'claude-code', false);
   // A carried calibration whose scale is no finite number (1e999 parses to Infinity).
   await appendsAsWhole(
     'infinite',
@@ -553,6 +625,87 @@ test('read on: hostile appends to a Codex rollout give the rows of a whole read'
       user('# Context from my IDE setup:\n\n## My request for Codex:\nadd a test', 15) + usage(1200, 30, 0, 16),
     ],
     'codex',
+  );
+});
+
+test('read on: hostile appends to a Gemini CLI session give the rows of a whole read', async () => {
+  const at = (i: number): string => new Date(Date.UTC(2026, 4, 1, 10, i)).toISOString();
+  const line = (value: unknown): string => `${JSON.stringify(value)}\n`;
+  const gemini = (id: string, i: number, extra: object): string => line({ id, timestamp: at(i), type: 'gemini', model: 'gemini-3-flash-preview', ...extra });
+  const tokens = (input: number, output: number): object => ({ tokens: { input, output, cached: 0, thoughts: 3, tool: 0, total: input + output } });
+  const base = [
+    line({ sessionId: 's-1', projectHash: 'ph', startTime: at(0), lastUpdated: at(0), kind: 'main' }),
+    line({ id: 'u0', timestamp: at(1), type: 'user', content: [{ text: '<session_context>\nlinux\n</session_context>' }] }),
+    line({ id: 'u1', timestamp: at(2), type: 'user', content: 'run the tests' }),
+    gemini('g1', 3, {
+      content: '',
+      thoughts: [{ subject: 'Plan' }],
+      toolCalls: [{ id: 'sh-1', name: 'run_shell_command', args: { command: 'npm test' }, status: 'executing' }],
+      tokens: null,
+    }),
+  ].join('');
+  await appendsAsWhole(
+    'gemini',
+    base,
+    [
+      // The same id again: its tool call now has a result, and tokens arrive (last version, first place).
+      gemini('g1', 3, {
+        content: 'Running them.',
+        thoughts: [{ subject: 'Plan' }, { subject: 'Run' }],
+        toolCalls: [
+          {
+            id: 'sh-1',
+            name: 'run_shell_command',
+            args: { command: 'npm test' },
+            status: 'success',
+            result: [{ functionResponse: { id: 'sh-1', name: 'run_shell_command', response: { output: '1 failing' } } }],
+          },
+        ],
+        ...tokens(1200, 40),
+      }),
+      line({ id: 'u2', timestamp: at(4), type: 'user', content: 'fix it' }) +
+        gemini('g2', 5, { content: [{ text: 'thinking', thought: true }], ...tokens(1400, 0) }),
+      // Back to before u2, then a new answer; a rewind to an id that is not there.
+      line({ $rewindTo: 'u2' }) +
+        line({ $rewindTo: 'nowhere' }) +
+        gemini('g3', 6, { content: [{ inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }], ...tokens(1500, 60) }),
+      // While that answer (inline data only) is an old line: a call whose result is null, one whose result is empty.
+      gemini('g4', 6, {
+        content: '',
+        toolCalls: [
+          { id: 'r-1', name: 'read_file', result: null },
+          { id: 'r-2', name: 'read_file', result: [] },
+        ],
+        ...tokens(1600, 5),
+      }),
+      line({ id: 'u3', timestamp: at(7), type: 'user', content: 'and now?' }),
+      // Tokens whose only count is the total (the last usage all the same), then more lines after them.
+      gemini('g5', 7, { content: 'short', tokens: { input: 0, output: 7, total: 7 } }),
+      line({ id: 'u4', timestamp: at(8), type: 'user', content: 'thanks' }),
+      // A compression's checkpoint replaces the list; a one-line legacy document replaces it again.
+      line({ $set: { lastUpdated: at(7) } }) +
+        line({
+          $set: {
+            messages: [
+              { id: 'c1', type: 'user', content: [{ text: '<state_snapshot>goal</state_snapshot>' }] },
+              { id: 'c2', type: 'gemini', content: 'ok' },
+              7,
+            ],
+          },
+        }),
+      line({
+        sessionId: 's-1',
+        projectHash: 'ph',
+        messages: [
+          { id: 'm1', type: 'user', content: 'again' },
+          { id: 'g1', type: 'gemini', content: '', toolCalls: [{ name: 'x', result: [] }, 5] },
+        ],
+      }),
+      line({ id: 'c2', timestamp: at(9), type: 'gemini', content: 'updated after the document', ...tokens(300, 10) }) +
+        '{"unrecognised": true}\n' +
+        '"a string"\n',
+    ],
+    'gemini',
   );
 });
 
