@@ -15,6 +15,7 @@ import { devsAdapter } from '../src/formats/devs/read.js';
 import { geminiAdapter } from '../src/formats/gemini/read.js';
 import { ADAPTERS } from '../src/formats/index.js';
 import type { FormatAdapter, FormatName, Transcript } from '../src/formats/index.js';
+import { readTranscript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
 import { readGrown, ResumeStore } from '../src/io/resume-store.js';
@@ -709,6 +710,53 @@ test('read on: hostile appends to a Gemini CLI session give the rows of a whole 
   );
 });
 
+test('read on: turns not sent (earlier reasoning) are kept too: only the turns of new lines are counted, a compacted line is not read again', async () => {
+  const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+  const line = (type: string, payload: unknown, i: number): string => `${JSON.stringify({ timestamp: at(i), type, payload })}\n`;
+  const message = (role: string, text: string) => ({ type: 'message', role, content: [{ type: role === 'user' ? 'input_text' : 'output_text', text }] });
+  const reasoning = (id: string) => ({
+    type: 'reasoning',
+    id,
+    summary: [{ type: 'summary_text', text: `thinking ${id}` }],
+    encrypted_content: 'QUJD'.repeat(20),
+  });
+  const cache = freshDir('cache');
+  const path = join(freshDir('not-sent'), 's.jsonl');
+  writeFileSync(
+    path,
+    [
+      line('session_meta', { id: 's', base_instructions: { text: 'You are Codex.' } }, 0),
+      line('response_item', message('user', 'first request'), 1),
+      line('response_item', reasoning('rs_1'), 2),
+      line('response_item', message('assistant', 'first answer'), 3),
+      // A compaction whose history holds reasoning of an earlier turn and a long answer.
+      line(
+        'compacted',
+        {
+          message: '',
+          replacement_history: [
+            message('user', 'first request'),
+            reasoning('rs_0'),
+            message('assistant', 'long answer '.repeat(500)),
+            message('user', 'second request'),
+            message('assistant', 'ok'),
+          ],
+        },
+        4,
+      ),
+      line('response_item', reasoning('rs_2'), 5),
+    ].join(''),
+  );
+  await analyzeOnce(path, sessionRun(cache, 'codex'), true);
+  for (let i = 0; i < 4; i++) {
+    appendFileSync(path, line('response_item', message(i % 2 === 0 ? 'user' : 'assistant', `more ${i}`), 6 + i));
+    const grown = await analyzeOnce(path, sessionRun(cache, 'codex'), true);
+    assert.deepEqual(grown.outcome, (await analyzeOnce(path, sessionRun(undefined, 'codex'), false)).outcome, `append ${i}`);
+    // From the second run on, the state holds every old turn, sent or not: one new line, one count.
+    if (i > 0) assert.equal(grown.counted, 1, `append ${i}: counted ${grown.counted}`);
+  }
+});
+
 test('read on: a file whose old bytes changed, that shrank, or whose state is of another schema is read whole', async () => {
   const { lines, cache, path } = sessionToGrow('changed');
   writeFileSync(path, Buffer.concat(lines.slice(0, 100)));
@@ -731,6 +779,15 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
       const key = Object.keys(d.state.turns)[0] as string;
       d.state.turns[key] = ['many', 0];
     },
+    // Not counted is -1 for both counts, nothing below.
+    (d: typeof data) => {
+      const key = Object.keys(d.state.turns)[0] as string;
+      d.state.turns[key] = [-1, 5];
+    },
+    (d: typeof data) => {
+      const key = Object.keys(d.state.turns)[0] as string;
+      d.state.turns[key] = [-2, -2];
+    },
   ]) {
     const damaged = structuredClone(data);
     damage(damaged);
@@ -741,6 +798,18 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
   assert.equal(resumeRead(path, path, store, undefined), undefined);
   writeFileSync(stateFile, kept);
   assert.ok(resumeRead(path, path, store, undefined), 'the state as kept: read on');
+  // A turn kept while it was not sent has no counts: once it is sent, its line is read again and counted.
+  {
+    const notCounted = structuredClone(data);
+    for (const key of Object.keys(notCounted.state.turns)) notCounted.state.turns[key] = [-1, -1];
+    writeFileSync(stateFile, JSON.stringify(notCounted));
+    const read = resumeRead(path, path, store, undefined);
+    assert.ok(read, 'read on');
+    const tokens = await read.count((entries) => countEntries(entries, counter));
+    const whole = readTranscript(parseDocument(readFileSync(path), { path }));
+    assert.deepEqual(tokens, countEntries(whole.entries, counter));
+    writeFileSync(stateFile, kept);
+  }
 
   // One byte of an old line changed (same length), and lines appended: the old lines are not what the state says.
   const bytes = Buffer.concat(lines.slice(0, 120));

@@ -24,7 +24,7 @@ const MAX_STATES = 200;
 
 /** A line as kept: where its bytes are, its terminator (0 none, 1 `\n`, 2 `\r\n`), blank or not, its values' skeletons. */
 type KeptRecord = readonly [offset: number, byteLength: number, eol: 0 | 1 | 2, blank: 0 | 1, values: readonly unknown[]];
-/** A turn's counts by the lines it was read from (in the order its text joins them, by commas; and the path in them, when one line holds several turns): text tokens, blob tokens, and, for a masked result, its placeholder as calibration reads it. */
+/** A turn's counts by the lines it was read from (in the order its text joins them, by commas; and the path in them, when one line holds several turns): text tokens, blob tokens (both -1 for a turn kept while it was not sent), and, for a masked result, its placeholder as calibration reads it. */
 export type KeptTurn = readonly [text: number, blobs: number, placeholder?: string];
 
 export interface ResumeState {
@@ -86,8 +86,16 @@ function wellFormed(state: ResumeState): boolean {
   // The last line whole: new bytes start a line of their own.
   if ((state.records.at(-1)?.[2] ?? 1) === 0) return false;
   if (at !== state.size || typeof state.turns !== 'object' || state.turns === null || Array.isArray(state.turns)) return false;
+  // Counts, or -1 and -1 for a turn kept while it was not sent (not counted).
   return Object.values(state.turns).every(
-    (t) => Array.isArray(t) && Number.isSafeInteger(t[0]) && Number.isSafeInteger(t[1]) && (t[2] === undefined || typeof t[2] === 'string'),
+    (t) =>
+      Array.isArray(t) &&
+      Number.isSafeInteger(t[0]) &&
+      Number.isSafeInteger(t[1]) &&
+      t[0] >= -1 &&
+      t[1] >= -1 &&
+      (t[0] === -1) === (t[1] === -1) &&
+      (t[2] === undefined || typeof t[2] === 'string'),
   );
 }
 

@@ -30,6 +30,9 @@ export interface Resumed {
   keep(tokens: readonly EntryTokens[]): void;
 }
 
+/** A kept turn's counts when it was not sent: not counted (it counts 0 while it is not sent). */
+const NOT_COUNTED = -1;
+
 /**
  * A turn's lines in the order its text joins them (the same lines joined in another order are another
  * text), and where in them it is when one line holds several turns (a Codex compaction's history).
@@ -51,6 +54,11 @@ export function resumeRead(path: string, absolute: string, store: ResumeStore, f
   const added = parseAppended(grown.bytes.subarray(state.size), old);
   const records: RawRecord[] = [...keptRecords(state), ...added.records];
   const doc: ParsedDocument = { path, bom: state.bom, records, issues: [...state.issues, ...added.issues], kind: 'jsonl', totalBytes: grown.bytes.length };
+  /** The counts kept for a turn; a turn kept while it was not sent has none, so only while it still is not. */
+  const keptFor = (entry: TranscriptEntry): KeptTurn | undefined => {
+    const turn = state.turns[turnKey(entry)];
+    return turn !== undefined && (turn[0] !== NOT_COUNTED || entry.notSent !== undefined) ? turn : undefined;
+  };
   /** Old lines parsed again from the bytes (their values whole): not skeletons any more. */
   const whole = new Set<number>();
   let transcript = adapter.read(doc);
@@ -58,7 +66,7 @@ export function resumeRead(path: string, absolute: string, store: ResumeStore, f
     const again = new Set<number>();
     for (const entry of transcript.entries) {
       const lines = entry.source.records;
-      if (lines.every((r) => r >= old || whole.has(r)) || (lines.every((r) => !whole.has(r)) && state.turns[turnKey(entry)] !== undefined)) continue;
+      if (lines.every((r) => r >= old || whole.has(r)) || (lines.every((r) => !whole.has(r)) && keptFor(entry) !== undefined)) continue;
       for (const r of lines) if (r < old && !whole.has(r)) again.add(r);
     }
     if (again.size === 0) break;
@@ -72,8 +80,7 @@ export function resumeRead(path: string, absolute: string, store: ResumeStore, f
     transcript = adapter.read(doc);
   }
   if (transcript.entries.length === 0) return undefined;
-  const kept = (entry: TranscriptEntry): KeptTurn | undefined =>
-    entry.source.records.every((r) => r < old && !whole.has(r)) ? state.turns[turnKey(entry)] : undefined;
+  const kept = (entry: TranscriptEntry): KeptTurn | undefined => (entry.source.records.every((r) => r < old && !whole.has(r)) ? keptFor(entry) : undefined);
   // A kept turn's text is gone: only a masked result's placeholder is kept (calibration reads it).
   const entries = transcript.entries.map((entry) => {
     const turn = kept(entry);
@@ -148,10 +155,13 @@ function keepState(
     const before = read.kept(entry);
     const tokens = read.tokens[i];
     if (before !== undefined) turns[key] = before;
-    else if (entry.notSent === undefined && tokens !== undefined) {
-      // A masked result's placeholder, as far as calibration reads it (the size it records).
+    else if (tokens !== undefined) {
+      // A masked result's placeholder, as far as calibration reads it (the size it records). A turn
+      // not sent (earlier reasoning Codex drops) is kept too, without counts: else its line would be
+      // parsed again on every run.
       const placeholder = MASKED_TOKENS.exec(entry.turn.content)?.[0];
-      turns[key] = placeholder !== undefined ? [tokens.text, tokens.blobs, placeholder] : [tokens.text, tokens.blobs];
+      const counts = entry.notSent === undefined ? ([tokens.text, tokens.blobs] as const) : ([NOT_COUNTED, NOT_COUNTED] as const);
+      turns[key] = placeholder !== undefined ? [...counts, placeholder] : counts;
     }
   });
   for (const key of repeated) delete turns[key];
