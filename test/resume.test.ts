@@ -874,17 +874,27 @@ test('analyze DIR: sessions that grow between runs give the rows of a cold run, 
   }
 });
 
-test('analyze DIR: devs sessions that grow between runs give the rows of a cold run, in the pool and on the main thread', () => {
-  const source = join(freshDir('devs-long'), 'long.jsonl');
-  writeFileSync(source, longDevsSession());
-  const lines = linesOf(source);
-  for (const sessions of [1, 20]) {
+test('analyze DIR: devs, Codex and Gemini CLI sessions that grow between runs give the rows of a cold run, in the pool and on the main thread', {
+  skip: realdataSkip,
+}, () => {
+  const devs = join(freshDir('devs-long'), 'long.jsonl');
+  writeFileSync(devs, longDevsSession());
+  const gemini = join(freshDir('gemini-long'), 'long.jsonl');
+  writeFileSync(gemini, longGeminiSession());
+  const codex = codexReal.find((p) => p.includes('01-')) as string;
+  const sources = [devs, codex, gemini].map(linesOf);
+  for (const sessions of [1, 3, 20]) {
     const dir = freshDir('batch');
     const cache = freshDir('cache');
     const paths = Array.from({ length: sessions }, (_, i) => join(dir, `p${i % 3}`, `s${i}.jsonl`));
     for (const p of paths) mkdirSync(join(p, '..'), { recursive: true });
-    for (const [step, cut] of [60, 80, 81, lines.length].entries()) {
-      for (const [i, p] of paths.entries()) writeFileSync(p, Buffer.concat(lines.slice(0, Math.max(1, cut - i))));
+    // A share of each session's lines: a third, a half, one line more, all.
+    for (const [step, share] of [0.3, 0.5, -1, 1].entries()) {
+      for (const [i, p] of paths.entries()) {
+        const lines = sources[i % 3] as Buffer[];
+        const cut = share === -1 ? Math.floor(lines.length * 0.5) + 1 : Math.floor(lines.length * share);
+        writeFileSync(p, Buffer.concat(lines.slice(0, Math.max(1, cut - Math.floor(i / 3)))));
+      }
       for (const output of [['--ndjson'], []]) {
         const warm = runCli(['analyze', dir, ...output], { env: { DEVS_CTX_CACHE_DIR: cache } });
         const cold = runCli(['analyze', dir, ...output, '--no-cache']);
