@@ -683,6 +683,9 @@ test('read on: hostile appends to a Gemini CLI session give the rows of a whole 
       // Tokens whose only count is the total (the last usage all the same), then more lines after them.
       gemini('g5', 7, { content: 'short', tokens: { input: 0, output: 7, total: 7 } }),
       line({ id: 'u4', timestamp: at(8), type: 'user', content: 'thanks' }),
+      // Negative zero, which a state (JSON) keeps as 0.
+      '{"id":"g6","type":"gemini","content":"z","tokens":{"input":-0,"output":-0,"total":50}}\n',
+      line({ id: 'u5', timestamp: at(9), type: 'user', content: 'bye' }),
       // A compression's checkpoint replaces the list; a one-line legacy document replaces it again.
       line({ $set: { lastUpdated: at(7) } }) +
         line({

@@ -284,9 +284,10 @@ function joinPath(base: string, sub: string): string {
   return `${base}.${sub}`;
 }
 
+/** A finite number, or 0 (and 0 for -0, which JSON writes as 0: a kept state reads the same). */
 function numberField(object: JsonObject, key: string): number {
   const value = object[key];
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+  return typeof value === 'number' && Number.isFinite(value) ? value + 0 : 0;
 }
 
 /** A `tokens` object that carries a real count (some records hold all zeros). */
