@@ -26,6 +26,8 @@ const MAX_STATES = 200;
 type KeptRecord = readonly [offset: number, byteLength: number, eol: 0 | 1 | 2, blank: 0 | 1, values: readonly unknown[]];
 /** A turn's counts by the lines it was read from (in the order its text joins them, by commas; and the path in them, when one line holds several turns): text tokens, blob tokens (both -1 for a turn kept while it was not sent), and, for a masked result, its placeholder as calibration reads it. */
 export type KeptTurn = readonly [text: number, blobs: number, placeholder?: string];
+/** A kept turn's counts when it was not sent: not counted (it counts 0 while it is not sent). */
+export const NOT_COUNTED = -1;
 
 export interface ResumeState {
   /** The absolute path of the transcript. */
@@ -86,15 +88,15 @@ function wellFormed(state: ResumeState): boolean {
   // The last line whole: new bytes start a line of their own.
   if ((state.records.at(-1)?.[2] ?? 1) === 0) return false;
   if (at !== state.size || typeof state.turns !== 'object' || state.turns === null || Array.isArray(state.turns)) return false;
-  // Counts, or -1 and -1 for a turn kept while it was not sent (not counted).
+  // Counts, or both NOT_COUNTED for a turn kept while it was not sent.
   return Object.values(state.turns).every(
     (t) =>
       Array.isArray(t) &&
       Number.isSafeInteger(t[0]) &&
       Number.isSafeInteger(t[1]) &&
-      t[0] >= -1 &&
-      t[1] >= -1 &&
-      (t[0] === -1) === (t[1] === -1) &&
+      t[0] >= NOT_COUNTED &&
+      t[1] >= NOT_COUNTED &&
+      (t[0] === NOT_COUNTED) === (t[1] === NOT_COUNTED) &&
       (t[2] === undefined || typeof t[2] === 'string'),
   );
 }

@@ -5,7 +5,7 @@ import { adapterFor, detectionSettled, FORMAT_NAMES } from '../../formats/index.
 import type { FormatAdapter, FormatName } from '../../formats/index.js';
 import { parseAppended } from '../../io/jsonl.js';
 import type { ParsedDocument, RawRecord } from '../../io/jsonl.js';
-import { keepRecord, keptRecords, readGrown, recordOffsets, RESUME_MAX_BYTES } from '../../io/resume-store.js';
+import { keepRecord, keptRecords, NOT_COUNTED, readGrown, recordOffsets, RESUME_MAX_BYTES } from '../../io/resume-store.js';
 import type { KeptTurn, ResumeState, ResumeStore } from '../../io/resume-store.js';
 
 /**
@@ -29,9 +29,6 @@ export interface Resumed {
   /** Keeps where this read ended, for the next run. */
   keep(tokens: readonly EntryTokens[]): void;
 }
-
-/** A kept turn's counts when it was not sent: not counted (it counts 0 while it is not sent). */
-const NOT_COUNTED = -1;
 
 /**
  * A turn's lines in the order its text joins them (the same lines joined in another order are another

@@ -1,6 +1,7 @@
 import type { OpaqueBlob } from '../types.js';
 import { isRecord, type JsonObject, safeJson } from '../shared/json.js';
 
+/** The text and blobs of a Gemini part list: what the reader makes a turn of, and what a line's skeleton tells apart. */
 export interface PartsText {
   readonly text: string;
   readonly blobs: OpaqueBlob[];
