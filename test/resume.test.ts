@@ -345,90 +345,70 @@ function cutsFor(n: number): number[] {
   return [...new Set([at(0.3), at(0.3) + 1, at(0.5), at(0.5) + 5, at(0.8), at(0.8) + 2, n])].filter((c) => c <= n).sort((a, b) => a - b);
 }
 
-for (const source of claudeReal) {
-  test(`read on from where it ended: ${realdataName(source)}: every row as read whole, at seven points of its growth`, { skip: realdataSkip }, async () => {
-    const cuts = cutsFor(linesOf(source).length);
-    // Detected: a short session is read whole until detection has seen all it reads (50 lines of it).
-    const detected = await growThrough(source, cuts);
-    if (linesOf(source).length > 100) assert.ok(detected >= 1, `${realdataName(source)}: read on ${detected} times`);
-    const forced = await growThrough(source, cuts, 'claude-code');
-    assert.ok(forced >= 1, `${realdataName(source)}: read on ${forced} times with --format`);
-  });
+/** Each real session of a format grown through seven cuts, its format detected and given: every row as read whole. */
+function testSevenCuts(sources: readonly string[], format: FormatName): void {
+  for (const source of sources) {
+    test(`read on from where it ended: ${realdataName(source)}: every row as read whole, at seven points of its growth`, { skip: realdataSkip }, async () => {
+      const cuts = cutsFor(linesOf(source).length);
+      // Detected: a short session is read whole until detection has seen all it reads (50 lines of it).
+      const detected = await growThrough(source, cuts);
+      if (linesOf(source).length > 100) assert.ok(detected >= 1, `${realdataName(source)}: read on ${detected} times`);
+      const forced = await growThrough(source, cuts, format);
+      assert.ok(forced >= 1, `${realdataName(source)}: read on ${forced} times with --format`);
+    });
+  }
 }
 
-test('read on from where it ended: every Claude Code fixture, format given, line by line', async () => {
+/** Each file grown line by line, its format given (every row as read whole): how many runs were read on. */
+async function lineByLine(sources: readonly string[], format: FormatName): Promise<number> {
   let resumed = 0;
-  for (const source of claudeFixtures) {
+  for (const source of sources) {
     const n = linesOf(source).length;
     resumed += await growThrough(
       source,
       Array.from({ length: n }, (_, i) => i + 1),
-      'claude-code',
+      format,
     );
   }
+  return resumed;
+}
+
+/** A long session (detection settles) grown through seven cuts, its format detected and given: read on at least twice each way. */
+async function growsLong(text: string, format: FormatName): Promise<void> {
+  const long = join(freshDir(`${format}-long`), 'long.jsonl');
+  writeFileSync(long, text);
+  const cuts = cutsFor(linesOf(long).length);
+  assert.ok((await growThrough(long, cuts)) >= 2, 'read on with the format detected');
+  assert.ok((await growThrough(long, cuts, format)) >= 2, `read on with --format ${format}`);
+}
+
+testSevenCuts(claudeReal, 'claude-code');
+
+test('read on from where it ended: every Claude Code fixture, format given, line by line', async () => {
+  const resumed = await lineByLine(claudeFixtures, 'claude-code');
   assert.ok(resumed > 50, `read on ${resumed} times`);
 });
 
-for (const source of codexReal) {
-  test(`read on from where it ended: ${realdataName(source)}: every row as read whole, at seven points of its growth`, { skip: realdataSkip }, async () => {
-    const cuts = cutsFor(linesOf(source).length);
-    const detected = await growThrough(source, cuts);
-    if (linesOf(source).length > 100) assert.ok(detected >= 1, `${realdataName(source)}: read on ${detected} times`);
-    const forced = await growThrough(source, cuts, 'codex');
-    assert.ok(forced >= 1, `${realdataName(source)}: read on ${forced} times with --format`);
-  });
-}
+testSevenCuts(codexReal, 'codex');
 
 test('read on from where it ended: every Codex fixture, format given, line by line', async () => {
-  let resumed = 0;
-  for (const source of codexFixtures) {
-    const n = linesOf(source).length;
-    resumed += await growThrough(
-      source,
-      Array.from({ length: n }, (_, i) => i + 1),
-      'codex',
-    );
-  }
+  const resumed = await lineByLine(codexFixtures, 'codex');
   assert.ok(resumed > 30, `read on ${resumed} times`);
 });
 
 test('read on from where it ended: every Gemini CLI JSONL fixture and real session, format given, line by line; a long session, detected and given', {
   skip: realdataSkip,
 }, async () => {
-  let resumed = 0;
-  for (const source of [...geminiFixtures, ...geminiReal]) {
-    if (parseDocument(readFileSync(source), { path: source }).kind !== 'jsonl') continue;
-    const n = linesOf(source).length;
-    resumed += await growThrough(
-      source,
-      Array.from({ length: n }, (_, i) => i + 1),
-      'gemini',
-    );
-  }
+  const jsonl = [...geminiFixtures, ...geminiReal].filter((source) => parseDocument(readFileSync(source), { path: source }).kind === 'jsonl');
+  const resumed = await lineByLine(jsonl, 'gemini');
   assert.ok(resumed > 30, `read on ${resumed} times`);
-  const long = join(freshDir('gemini-long'), 'long.jsonl');
-  writeFileSync(long, longGeminiSession());
-  const cuts = cutsFor(linesOf(long).length);
-  assert.ok((await growThrough(long, cuts)) >= 2, 'read on with the format detected');
-  assert.ok((await growThrough(long, cuts, 'gemini')) >= 2, 'read on with --format gemini');
+  await growsLong(longGeminiSession(), 'gemini');
 });
 
 test('read on from where it ended: every devs fixture, format given, line by line; a long devs session, detected and given', async () => {
-  let resumed = 0;
-  for (const source of devsFixtures) {
-    const n = linesOf(source).length;
-    resumed += await growThrough(
-      source,
-      Array.from({ length: n }, (_, i) => i + 1),
-      'devs',
-    );
-  }
+  const resumed = await lineByLine(devsFixtures, 'devs');
   assert.ok(resumed > 50, `read on ${resumed} times`);
-  const long = join(freshDir('devs-long'), 'long.jsonl');
-  writeFileSync(long, longDevsSession());
-  const cuts = cutsFor(linesOf(long).length);
-  assert.ok((await growThrough(long, cuts)) >= 2, 'read on with the format detected');
-  assert.ok((await growThrough(long, cuts, 'devs')) >= 2, 'read on with --format devs');
+  await growsLong(longDevsSession(), 'devs');
 });
 
 test('read on: a masked result kept from an old line still calibrates at the size its placeholder records', async () => {
@@ -855,25 +835,36 @@ test('read on: a FIFO in the file’s place is not waited on', { skip: process.p
   assert.equal(readGrown(path, state), undefined);
 });
 
-test('analyze DIR: sessions that grow between runs give the rows of a cold run, in the pool and on the main thread', { skip: realdataSkip }, () => {
-  const source = claudeReal.find((p) => p.includes('01-')) as string;
-  const lines = linesOf(source);
-  for (const sessions of [1, 20]) {
-    const dir = freshDir('batch');
-    const cache = freshDir('cache');
-    const paths = Array.from({ length: sessions }, (_, i) => join(dir, `p${i % 3}`, `s${i}.jsonl`));
-    for (const p of paths) mkdirSync(join(p, '..'), { recursive: true });
-    for (const [step, cut] of [300, 420, 421, 700, lines.length].entries()) {
-      // Each run, every session grew (the pool sees them all as grown).
-      for (const [i, p] of paths.entries()) writeFileSync(p, Buffer.concat(lines.slice(0, Math.max(1, cut - i))));
-      for (const output of [['--ndjson'], []]) {
-        const warm = runCli(['analyze', dir, ...output], { env: { DEVS_CTX_CACHE_DIR: cache } });
-        const cold = runCli(['analyze', dir, ...output, '--no-cache']);
-        assert.equal(warm.stdout, cold.stdout, `${sessions} sessions, step ${step}`);
-        assert.equal(warm.exitCode, cold.exitCode);
-      }
-      if (step > 0) assert.equal(readdirSync(join(cache, 'resume')).length, sessions, 'a state per grown session');
+/**
+ * `analyze DIR` over `sessions` sessions in three project folders, which `write` grows at each of
+ * `steps` steps: a run with the caches prints what a run without them prints, rows and text; from the
+ * second step on, each session has a state to read on from.
+ */
+function batchGrowsAsCold(sessions: number, steps: number, write: (paths: readonly string[], step: number) => void): void {
+  const dir = freshDir('batch');
+  const cache = freshDir('cache');
+  const paths = Array.from({ length: sessions }, (_, i) => join(dir, `p${i % 3}`, `s${i}.jsonl`));
+  for (const p of paths) mkdirSync(join(p, '..'), { recursive: true });
+  for (let step = 0; step < steps; step++) {
+    write(paths, step);
+    for (const output of [['--ndjson'], []]) {
+      const warm = runCli(['analyze', dir, ...output], { env: { DEVS_CTX_CACHE_DIR: cache } });
+      const cold = runCli(['analyze', dir, ...output, '--no-cache']);
+      assert.equal(warm.stdout, cold.stdout, `${sessions} sessions, step ${step}`);
+      assert.equal(warm.exitCode, cold.exitCode);
     }
+    if (step > 0) assert.equal(readdirSync(join(cache, 'resume')).length, sessions, 'a state per grown session');
+  }
+}
+
+test('analyze DIR: sessions that grow between runs give the rows of a cold run, in the pool and on the main thread', { skip: realdataSkip }, () => {
+  const lines = linesOf(claudeReal.find((p) => p.includes('01-')) as string);
+  const cuts = [300, 420, 421, 700, lines.length];
+  for (const sessions of [1, 20]) {
+    // Each run, every session grew (the pool sees them all as grown).
+    batchGrowsAsCold(sessions, cuts.length, (paths, step) => {
+      for (const [i, p] of paths.entries()) writeFileSync(p, Buffer.concat(lines.slice(0, Math.max(1, (cuts[step] as number) - i))));
+    });
   }
 });
 
@@ -886,25 +877,16 @@ test('analyze DIR: devs, Codex and Gemini CLI sessions that grow between runs gi
   writeFileSync(gemini, longGeminiSession());
   const codex = codexReal.find((p) => p.includes('01-')) as string;
   const sources = [devs, codex, gemini].map(linesOf);
+  // A share of each session's lines: a third, a half, one line more, all.
+  const shares = [0.3, 0.5, -1, 1];
   for (const sessions of [1, 3, 20]) {
-    const dir = freshDir('batch');
-    const cache = freshDir('cache');
-    const paths = Array.from({ length: sessions }, (_, i) => join(dir, `p${i % 3}`, `s${i}.jsonl`));
-    for (const p of paths) mkdirSync(join(p, '..'), { recursive: true });
-    // A share of each session's lines: a third, a half, one line more, all.
-    for (const [step, share] of [0.3, 0.5, -1, 1].entries()) {
+    batchGrowsAsCold(sessions, shares.length, (paths, step) => {
+      const share = shares[step] as number;
       for (const [i, p] of paths.entries()) {
         const lines = sources[i % 3] as Buffer[];
         const cut = share === -1 ? Math.floor(lines.length * 0.5) + 1 : Math.floor(lines.length * share);
         writeFileSync(p, Buffer.concat(lines.slice(0, Math.max(1, cut - Math.floor(i / 3)))));
       }
-      for (const output of [['--ndjson'], []]) {
-        const warm = runCli(['analyze', dir, ...output], { env: { DEVS_CTX_CACHE_DIR: cache } });
-        const cold = runCli(['analyze', dir, ...output, '--no-cache']);
-        assert.equal(warm.stdout, cold.stdout, `${sessions} sessions, step ${step}`);
-        assert.equal(warm.exitCode, cold.exitCode);
-      }
-      if (step > 0) assert.equal(readdirSync(join(cache, 'resume')).length, sessions, 'a state per grown session');
-    }
+    });
   }
 });
