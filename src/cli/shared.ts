@@ -66,6 +66,7 @@ export class CachedCounter implements TextTokenCounter {
   async prepare(entries: readonly TranscriptEntry[], jobs: number, alongside?: () => Promise<void>, ahead?: CountWorkers): Promise<void> {
     const missing: string[] = [];
     const keys: string[] = [];
+    let chars = 0;
     for (const entry of entries) {
       if (entry.notSent !== undefined) continue;
       const text = entry.turn.content;
@@ -79,13 +80,12 @@ export class CachedCounter implements TextTokenCounter {
       this.#known.set(text, -1);
       missing.push(text);
       keys.push(key);
+      chars += text.length;
     }
     if (missing.length === 0) {
       await alongside?.();
       return;
     }
-    let chars = 0;
-    for (const text of missing) chars += text.length;
     const counts = await countAcrossThreads(missing, this.#counter(chars >= BULK_PREPARE_CHARS), this.encoding, jobs, alongside, ahead);
     for (const [i, text] of missing.entries()) {
       const count = counts[i] as number;

@@ -182,8 +182,7 @@ export async function readInput(
       if (whole) {
         closeSync(fd);
         // Already in memory: parsed as it is, without a stream to iterate.
-        options.digest?.update(whole);
-        return parseDocument(whole, { path, keepRaw: options.keepRaw ?? false });
+        return parseDocument(whole, { path, keepRaw: options.keepRaw ?? false, ...(options.digest ? { digest: options.digest } : {}) });
       } else {
         stream = createReadStream('', { fd, highWaterMark: 1 << 20 });
       }

@@ -322,6 +322,7 @@ export async function readDocument(stream: Readable, options: ReadOptions): Prom
 /** Same as `readDocument`, for bytes already in memory. */
 export function parseDocument(bytes: Buffer, options: ReadOptions): ParsedDocument {
   const collector = new LineCollector(options.keepRaw ?? false);
+  options.digest?.update(bytes);
   collector.push(bytes);
   collector.end();
   return finish(collector, options.path);

@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { usePrebuiltRankTables } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
+import { readFully } from './fd.js';
 
 /**
  * The binary rank tables `npm run build` writes into dist/ranks/ (scripts/build-ranks.mjs), found
@@ -52,14 +53,7 @@ export function readShared(file: URL | string): SharedArrayBuffer | undefined {
     if (!stat.isFile()) return undefined;
     const size = stat.size;
     const table = new SharedArrayBuffer(size);
-    const bytes = new Uint8Array(table);
-    let done = 0;
-    while (done < size) {
-      const read = readSync(fd, bytes, done, size - done, done);
-      if (read === 0) return undefined;
-      done += read;
-    }
-    return table;
+    return readFully(fd, new Uint8Array(table)) < size ? undefined : table;
   } catch {
     return undefined;
   } finally {

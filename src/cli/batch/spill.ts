@@ -1,6 +1,7 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readFully } from '../../io/fd.js';
 
 /** Where a spilled text is: byte offset and length in the spill file. */
 export interface SpillRef {
@@ -39,12 +40,7 @@ export class Spill {
 
   read(ref: SpillRef): string {
     const bytes = Buffer.allocUnsafe(ref.length);
-    let done = 0;
-    while (done < ref.length) {
-      const read = readSync(this.fd, bytes, done, ref.length - done, ref.offset + done);
-      if (read === 0) throw new Error('the spill file of analyze --sort was cut short');
-      done += read;
-    }
+    if (readFully(this.fd, bytes, ref.offset) < ref.length) throw new Error('the spill file of analyze --sort was cut short');
     return bytes.toString('utf8');
   }
 

@@ -1,5 +1,5 @@
 import { sha1 } from '../../io/sha1.js';
-import { isRecord, safeJson, sameKind, type JsonObject } from '../shared/json.js';
+import { isRecord, pick, safeJson, sameKind, type JsonObject } from '../shared/json.js';
 
 /**
  * A Claude Code line without its text: what the reader (read.ts, tree.ts) needs of it to find the
@@ -38,20 +38,13 @@ const PRESENCE = ['payload', 'role', '$set', '$rewindTo'] as const;
 
 export function claudeCodeSkeleton(value: unknown): unknown {
   if (!isRecord(value)) return null;
-  const out: JsonObject = {};
-  for (const key of ENVELOPE) if (key in value) out[key] = value[key] as JsonObject[string];
+  const out = pick(value, ENVELOPE);
   for (const key of PRESENCE) if (key in value) out[key] = null;
   const meta = value['compactMetadata'];
   if (meta !== undefined) out['compactMetadata'] = isRecord(meta) ? pick(meta, ['preTokens', 'trigger']) : null;
   if (typeof value['summary'] === 'string') out['summary'] = '';
   if ('snapshot' in value) out['snapshot'] = isRecord(value['snapshot']) ? {} : null;
   if ('message' in value) out['message'] = messageSkeleton(value['message'], value['type'] === 'assistant');
-  return out;
-}
-
-function pick(record: JsonObject, keys: readonly string[]): JsonObject {
-  const out: JsonObject = {};
-  for (const key of keys) if (key in record) out[key] = record[key] as JsonObject[string];
   return out;
 }
 

@@ -1,4 +1,4 @@
-import { isRecord, sameKind, type JsonObject } from '../shared/json.js';
+import { isRecord, pick, sameKind, type JsonObject } from '../shared/json.js';
 import { isEnvelope } from './envelope.js';
 
 /**
@@ -14,8 +14,7 @@ import { isEnvelope } from './envelope.js';
  */
 export function codexSkeleton(value: unknown): unknown {
   if (!isEnvelope(value)) return sameKind(value);
-  const out: JsonObject = { type: value.type };
-  if ('timestamp' in value) out['timestamp'] = value['timestamp'];
+  const out = pick(value, ['type', 'timestamp']);
   const payload = value['payload'];
   if (!isRecord(payload)) {
     out['payload'] = sameKind(payload);
@@ -55,8 +54,7 @@ function metaSkeleton(payload: JsonObject): JsonObject {
 
 function itemSkeleton(item: JsonObject): JsonObject {
   if (item['type'] === 'message' && item['role'] === 'user') return item;
-  const out: JsonObject = {};
-  for (const key of ['type', 'role', 'id', 'call_id']) if (key in item) out[key] = item[key];
+  const out = pick(item, ['type', 'role', 'id', 'call_id']);
   // What the reader turns into text only: present, with none.
   for (const key of ['content', 'summary', 'output']) if (key in item) out[key] = '';
   if ('tools' in item) out['tools'] = null;

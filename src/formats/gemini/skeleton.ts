@@ -1,4 +1,4 @@
-import { isRecord, sameKind, type JsonObject } from '../shared/json.js';
+import { isRecord, pick, sameKind, type JsonObject } from '../shared/json.js';
 import { partsText } from './parts.js';
 
 /**
@@ -13,30 +13,23 @@ import { partsText } from './parts.js';
  */
 export function geminiSkeleton(value: unknown): unknown {
   if (!isRecord(value)) return sameKind(value);
-  const out: JsonObject = {};
-  for (const key of ['sessionId', 'projectHash', '$rewindTo', 'role', 'uuid']) if (key in value) out[key] = value[key];
-  if ('payload' in value) out['payload'] = null;
+  const out = { ...pick(value, ['sessionId', 'projectHash', '$rewindTo']), ...messageSkeleton(value) };
   const messages = value['messages'];
   if (messages !== undefined) out['messages'] = Array.isArray(messages) ? messages.map(listed) : sameKind(messages);
   const set = value['$set'];
   if (set !== undefined) {
     out['$set'] = isRecord(set) ? (Array.isArray(set['messages']) ? { messages: set['messages'].map(listed) } : {}) : sameKind(set);
   }
-  return Object.assign(out, messageFields(value));
+  return out;
 }
 
-/** A message of a list (a checkpoint's, a legacy document's): a message's skeleton, or its kind. */
-function listed(message: unknown): unknown {
-  if (!isRecord(message)) return sameKind(message);
-  const out: JsonObject = {};
-  for (const key of ['role', 'uuid']) if (key in message) out[key] = message[key];
+/** A message of a list (a checkpoint's, a legacy document's): its skeleton, or its kind. */
+const listed = (message: unknown): unknown => (isRecord(message) ? messageSkeleton(message) : sameKind(message));
+
+function messageSkeleton(message: JsonObject): JsonObject {
+  // `role`, `uuid` and `payload` tell another format's line from a message by their presence.
+  const out = pick(message, ['role', 'uuid', 'id', 'type', 'timestamp', 'model']);
   if ('payload' in message) out['payload'] = null;
-  return Object.assign(out, messageFields(message));
-}
-
-function messageFields(message: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const key of ['id', 'type', 'timestamp', 'model']) if (key in message) out[key] = message[key];
   if ('content' in message) {
     if (message['type'] === 'user') out['content'] = message['content'];
     else if (message['type'] === 'gemini') {
@@ -59,11 +52,5 @@ function callSkeleton(call: unknown): unknown {
   const result = call['result'];
   // `resultText`: none for a missing, null or empty result; any other has a turn.
   if (result !== undefined) out['result'] = result === null || (Array.isArray(result) && result.length === 0) ? result : 'x';
-  return out;
-}
-
-function pick(record: JsonObject, keys: readonly string[]): JsonObject {
-  const out: JsonObject = {};
-  for (const key of keys) if (key in record) out[key] = record[key];
   return out;
 }

@@ -8,6 +8,13 @@ export function isRecord(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The fields of `record` among `keys`, as they are (a line's skeleton keeps these). */
+export function pick(record: JsonObject, keys: readonly string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const key of keys) if (key in record) out[key] = record[key];
+  return out;
+}
+
 /** A value of the same JSON kind as `value`, with nothing in it (a line's skeleton keeps a value's kind, not its text). */
 export function sameKind(value: unknown): unknown {
   if (value === null || value === undefined) return value;
