@@ -101,6 +101,29 @@ describe('terms', () => {
     assert.equal(own.id('new'), 5, 'a term not read yet gets the next id');
   });
 
+  test('TermIndex: ids stay one per term as the table grows, for terms whose hashes collide', () => {
+    const own = new TermIndex();
+    // "Aa" and "BB" hash alike (31·65 + 97 = 31·66 + 66), and so does every string built of them.
+    const colliding = Array.from({ length: 512 }, (_, n) => [...n.toString(2).padStart(9, '0')].map((bit) => (bit === '0' ? 'Aa' : 'BB')).join(''));
+    const plain = Array.from({ length: 20_000 }, (_, n) => `term${n}x`);
+    const all = [...colliding, ...plain];
+    const ids = all.map((term) => own.id(term));
+    assert.deepEqual(
+      ids,
+      all.map((_, i) => i),
+      'each new term gets the next id',
+    );
+    assert.deepEqual(
+      all.map((term) => own.id(term)),
+      ids,
+      'and the same id when asked again',
+    );
+    assert.deepEqual(own.names, all);
+    const out = new TermIds();
+    own.read('term7x term19999x', out);
+    assert.deepEqual([...out.ids.subarray(0, out.length)], [512 + 7, 512 + 19_999], 'a text read later finds them');
+  });
+
   test('agree with the plain definition on the fixtures, whole and line by line', () => {
     for (const path of filesUnder(`${repoRoot}fixtures`)) {
       const text = readFileSync(path, 'utf8');
