@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { TextTokenCounter } from '../core/accounting.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import { sharedRankTable } from '../io/rank-tables.js';
+import { beforeWorkerThreads } from './worker-flags.js';
 
 /**
  * Below this many characters to count, one thread: a worker costs more to start than it saves.
@@ -44,6 +45,7 @@ export interface CountWorkerData {
 }
 
 function startCountWorker(encoding: EncodingName): CountWorker {
+  beforeWorkerThreads();
   const worker = new Worker(countWorkerUrl(), { workerData: { encoding, rankTable: sharedRankTable(encoding) } satisfies CountWorkerData });
   const done = Promise.race([
     once(worker, 'message').then(() => undefined),

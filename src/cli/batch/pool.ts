@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { sharedRankTable } from '../../io/rank-tables.js';
+import { beforeWorkerThreads } from '../worker-flags.js';
 import type { BatchCounts } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import type { SessionOutcome } from './session.js';
@@ -98,6 +99,7 @@ export class AnalyzePool {
 
   private spawn(): Worker {
     const init: WorkerInit = { ...this.options.init, rankTable: sharedRankTable(this.options.init.encoding) };
+    beforeWorkerThreads();
     const worker = new Worker(analyzeWorkerUrl(), { workerData: init });
     this.workers.push(worker);
     this.load.set(worker, 0);
