@@ -184,5 +184,10 @@ describe('read-back verification', () => {
     assert.deepEqual(verifyReadBack(before, edit, [before[0]!, entry({ id: 'm', content: 'masked' })], [0]), []);
     const altered = [entry({ id: 's', type: 'spec', content: 'SPEC', seq: 2 }), entry({ id: 'm', content: 'masked' })];
     assert.deepEqual(verifyReadBack(before, edit, altered, [0]), ['pinned turn s is missing or altered']);
+    // Its text on another turn (one with other fields) does not stand in for it; no turn with its text is no turn at all.
+    const moved = [entry({ id: 's', type: 'message', content: 'SPEC', seq: 1 }), entry({ id: 'm', content: 'masked' })];
+    assert.deepEqual(verifyReadBack(before, edit, moved, [0]), ['pinned turn s is missing or altered']);
+    const gone = [entry({ id: 's', type: 'spec', content: 'SPEC!', seq: 1 }), entry({ id: 'm', content: 'masked' })];
+    assert.ok(verifyReadBack(before, edit, gone, [0]).includes('pinned turn s is missing or altered'));
   });
 });

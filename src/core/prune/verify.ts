@@ -38,7 +38,9 @@ export function verifyReadBack(
     const { id: _id, timestamp: _time, ...rest } = turn;
     return JSON.stringify(rest);
   };
-  const readBackTurns = new Set(after.map((e) => fields(e.turn)));
+  // Only a turn read back with a pinned turn's text can be it: the others are not serialized.
+  const pinnedTexts = new Set(pinned.map((i) => before[i]?.turn.content));
+  const readBackTurns = new Set(after.filter((e) => pinnedTexts.has(e.turn.content)).map((e) => fields(e.turn)));
   for (const i of pinned) {
     const turn = before[i]?.turn;
     if (turn && !readBackTurns.has(fields(turn))) problems.push(`pinned turn ${turn.id} is missing or altered`);
