@@ -101,9 +101,10 @@ describe('terms', () => {
     assert.equal(own.id('new'), 5, 'a term not read yet gets the next id');
   });
 
-  test('TermIndex: ids stay one per term as the table grows, for terms whose hashes collide', () => {
-    const own = new TermIndex();
-    // "Aa" and "BB" hash alike (31·65 + 97 = 31·66 + 66), and so does every string built of them.
+  test('TermIndex: ids stay one per term as the table grows, for terms and words whose hashes collide', () => {
+    // With the multiplier 31, "Aa" and "BB" hash alike (31·65 + 97 = 31·66 + 66), and so does every
+    // string built of them (a process draws its own multiplier, so no text can be made to collide).
+    const own = new TermIndex(31);
     const colliding = Array.from({ length: 512 }, (_, n) => [...n.toString(2).padStart(9, '0')].map((bit) => (bit === '0' ? 'Aa' : 'BB')).join(''));
     const plain = Array.from({ length: 20_000 }, (_, n) => `term${n}x`);
     const all = [...colliding, ...plain];
@@ -122,6 +123,17 @@ describe('terms', () => {
     const out = new TermIds();
     own.read('term7x term19999x', out);
     assert.deepEqual([...out.ids.subarray(0, out.length)], [512 + 7, 512 + 19_999], 'a text read later finds them');
+    // The word table too: colliding words ("an" and "c0" hash alike) read as the plain definition reads them.
+    const words = new TermIndex(31);
+    const text = colliding.map((w) => w.replaceAll('Aa', 'an').replaceAll('BB', 'c0')).join(' ');
+    for (let pass = 0; pass < 2; pass++) {
+      const read = new TermIds();
+      words.read(text, read);
+      assert.deepEqual(
+        [...read.ids.subarray(0, read.length)].map((id) => words.names[id]),
+        terms(text),
+      );
+    }
   });
 
   test('agree with the plain definition on the fixtures, whole and line by line', () => {
