@@ -76,17 +76,32 @@ function skeletonDoc(doc: ParsedDocument, adapter: FormatAdapter = claudeCodeAda
   return { ...doc, records: doc.records.map((r) => ({ ...r, values: r.values.map(kept) })) };
 }
 
+/**
+ * Reads `doc` whole and from its skeletons (as a state keeps them): the same turns, notes and format
+ * detection. Both reads and the skeletons are given back for a test's own checks.
+ */
+function readsSameFromSkeletons(doc: ParsedDocument, adapter: FormatAdapter, label: string): { whole: Transcript; read: Transcript; skeleton: ParsedDocument } {
+  const whole = adapter.read(doc);
+  const skeleton = skeletonDoc(doc, adapter);
+  const read = adapter.read(skeleton);
+  assert.deepEqual(shape(read), shape(whole), label);
+  assert.deepEqual(read.notes, whole.notes, label);
+  sameDetection(doc, skeleton, label);
+  return { whole, read, skeleton };
+}
+
+/** The text is gone: a large file's skeletons are a small part of its lines. */
+function skeletonIsSmall(doc: ParsedDocument, skeleton: ParsedDocument, label: string): void {
+  const bytes = (d: ParsedDocument): number => d.records.reduce((n, r) => n + r.values.reduce<number>((m, v) => m + JSON.stringify(v ?? null).length, 0), 0);
+  if (doc.totalBytes > 100_000) assert.ok(bytes(skeleton) * 2 < bytes(doc), `${label}: skeleton ${bytes(skeleton)} of ${bytes(doc)}`);
+}
+
 test('skeleton: every Claude Code fixture and real session reads the same from its skeletons, all but the text', { skip: realdataSkip }, () => {
   assert.ok(claudeFixtures.length >= 10 && claudeReal.length >= 5);
   for (const path of [...claudeFixtures, ...claudeReal]) {
     const doc = parseDocument(readFileSync(path), { path });
-    const whole = claudeCodeAdapter.read(doc);
-    const skeleton = skeletonDoc(doc);
-    assert.deepEqual(shape(claudeCodeAdapter.read(skeleton)), shape(whole), realdataName(path));
-    sameDetection(doc, skeleton, realdataName(path));
-    // The text is gone: a skeleton is a small part of the line.
-    const bytes = (d: ParsedDocument): number => d.records.reduce((n, r) => n + r.values.reduce<number>((m, v) => m + JSON.stringify(v ?? null).length, 0), 0);
-    if (doc.totalBytes > 100_000) assert.ok(bytes(skeleton) * 2 < bytes(doc), `${realdataName(path)}: skeleton ${bytes(skeleton)} of ${bytes(doc)}`);
+    const { skeleton } = readsSameFromSkeletons(doc, claudeCodeAdapter, realdataName(path));
+    skeletonIsSmall(doc, skeleton, realdataName(path));
   }
 });
 
@@ -122,14 +137,8 @@ test('skeleton: every Codex fixture and real rollout reads the same from its ske
   assert.ok(codexFixtures.length >= 8 && codexReal.length >= 2);
   for (const path of [...codexFixtures, ...codexReal]) {
     const doc = parseDocument(readFileSync(path), { path });
-    const whole = codexAdapter.read(doc);
-    const skeleton = skeletonDoc(doc, codexAdapter);
-    const read = codexAdapter.read(skeleton);
-    assert.deepEqual(shape(read), shape(whole), realdataName(path));
-    assert.deepEqual(read.notes, whole.notes, realdataName(path));
-    sameDetection(doc, skeleton, realdataName(path));
-    const bytes = (d: ParsedDocument): number => d.records.reduce((n, r) => n + r.values.reduce<number>((m, v) => m + JSON.stringify(v ?? null).length, 0), 0);
-    if (doc.totalBytes > 100_000) assert.ok(bytes(skeleton) * 2 < bytes(doc), `${realdataName(path)}: skeleton ${bytes(skeleton)} of ${bytes(doc)}`);
+    const { skeleton } = readsSameFromSkeletons(doc, codexAdapter, realdataName(path));
+    skeletonIsSmall(doc, skeleton, realdataName(path));
   }
 });
 
@@ -165,12 +174,7 @@ test('skeleton: every Gemini CLI JSONL fixture and real session, and a long one,
     const doc = parseDocument(readFileSync(path), { path });
     if (doc.kind !== 'jsonl') continue;
     read++;
-    const whole = geminiAdapter.read(doc);
-    const skeleton = skeletonDoc(doc, geminiAdapter);
-    const again = geminiAdapter.read(skeleton);
-    assert.deepEqual(shape(again), shape(whole), realdataName(path));
-    assert.deepEqual(again.notes, whole.notes, realdataName(path));
-    sameDetection(doc, skeleton, realdataName(path));
+    readsSameFromSkeletons(doc, geminiAdapter, realdataName(path));
   }
   assert.ok(read >= 10, `${read} JSONL sessions`);
 });
@@ -204,18 +208,13 @@ test('skeleton: every devs fixture, and a long devs session, reads the same from
   let envelopes = 0;
   for (const path of [...devsFixtures, long]) {
     const doc = parseDocument(readFileSync(path), { path });
-    const whole = devsAdapter.read(doc);
-    const skeleton = skeletonDoc(doc, devsAdapter);
-    const read = devsAdapter.read(skeleton);
-    assert.deepEqual(shape(read), shape(whole), path);
-    assert.deepEqual(read.notes, whole.notes, path);
+    const { whole, read } = readsSameFromSkeletons(doc, devsAdapter, path);
     // Fields the format does not know reach the turn as they are.
     assert.deepEqual(
       read.entries.map(({ turn: { content: _, ...rest } }) => rest),
       whole.entries.map(({ turn: { content: _, ...rest } }) => rest),
       path,
     );
-    sameDetection(doc, skeleton, path);
     // No text is left: a turn's is empty, an envelope's only joins what stands for its action and observation.
     for (const entry of read.entries) assert.ok(entry.turn.content.length <= '\nnull\nnull'.length, `${path}: ${entry.turn.id}`);
     envelopes += whole.entries.filter((e) => e.turn.content.length > 0 && e.turn.type === 'message' && e.turn.role === 'assistant').length;
