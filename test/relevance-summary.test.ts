@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { ProviderError } from '../src/core/errors.js';
 import { cosineSimilarity, findActiveTask, scoreRelevance } from '../src/core/prune/relevance.js';
@@ -8,6 +9,9 @@ import type { ConversationTurn } from '../src/core/turn.js';
 import { ExtractiveSummarizer, extractFacts, linesAboutGoal } from '../src/providers/extractive-summarizer.js';
 import { LocalEmbedder } from '../src/providers/local-embedder.js';
 import { terms } from '../src/core/terms.js';
+import { readTranscript } from '../src/formats/index.js';
+import { parseDocument } from '../src/io/jsonl.js';
+import { filesUnder, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 const counter = loadCounter('o200k_base');
 const t = (id: string, role: ConversationTurn['role'], type: ConversationTurn['type'], content: string): ConversationTurn => ({ id, role, type, content });
@@ -158,6 +162,46 @@ describe('extractive summarizer', () => {
     ]);
     assert.equal(facts.errors.length, 1);
     assert.match(facts.errors[0] ?? '', /^Error: connect ECONNREFUSED/);
+  });
+
+  test('facts asked for by kind are those kinds of all the facts, whatever the errors fill (fixtures and real transcripts)', () => {
+    // More error lines than the summary lists, then a decision, a todo and a done line: with the
+    // errors full, a caller that wants only them skips the lines, one that wants the rest does not.
+    const errors = Array.from({ length: 30 }, (_, i) => `Error: connect ECONNREFUSED 127.0.0.1:${5000 + i}`).join('\n');
+    const made = [
+      t('r1', 'tool', 'tool_result', `see src/db.ts\n${errors}`),
+      t(
+        'a1',
+        'assistant',
+        'message',
+        'We decided to use `retryPolicy` instead of polling.\nTODO: wire the webhook timeout.\nFixed the flaky test in src/db.test.ts.',
+      ),
+      t('c1', 'assistant', 'tool_call', 'Bash {"command":"npm test -- src/db.test.ts"}'),
+    ];
+    const spans: [string, ConversationTurn[]][] = [['made', made]];
+    for (const path of [...filesUnder(`${repoRoot}fixtures`), ...(realdataSkip ? [] : realdataFiles())]) {
+      let turns: ConversationTurn[];
+      try {
+        turns = readTranscript(parseDocument(readFileSync(path), { path })).entries.map((e) => e.turn);
+      } catch {
+        continue; // a fixture of a broken file
+      }
+      if (turns.length > 0) spans.push([path, turns]);
+    }
+    assert.ok(spans.length > 20, `${spans.length} transcripts`);
+    const kinds = [['files', 'errors'], ['files', 'identifiers'], ['errors'], ['decisions', 'todos', 'done'], ['commands']] as const;
+    for (const [label, turns] of spans) {
+      const all = extractFacts(turns);
+      for (const asked of kinds) {
+        const expected = Object.fromEntries(asked.map((kind) => [kind, all[kind]]));
+        assert.deepEqual(extractFacts(turns, asked), expected, `${label}: ${asked.join(', ')}`);
+      }
+    }
+    const all = extractFacts(made);
+    assert.equal(all.errors.length, 20);
+    assert.deepEqual(all.decisions, ['We decided to use `retryPolicy` instead of polling.']);
+    assert.deepEqual(all.todos, ['TODO: wire the webhook timeout.']);
+    assert.deepEqual(all.done, ['Fixed the flaky test in src/db.test.ts.']);
   });
 
   test('the lines that speak most about the goal come first, rarer goal words weighing more', () => {

@@ -43,7 +43,7 @@ export class ExtractiveSummarizer implements Summarizer {
   private async build(request: SummaryRequest): Promise<string> {
     const { turns, budgetTokens } = request;
     const pacer = new Pacer(request.signal);
-    const facts = await runPaced(factsSteps(turns), pacer);
+    const facts = await runPaced(factsSteps(turns, SUMMARY_FACTS), pacer);
     const structure = await runPaced(structureSteps(turns), pacer);
     const first = turns[0]?.id ?? '';
     const last = turns[turns.length - 1]?.id ?? '';
@@ -218,7 +218,7 @@ function commandItems(structure: SessionStructure): Item[] {
 }
 
 /** Each failed tool call, its first error line, and what fixed it (a later success of the same command or file). */
-function errorItems(structure: SessionStructure, facts: ExtractedFacts): string[] {
+function errorItems(structure: SessionStructure, facts: Pick<ExtractedFacts, 'errors'>): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const failure of structure.failures) {
@@ -405,12 +405,27 @@ const DONE_LINE = /\b(fixed|resolved|done|implemented|added|passes|passing|succe
 const COMMAND_FIELD = /"(?:command|cmd)"\s*:\s*(?:\[\s*)?"((?:[^"\\]|\\.){1,300})"/g;
 
 /** What the removed turns mention that later turns may need, most frequent (or first) first. */
-export function extractFacts(turns: readonly ConversationTurn[]): ExtractedFacts {
-  return runSync(factsSteps(turns));
+export function extractFacts(turns: readonly ConversationTurn[]): ExtractedFacts;
+/** Only the facts `kinds` names (what the caller reads): the others cost most of the time and are not looked for. */
+export function extractFacts<K extends keyof ExtractedFacts>(turns: readonly ConversationTurn[], kinds: readonly K[]): Pick<ExtractedFacts, K>;
+export function extractFacts(turns: readonly ConversationTurn[], kinds: readonly (keyof ExtractedFacts)[] = ALL_FACTS): Partial<ExtractedFacts> {
+  return runSync(factsSteps(turns, kinds));
 }
 
+const ALL_FACTS: readonly (keyof ExtractedFacts)[] = ['files', 'identifiers', 'commands', 'errors', 'decisions', 'todos', 'done'];
+/** What the summary reads of them (its other sections come from the turns' structure). */
+const SUMMARY_FACTS = ['files', 'errors'] as const;
+
 /** extractFacts, one removed turn per step. */
-function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, ExtractedFacts> {
+function* factsSteps<K extends keyof ExtractedFacts>(turns: readonly ConversationTurn[], kinds: readonly K[]): Generator<void, Pick<ExtractedFacts, K>> {
+  const want = new Set<keyof ExtractedFacts>(kinds);
+  const wantIdentifiers = want.has('identifiers');
+  // The identifiers leave out what the files hold.
+  const wantFiles = want.has('files') || wantIdentifiers;
+  const wantCommands = want.has('commands');
+  // A line is an error before it is anything else: with only the errors wanted, nothing else is tested.
+  const wantProse = want.has('decisions') || want.has('todos') || want.has('done');
+  const wantLines = wantProse || want.has('errors');
   const files = new Counter();
   const identifiers = new Counter();
   const commands = new Ordered();
@@ -424,10 +439,12 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
       .replace(ANSI_ESCAPE, '')
       .replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '')
       .replace(/\\n/g, '\n');
-    for (const path of filePathsIn(text)) files.add(path);
-    for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
-    for (const id of identifiersIn(text)) identifiers.add(id);
-    if (turn.type === 'tool_call') {
+    if (wantFiles) for (const path of filePathsIn(text)) files.add(path);
+    if (wantIdentifiers) {
+      for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
+      for (const id of identifiersIn(text)) identifiers.add(id);
+    }
+    if (wantCommands && turn.type === 'tool_call') {
       const command = commandOf(text);
       if (command) commands.add(clip(command, 300));
       else {
@@ -440,6 +457,11 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
         }
         if (!found) commands.add(firstLine(text, 200));
       }
+    }
+    // Only errors looked for, and the list is full: the lines say nothing more.
+    if (!wantLines || (!wantProse && errors.size >= MAX_ERRORS)) {
+      yield;
+      continue;
     }
     const lines = readableText(text).split('\n');
     const prose = turn.type !== 'tool_result';
@@ -454,21 +476,23 @@ function* factsSteps(turns: readonly ConversationTurn[]): Generator<void, Extrac
         if (errors.size >= MAX_ERRORS) continue;
         if (next === null) next = followUp(turns, t);
         errors.add(`${clip(line.trim(), 200)} (turn ${turn.id})${next ? ` → then: ${next}` : ''}`);
-      } else if ((turn.type === 'message' || turn.type === 'reasoning') && DECISION_LINE.test(line)) decisions.add(clip(line.trim(), 240));
+      } else if (!wantProse) continue;
+      else if ((turn.type === 'message' || turn.type === 'reasoning') && DECISION_LINE.test(line)) decisions.add(clip(line.trim(), 240));
       else if (prose && TODO_LINE.test(line) && !CODE_LINE.test(line)) todos.add(clip(line.trim(), 200));
       else if (turn.role === 'assistant' && DONE_LINE.test(line)) done.add(clip(line.trim(), 200));
     }
     yield;
   }
-  return {
-    files: files.top(60),
-    identifiers: identifiers.top(60).filter((id) => !files.has(id)),
-    commands: commands.first(40),
-    errors: errors.first(MAX_ERRORS),
-    decisions: decisions.first(20),
-    todos: todos.first(20),
-    done: done.first(20),
-  };
+  const found: { -readonly [F in keyof ExtractedFacts]?: ExtractedFacts[F] } = {};
+  if (want.has('files')) found.files = files.top(60);
+  if (wantIdentifiers) found.identifiers = identifiers.top(60).filter((id) => !files.has(id));
+  if (wantCommands) found.commands = commands.first(40);
+  if (want.has('errors')) found.errors = errors.first(MAX_ERRORS);
+  if (want.has('decisions')) found.decisions = decisions.first(20);
+  if (want.has('todos')) found.todos = todos.first(20);
+  if (want.has('done')) found.done = done.first(20);
+  // Each kind asked for is set above.
+  return found as Pick<ExtractedFacts, K>;
 }
 
 /**

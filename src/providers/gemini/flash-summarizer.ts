@@ -269,7 +269,10 @@ export class FlashSummarizer implements Summarizer {
    * a language or framework (`className`, `useState`).
    */
   private checkIdentifiers(rendered: readonly string[], body: string): void {
-    const facts = extractFacts(rendered.map((content, i) => ({ id: String(i), role: 'assistant', type: 'message', content }) as ConversationTurn));
+    const facts = extractFacts(
+      rendered.map((content, i) => ({ id: String(i), role: 'assistant', type: 'message', content }) as ConversationTurn),
+      ['files', 'identifiers'],
+    );
     const files = facts.files.slice(0, IDENTIFIER_SAMPLE / 2);
     const names = facts.identifiers.filter((id) => !GENERIC_IDENTIFIERS.has(id) && !/^(?:[A-Z_]+|REDACTED.*)$/.test(id));
     const sample = [...files, ...names].filter((id) => !id.includes('REDACTED')).slice(0, IDENTIFIER_SAMPLE);
