@@ -162,6 +162,20 @@ for (const [kind, open] of Object.entries(stores)) {
       assert.deepEqual(await archive.recall('only copy'), []);
     });
 
+    test('the input bytes a prune hands over are checked against what the archive rebuilds: others store nothing', async (t) => {
+      const archive = await open(t);
+      const input = inlineDoc({ a: 1 }, { b: 2 }, { c: 3 });
+      const bytes = serializeDocument(input);
+      const changed = Buffer.from(bytes.toString('utf8').replace('"b":2', '"b":3'));
+      for (const inputBytes of [changed, bytes.subarray(0, bytes.length - 1), Buffer.concat([bytes, Buffer.from('{"d":4}\n')])]) {
+        await assert.rejects(archive.recordPrune(event('lying', input, [{ from: 0 }, { from: 2 }], { inputBytes })), ArchiveWriteError);
+      }
+      assert.deepEqual(await archive.counts(), { events: 0, records: 0, turns: 0 });
+      const given = event('given', input, [{ from: 0 }, { from: 2 }], { inputBytes: bytes });
+      await archive.recordPrune(given);
+      assert.deepEqual(await archive.restore('given', given.output.bytes), bytes);
+    });
+
     test('recall: ranking, snippets, filters, a limit, prefixes, diacritics, turn ids', async (t) => {
       const archive = await recallArchive(t, open);
       const hits = await archive.recall('database lock');

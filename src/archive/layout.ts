@@ -150,6 +150,37 @@ export interface RestoreRequest {
   readonly original: Fingerprint;
 }
 
+/**
+ * The transcript before the prune, from the layout: the output's ranges (read from `current`, whose
+ * first `outputLength` bytes are the output) and the archived records, in order. Checks only that
+ * the layout is whole; the caller checks the bytes against the original.
+ */
+export function rebuildOriginal(eventId: string, layout: RestoreLayout, archived: ReadonlyMap<number, Buffer>, current: Buffer, outputLength: number): Buffer {
+  const parts: Buffer[] = [];
+  if (layout.bom) parts.push(BOM);
+  let nextRecord = 0;
+  for (const segment of layout.segments) {
+    if ('output' in segment) {
+      const [start, end] = segment.output;
+      if (start > end || end > outputLength)
+        throw new ArchiveCorruptError(eventId, `layout range [${start}, ${end}) lies outside the ${outputLength}-byte output`);
+      parts.push(current.subarray(start, end));
+      nextRecord += segment.records;
+    } else {
+      const [first, end] = segment.archived;
+      if (first !== nextRecord) throw new ArchiveCorruptError(eventId, `layout skips from record ${nextRecord} to ${first}`);
+      for (let i = first; i < end; i++) {
+        const bytes = archived.get(i);
+        if (!bytes) throw new ArchiveCorruptError(eventId, `archived record ${i} is missing`);
+        parts.push(bytes);
+      }
+      nextRecord = end;
+    }
+  }
+  if (nextRecord !== layout.recordCount) throw new ArchiveCorruptError(eventId, `layout covers ${nextRecord} of ${layout.recordCount} records`);
+  return Buffer.concat(parts);
+}
+
 /** Whether `current` still starts with exactly the bytes a prune wrote. */
 export function startsWithOutput(current: Buffer, output: Fingerprint): boolean {
   return current.length >= output.length && sha256(current.subarray(0, output.length)) === output.sha256;
@@ -173,29 +204,7 @@ export function assertStartsWithOutput(eventId: string, current: Buffer, output:
 export function restoreBytes(request: RestoreRequest): Buffer {
   const { eventId, layout, archived, current, output, original } = request;
   assertStartsWithOutput(eventId, current, output);
-  const parts: Buffer[] = [];
-  if (layout.bom) parts.push(BOM);
-  let nextRecord = 0;
-  for (const segment of layout.segments) {
-    if ('output' in segment) {
-      const [start, end] = segment.output;
-      if (start > end || end > output.length)
-        throw new ArchiveCorruptError(eventId, `layout range [${start}, ${end}) lies outside the ${output.length}-byte output`);
-      parts.push(current.subarray(start, end));
-      nextRecord += segment.records;
-    } else {
-      const [first, end] = segment.archived;
-      if (first !== nextRecord) throw new ArchiveCorruptError(eventId, `layout skips from record ${nextRecord} to ${first}`);
-      for (let i = first; i < end; i++) {
-        const bytes = archived.get(i);
-        if (!bytes) throw new ArchiveCorruptError(eventId, `archived record ${i} is missing`);
-        parts.push(bytes);
-      }
-      nextRecord = end;
-    }
-  }
-  if (nextRecord !== layout.recordCount) throw new ArchiveCorruptError(eventId, `layout covers ${nextRecord} of ${layout.recordCount} records`);
-  const rebuilt = Buffer.concat(parts);
+  const rebuilt = rebuildOriginal(eventId, layout, archived, current, output.length);
   if (rebuilt.length !== original.length || sha256(rebuilt) !== original.sha256) {
     throw new ArchiveCorruptError(eventId, `the rebuilt transcript (${rebuilt.length} bytes) does not match the original's SHA-256 (${original.length} bytes)`);
   }

@@ -4,7 +4,10 @@ import type { ArchivedTurnInput, PruneEventInput } from './records.js';
 
 /** A prune as it will be written, told in what the archive keeps of it. */
 interface PruneOutcome
-  extends Pick<PruneEventInput, 'id' | 'createdAt' | 'sourcePath' | 'format' | 'strategy' | 'targetTokens' | 'goal' | 'summaryText' | 'input' | 'output'> {
+  extends Pick<
+    PruneEventInput,
+    'id' | 'createdAt' | 'sourcePath' | 'format' | 'strategy' | 'targetTokens' | 'goal' | 'summaryText' | 'input' | 'inputBytes' | 'output'
+  > {
   readonly plan: PrunePlan;
   readonly entries: readonly TranscriptEntry[];
   /** Tokens each entry counted before the prune (same order). */
@@ -32,6 +35,7 @@ export function pruneEvent(outcome: PruneOutcome): PruneEventInput {
     tokensSaved: plan.totalBefore - outcome.tokensAfter,
     ...(outcome.summaryText !== undefined ? { summaryText: outcome.summaryText } : {}),
     input: outcome.input,
+    ...(outcome.inputBytes ? { inputBytes: outcome.inputBytes } : {}),
     output: { records: outcome.output.records, bytes: outcome.output.bytes },
     turns: archivedTurns(
       outcome.entries,

@@ -42,6 +42,8 @@ export interface PruneEventInput {
   readonly summaryText?: string;
   /** The input, read with `keepRaw: true`. */
   readonly input: ParsedDocument;
+  /** `serializeDocument(input)`, when the caller has it already (checked against what the archive rebuilds). */
+  readonly inputBytes?: Buffer;
   /** What the writer produced, exactly as it will be written. */
   readonly output: { readonly records: readonly OutputRecord[]; readonly bytes: Buffer };
   readonly turns: readonly ArchivedTurnInput[];

@@ -8,7 +8,7 @@ import type { ContextEntry } from '../core/prune/context-entry.js';
 import { serializeDocument } from '../io/jsonl.js';
 import { ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { ftsQueries } from './fts-query.js';
-import { assertStartsWithOutput, computeLayout, restoreBytes, RestoreLayoutSchema, sha256, startsWithOutput } from './layout.js';
+import { assertStartsWithOutput, computeLayout, rebuildOriginal, restoreBytes, RestoreLayoutSchema, sha256, startsWithOutput } from './layout.js';
 import type { Fingerprint, PlannedLayout } from './layout.js';
 import { BUSY_TIMEOUT_MS, prepareDatabase, SCHEMA_VERSION, schemaVersion } from './schema.js';
 import { buildExcerpt } from './excerpt.js';
@@ -636,11 +636,15 @@ export function rawEventFromRow(row: Record<string, unknown>): RawPruneEvent['ev
  * restore could not undo. Every store calls it before its transaction.
  */
 export function planRecord(event: PruneEventInput): { readonly row: RawPruneEvent['event']; readonly archivedRecords: PlannedLayout['archivedRecords'] } {
-  const original = serializeDocument(event.input);
+  const original = event.inputBytes ?? serializeDocument(event.input);
   const originalPrint: Fingerprint = { sha256: sha256(original), length: original.length };
   const outputPrint: Fingerprint = { sha256: sha256(event.output.bytes), length: event.output.bytes.length };
   const { layout, archivedRecords } = computeLayout(event.input, event.output);
-  restoreBytes({ eventId: event.id, layout, archived: archivedRecords, current: event.output.bytes, output: outputPrint, original: originalPrint });
+  // What restore will do, checked now against the original's bytes themselves (not their hash again).
+  const rebuilt = rebuildOriginal(event.id, layout, archivedRecords, event.output.bytes, event.output.bytes.length);
+  if (!rebuilt.equals(original)) {
+    throw new ArchiveCorruptError(event.id, `the transcript rebuilt from the archive (${rebuilt.length} bytes) is not the original (${original.length} bytes)`);
+  }
   const row: RawPruneEvent['event'] = {
     id: event.id,
     createdAt: event.createdAt,

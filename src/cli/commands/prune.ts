@@ -365,6 +365,7 @@ async function writePrune(
       entries: transcript.entries,
       tokens: loaded.tokens,
       input: loaded.doc,
+      inputBytes: originalBytes,
       output: written,
       tokensAfter: run.after.tokens,
     });
