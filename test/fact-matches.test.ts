@@ -26,6 +26,8 @@ test('paths and identifiers: the same as matchAll at the edges', () => {
     'tab\tsep/a.ts\nnew/line.md\r\nwin\\path\\x.ts "quoted/p.json" (paren/x.md) [br/y.ts] {cb/z.ts} <a/b.ts>',
     `${'word '.repeat(500)}deep/${'nested/'.repeat(50)}file.ts ${'x'.repeat(300)}.md`,
     'émoji 😀/a.ts 東京/b.md a/東京.ts',
+    // Runs whose only dots end a sentence or stand before no letter or digit hold no path; a digit after one may start an extension.
+    'Done. Next step. a/b. c/d.e dir/file.7z x.-y/z.1 v2. ./ ../ .. ~/. a./b .md.',
   ];
   for (const text of cases) check(text, JSON.stringify(text.slice(0, 50)));
 });

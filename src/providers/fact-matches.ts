@@ -33,7 +33,7 @@ export function filePathsIn(text: string): string[] {
     while (start > 0 && inPath(text.charCodeAt(start - 1))) start--;
     let end = dot + 1;
     while (end < text.length && inPath(text.charCodeAt(end))) end++;
-    for (const match of text.slice(start, end).matchAll(FILE_PATH)) out.push(match[0]);
+    if (hasExtension(text, dot, end)) for (const match of text.slice(start, end).matchAll(FILE_PATH)) out.push(match[0]);
     dot = text.indexOf('.', end);
   }
   return out;
@@ -66,6 +66,20 @@ export function identifiersIn(text: string): string[] {
     }
   }
   return out;
+}
+
+/**
+ * Whether a `.` from `dot` (the run's first) up to `end` has a letter or digit after it: every match
+ * ends in one (`\.[A-Za-z0-9]{1,8}` or `\.ts`), so a run without one (a sentence's last word and its
+ * full stop) holds none, and the expression is not run on it.
+ */
+function hasExtension(text: string, dot: number, end: number): boolean {
+  for (let i = dot; i < end - 1; i++) {
+    if (text.charCodeAt(i) !== 46) continue;
+    const c = text.charCodeAt(i + 1);
+    if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122)) return true;
+  }
+  return false;
 }
 
 function inPath(c: number): boolean {
