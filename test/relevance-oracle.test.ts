@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { Pacer } from '../src/core/pace.js';
 import { GoalExcerpts, goalExcerpt } from '../src/core/prune/excerpt.js';
 import { cosineSimilarity, findActiveTask, scoreRelevance } from '../src/core/prune/relevance.js';
-import { TermIds, TermIndex, terms } from '../src/core/terms.js';
+import { LineKeepingReader, TermIds, TermIndex, terms } from '../src/core/terms.js';
 import { readTranscript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import { LocalEmbedder } from '../src/providers/local-embedder.js';
@@ -176,6 +176,31 @@ describe('the offline ranking and the goal excerpts agree with their plain defin
       const vectorsOnly = { name: embedder.name, embed: (batch: readonly string[]) => embedder.embed(batch) };
       assert.deepEqual(await scoreRelevance(goal, texts, embedder), await scoreRelevance(goal, texts, vectorsOnly), name);
     }
+  });
+
+  test("a fit that keeps the tool results' lines (a prune's) gives the same vectors, and excerpts from the kept lines are the same", async () => {
+    let fromKept = 0;
+    for (const { name, texts, goal } of all) {
+      const index = new TermIndex();
+      // Every other text kept, with a long one and a text with no line break among them.
+      const corpus = [...texts, `${'a line about parsers\n'.repeat(40)}tail`, 'no break at all', 'x'.repeat(33_000)];
+      const reader = new LineKeepingReader(index, (i) => i % 2 === 0 || i >= texts.length);
+      const fitted = await LocalEmbedder.fit(corpus, new Pacer(), reader);
+      const plain = plainEmbedder(corpus);
+      for (const text of [...corpus, goal]) assert.deepEqual(fitted.embedOne(text), plain(text), `${name}: ${text.slice(0, 40)}`);
+      assert.equal(reader.lines(corpus.length - 1), undefined, 'a text too long to read whole is not kept');
+      assert.equal(reader.lines(1), undefined, 'a text not chosen is not kept');
+      const excerpts = new GoalExcerpts(goal, index);
+      for (const [i, text] of corpus.entries()) {
+        const lines = reader.lines(i);
+        if (!lines) continue;
+        assert.equal(lines.lineEnds.length, text.split('\n').length, `${name}: one end per line`);
+        const expected = plainExcerpt(text, goal);
+        assert.deepEqual(excerpts.of(text, lines), expected, `${name} (kept lines): ${text.slice(0, 40)}`);
+        if (expected) fromKept++;
+      }
+    }
+    assert.ok(fromKept >= 5, `${fromKept} excerpts from kept lines compared`);
   });
 
   test('goal excerpts: the same lines for every tool result, one at a time or many with one index', () => {

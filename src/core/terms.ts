@@ -117,6 +117,57 @@ function mixed(hash: number): number {
   return h ^ (h >>> 16);
 }
 
+/** Whether `read` reads all of `text` (a longer one is read by its head and tail). */
+function readsWhole(text: string): boolean {
+  return text.length <= HEAD_CHARS + TAIL_CHARS;
+}
+
+/** A text's term ids read line by line: line k's from `lineEnds[k - 1]` (0 for the first) up to `lineEnds[k]`. */
+export interface LineTerms {
+  readonly ids: Int32Array;
+  readonly lineEnds: Int32Array;
+}
+
+/** How a corpus's texts are read into term ids (a BM25 fit's): `index.read` by default. */
+export interface CorpusReader {
+  readonly index: TermIndex;
+  /** Appends the ids of text `i` of the corpus to `out`, exactly as `index.read(text, out)` does. */
+  read(i: number, text: string, out: TermIds): void;
+}
+
+/**
+ * A corpus reader that reads the texts `keep` chooses line by line, and keeps their lines' ids: a
+ * prune's BM25 fit reads every turn, and its goal excerpts then score the tool results' lines
+ * without reading them again. A text too long to be read whole is read as usual, and not kept.
+ */
+export class LineKeepingReader implements CorpusReader {
+  readonly #kept = new Map<number, LineTerms>();
+  readonly #lineEnds = new TermIds();
+
+  constructor(
+    readonly index: TermIndex,
+    private readonly keep: (i: number) => boolean,
+  ) {}
+
+  read(i: number, text: string, out: TermIds): void {
+    if (!this.keep(i) || !readsWhole(text)) {
+      this.index.read(text, out);
+      return;
+    }
+    const start = out.length;
+    this.#lineEnds.length = 0;
+    this.index.readLines(text, out, this.#lineEnds);
+    const lineEnds = this.#lineEnds.ids.slice(0, this.#lineEnds.length);
+    if (start > 0) for (let k = 0; k < lineEnds.length; k++) lineEnds[k] = (lineEnds[k] as number) - start;
+    this.#kept.set(i, { ids: out.ids.slice(start, out.length), lineEnds });
+  }
+
+  /** The lines' ids of text `i`, when it was kept. */
+  lines(i: number): LineTerms | undefined {
+    return this.#kept.get(i);
+  }
+}
+
 export class TermIndex {
   /** Each term by its id. */
   readonly names: string[] = [];
@@ -163,6 +214,22 @@ export class TermIndex {
   /** Appends the ids of `text`'s terms (read as `terms` reads it: its head and tail when long) to `out`. */
   read(text: string, out: TermIds): void {
     this.readRange(text, 0, text.length, out);
+  }
+
+  /**
+   * `readRange` of each line of `text` in turn, noting in `lineEnds` how many ids `out` holds after
+   * each line. The same ids as `read` when the text is short enough to be read whole (`readsWhole`): no word spans
+   * a line break.
+   */
+  readLines(text: string, out: TermIds, lineEnds: TermIds): void {
+    let at = 0;
+    for (;;) {
+      const end = text.indexOf('\n', at);
+      this.readRange(text, at, end < 0 ? text.length : end, out);
+      lineEnds.push(out.length);
+      if (end < 0) return;
+      at = end + 1;
+    }
   }
 
   /** `read` of `text.slice(start, end)`, without slicing. */

@@ -1,6 +1,7 @@
 import type { Pacer } from '../core/pace.js';
 import type { Embedder, Embedding } from '../core/provider-contracts.js';
 import { TermIds, TermIndex } from '../core/terms.js';
+import type { CorpusReader } from '../core/terms.js';
 
 /**
  * What fitting BM25 weights to a corpus collects: the corpus's terms (numbered), each term's
@@ -24,11 +25,15 @@ class TermCounter {
   private readonly read = new TermIds();
   private readonly order = new TermIds();
 
-  /** `text`'s terms and how often each appears, as `[term id, count, …]` in first-seen order; and how many terms it has. */
-  count(index: TermIndex, text: string): { readonly tf: Int32Array; readonly length: number } {
+  /**
+   * `text`'s terms and how often each appears, as `[term id, count, …]` in first-seen order; and how
+   * many terms it has. `read`: how its ids are read (`index.read` unless given).
+   */
+  count(index: TermIndex, text: string, read?: (out: TermIds) => void): { readonly tf: Int32Array; readonly length: number } {
     this.read.length = 0;
     this.order.length = 0;
-    index.read(text, this.read);
+    if (read) read(this.read);
+    else index.read(text, this.read);
     if (this.counts.length < index.size) this.counts = grown(this.counts, index.size);
     const { ids } = this.read;
     const counts = this.counts;
@@ -57,8 +62,8 @@ function grown(array: Int32Array, size: number): Int32Array {
   return out;
 }
 
-function addToStats(stats: CorpusStats, counter: TermCounter, text: string): void {
-  const { tf, length } = counter.count(stats.index, text);
+function addToStats(stats: CorpusStats, counter: TermCounter, text: string, read?: (out: TermIds) => void): void {
+  const { tf, length } = counter.count(stats.index, text, read);
   if (stats.df.length < stats.index.size) stats.df = grown(stats.df, stats.index.size);
   for (let k = 0; k < tf.length; k += 2) stats.df[tf[k] as number] = (stats.df[tf[k] as number] as number) + 1;
   stats.totalLength += length;
@@ -117,14 +122,17 @@ export class LocalEmbedder implements Embedder {
 
   /**
    * The same embedder, fitted to a large corpus a slice at a time (`pacer` gives the event loop its
-   * turns, so a signal is seen). `index`: where the corpus's terms are numbered, to share with other
-   * readers of the same texts (a prune's goal excerpts).
+   * turns, so a signal is seen). `reader`: where the corpus's terms are numbered (an index), or how
+   * its texts are read into one, to share with other readers of the same texts (a prune's goal
+   * excerpts: see LineKeepingReader).
    */
-  static async fit(corpus: readonly string[], pacer: Pacer, index?: TermIndex): Promise<LocalEmbedder> {
-    const stats = emptyStats(index);
+  static async fit(corpus: readonly string[], pacer: Pacer, reader?: TermIndex | CorpusReader): Promise<LocalEmbedder> {
+    const through = reader instanceof TermIndex ? undefined : reader;
+    const stats = emptyStats(reader instanceof TermIndex ? reader : reader?.index);
     const counter = new TermCounter();
     for (let i = 0; i < corpus.length; i++) {
-      addToStats(stats, counter, corpus[i] ?? '');
+      const text = corpus[i] ?? '';
+      addToStats(stats, counter, text, through ? (out) => through.read(i, text, out) : undefined);
       if ((i & 63) === 63) await pacer.tick();
     }
     return new LocalEmbedder(corpus, stats);

@@ -5,9 +5,9 @@ import { resolve } from 'node:path';
 import { countEntries } from '../../core/accounting.js';
 import { BudgetImpossibleError, ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { findGoalExcerpts, planningGoal, summaryReserveFor } from '../../core/prune/engine.js';
+import { excerptable, findGoalExcerpts, planningGoal, summaryReserveFor } from '../../core/prune/engine.js';
 import type { GoalExcerptsFound } from '../../core/prune/engine.js';
-import { TermIndex } from '../../core/terms.js';
+import { LineKeepingReader, TermIndex } from '../../core/terms.js';
 import { defaultTargetTokens } from '../../core/prune/plan.js';
 import { analyzeContext, plannerLimits } from '../../core/session-context.js';
 import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
@@ -39,6 +39,7 @@ import type { PruneOptions } from '../flags/prune.js';
 import { CachedCounter, checkTarget, loadTranscriptInput, settingsFor } from '../shared.js';
 import { CountWorkers, PARALLEL_MIN_CHARS } from '../parallel-count.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
+import type { TranscriptEntry } from '../../core/transcript.js';
 
 /** `devs-ctx prune [file|-]`: parse → load → run the prune service (plan → summarize → write and verify) → archive and write → report. */
 export async function runPrune(path: string | undefined, given: PruneOptions, ctx: CliContext): Promise<ExitCodeValue> {
@@ -199,9 +200,16 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
     entries,
     availableParallelism(),
     async () => {
+      if (strategy !== 'relevance') return;
+      // The tool results' lines are read once, by the fit, and kept for the excerpts.
       const index = new TermIndex();
-      local = await LocalEmbedder.fit(strategy === 'relevance' ? entries.map((e) => e.turn.content) : [], pacer, index);
-      if (strategy === 'relevance') goalExcerpts = await findGoalExcerpts(entries, planningGoal(entries, options.goal).goal, { index, pacer });
+      const reader = new LineKeepingReader(index, (i) => excerptable(entries[i] as TranscriptEntry));
+      local = await LocalEmbedder.fit(
+        entries.map((e) => e.turn.content),
+        pacer,
+        reader,
+      );
+      goalExcerpts = await findGoalExcerpts(entries, planningGoal(entries, options.goal).goal, { index, pacer, lines: (i) => reader.lines(i) });
     },
     held.countWorkers,
   );

@@ -10,7 +10,7 @@ import { defaultTargetTokens, planPrune, summaryBudgetFor, summaryRule } from '.
 import type { PlanEntry, PrunePlan, PrunePolicy, SummaryBudgetRule } from './plan.js';
 import { findActiveTask, scoreRelevance } from './relevance.js';
 import { GoalExcerpts } from './excerpt.js';
-import type { TermIndex } from '../terms.js';
+import type { LineTerms, TermIndex } from '../terms.js';
 import type { GoalExcerpt } from './excerpt.js';
 import { isPinnedTurn } from '../policy.js';
 import { pacedMap } from '../pace.js';
@@ -211,7 +211,12 @@ export function planningGoal(entries: readonly TranscriptEntry[], given: string 
 export async function findGoalExcerpts(
   entries: readonly TranscriptEntry[],
   goal: string,
-  options: { readonly index?: TermIndex; readonly pacer?: Pacer | undefined } = {},
+  options: {
+    readonly index?: TermIndex;
+    readonly pacer?: Pacer | undefined;
+    /** Entry i's lines' ids, when read already with `index` (a prune's BM25 fit: LineKeepingReader). */
+    readonly lines?: (i: number) => LineTerms | undefined;
+  } = {},
 ): Promise<GoalExcerptsFound> {
   const found = new Map<number, GoalExcerpt | undefined>();
   if (!goal) return { goal, excerpts: found };
@@ -219,7 +224,7 @@ export async function findGoalExcerpts(
   await pacedMap(
     entries,
     (entry, i) => {
-      if (excerptable(entry)) found.set(i, excerpts.of(entry.turn.content));
+      if (excerptable(entry)) found.set(i, excerpts.of(entry.turn.content, options.lines?.(i)));
     },
     options.pacer,
   );
@@ -227,7 +232,7 @@ export async function findGoalExcerpts(
 }
 
 /** A tool result a prune may mask, and so excerpt (not one that is a placeholder already: an excerpt is never excerpted). */
-function excerptable(entry: TranscriptEntry): boolean {
+export function excerptable(entry: TranscriptEntry): boolean {
   return entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && !entry.turn.content.startsWith('[devs-ctx:');
 }
 

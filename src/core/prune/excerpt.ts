@@ -1,4 +1,5 @@
 import { TermIds, TermIndex } from '../terms.js';
+import type { LineTerms } from '../terms.js';
 
 /**
  * The goal's lines of a large tool result: what a partial mask keeps. Pure and lexical (no
@@ -39,6 +40,8 @@ export function goalExcerpt(text: string, goal: string): GoalExcerpt | undefined
  */
 export class GoalExcerpts {
   private readonly read = new TermIds();
+  /** Where each line's ids end in `read`. */
+  private readonly lineEnds = new TermIds();
   /** Each line's distinct terms in first-seen order (line k's from `lineStarts[k]` up to `lineStarts[k + 1]`). */
   private readonly distinct = new TermIds();
   private lineStarts: Int32Array = new Int32Array(64);
@@ -59,10 +62,11 @@ export class GoalExcerpts {
     for (let k = 0; k < this.read.length; k++) this.isGoal[this.read.ids[k] as number] = 1;
   }
 
-  of(text: string): GoalExcerpt | undefined {
+  /** `read`: the text's lines' ids, when already read with this index (LineKeepingReader). */
+  of(text: string, read?: LineTerms): GoalExcerpt | undefined {
     const lines = text.split('\n');
     if (lines.length < EXCERPT_MIN_LINES || this.goalEmpty) return undefined;
-    this.readLines(text, lines);
+    this.readLines(text, lines, read);
     const scored = this.score(lines);
     // Clear what this text wrote, for the next one.
     for (let k = 0; k < this.distinct.length; k++) {
@@ -86,18 +90,24 @@ export class GoalExcerpts {
   }
 
   /** Each line's distinct terms, and on how many lines each term is. */
-  private readLines(text: string, lines: readonly string[]): void {
+  private readLines(text: string, lines: readonly string[], read: LineTerms | undefined): void {
     if (this.lineStarts.length < lines.length + 1) this.lineStarts = new Int32Array(lines.length + 1);
     this.distinct.length = 0;
-    let at = 0;
-    for (let line = 0; line < lines.length; line++) {
-      const length = (lines[line] as string).length;
+    let ids: Int32Array;
+    let lineEnds: Int32Array;
+    if (read) ({ ids, lineEnds } = read);
+    else {
       this.read.length = 0;
-      this.index.readRange(text, at, at + length, this.read);
-      at += length + 1;
-      this.fit();
-      for (let k = 0; k < this.read.length; k++) {
-        const term = this.read.ids[k] as number;
+      this.lineEnds.length = 0;
+      this.index.readLines(text, this.read, this.lineEnds);
+      ids = this.read.ids;
+      lineEnds = this.lineEnds.ids;
+    }
+    this.fit();
+    for (let line = 0; line < lines.length; line++) {
+      const end = lineEnds[line] as number;
+      for (let k = line === 0 ? 0 : (lineEnds[line - 1] as number); k < end; k++) {
+        const term = ids[k] as number;
         if (this.lastLine[term] === line + 1) continue;
         this.lastLine[term] = line + 1;
         this.frequency[term] = (this.frequency[term] as number) + 1;
