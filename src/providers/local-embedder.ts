@@ -144,8 +144,8 @@ export class LocalEmbedder implements Embedder {
     return vector;
   }
 
-  /** Adds `text`'s weights into `vector` (all zeros), noting each bucket first written in `touched`. */
-  private addTo(vector: Float32Array, text: string, touched?: TermIds): void {
+  /** Adds `text`'s weights into `vector` (all zeros), setting each bucket's bit in `touched` (a bit per bucket, 32 to a word). */
+  private addTo(vector: Float32Array, text: string, touched?: Uint32Array): void {
     const { index, df: documentFrequency } = this.stats;
     const tf = this.stats.known.get(text) ?? this.counter.count(index, text).tf;
     if (this.hashes.length < index.size) {
@@ -169,7 +169,7 @@ export class LocalEmbedder implements Embedder {
         this.hashes[id] = h;
       }
       const bucket = h % LOCAL_EMBEDDING_DIMENSIONS;
-      if (touched && vector[bucket] === 0) touched.push(bucket);
+      if (touched) touched[bucket >>> 5] = (touched[bucket >>> 5] as number) | (1 << (bucket & 31));
       vector[bucket] = (vector[bucket] ?? 0) + (h >>> 31 === 1 ? -weight : weight);
     }
   }
@@ -184,22 +184,26 @@ export class LocalEmbedder implements Embedder {
     let goalNorm = 0;
     for (let i = 0; i < goalVector.length; i++) goalNorm += (goalVector[i] as number) * (goalVector[i] as number);
     const vector = new Float32Array(LOCAL_EMBEDDING_DIMENSIONS);
-    const noted = new TermIds();
+    const touched = new Uint32Array(LOCAL_EMBEDDING_DIMENSIONS / 32);
     return texts.map((text) => {
-      noted.length = 0;
-      this.addTo(vector, text, noted);
-      const touched = noted.ids.subarray(0, noted.length).sort();
+      this.addTo(vector, text, touched);
       let dot = 0;
       let norm = 0;
-      for (let k = 0; k < touched.length; k++) {
-        const bucket = touched[k] as number;
-        // A bucket back at 0 and written again is noted twice: summed once.
-        if (k > 0 && touched[k - 1] === bucket) continue;
-        const x = goalVector[bucket] as number;
-        const y = vector[bucket] as number;
-        dot += x * y;
-        norm += y * y;
-        vector[bucket] = 0;
+      // The written buckets in increasing order: word by word, each word's set bits from the lowest.
+      for (let w = 0; w < touched.length; w++) {
+        let bits = touched[w] as number;
+        if (bits === 0) continue;
+        touched[w] = 0;
+        while (bits !== 0) {
+          const lowest = bits & -bits;
+          bits ^= lowest;
+          const bucket = w * 32 + 31 - Math.clz32(lowest);
+          const x = goalVector[bucket] as number;
+          const y = vector[bucket] as number;
+          dot += x * y;
+          norm += y * y;
+          vector[bucket] = 0;
+        }
       }
       if (goalNorm === 0 || norm === 0) return 0;
       return dot / Math.sqrt(goalNorm * norm);
