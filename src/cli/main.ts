@@ -7,6 +7,8 @@ import type { CliContext } from './context.js';
 import { reportError } from './errors.js';
 import { COMMANDS, PROGRAM } from './registry/index.js';
 
+export { endWhenFlushed } from './process-end.js';
+
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /** Adds a command (and its subcommands) to commander; its action runs it and keeps its exit code in `result`. */
