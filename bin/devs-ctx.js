@@ -4,7 +4,7 @@
 // prepare) compiles src/ to dist/ and bundles the CLI into dist/cli-bundle/ (one file, compiled from
 // V8's code cache made at build time: see scripts/bundle-loader.cjs). This file is CommonJS
 // (bin/package.json), so Node starts without its ES module loader, about 5 ms sooner.
-const { endWhenFlushed, main } = require('../dist/cli-bundle/main.cjs');
+const { endWhenDone, main } = require('../dist/cli-bundle/main.cjs');
 
 // A reader that stops early (`devs-ctx prune s.jsonl | head`) closes the pipe: stop quietly, as
 // other Unix tools do, instead of crashing on EPIPE. Files written with -o / --in-place are atomic.
@@ -18,9 +18,9 @@ for (const stream of [process.stdout, process.stderr]) {
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
-    // With nothing left open but stdout and stderr, end once they have flushed instead of waiting for
-    // Node to tear every piece of the process down (src/cli/process-end.ts).
-    endWhenFlushed(process, code);
+    // With nothing left open but the standard streams, end once stdout and stderr have flushed
+    // instead of waiting for Node to tear every piece of the process down (src/cli/process-end.ts).
+    endWhenDone(code);
   },
   // main() reports every error it expects itself: this is a bug, shown as Node shows an uncaught one.
   (error) => {

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { endWhenFlushed } from '../src/cli/process-end.js';
 import type { EndingProcess } from '../src/cli/process-end.js';
+import { spawnChild } from './helpers/child.js';
+import { repoRoot } from './helpers/realdata.js';
 
 /** A process whose streams hold their write callbacks until `flush` runs them, in order. */
-function fakeProcess(open: string[]): EndingProcess & { exits: number[]; flush(stream: 'stdout' | 'stderr'): void } {
+function fakeProcess(open: string[], handles: unknown[] | undefined): EndingProcess & { exits: number[]; flush(stream: 'stdout' | 'stderr'): void } {
   const held: Record<'stdout' | 'stderr', (() => void)[]> = { stdout: [], stderr: [] };
   const stream = (name: 'stdout' | 'stderr') => ({
     write(_chunk: string, callback: () => void) {
@@ -15,6 +20,7 @@ function fakeProcess(open: string[]): EndingProcess & { exits: number[]; flush(s
   const exits: number[] = [];
   return {
     getActiveResourcesInfo: () => open,
+    ...(handles ? { _getActiveHandles: () => handles } : {}),
     stdout: stream('stdout'),
     stderr: stream('stderr'),
     exit: (code) => exits.push(code),
@@ -25,10 +31,17 @@ function fakeProcess(open: string[]): EndingProcess & { exits: number[]; flush(s
   };
 }
 
-test('with only standard output and error open, the process ends with the code once both have flushed', () => {
-  for (const open of [[], ['PipeWrap'], ['TTYWrap', 'PipeWrap']]) {
-    const proc = fakeProcess(open);
-    assert.equal(endWhenFlushed(proc, 3), true);
+test('with only the standard streams open, the process ends with the code once stdout and stderr have flushed', () => {
+  for (const [open, handles] of [
+    [[], []],
+    [['PipeWrap'], [{ fd: 1 }]],
+    [
+      ['TTYWrap', 'PipeWrap', 'PipeWrap'],
+      [{ fd: 0 }, { fd: 1 }, { fd: 2 }],
+    ],
+  ] as const) {
+    const proc = fakeProcess([...open], [...handles]);
+    assert.equal(endWhenFlushed(proc, 3, 0), true);
     assert.deepEqual(proc.exits, [], 'not before the writes have gone out');
     proc.flush('stdout');
     assert.deepEqual(proc.exits, [], 'not before stderr has too');
@@ -37,12 +50,91 @@ test('with only standard output and error open, the process ends with the code o
   }
 });
 
-test('anything else still open (a timer, a child, a socket, a file operation) is left to end as Node ends it', () => {
-  for (const other of ['Timeout', 'ProcessWrap', 'TCPSocketWrap', 'FSReqCallback', 'Immediate']) {
-    const proc = fakeProcess(['PipeWrap', other]);
-    assert.equal(endWhenFlushed(proc, 0), false, other);
+test('anything else open, a running worker, or no list of handles to ask leaves the process to end as Node ends it', () => {
+  const cases: [string, string[], unknown[] | undefined, number][] = [
+    ...['Timeout', 'ProcessWrap', 'TCPSocketWrap', 'FSReqCallback', 'Immediate'].map((other): [string, string[], unknown[], number] => [
+      other,
+      ['PipeWrap', other],
+      [{ fd: 1 }],
+      0,
+    ]),
+    ['a pipe that is no standard stream (a Unix socket)', ['PipeWrap', 'PipeWrap'], [{ fd: 1 }, {}], 0],
+    ['a worker thread running', ['PipeWrap'], [{ fd: 1 }], 1],
+    ['a Node without _getActiveHandles', ['PipeWrap'], undefined, 0],
+  ];
+  for (const [label, open, handles, workers] of cases) {
+    const proc = fakeProcess(open, handles);
+    assert.equal(endWhenFlushed(proc, 0, workers), false, label);
     proc.flush('stdout');
     proc.flush('stderr');
-    assert.deepEqual(proc.exits, [], other);
+    assert.deepEqual(proc.exits, [], label);
+  }
+});
+
+/**
+ * Runs `body` (an async function's body) in a child Node, once the built modules are loaded (tsx's
+ * loader keeps a channel of its own open, as the CLI never does; `npm test` builds first): it ends
+ * by `endWhenFlushed`, printing what that returned, or as Node ends it.
+ */
+function child(body: string) {
+  const script = `
+    Promise.all([import('./dist/cli/process-end.js'), import('./dist/cli/live-workers.js')]).then(
+      ([{ endWhenFlushed }, { liveWorkers, startedWorker }]) => setImmediate(async () => { ${body} }),
+    );
+  `;
+  return spawnChild(process.execPath, ['-e', script], { cwd: repoRoot });
+}
+
+test('in a real process: with only the standard streams open it ends itself, with the exit code and all of its output', async () => {
+  const run = child(`
+    process.stdout.write('x'.repeat(50_000) + '\\n');
+    process.stderr.write(String(endWhenFlushed(process, 7, liveWorkers())));
+  `);
+  const { code, stdout, stderr } = await run.exited;
+  assert.equal(stderr, 'true');
+  assert.equal(code, 7);
+  assert.equal(stdout.length, 50_001);
+});
+
+test('in a real process: a Unix socket, a timer or a worker still open is waited for', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-end-'));
+  try {
+    const socket = join(dir, 's.sock');
+    const runs = [
+      child(`
+        const { createServer } = await import('node:net');
+        const server = createServer().listen(${JSON.stringify(socket)});
+        await new Promise((resolve) => server.once('listening', resolve));
+        process.stderr.write(String(endWhenFlushed(process, 7, liveWorkers())));
+        process.exitCode = 5;
+        setImmediate(() => server.close());
+      `),
+      // A write to the pipe still going out (more than it holds) is waited for as Node waits for it.
+      child(`
+        process.stdout.write('y'.repeat(4_000_000));
+        process.stderr.write(String(endWhenFlushed(process, 7, liveWorkers())));
+        process.exitCode = 5;
+      `),
+      child(`
+        const timer = setTimeout(() => { process.exitCode = 5; }, 1);
+        process.stderr.write(String(endWhenFlushed(process, 7, liveWorkers())));
+      `),
+      child(`
+        const { Worker } = await import('node:worker_threads');
+        const worker = startedWorker(new Worker("import('node:worker_threads').then(({ parentPort }) => parentPort.once('message', () => process.exit(0)))", { eval: true }));
+        await new Promise((resolve) => worker.once('online', resolve));
+        process.stderr.write(String(endWhenFlushed(process, 7, liveWorkers())));
+        process.exitCode = 5;
+        worker.postMessage('end');
+      `),
+    ];
+    for (const run of runs) {
+      const { code, stderr } = await run.exited;
+      assert.equal(stderr, 'false');
+      assert.equal(code, 5, 'ended by Node, with the code the process set');
+    }
+    assert.equal((await runs[1]?.exited)?.stdout.length, 4_000_000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -201,6 +201,27 @@ describe('the offline ranking and the goal excerpts agree with their plain defin
       }
     }
     assert.ok(fromKept >= 5, `${fromKept} excerpts from kept lines compared`);
+
+    // Texts of fewer lines than asked are not kept; ids read after others are kept from where they start.
+    const index = new TermIndex();
+    const reader = new LineKeepingReader(index, () => true, 12);
+    const out = new TermIds();
+    reader.read(0, 'one line\ntwo lines', out);
+    assert.equal(reader.lines(0), undefined);
+    const long = `${'a line about parsers\n'.repeat(20)}the parser tail`;
+    const before = out.length;
+    reader.read(1, long, out);
+    const kept = reader.lines(1);
+    const alone = new TermIds();
+    const ends = new TermIds();
+    index.readLines(long, alone, ends);
+    assert.deepEqual(kept && [...kept.ids], [...alone.ids.subarray(0, alone.length)]);
+    assert.deepEqual(kept && [...kept.lineEnds], [...ends.ids.subarray(0, ends.length)]);
+    assert.ok(before > 0 && out.length === before + alone.length, 'appended to what was read before');
+    // Lines kept for another text are not used for this one.
+    const excerpts = new GoalExcerpts('parser tail', index);
+    const other = `${'nothing here at all\n'.repeat(14)}the parser tail`;
+    assert.deepEqual(excerpts.of(other, kept), plainExcerpt(other, 'parser tail'));
   });
 
   test('goal excerpts: the same lines for every tool result, one at a time or many with one index', () => {

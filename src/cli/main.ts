@@ -6,8 +6,16 @@ import { processContext } from './context.js';
 import type { CliContext } from './context.js';
 import { reportError } from './errors.js';
 import { COMMANDS, PROGRAM } from './registry/index.js';
+import { liveWorkers } from './live-workers.js';
+import { endWhenFlushed } from './process-end.js';
 
-export { endWhenFlushed } from './process-end.js';
+/**
+ * After a command has returned (bin/devs-ctx.js): ends the process with `code` once stdout and
+ * stderr have flushed, when nothing else is open; otherwise leaves it to end as Node ends it.
+ */
+export function endWhenDone(code: number): boolean {
+  return endWhenFlushed(process, code, liveWorkers());
+}
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 

@@ -136,9 +136,10 @@ export interface CorpusReader {
 }
 
 /**
- * A corpus reader that reads the texts `keep` chooses line by line, and keeps their lines' ids: a
- * prune's BM25 fit reads every turn, and its goal excerpts then score the tool results' lines
- * without reading them again. A text too long to be read whole is read as usual, and not kept.
+ * A corpus reader that reads the texts `keep` chooses line by line, and keeps their lines' ids when
+ * they have `minLines` lines or more: a prune's BM25 fit reads every turn, and its goal excerpts
+ * then score the tool results' lines without reading them again. A text too long to be read whole
+ * is read as usual, and not kept.
  */
 export class LineKeepingReader implements CorpusReader {
   readonly #kept = new Map<number, LineTerms>();
@@ -147,6 +148,7 @@ export class LineKeepingReader implements CorpusReader {
   constructor(
     readonly index: TermIndex,
     private readonly keep: (i: number) => boolean,
+    private readonly minLines = 0,
   ) {}
 
   read(i: number, text: string, out: TermIds): void {
@@ -157,6 +159,7 @@ export class LineKeepingReader implements CorpusReader {
     const start = out.length;
     this.#lineEnds.length = 0;
     this.index.readLines(text, out, this.#lineEnds);
+    if (this.#lineEnds.length < this.minLines) return;
     const lineEnds = this.#lineEnds.ids.slice(0, this.#lineEnds.length);
     if (start > 0) for (let k = 0; k < lineEnds.length; k++) lineEnds[k] = (lineEnds[k] as number) - start;
     this.#kept.set(i, { ids: out.ids.slice(start, out.length), lineEnds });

@@ -7,6 +7,7 @@ import { BudgetImpossibleError, ExitCode, InterruptedError, UsageError } from '.
 import type { ExitCodeValue } from '../../core/errors.js';
 import { excerptable, findGoalExcerpts, planningGoal, summaryReserveFor } from '../../core/prune/engine.js';
 import type { GoalExcerptsFound } from '../../core/prune/engine.js';
+import { EXCERPT_MIN_LINES } from '../../core/prune/excerpt.js';
 import { LineKeepingReader, TermIndex } from '../../core/terms.js';
 import { defaultTargetTokens } from '../../core/prune/plan.js';
 import { analyzeContext, plannerLimits } from '../../core/session-context.js';
@@ -203,7 +204,7 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
       if (strategy !== 'relevance') return;
       // The tool results' lines are read once, by the fit, and kept for the excerpts.
       const index = new TermIndex();
-      const reader = new LineKeepingReader(index, (i) => excerptable(entries[i] as TranscriptEntry));
+      const reader = new LineKeepingReader(index, (i) => excerptable(entries[i] as TranscriptEntry), EXCERPT_MIN_LINES);
       local = await LocalEmbedder.fit(
         entries.map((e) => e.turn.content),
         pacer,

@@ -18,7 +18,7 @@ export interface GoalExcerpt {
 }
 
 /** Below this many lines a tool result is kept or masked whole. */
-const EXCERPT_MIN_LINES = 12;
+export const EXCERPT_MIN_LINES = 12;
 /** The excerpt keeps at most this share of the output's characters. */
 const EXCERPT_MAX_SHARE = 0.2;
 /** And at most this many lines, however long the output. */
@@ -62,11 +62,11 @@ export class GoalExcerpts {
     for (let k = 0; k < this.read.length; k++) this.isGoal[this.read.ids[k] as number] = 1;
   }
 
-  /** `read`: the text's lines' ids, when already read with this index (LineKeepingReader). */
+  /** `read`: the text's lines' ids, when already read with this index (LineKeepingReader); read here when not (or not one per line). */
   of(text: string, read?: LineTerms): GoalExcerpt | undefined {
     const lines = text.split('\n');
     if (lines.length < EXCERPT_MIN_LINES || this.goalEmpty) return undefined;
-    this.readLines(text, lines, read);
+    this.readLines(text, lines, read?.lineEnds.length === lines.length ? read : undefined);
     const scored = this.score(lines);
     // Clear what this text wrote, for the next one.
     for (let k = 0; k < this.distinct.length; k++) {
