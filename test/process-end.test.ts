@@ -79,7 +79,7 @@ test('anything else open, a running worker, or no list of handles to ask leaves 
 function child(body: string) {
   const script = `
     Promise.all([import('./dist/cli/process-end.js'), import('./dist/cli/live-workers.js')]).then(
-      ([{ endWhenFlushed }, { liveWorkers, startedWorker }]) => setImmediate(async () => { ${body} }),
+      ([{ endWhenFlushed }, { liveWorkers, startWorker }]) => setImmediate(async () => { ${body} }),
     );
   `;
   return spawnChild(process.execPath, ['-e', script], { cwd: repoRoot });
@@ -120,8 +120,7 @@ test('in a real process: a Unix socket, a timer or a worker still open is waited
         process.stderr.write(String(endWhenFlushed(process, 7, liveWorkers())));
       `),
       child(`
-        const { Worker } = await import('node:worker_threads');
-        const worker = startedWorker(new Worker("import('node:worker_threads').then(({ parentPort }) => parentPort.once('message', () => process.exit(0)))", { eval: true }));
+        const worker = startWorker("import('node:worker_threads').then(({ parentPort }) => parentPort.once('message', () => process.exit(0)))", { eval: true });
         await new Promise((resolve) => worker.once('online', resolve));
         process.stderr.write(String(endWhenFlushed(process, 7, liveWorkers())));
         process.exitCode = 5;

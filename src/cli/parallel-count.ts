@@ -1,12 +1,11 @@
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { TextTokenCounter } from '../core/accounting.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import { sharedRankTable } from '../io/rank-tables.js';
-import { beforeWorkerThreads } from './worker-flags.js';
-import { startedWorker } from './live-workers.js';
+import { startWorker } from './live-workers.js';
 
 /**
  * Below this many characters to count, one thread: a worker costs more to start than it saves.
@@ -46,8 +45,7 @@ export interface CountWorkerData {
 }
 
 function startCountWorker(encoding: EncodingName): CountWorker {
-  beforeWorkerThreads();
-  const worker = startedWorker(new Worker(countWorkerUrl(), { workerData: { encoding, rankTable: sharedRankTable(encoding) } satisfies CountWorkerData }));
+  const worker = startWorker(countWorkerUrl(), { workerData: { encoding, rankTable: sharedRankTable(encoding) } satisfies CountWorkerData });
   const done = Promise.race([
     once(worker, 'message').then(() => undefined),
     once(worker, 'error').then(([error]) => Promise.reject(error instanceof Error ? error : new Error(String(error)))),

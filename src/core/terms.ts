@@ -19,8 +19,13 @@ const STOP_WORDS = new Set(
 const HEAD_CHARS = 24_000;
 const TAIL_CHARS = 8_000;
 
+/** Whether `terms` and `read` read all of `text` (a longer one is read by its head and tail). */
+function readsWhole(text: string): boolean {
+  return text.length <= HEAD_CHARS + TAIL_CHARS;
+}
+
 function sample(text: string): string {
-  return text.length <= HEAD_CHARS + TAIL_CHARS ? text : `${text.slice(0, HEAD_CHARS)}\n${text.slice(-TAIL_CHARS)}`;
+  return readsWhole(text) ? text : `${text.slice(0, HEAD_CHARS)}\n${text.slice(-TAIL_CHARS)}`;
 }
 
 const WORD = /[\p{L}\p{N}_]+/gu;
@@ -115,11 +120,6 @@ const PROCESS_MULTIPLIER = Math.floor(Math.random() * 0x100000000) | 1;
 function mixed(hash: number): number {
   const h = Math.imul(hash ^ (hash >>> 16), 0x45d9f3b);
   return h ^ (h >>> 16);
-}
-
-/** Whether `read` reads all of `text` (a longer one is read by its head and tail). */
-function readsWhole(text: string): boolean {
-  return text.length <= HEAD_CHARS + TAIL_CHARS;
 }
 
 /** A text's term ids read line by line: line k's from `lineEnds[k - 1]` (0 for the first) up to `lineEnds[k]`. */

@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { sharedRankTable } from '../../io/rank-tables.js';
-import { beforeWorkerThreads } from '../worker-flags.js';
-import { startedWorker } from '../live-workers.js';
+import { startWorker } from '../live-workers.js';
 import type { BatchCounts } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import type { SessionOutcome } from './session.js';
@@ -100,8 +99,7 @@ export class AnalyzePool {
 
   private spawn(): Worker {
     const init: WorkerInit = { ...this.options.init, rankTable: sharedRankTable(this.options.init.encoding) };
-    beforeWorkerThreads();
-    const worker = startedWorker(new Worker(analyzeWorkerUrl(), { workerData: init }));
+    const worker = startWorker(analyzeWorkerUrl(), { workerData: init });
     this.workers.push(worker);
     this.load.set(worker, 0);
     worker.on('message', (message: FromWorker) => {
