@@ -180,13 +180,34 @@ export class TermIndex {
   /** Open addressing: a word's index + 1 per slot, 0 for an empty one. */
   private slots: Int32Array = new Int32Array(1 << 12);
   private readonly wordHashes: number[] = [];
-  private readonly words: string[] = [];
+  /** Word k is `wordLengths[k]` characters of `wordTexts[k]` from `wordAt[k]`: where it was first read, not a copy. */
+  private readonly wordTexts: string[] = [];
+  private readonly wordAt: number[] = [];
+  private readonly wordLengths: number[] = [];
   /** The term ids of word k are `wordTerms[wordStarts[k]]` up to `wordStarts[k + 1]`. */
   private readonly wordStarts: number[] = [0];
   private readonly wordTerms: number[] = [];
+  /** The stop words by the same hash (open addressing, index + 1 per slot), to leave one out without lower-casing it into a string. */
+  private readonly stopSlots: Int32Array;
+  private readonly stopWords: string[] = [...STOP_WORDS];
 
   /** `multiplier`: the hash's, drawn per process unless given (a test gives one to make hashes collide). */
-  constructor(private readonly multiplier = PROCESS_MULTIPLIER) {}
+  constructor(private readonly multiplier = PROCESS_MULTIPLIER) {
+    let size = 1;
+    while (size < this.stopWords.length * 4) size *= 2;
+    this.stopSlots = rehashed(
+      this.stopWords.map((word) => this.hashOf(word)),
+      size,
+    );
+  }
+
+  /** The hash `id` finds `term` by. */
+  private hashOf(term: string): number {
+    const m = this.multiplier;
+    let hash = 0;
+    for (let k = 0; k < term.length; k++) hash = (Math.imul(hash, m) + term.charCodeAt(k)) | 0;
+    return mixed(hash);
+  }
 
   /** How many distinct terms have been read. */
   get size(): number {
@@ -195,10 +216,7 @@ export class TermIndex {
 
   /** The id of a term (a new one gets the next id). */
   id(term: string): number {
-    const m = this.multiplier;
-    let hash = 0;
-    for (let k = 0; k < term.length; k++) hash = (Math.imul(hash, m) + term.charCodeAt(k)) | 0;
-    hash = mixed(hash);
+    const hash = this.hashOf(term);
     const mask = this.termSlots.length - 1;
     let slot = hash & mask;
     for (; ; slot = (slot + 1) & mask) {
@@ -206,12 +224,61 @@ export class TermIndex {
       if (found < 0) break;
       if (this.termHashes[found] === hash && this.names[found] === term) return found;
     }
+    return this.addTerm(term, hash, slot);
+  }
+
+  private addTerm(term: string, hash: number, slot: number): number {
     const id = this.names.length;
     this.names.push(term);
     this.termHashes.push(hash);
     this.termSlots[slot] = id + 1;
     if (this.names.length * 2 > this.termSlots.length) this.termSlots = rehashed(this.termHashes, this.termSlots.length * 2);
     return id;
+  }
+
+  /**
+   * `asTerm` of `text.slice(start, end).toLowerCase()` for an ASCII word or part of one, pushed onto
+   * `wordTerms` as an id: read in place, lower-cased as it is hashed and compared, so only a term
+   * not seen before becomes a string.
+   */
+  private pushRangeTerm(text: string, start: number, end: number): void {
+    const length = end - start;
+    if (length < 2) return;
+    if (length < 3) {
+      const a = text.charCodeAt(start);
+      const b = text.charCodeAt(start + 1);
+      if (a >= 48 && a <= 57 && b >= 48 && b <= 57) return;
+    }
+    const m = this.multiplier;
+    let head = 0;
+    for (let k = start; k < end - 1; k++) head = (Math.imul(head, m) + lower(text.charCodeAt(k))) | 0;
+    const last = lower(text.charCodeAt(end - 1));
+    const whole = mixed((Math.imul(head, m) + last) | 0);
+    if (this.isStopWord(whole, text, start, length)) return;
+    // A plural `s` cut, as asTerm cuts it.
+    const cut = length > 3 && last === 115 && lower(text.charCodeAt(end - 2)) !== 115;
+    const termEnd = cut ? end - 1 : end;
+    const hash = cut ? mixed(head) : whole;
+    const mask = this.termSlots.length - 1;
+    let slot = hash & mask;
+    for (; ; slot = (slot + 1) & mask) {
+      const found = (this.termSlots[slot] as number) - 1;
+      if (found < 0) break;
+      if (this.termHashes[found] === hash && sameLowerChars(this.names[found] as string, text, start, termEnd - start)) {
+        this.wordTerms.push(found);
+        return;
+      }
+    }
+    this.wordTerms.push(this.addTerm(text.slice(start, termEnd).toLowerCase(), hash, slot));
+  }
+
+  private isStopWord(hash: number, text: string, start: number, length: number): boolean {
+    const mask = this.stopSlots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const found = (this.stopSlots[slot] as number) - 1;
+      if (found < 0) return false;
+      if (sameLowerChars(this.stopWords[found] as string, text, start, length)) return true;
+    }
   }
 
   /** Appends the ids of `text`'s terms (read as `terms` reads it: its head and tail when long) to `out`. */
@@ -258,49 +325,101 @@ export class TermIndex {
       }
       const start = i;
       let hash = 0;
-      // Lower-case ASCII letters and digits only: the word is its own (only) term candidate.
-      let plain = true;
+      // ASCII only: its terms are read in place (pushRangeTerm), not from a lower-cased copy.
+      let ascii = true;
       do {
         const c = text.charCodeAt(i);
         hash = (Math.imul(hash, m) + c) | 0;
         if (units === 2) hash = (Math.imul(hash, m) + text.charCodeAt(i + 1)) | 0;
-        if (plain && !((c >= 97 && c <= 122) || (c >= 48 && c <= 57))) plain = false;
+        if (c >= 128) ascii = false;
         i += units;
         if (i >= end) break;
         const next = text.charCodeAt(i);
         units = next < 128 ? (UNIT_CLASS[next] === 1 ? 1 : 0) : wordUnits(text, i, end);
       } while (units > 0);
       if (i - start > 64) continue;
-      const word = this.word(text, start, i - start, mixed(hash), plain);
+      const word = this.word(text, start, i - start, mixed(hash), ascii);
       const last = this.wordStarts[word + 1] as number;
       for (let k = this.wordStarts[word] as number; k < last; k++) out.push(this.wordTerms[k] as number);
     }
   }
 
   /** The index of the word `text.slice(start, start + length)`, added (with its terms) when new. */
-  private word(text: string, start: number, length: number, hash: number, plain: boolean): number {
+  private word(text: string, start: number, length: number, hash: number, ascii: boolean): number {
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const found = (this.slots[slot] as number) - 1;
-      if (found < 0) return this.addWord(text.slice(start, start + length), hash, slot, plain);
-      if (this.wordHashes[found] === hash && sameChars(this.words[found] as string, text, start, length)) return found;
+      if (found < 0) return this.addWord(text, start, length, hash, slot, ascii);
+      if (
+        this.wordHashes[found] === hash &&
+        this.wordLengths[found] === length &&
+        sameChars(this.wordTexts[found] as string, this.wordAt[found] as number, text, start, length)
+      )
+        return found;
     }
   }
 
-  private addWord(word: string, hash: number, slot: number, plain: boolean): number {
-    const index = this.words.length;
-    this.words.push(word);
+  private addWord(text: string, start: number, length: number, hash: number, slot: number, ascii: boolean): number {
+    const index = this.wordTexts.length;
+    this.wordTexts.push(text);
+    this.wordAt.push(start);
+    this.wordLengths.push(length);
     this.wordHashes.push(hash);
-    if (plain) {
-      // Already lower case, and no `_` or capital to split at: `wordTerms` would give at most itself.
-      const term = asTerm(word);
-      if (term !== undefined) this.wordTerms.push(this.id(term));
-    } else for (const term of wordTerms(word)) this.wordTerms.push(this.id(term));
+    if (ascii) this.pushAsciiTerms(text, start, start + length);
+    else for (const term of wordTerms(text.slice(start, start + length))) this.wordTerms.push(this.id(term));
     this.wordStarts.push(this.wordTerms.length);
     this.slots[slot] = index + 1;
-    if (this.words.length * 2 > this.slots.length) this.slots = rehashed(this.wordHashes, this.slots.length * 2);
+    if (this.wordTexts.length * 2 > this.slots.length) this.slots = rehashed(this.wordHashes, this.slots.length * 2);
     return index;
   }
+
+  /**
+   * `wordTerms` of an ASCII word, read in place: the whole word, then, when it is a compound
+   * (`COMPOUND`), its parts as `COMPOUND_SPLIT` splits it: at each run of `_`, between a lower-case
+   * letter or digit and a capital, and between two capitals when a lower-case letter follows.
+   */
+  private pushAsciiTerms(text: string, start: number, end: number): void {
+    this.pushRangeTerm(text, start, end);
+    let compound = false;
+    for (let k = start; k < end && !compound; k++) compound = text.charCodeAt(k) === 95 || splitsBefore(text, k, start, end);
+    if (!compound) return;
+    let part = start;
+    for (let k = start; k < end; k++) {
+      if (text.charCodeAt(k) === 95) {
+        this.pushRangeTerm(text, part, k);
+        while (k + 1 < end && text.charCodeAt(k + 1) === 95) k++;
+        part = k + 1;
+      } else if (k > part && splitsBefore(text, k, start, end)) {
+        this.pushRangeTerm(text, part, k);
+        part = k;
+      }
+    }
+    this.pushRangeTerm(text, part, end);
+  }
+}
+
+/** Whether a compound word splits before its character `k` (no `_` on either side): a lower-case letter or digit then a capital, or two capitals then a lower-case letter. */
+function splitsBefore(text: string, k: number, start: number, end: number): boolean {
+  if (k === start) return false;
+  const c = text.charCodeAt(k);
+  if (c < 65 || c > 90) return false;
+  const before = text.charCodeAt(k - 1);
+  if ((before >= 97 && before <= 122) || (before >= 48 && before <= 57)) return true;
+  if (before < 65 || before > 90 || k + 1 >= end) return false;
+  const after = text.charCodeAt(k + 1);
+  return after >= 97 && after <= 122;
+}
+
+/** An ASCII code lower-cased. */
+function lower(c: number): number {
+  return c >= 65 && c <= 90 ? c | 32 : c;
+}
+
+/** Whether `name` (lower case) is `text.slice(start, start + length)` lower-cased (ASCII). */
+function sameLowerChars(name: string, text: string, start: number, length: number): boolean {
+  if (name.length !== length) return false;
+  for (let k = 0; k < length; k++) if (name.charCodeAt(k) !== lower(text.charCodeAt(start + k))) return false;
+  return true;
 }
 
 /** A table of `size` slots (a power of two) holding entry k + 1 at its hash's slot or the next free one. */
@@ -315,9 +434,8 @@ function rehashed(hashes: readonly number[], size: number): Int32Array {
   return slots;
 }
 
-function sameChars(word: string, text: string, start: number, length: number): boolean {
-  if (word.length !== length) return false;
-  for (let k = 0; k < length; k++) if (word.charCodeAt(k) !== text.charCodeAt(start + k)) return false;
+function sameChars(a: string, at: number, b: string, start: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (a.charCodeAt(at + k) !== b.charCodeAt(start + k)) return false;
   return true;
 }
 
