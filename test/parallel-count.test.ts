@@ -125,23 +125,59 @@ test('countAcrossThreads: work alongside that fails is the error, and the worker
   );
 });
 
-test('count workers started ahead (while a transcript is read): used by the count, the same counts; those not used are ended', async () => {
+test('count workers started ahead (while a transcript is read): used by a count and given back for the next, the same counts; they end when asked', async () => {
   const counter = loadCounter('o200k_base');
   const many = texts(600, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 600), 0xa5);
   const expected = many.map((t) => counter.count(t));
   // More started than the count uses (3 threads at most: 2 workers), and some for little text (none used).
   const ahead = new CountWorkers('o200k_base', 4);
   assert.equal(ahead.waiting, 4);
-  assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', 3, undefined, ahead), expected);
-  assert.equal(ahead.waiting, 2, 'two were taken');
+  for (const round of [1, 2]) {
+    assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', 3, undefined, ahead), expected, `round ${round}`);
+    assert.equal(ahead.waiting, 4, `round ${round}: the two taken were given back`);
+  }
+  // Less than would be worth starting a worker for, but enough for one already started (a prune's
+  // excerpts), with work alongside: the same counts, and the worker back again.
+  const some = many.slice(0, 60);
+  let ran = false;
+  const counting = countAcrossThreads(
+    some,
+    counter,
+    'o200k_base',
+    3,
+    async () => {
+      ran = true;
+    },
+    ahead,
+  );
+  assert.equal(ahead.waiting, 2, 'taken for a count well under PARALLEL_MIN_CHARS');
+  assert.deepEqual(await counting, expected.slice(0, 60));
+  assert.ok(ran);
+  assert.equal(ahead.waiting, 4);
   assert.deepEqual(await countAcrossThreads(many.slice(0, 3), counter, 'o200k_base', 3, undefined, ahead), expected.slice(0, 3));
-  assert.equal(ahead.waiting, 2, 'none taken for little text');
+  assert.equal(ahead.waiting, 4, 'none taken for little text');
   await ahead.end();
   assert.equal(ahead.waiting, 0);
-  // Ended, they give none: a count then starts its own.
+  // Ended, they give none: a count then starts its own (and ends it).
   assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', 2, undefined, ahead), expected);
+  assert.equal(ahead.waiting, 0, 'a worker the count started is not kept');
   // Never used nor ended: they do not keep the process alive (this test file would not end).
   new CountWorkers('o200k_base', 1);
+});
+
+test('threadsFor: a worker is started only for a large count; one already started counts from RUNNING_MIN_CHARS on', async () => {
+  const { threadsFor } = await import('../src/cli/parallel-count.js');
+  // None started: one thread per PARALLEL_MIN_CHARS / 2, up to the jobs.
+  assert.equal(threadsFor(PARALLEL_MIN_CHARS / 2 - 1, 4, 0), 1);
+  assert.equal(threadsFor(PARALLEL_MIN_CHARS, 4, 0), 2);
+  assert.equal(threadsFor(10 * PARALLEL_MIN_CHARS, 4, 0), 4);
+  assert.equal(threadsFor(10 * PARALLEL_MIN_CHARS, 1, 3), 1, '--jobs 1 stays on one thread');
+  // Started and idle: each counts its share as soon as it has 50,000 characters, but none is started for it.
+  assert.equal(threadsFor(49_999, 4, 1), 1);
+  assert.equal(threadsFor(100_000, 4, 1), 2);
+  assert.equal(threadsFor(300_000, 4, 1), 2, 'no worker started beside the one running');
+  assert.equal(threadsFor(300_000, 4, 3), 4);
+  assert.equal(threadsFor(300_000, 2, 3), 2);
 });
 
 test('analyze of a large transcript: --jobs 2 (count workers) prints exactly what --jobs 1 prints, cold and from the token cache', () => {
@@ -231,4 +267,38 @@ test('countAcrossThreads: fewer pieces than threads (one very long text) starts 
   } finally {
     await ahead.end();
   }
+});
+
+test("CachedCounter.countAlongside (a prune's excerpts): counted on the worker it was given while other work runs here; then count finds them", async () => {
+  const { CachedCounter } = await import('../src/cli/shared.js');
+  const { CountWorkers: Workers } = await import('../src/cli/parallel-count.js');
+  const plain = loadCounter('o200k_base');
+  const some = texts(60, 5000, 0xc0);
+  const workers = new Workers('o200k_base', 1);
+  try {
+    const counter = new CachedCounter('o200k_base', undefined, workers);
+    let busy: number | undefined;
+    await counter.countAlongside(some, async () => {
+      busy = workers.waiting;
+    });
+    assert.equal(busy, 0, 'the worker was counting while the work alongside ran');
+    assert.equal(workers.waiting, 1, 'and is back');
+    assert.deepEqual(
+      some.map((t) => counter.count(t)),
+      some.map((t) => plain.count(t)),
+    );
+  } finally {
+    await workers.end();
+  }
+  // Without workers the work alongside runs, and count counts each text when asked.
+  const alone = new CachedCounter('o200k_base', undefined);
+  let ran = false;
+  await alone.countAlongside(some, async () => {
+    ran = true;
+  });
+  assert.ok(ran);
+  assert.deepEqual(
+    some.map((t) => alone.count(t)),
+    some.map((t) => plain.count(t)),
+  );
 });

@@ -14,6 +14,7 @@ import { ExtractiveSummarizer } from '../src/providers/extractive-summarizer.js'
 import { LocalEmbedder } from '../src/providers/local-embedder.js';
 import { planPrune } from '../src/core/prune/plan.js';
 import type { PlanEntry, PrunePolicy } from '../src/core/prune/plan.js';
+import type { TextTokenCounter } from '../src/core/accounting.js';
 import type { TranscriptEntry } from '../src/core/transcript.js';
 import type { ConversationTurn } from '../src/core/turn.js';
 import { runCli } from './helpers/cli.js';
@@ -239,6 +240,37 @@ describe('goal excerpts found ahead of the plan (while the counting runs elsewhe
     // They are used when they are for this goal: none found ahead, none planned.
     const none = await prepare({ goalExcerpts: { goal, excerpts: new Map([[3, undefined]]) } });
     assert.ok(!none.plan.excerpted.has(3));
+  });
+
+  test("the excerpts' placeholders are counted ahead (countAlongside, another thread in the CLI) while the turns are ranked: the same prune", async () => {
+    const plain = await prepare({});
+    const local = new LocalEmbedder(turns.map((t) => t.content));
+    let scored = 0;
+    const embedder = {
+      name: local.name,
+      embed: (batch: readonly string[]) => local.embed(batch),
+      similarities: (goal: string, texts: readonly string[]) => {
+        scored += texts.length;
+        return local.similarities(goal, texts);
+      },
+    };
+    const calls: { texts: readonly string[]; rankedMeanwhile: boolean }[] = [];
+    const ahead: TextTokenCounter = {
+      count: (text) => counter.count(text),
+      countAlongside: async (texts, alongside) => {
+        const before = scored;
+        await alongside();
+        calls.push({ texts, rankedMeanwhile: scored > before });
+      },
+    };
+    assert.deepEqual(await prepare({ counter: ahead, embedder }), plain);
+    assert.equal(calls.length, 1, 'one count ahead, for all the placeholders');
+    assert.ok(calls[0]?.rankedMeanwhile, 'the turns were ranked while the placeholders were counted');
+    assert.equal(calls[0]?.texts.length, 1, "the log's excerpt, and only it");
+    assert.match(
+      calls[0]?.texts[0] ?? '',
+      /^\[devs-ctx: [\d,]+ tokens of tool output archived; kept below: \d+ of its \d+ lines, those about the goal; full text: devs-ctx recall --turn r1\]\n/,
+    );
   });
 });
 

@@ -178,6 +178,25 @@ describe('the offline ranking and the goal excerpts agree with their plain defin
     }
   });
 
+  test('LocalEmbedder.scoreAhead: the scores it keeps are those similarities gives, for its goal only; other texts are scored when asked', async () => {
+    for (const { name, texts, goal } of all) {
+      const plain = new LocalEmbedder(texts);
+      const ahead = new LocalEmbedder(texts);
+      await ahead.scoreAhead(goal, texts, new Pacer());
+      assert.deepEqual(ahead.similarities(goal, texts), plain.similarities(goal, texts), name);
+      // A text not scored ahead among them, and another goal: computed, the same as without.
+      const mixed = [...texts.slice(0, 3), 'not in the corpus: zzqx parseConfigFile'];
+      assert.deepEqual(ahead.similarities(goal, mixed), plain.similarities(goal, mixed), `${name} (one new text)`);
+      assert.deepEqual(ahead.similarities('another goal entirely', texts), plain.similarities('another goal entirely', texts), `${name} (another goal)`);
+    }
+    // The kept scores are the ones given: a goal scored ahead on other texts finds none of these.
+    const corpus = ['the parser fails on an empty line', 'unrelated: billing export', 'the parser test'];
+    const embedder = new LocalEmbedder(corpus);
+    await embedder.scoreAhead('fix the parser', [corpus[1] as string], new Pacer());
+    assert.deepEqual(embedder.similarities('fix the parser', corpus), new LocalEmbedder(corpus).similarities('fix the parser', corpus));
+    assert.ok((embedder.similarities('fix the parser', corpus)[0] as number) > 0);
+  });
+
   test("a fit that keeps the tool results' lines (a prune's) gives the same vectors, and excerpts from the kept lines are the same", async () => {
     let fromKept = 0;
     for (const { name, texts, goal } of all) {

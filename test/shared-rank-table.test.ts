@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,8 +84,9 @@ test('a count worker counts with the table this thread hands it', async () => {
   const [started] = new CountWorkers('o200k_base', 1).take(1);
   assert.ok(started);
   try {
+    const reply = once(started.worker, 'message');
     started.worker.postMessage({ texts, first: 0, starts, shared, regions: 1, region: 0 } satisfies CountJob);
-    await started.done;
+    await Promise.race([reply, started.failed]);
   } finally {
     await started.worker.terminate();
   }

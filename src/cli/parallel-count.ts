@@ -13,6 +13,9 @@ import { startWorker } from './live-workers.js';
  */
 export const PARALLEL_MIN_CHARS = 2_000_000;
 
+/** With a worker started and idle, it is sent its share from this many characters on: sending texts and counting them there costs far less than counting them here. */
+const RUNNING_MIN_CHARS = 50_000;
+
 /**
  * Where the count worker is, relative to this module wherever it runs from: in the bundle
  * (dist/cli-bundle/count-worker.cjs, which loads the worker's own bundle), beside it in the tsc
@@ -32,10 +35,13 @@ function countWorkerUrl(): URL {
 /** Each thread counting takes the next of about this many pieces per thread, so threads that start late (or are busy with other work first) still share the counting evenly. */
 const PIECES_PER_THREAD = 32;
 
-/** A count worker and its end: its reply (that it is done), or its failure, awaited from the moment it exists. */
+/**
+ * A count worker, and its failure: rejected from the moment it exists if it fails or exits, so a
+ * job's reply is raced against it (a worker may count several jobs: see CountWorkers).
+ */
 interface CountWorker {
   readonly worker: Worker;
-  readonly done: Promise<void>;
+  readonly failed: Promise<never>;
 }
 
 /** What a count worker is started with: its encoding, and this thread's table of it (none from the TypeScript sources). */
@@ -46,20 +52,31 @@ export interface CountWorkerData {
 
 function startCountWorker(encoding: EncodingName): CountWorker {
   const worker = startWorker(countWorkerUrl(), { workerData: { encoding, rankTable: sharedRankTable(encoding) } satisfies CountWorkerData });
-  const done = Promise.race([
-    once(worker, 'message').then(() => undefined),
-    once(worker, 'error').then(([error]) => Promise.reject(error instanceof Error ? error : new Error(String(error)))),
-    once(worker, 'exit').then(([code]) => Promise.reject(new Error(`a count worker stopped (exit ${String(code)})`))),
+  const failed = Promise.race([
+    once(worker, 'error').then(([error]): never => {
+      throw error instanceof Error ? error : new Error(String(error));
+    }),
+    once(worker, 'exit').then(([code]): never => {
+      throw new Error(`a count worker stopped (exit ${String(code)})`);
+    }),
   ]);
-  // A rejection is handled where the reply is awaited, or by whoever ends the worker.
-  done.catch(() => undefined);
-  return { worker, done };
+  // Handled where a job's reply is awaited; an ended worker's exit is no failure anyone waits for.
+  failed.catch(() => undefined);
+  return { worker, failed };
+}
+
+/** Sends `job` to the worker; resolves when it replies that it is done, rejects if it fails first. */
+function runJob({ worker, failed }: CountWorker, job: CountJob): Promise<void> {
+  const done = Promise.race([once(worker, 'message').then(() => undefined), failed]);
+  worker.postMessage(job);
+  return done;
 }
 
 /**
  * Count workers started ahead of the count (a worker takes a few tens of milliseconds to load its
  * tokenizer: a prune starts them before it reads a large transcript), for `countAcrossThreads` to
- * take. Until taken they do not keep the process alive; `end` ends those not taken.
+ * take; a count gives them back when it is done, so a later one (a prune's excerpts) counts on
+ * them too, at no start-up cost. While waiting they do not keep the process alive; `end` ends them.
  */
 export class CountWorkers {
   readonly #waiting: CountWorker[];
@@ -77,11 +94,19 @@ export class CountWorkers {
     return this.#waiting.length;
   }
 
-  /** Up to `count` of them, for a count (which ends them). */
+  /** Up to `count` of them, for a count (which gives them back, or ends them if the count fails). */
   take(count: number): CountWorker[] {
     const taken = this.#waiting.splice(0, count);
     for (const { worker } of taken) worker.ref();
     return taken;
+  }
+
+  /** Workers a count is done with, waiting again for the next one. */
+  giveBack(workers: readonly CountWorker[]): void {
+    for (const taken of workers) {
+      taken.worker.unref();
+      this.#waiting.push(taken);
+    }
   }
 
   async end(): Promise<void> {
@@ -114,7 +139,7 @@ export async function countAcrossThreads(
 ): Promise<number[]> {
   let chars = 0;
   for (const text of texts) chars += text.length;
-  const parts = Math.max(1, Math.min(jobs, Math.floor(chars / (PARALLEL_MIN_CHARS / 2))));
+  const parts = threadsFor(chars, jobs, ahead?.waiting ?? 0);
   if (parts === 1) {
     await alongside?.();
     return texts.map((text) => counter.count(text));
@@ -131,24 +156,43 @@ export async function countAcrossThreads(
   const regionStart = (r: number): number => regions[r] as number;
   for (let r = 0; r < parts; r++) ends[r] = (regionStart(r + 1) << 16) | regionStart(r);
   const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT * parts);
-  const workers = ahead?.take(parts - 1) ?? [];
+  const kept = ahead?.take(parts - 1) ?? [];
+  const workers = [...kept];
   while (workers.length < parts - 1) workers.push(startCountWorker(encoding));
-  for (const [k, { worker }] of workers.entries()) {
+  const replies = workers.map((started, k) => {
     const region = k + 1;
     const first = starts[regionStart(region)] as number;
-    const job: CountJob = { texts: texts.slice(first, starts[regionStart(region + 1)]), first, starts, shared, regions: parts, region };
-    worker.postMessage(job);
-  }
+    return runJob(started, { texts: texts.slice(first, starts[regionStart(region + 1)]), first, starts, shared, regions: parts, region });
+  });
+  // Awaited below unless something fails first; then the workers are ended, and their replies with them.
+  for (const reply of replies) reply.catch(() => undefined);
+  let done = false;
   try {
     await alongside?.();
     const all: CountJob = { texts, first: 0, starts, shared, regions: parts, region: 0 };
     countPieces(all, counter);
     for (let region = 1; region < parts; region++) countPieces({ ...all, region }, counter, 'back');
-    for (const { done } of workers) await done;
+    for (const reply of replies) await reply;
+    done = true;
     return Array.from(counts, (_, i) => Atomics.load(counts, i));
   } finally {
-    await Promise.all(workers.map(({ worker }) => worker.terminate()));
+    // Workers started ahead go back, idle, for the next count; any started here end, as do all after a failure.
+    const ending = done ? workers.slice(kept.length) : workers;
+    if (done) ahead?.giveBack(kept);
+    await Promise.all(ending.map(({ worker }) => worker.terminate()));
   }
+}
+
+/**
+ * How many threads count `chars` characters: one per PARALLEL_MIN_CHARS / 2 when workers must be
+ * started, up to `jobs`; with `running` workers already started (and idle), each of them as soon
+ * as it has RUNNING_MIN_CHARS to count.
+ * @public test/parallel-count.test.ts checks the choice.
+ */
+export function threadsFor(chars: number, jobs: number, running: number): number {
+  const starting = Math.floor(chars / (PARALLEL_MIN_CHARS / 2));
+  const started = Math.min(running + 1, Math.floor(chars / RUNNING_MIN_CHARS));
+  return Math.max(1, Math.min(jobs, Math.max(starting, started)));
 }
 
 /**

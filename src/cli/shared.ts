@@ -47,9 +47,11 @@ export class CachedCounter implements TextTokenCounter {
   private readonly cache: TokenCountCache;
   private counter: TextTokenCounter | undefined;
 
+  /** `workers`: count workers started ahead (a prune's), counted on beside this thread until they end. */
   constructor(
     private readonly encoding: EncodingName,
     cacheDir: string | undefined,
+    private readonly workers?: CountWorkers,
   ) {
     this.cache = TokenCountCache.open(cacheDir, encoding);
   }
@@ -63,13 +65,25 @@ export class CachedCounter implements TextTokenCounter {
    * cold); then `count` only looks them up. `alongside`: other work for this thread meanwhile (see
    * countAcrossThreads); it runs whatever there is to count.
    */
-  async prepare(entries: readonly TranscriptEntry[], jobs: number, alongside?: () => Promise<void>, ahead?: CountWorkers): Promise<void> {
+  async prepare(entries: readonly TranscriptEntry[], jobs: number, alongside?: () => Promise<void>): Promise<void> {
+    const texts: string[] = [];
+    for (const entry of entries) if (entry.notSent === undefined) texts.push(entry.turn.content);
+    await this.#prepareTexts(texts, jobs, alongside);
+  }
+
+  /**
+   * TextTokenCounter.countAlongside: these texts counted ahead on the workers still started (none
+   * are started for it), while `alongside` runs here.
+   */
+  async countAlongside(texts: readonly string[], alongside: () => Promise<void>): Promise<void> {
+    await this.#prepareTexts(texts, 1 + (this.workers?.waiting ?? 0), alongside);
+  }
+
+  async #prepareTexts(texts: readonly string[], jobs: number, alongside?: () => Promise<void>): Promise<void> {
     const missing: string[] = [];
     const keys: string[] = [];
     let chars = 0;
-    for (const entry of entries) {
-      if (entry.notSent !== undefined) continue;
-      const text = entry.turn.content;
+    for (const text of texts) {
       if (text.length === 0 || this.#known.has(text)) continue;
       const key = this.cache.enabled ? TokenCountCache.key(text) : '';
       const cached = this.cache.enabled ? this.cache.get(key) : undefined;
@@ -86,7 +100,7 @@ export class CachedCounter implements TextTokenCounter {
       await alongside?.();
       return;
     }
-    const counts = await countAcrossThreads(missing, this.#counter(chars >= BULK_PREPARE_CHARS), this.encoding, jobs, alongside, ahead);
+    const counts = await countAcrossThreads(missing, this.#counter(chars >= BULK_PREPARE_CHARS), this.encoding, jobs, alongside, this.workers);
     for (const [i, text] of missing.entries()) {
       const count = counts[i] as number;
       this.#known.set(text, count);

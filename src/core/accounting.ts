@@ -7,6 +7,12 @@ import type { ContextWindow, ConversationTurn } from './turn.js';
 /** Anything that counts the tokens of a text (the exact BPE counter, or a cache in front of it). */
 export interface TextTokenCounter {
   count(text: string): number;
+  /**
+   * Counts `texts` ahead of `count`, elsewhere when it can (another thread), while `alongside` runs
+   * here; resolves once both are done. Without it (or with nowhere else to count) `count` counts
+   * each when asked.
+   */
+  countAlongside?(texts: readonly string[], alongside: () => Promise<void>): Promise<void>;
 }
 
 export interface EntryTokens {

@@ -175,11 +175,32 @@ export class LocalEmbedder implements Embedder {
   }
 
   /**
+   * Finds `similarities(goal, texts)` ahead, a slice at a time (`pacer`): a later `similarities` for
+   * this goal gives these scores for these texts without computing them again (a prune scores its
+   * turns while another thread still counts them; its plan ranks them afterwards).
+   */
+  async scoreAhead(goal: string, texts: readonly string[], pacer: Pacer): Promise<void> {
+    const scores = new Map<string, number>();
+    for (let start = 0; start < texts.length; start += 64) {
+      const slice = texts.slice(start, start + 64);
+      const found = this.similarities(goal, slice);
+      for (const [k, text] of slice.entries()) scores.set(text, found[k] as number);
+      await pacer.tick();
+    }
+    this.ahead = { goal, scores };
+  }
+
+  /** Scores found by `scoreAhead`, for its goal. */
+  private ahead: { readonly goal: string; readonly scores: ReadonlyMap<string, number> } | undefined;
+
+  /**
    * `cosineSimilarity(embedOne(goal), embedOne(text))` for each text, bit for bit: a text's vector
    * has a value only in the buckets of its terms, so only those are summed (in bucket order, as the
    * full loop sums them; the other buckets add exact zeros).
    */
   similarities(goal: string, texts: readonly string[]): number[] {
+    const ahead = this.ahead?.goal === goal ? this.ahead.scores : undefined;
+    if (ahead && texts.every((text) => ahead.has(text))) return texts.map((text) => ahead.get(text) as number);
     const goalVector = this.embedOne(goal);
     let goalNorm = 0;
     for (let i = 0; i < goalVector.length; i++) goalNorm += (goalVector[i] as number) * (goalVector[i] as number);

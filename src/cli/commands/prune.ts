@@ -189,7 +189,8 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   if (inPlace) held.lock = lockInPlace(target, held.trap);
   const { format } = options;
   const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
-  const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env));
+  // The count workers count the transcript, then the excerpts' placeholders (they end with the prune).
+  const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env), held.countWorkers);
   await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
   // A large transcript counted cold is counted across the cores, as analyze does (the same counts);
   // meanwhile this thread does what needs no count: the offline ranking's BM25 fit, and the tool
@@ -197,24 +198,26 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   const { entries } = transcript;
   let local = new LocalEmbedder();
   let goalExcerpts: GoalExcerptsFound | undefined;
-  await counter.prepare(
-    entries,
-    availableParallelism(),
-    async () => {
-      if (strategy !== 'relevance') return;
-      // The tool results' lines are read once, by the fit, and kept for the excerpts.
-      const index = new TermIndex();
-      const reader = new LineKeepingReader(index, (i) => excerptable(entries[i] as TranscriptEntry), EXCERPT_MIN_LINES);
-      local = await LocalEmbedder.fit(
+  await counter.prepare(entries, availableParallelism(), async () => {
+    if (strategy !== 'relevance') return;
+    // The tool results' lines are read once, by the fit, and kept for the excerpts.
+    const index = new TermIndex();
+    const reader = new LineKeepingReader(index, (i) => excerptable(entries[i] as TranscriptEntry), EXCERPT_MIN_LINES);
+    local = await LocalEmbedder.fit(
+      entries.map((e) => e.turn.content),
+      pacer,
+      reader,
+    );
+    const { goal } = planningGoal(entries, options.goal);
+    goalExcerpts = await findGoalExcerpts(entries, goal, { index, pacer, lines: (i) => reader.lines(i) });
+    // The turns' relevance, as the plan will rank them offline (a remote embedder ranks them then).
+    if (goal && !rankRemotely)
+      await local.scoreAhead(
+        goal,
         entries.map((e) => e.turn.content),
         pacer,
-        reader,
       );
-      goalExcerpts = await findGoalExcerpts(entries, planningGoal(entries, options.goal).goal, { index, pacer, lines: (i) => reader.lines(i) });
-    },
-    held.countWorkers,
-  );
-  await held.countWorkers?.end();
+  });
   const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
   // --target and the limits are in the model's tokens (the window of the session's model, its
   // calibrated size); the planner counts the turns in the file: convert through the calibration.

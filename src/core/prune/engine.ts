@@ -279,10 +279,13 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
     let ranked: Ranking | undefined;
     // A ranking an earlier plan made (a review at another target) is used and reported again.
     if (policy.strategy === 'relevance' && (probe.outcome === 'prune' || ranking)) {
+      // The excerpts' placeholders are counted (on another thread when the counter has one) while the turns are ranked here.
+      excerptTokens ??= excerptAll(base, { goal, found: request.goalExcerpts }, counter, excerpts, pacer, async () => {
+        await rank(policy);
+      });
+      const excerptSizes = await excerptTokens;
       ranked = await rank(policy);
       const { relevance } = ranked;
-      excerptTokens ??= excerptAll(base, { goal, found: request.goalExcerpts }, counter, excerpts, pacer);
-      const excerptSizes = await excerptTokens;
       planEntries = pinned.map((e, i) => {
         const excerpt = excerptSizes[i];
         return { ...e, relevance: relevance[i] ?? 0, ...(excerpt !== undefined ? { excerptTokens: excerpt } : {}) };
@@ -362,7 +365,8 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
 /**
  * Each maskable tool result's excerpt for the goal (its text into `texts`) and its tokens; undefined
  * where there is none, where it would not save a third, or where the result is a placeholder already
- * (a pruned transcript is pruned again without excerpting an excerpt).
+ * (a pruned transcript is pruned again without excerpting an excerpt). The placeholders are counted
+ * all at once, while `alongside` runs (TextTokenCounter.countAlongside).
  */
 async function excerptAll(
   planEntries: readonly PlanEntry[],
@@ -370,11 +374,12 @@ async function excerptAll(
   counter: TextTokenCounter,
   texts: Map<number, string>,
   pacer: Pacer | undefined,
+  alongside: () => Promise<void>,
 ): Promise<(number | undefined)[]> {
   let excerpts: GoalExcerpts | undefined;
   // Found ahead for this goal, or here (one GoalExcerpts for all: see its comment).
   const found = goal.found?.goal === goal.goal ? goal.found.excerpts : undefined;
-  return pacedMap(
+  const placeholders = await pacedMap(
     planEntries,
     (e, i) => {
       const { content, id } = e.entry.turn;
@@ -385,8 +390,18 @@ async function excerptAll(
         excerpts ??= new GoalExcerpts(goal.goal);
         excerpt = excerpts.of(content);
       }
-      if (!excerpt) return undefined;
-      const text = excerptPlaceholder(e.tokens, id, excerpt);
+      return excerpt ? excerptPlaceholder(e.tokens, id, excerpt) : undefined;
+    },
+    pacer,
+  );
+  const toCount = placeholders.filter((text): text is string => text !== undefined);
+  if (counter.countAlongside) await counter.countAlongside(toCount, alongside);
+  else await alongside();
+  return pacedMap(
+    planEntries,
+    (e, i) => {
+      const text = placeholders[i];
+      if (text === undefined) return undefined;
       const tokens = counter.count(text);
       if (tokens > (e.tokens * 2) / 3) return undefined;
       texts.set(i, text);
