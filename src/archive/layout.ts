@@ -156,6 +156,28 @@ export interface RestoreRequest {
  * the layout is whole; the caller checks the bytes against the original.
  */
 export function rebuildOriginal(eventId: string, layout: RestoreLayout, archived: ReadonlyMap<number, Buffer>, current: Buffer, outputLength: number): Buffer {
+  return Buffer.concat(originalParts(eventId, layout, archived, current, outputLength));
+}
+
+/** Whether `rebuildOriginal` gives exactly `original`, compared piece by piece (the original is not built again). */
+export function rebuildsOriginal(
+  eventId: string,
+  layout: RestoreLayout,
+  archived: ReadonlyMap<number, Buffer>,
+  current: Buffer,
+  outputLength: number,
+  original: Buffer,
+): boolean {
+  let at = 0;
+  for (const part of originalParts(eventId, layout, archived, current, outputLength)) {
+    if (at + part.length > original.length || !part.equals(original.subarray(at, at + part.length))) return false;
+    at += part.length;
+  }
+  return at === original.length;
+}
+
+/** The pieces `rebuildOriginal` joins, in order: output ranges and archived records. */
+function originalParts(eventId: string, layout: RestoreLayout, archived: ReadonlyMap<number, Buffer>, current: Buffer, outputLength: number): Buffer[] {
   const parts: Buffer[] = [];
   if (layout.bom) parts.push(BOM);
   let nextRecord = 0;
@@ -178,7 +200,7 @@ export function rebuildOriginal(eventId: string, layout: RestoreLayout, archived
     }
   }
   if (nextRecord !== layout.recordCount) throw new ArchiveCorruptError(eventId, `layout covers ${nextRecord} of ${layout.recordCount} records`);
-  return Buffer.concat(parts);
+  return parts;
 }
 
 /** Whether `current` still starts with exactly the bytes a prune wrote. */

@@ -8,7 +8,16 @@ import type { ContextEntry } from '../core/prune/context-entry.js';
 import { serializeDocument } from '../io/jsonl.js';
 import { ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { ftsQueries } from './fts-query.js';
-import { assertStartsWithOutput, computeLayout, rebuildOriginal, restoreBytes, RestoreLayoutSchema, sha256, startsWithOutput } from './layout.js';
+import {
+  assertStartsWithOutput,
+  computeLayout,
+  rebuildOriginal,
+  rebuildsOriginal,
+  restoreBytes,
+  RestoreLayoutSchema,
+  sha256,
+  startsWithOutput,
+} from './layout.js';
 import type { Fingerprint, PlannedLayout } from './layout.js';
 import { BUSY_TIMEOUT_MS, prepareDatabase, SCHEMA_VERSION, schemaVersion } from './schema.js';
 import { buildExcerpt } from './excerpt.js';
@@ -641,8 +650,8 @@ export function planRecord(event: PruneEventInput): { readonly row: RawPruneEven
   const outputPrint: Fingerprint = { sha256: sha256(event.output.bytes), length: event.output.bytes.length };
   const { layout, archivedRecords } = computeLayout(event.input, event.output);
   // What restore will do, checked now against the original's bytes themselves (not their hash again).
-  const rebuilt = rebuildOriginal(event.id, layout, archivedRecords, event.output.bytes, event.output.bytes.length);
-  if (!rebuilt.equals(original)) {
+  if (!rebuildsOriginal(event.id, layout, archivedRecords, event.output.bytes, event.output.bytes.length, original)) {
+    const rebuilt = rebuildOriginal(event.id, layout, archivedRecords, event.output.bytes, event.output.bytes.length);
     throw new ArchiveCorruptError(event.id, `the transcript rebuilt from the archive (${rebuilt.length} bytes) is not the original (${original.length} bytes)`);
   }
   const row: RawPruneEvent['event'] = {

@@ -30,6 +30,8 @@ export interface ParsedDocument {
   readonly kind: 'jsonl' | 'json-document';
   readonly document?: unknown;
   readonly totalBytes: number;
+  /** The input's exact bytes, when it was read whole from memory with `keepRaw` (what `serializeDocument` gives, without a copy). */
+  readonly bytes?: Buffer;
 }
 
 export interface ReadOptions {
@@ -325,7 +327,8 @@ export function parseDocument(bytes: Buffer, options: ReadOptions): ParsedDocume
   options.digest?.update(bytes);
   collector.push(bytes);
   collector.end();
-  return finish(collector, options.path);
+  const doc = finish(collector, options.path);
+  return options.keepRaw ? { ...doc, bytes } : doc;
 }
 
 /**
@@ -365,6 +368,8 @@ function finish(collector: LineCollector, path: string): ParsedDocument {
 
 /** Writes a document back exactly as it was read (requires `keepRaw`). */
 export function serializeDocument(doc: ParsedDocument): Buffer {
+  // The bytes it was read from, when it was read whole: its records are views of them (not a copy to change).
+  if (doc.bytes) return doc.bytes;
   const parts: Buffer[] = [];
   if (doc.bom) parts.push(BOM);
   for (const record of doc.records) {
