@@ -123,6 +123,31 @@ test('countAcrossThreads: work alongside that fails is the error, and the worker
     }),
     /stopped alongside/,
   );
+  // Workers started ahead that a failed count took are ended, not given back.
+  const ahead = new CountWorkers('o200k_base', 3);
+  await assert.rejects(
+    countAcrossThreads(
+      many,
+      counter,
+      'o200k_base',
+      3,
+      async () => {
+        throw new Error('stopped alongside');
+      },
+      ahead,
+    ),
+    /stopped alongside/,
+  );
+  assert.equal(ahead.waiting, 1, 'the two taken are not back');
+  // A count that ends after `end` was called ends its workers instead of giving them back.
+  const counting = countAcrossThreads(many, counter, 'o200k_base', 2, undefined, ahead);
+  assert.equal(ahead.waiting, 0);
+  await ahead.end();
+  assert.deepEqual(
+    await counting,
+    many.map((t) => counter.count(t)),
+  );
+  assert.equal(ahead.waiting, 0, 'not given back after end');
 });
 
 test('count workers started ahead (while a transcript is read): used by a count and given back for the next, the same counts; they end when asked', async () => {
@@ -161,8 +186,12 @@ test('count workers started ahead (while a transcript is read): used by a count 
   // Ended, they give none: a count then starts its own (and ends it).
   assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', 2, undefined, ahead), expected);
   assert.equal(ahead.waiting, 0, 'a worker the count started is not kept');
-  // Never used nor ended: they do not keep the process alive (this test file would not end).
+  // Never used nor ended, or used and given back and never ended: they do not keep the process
+  // alive (this test file would not end).
   new CountWorkers('o200k_base', 1);
+  const givenBack = new CountWorkers('o200k_base', 1);
+  assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', 2, undefined, givenBack), expected);
+  assert.equal(givenBack.waiting, 1);
 });
 
 test('threadsFor: a worker is started only for a large count; one already started counts from RUNNING_MIN_CHARS on', async () => {
@@ -289,6 +318,33 @@ test("CachedCounter.countAlongside (a prune's excerpts): counted on the worker i
     );
   } finally {
     await workers.end();
+  }
+  // A worker that ended while it waited (it is still given out): the same counts, counted here,
+  // and no error; work alongside that fails is the error.
+  const gone = new Workers('o200k_base', 1);
+  const taken = gone.take(1);
+  await taken[0]?.worker.terminate();
+  gone.giveBack(taken);
+  const counter = new CachedCounter('o200k_base', undefined, gone);
+  let ranAlongside = 0;
+  await counter.countAlongside(some, async () => {
+    ranAlongside++;
+  });
+  assert.equal(ranAlongside, 1);
+  assert.deepEqual(
+    some.map((t) => counter.count(t)),
+    some.map((t) => plain.count(t)),
+  );
+  const again = new Workers('o200k_base', 1);
+  try {
+    await assert.rejects(
+      new CachedCounter('o200k_base', undefined, again).countAlongside(texts(60, 5000, 0xc1), async () => {
+        throw new Error('ranking failed');
+      }),
+      /ranking failed/,
+    );
+  } finally {
+    await again.end();
   }
   // Without workers the work alongside runs, and count counts each text when asked.
   const alone = new CachedCounter('o200k_base', undefined);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { describe, test } from 'node:test';
+import { describe, mock, test } from 'node:test';
 import { Pacer } from '../src/core/pace.js';
 import { GoalExcerpts, goalExcerpt } from '../src/core/prune/excerpt.js';
 import { cosineSimilarity, findActiveTask, scoreRelevance } from '../src/core/prune/relevance.js';
@@ -189,6 +189,16 @@ describe('the offline ranking and the goal excerpts agree with their plain defin
       assert.deepEqual(ahead.similarities(goal, mixed), plain.similarities(goal, mixed), `${name} (one new text)`);
       assert.deepEqual(ahead.similarities('another goal entirely', texts), plain.similarities('another goal entirely', texts), `${name} (another goal)`);
     }
+    // Scored ahead, they are looked up: no vector is made again (not even the goal's); another goal's are.
+    const corpusTexts = all[0]?.texts ?? [];
+    const looked = new LocalEmbedder(corpusTexts);
+    await looked.scoreAhead('the goal', corpusTexts, new Pacer());
+    const made = mock.method(looked, 'embedOne');
+    looked.similarities('the goal', corpusTexts);
+    assert.equal(made.mock.callCount(), 0, 'scores looked up');
+    looked.similarities('another goal', corpusTexts);
+    assert.ok(made.mock.callCount() > 0, 'another goal is scored');
+    made.mock.restore();
     // The kept scores are the ones given: a goal scored ahead on other texts finds none of these.
     const corpus = ['the parser fails on an empty line', 'unrelated: billing export', 'the parser test'];
     const embedder = new LocalEmbedder(corpus);

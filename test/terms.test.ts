@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { TermIds, TermIndex, terms } from '../src/core/terms.js';
 import { filesUnder, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { seeded } from './helpers/prng.js';
 
 /*
  * A relevance prune reads every turn's terms (the BM25 fit, the goal excerpts) through `TermIndex`,
@@ -133,6 +134,67 @@ describe('terms', () => {
         [...read.ids.subarray(0, read.length)].map((id) => words.names[id]),
         terms(text),
       );
+    }
+  });
+
+  test('agree with the plain definition on seeded random compounds: any case, `_`, digits, plural s, stop words, non-ASCII letters; whatever the hash multiplier', () => {
+    const next = seeded(0x7e57);
+    const pieces = [
+      'a',
+      'b',
+      'Z',
+      'Q',
+      's',
+      'S',
+      'ss',
+      'SS',
+      '_',
+      '__',
+      '0',
+      '7',
+      '42',
+      'The',
+      'THE',
+      'is',
+      'IS',
+      'Its',
+      'é',
+      'İ',
+      'K',
+      '\u212A',
+      'ß',
+      'x1',
+      'Ab',
+      'HTTP',
+      'Server',
+    ];
+    const gaps = [' ', ' ', '\n', '.', '-', '/', '(', '`'];
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+    const texts: string[] = [];
+    for (let t = 0; t < 400; t++) {
+      let text = '';
+      const words = 1 + Math.floor(next() * 30);
+      for (let w = 0; w < words; w++) {
+        const parts = 1 + Math.floor(next() * 6);
+        for (let k = 0; k < parts; k++) text += pick(pieces);
+        text += pick(gaps);
+      }
+      texts.push(text);
+    }
+    for (const text of texts) check(text, JSON.stringify(text.slice(0, 60)));
+    // Multipliers that make words and terms share slots (1: any two anagrams), one index for all texts.
+    for (const multiplier of [1, 31]) {
+      const own = new TermIndex(multiplier);
+      for (const text of texts) {
+        const read = new TermIds();
+        own.read(text, read);
+        assert.deepEqual(
+          Array.from(read.ids.subarray(0, read.length), (id) => own.names[id]),
+          terms(text),
+          `multiplier ${multiplier}: ${JSON.stringify(text.slice(0, 60))}`,
+        );
+      }
+      assert.equal(new Set(own.names).size, own.names.length, `multiplier ${multiplier}: one id per term`);
     }
   });
 

@@ -80,6 +80,8 @@ function runJob({ worker, failed }: CountWorker, job: CountJob): Promise<void> {
  */
 export class CountWorkers {
   readonly #waiting: CountWorker[];
+  /** Set by `end`: a count that gives workers back later ends them instead. */
+  #ended = false;
 
   constructor(encoding: EncodingName, count: number) {
     this.#waiting = Array.from({ length: count }, () => {
@@ -101,15 +103,17 @@ export class CountWorkers {
     return taken;
   }
 
-  /** Workers a count is done with, waiting again for the next one. */
+  /** Workers a count is done with, waiting again for the next one (ended, if `end` was called meanwhile). */
   giveBack(workers: readonly CountWorker[]): void {
     for (const taken of workers) {
       taken.worker.unref();
-      this.#waiting.push(taken);
+      if (this.#ended) void taken.worker.terminate();
+      else this.#waiting.push(taken);
     }
   }
 
   async end(): Promise<void> {
+    this.#ended = true;
     const left = this.#waiting.splice(0);
     await Promise.all(left.map(({ worker }) => worker.terminate()));
   }
@@ -158,16 +162,16 @@ export async function countAcrossThreads(
   const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT * parts);
   const kept = ahead?.take(parts - 1) ?? [];
   const workers = [...kept];
-  while (workers.length < parts - 1) workers.push(startCountWorker(encoding));
-  const replies = workers.map((started, k) => {
-    const region = k + 1;
-    const first = starts[regionStart(region)] as number;
-    return runJob(started, { texts: texts.slice(first, starts[regionStart(region + 1)]), first, starts, shared, regions: parts, region });
-  });
-  // Awaited below unless something fails first; then the workers are ended, and their replies with them.
-  for (const reply of replies) reply.catch(() => undefined);
   let done = false;
   try {
+    while (workers.length < parts - 1) workers.push(startCountWorker(encoding));
+    const replies = workers.map((started, k) => {
+      const region = k + 1;
+      const first = starts[regionStart(region)] as number;
+      return runJob(started, { texts: texts.slice(first, starts[regionStart(region + 1)]), first, starts, shared, regions: parts, region });
+    });
+    // Awaited below unless something fails first; then the workers are ended, and their replies with them.
+    for (const reply of replies) reply.catch(() => undefined);
     await alongside?.();
     const all: CountJob = { texts, first: 0, starts, shared, regions: parts, region: 0 };
     countPieces(all, counter);

@@ -76,7 +76,24 @@ export class CachedCounter implements TextTokenCounter {
    * are started for it), while `alongside` runs here.
    */
   async countAlongside(texts: readonly string[], alongside: () => Promise<void>): Promise<void> {
-    await this.#prepareTexts(texts, 1 + (this.workers?.waiting ?? 0), alongside);
+    let ran = false;
+    let failed: { readonly error: unknown } | undefined;
+    try {
+      await this.#prepareTexts(texts, 1 + (this.workers?.waiting ?? 0), async () => {
+        ran = true;
+        try {
+          await alongside();
+        } catch (error) {
+          failed = { error };
+          throw error;
+        }
+      });
+    } catch {
+      // The work alongside failed: that is the error. A worker failed (one that ended meanwhile,
+      // say): what it did not count is counted here when asked, as without workers.
+      if (failed) throw failed.error;
+      if (!ran) await alongside();
+    }
   }
 
   async #prepareTexts(texts: readonly string[], jobs: number, alongside?: () => Promise<void>): Promise<void> {

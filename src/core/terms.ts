@@ -180,10 +180,7 @@ export class TermIndex {
   /** Open addressing: a word's index + 1 per slot, 0 for an empty one. */
   private slots: Int32Array = new Int32Array(1 << 12);
   private readonly wordHashes: number[] = [];
-  /** Word k is `wordLengths[k]` characters of `wordTexts[k]` from `wordAt[k]`: where it was first read, not a copy. */
-  private readonly wordTexts: string[] = [];
-  private readonly wordAt: number[] = [];
-  private readonly wordLengths: number[] = [];
+  private readonly words: string[] = [];
   /** The term ids of word k are `wordTerms[wordStarts[k]]` up to `wordStarts[k + 1]`. */
   private readonly wordStarts: number[] = [0];
   private readonly wordTerms: number[] = [];
@@ -350,26 +347,20 @@ export class TermIndex {
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const found = (this.slots[slot] as number) - 1;
       if (found < 0) return this.addWord(text, start, length, hash, slot, ascii);
-      if (
-        this.wordHashes[found] === hash &&
-        this.wordLengths[found] === length &&
-        sameChars(this.wordTexts[found] as string, this.wordAt[found] as number, text, start, length)
-      )
-        return found;
+      if (this.wordHashes[found] === hash && sameChars(this.words[found] as string, text, start, length)) return found;
     }
   }
 
   private addWord(text: string, start: number, length: number, hash: number, slot: number, ascii: boolean): number {
-    const index = this.wordTexts.length;
-    this.wordTexts.push(text);
-    this.wordAt.push(start);
-    this.wordLengths.push(length);
+    const index = this.words.length;
+    const word = text.slice(start, start + length);
+    this.words.push(word);
     this.wordHashes.push(hash);
-    if (ascii) this.pushAsciiTerms(text, start, start + length);
-    else for (const term of wordTerms(text.slice(start, start + length))) this.wordTerms.push(this.id(term));
+    if (ascii) this.pushAsciiTerms(word, 0, length);
+    else for (const term of wordTerms(word)) this.wordTerms.push(this.id(term));
     this.wordStarts.push(this.wordTerms.length);
     this.slots[slot] = index + 1;
-    if (this.wordTexts.length * 2 > this.slots.length) this.slots = rehashed(this.wordHashes, this.slots.length * 2);
+    if (this.words.length * 2 > this.slots.length) this.slots = rehashed(this.wordHashes, this.slots.length * 2);
     return index;
   }
 
@@ -434,8 +425,9 @@ function rehashed(hashes: readonly number[], size: number): Int32Array {
   return slots;
 }
 
-function sameChars(a: string, at: number, b: string, start: number, length: number): boolean {
-  for (let k = 0; k < length; k++) if (a.charCodeAt(at + k) !== b.charCodeAt(start + k)) return false;
+function sameChars(word: string, text: string, start: number, length: number): boolean {
+  if (word.length !== length) return false;
+  for (let k = 0; k < length; k++) if (word.charCodeAt(k) !== text.charCodeAt(start + k)) return false;
   return true;
 }
 

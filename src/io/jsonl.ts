@@ -30,7 +30,11 @@ export interface ParsedDocument {
   readonly kind: 'jsonl' | 'json-document';
   readonly document?: unknown;
   readonly totalBytes: number;
-  /** The input's exact bytes, when it was read whole from memory with `keepRaw` (what `serializeDocument` gives, without a copy). */
+  /**
+   * The input's exact bytes, when it was read whole from memory with `keepRaw` (its records' `raw`
+   * are views of them): what `serializeDocument` gives for these records, without joining a copy.
+   * Not to be changed; a document made with other records does not keep them.
+   */
   readonly bytes?: Buffer;
 }
 
@@ -368,8 +372,6 @@ function finish(collector: LineCollector, path: string): ParsedDocument {
 
 /** Writes a document back exactly as it was read (requires `keepRaw`). */
 export function serializeDocument(doc: ParsedDocument): Buffer {
-  // The bytes it was read from, when it was read whole: its records are views of them (not a copy to change).
-  if (doc.bytes) return doc.bytes;
   const parts: Buffer[] = [];
   if (doc.bom) parts.push(BOM);
   for (const record of doc.records) {

@@ -189,7 +189,7 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   if (inPlace) held.lock = lockInPlace(target, held.trap);
   const { format } = options;
   const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
-  // The count workers count the transcript, then the excerpts' placeholders (they end with the prune).
+  // The count workers count the transcript, then the excerpts' placeholders; they end once the plan is made.
   const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env), held.countWorkers);
   await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
   // A large transcript counted cold is counted across the cores, as analyze does (the same counts);
@@ -210,14 +210,17 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
     );
     const { goal } = planningGoal(entries, options.goal);
     goalExcerpts = await findGoalExcerpts(entries, goal, { index, pacer, lines: (i) => reader.lines(i) });
-    // The turns' relevance, as the plan will rank them offline (a remote embedder ranks them then).
-    if (goal && !rankRemotely)
+    // The turns' relevance, as the plan will rank them offline (a remote embedder ranks them then),
+    // while count workers count the transcript: not on this thread alone, for a prune that may have nothing to do.
+    if (goal && !rankRemotely && held.countWorkers)
       await local.scoreAhead(
         goal,
         entries.map((e) => e.turn.content),
         pacer,
       );
   });
+  // A review waits for the user: the workers end now rather than wait with it (its plans count the excerpts here).
+  if (args.review) await held.countWorkers?.end();
   const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
   // --target and the limits are in the model's tokens (the window of the session's model, its
   // calibrated size); the planner counts the turns in the file: convert through the calibration.
@@ -300,10 +303,13 @@ async function runService(
         : {}),
       ...(held.trap ? { signal: held.trap.signal } : {}),
       pacer,
-      onProgress: (step) =>
+      onProgress: (step) => {
+        // Summarizing: the plan is made, its excerpts counted; the count workers are done.
+        if (step === 'summary') void held.countWorkers?.end();
         progress.update(
           step === 'relevance' ? `ranking turns by relevance (${set.embedder.name})` : step === 'summary' ? `summarizing (${set.summarizer.name})` : 'planning',
-        ),
+        );
+      },
       ...(review
         ? {
             review: async (planning) => {
@@ -348,7 +354,8 @@ async function writePrune(
   const { options, inPlace, input, json } = args;
   const { target, pacer, transcript, archivePath } = loaded;
   const { written, outputName, eventId } = run;
-  const originalBytes = serializeDocument(loaded.doc);
+  // The bytes read, when the file was read whole (the archive checks them against what its lines rebuild).
+  const originalBytes = loaded.doc.bytes ?? serializeDocument(loaded.doc);
   // Archive only a prune that can be written: a file changed meanwhile is found before archiving.
   if (inPlace) {
     assertUnchangedOrAppended(target, originalBytes);
