@@ -94,6 +94,33 @@ test('2.0.x parallel tool results are chained after the last call: nothing to re
   assert.deepEqual(t.issues, []);
 });
 
+test('a side-branch result is re-attached only when its uuid is not on the chain, and not from before the chain starts', () => {
+  // The chain is u1 → a1 → a2 → r2 → a4; toolu_A (a1's call) has no result on it. Three user lines
+  // off the chain answer it: one before the chain's first line, one that reuses a chain line's uuid
+  // (a2, written again later by a resumed session), and one on a side branch as 2.1.x writes them.
+  const head = '{"isSidechain":false,"sessionId":"s","version":"2.1.20"';
+  const user = (uuid: string, parent: string | null, content: unknown) =>
+    `${head},"type":"user","parentUuid":${JSON.stringify(parent)},"uuid":"${uuid}","message":{"role":"user","content":${JSON.stringify(content)}}}`;
+  const call = (uuid: string, parent: string, id: string) =>
+    `${head},"type":"assistant","parentUuid":"${parent}","uuid":"${uuid}","message":{"role":"assistant","content":[{"type":"tool_use","id":"${id}","name":"Read","input":{}}]}}`;
+  const result = (uuid: string, parent: string | null, id: string, text: string) =>
+    user(uuid, parent, [{ type: 'tool_result', tool_use_id: id, content: text }]);
+  const lines = (side: string[]) => [
+    result('early', null, 'toolu_A', 'BEFORE THE CHAIN'),
+    user('u1', null, 'read both'),
+    call('a1', 'u1', 'toolu_A'),
+    ...side,
+    call('a2', 'a1', 'toolu_B'),
+    result('r2', 'a2', 'toolu_B', 'beta'),
+    `${head},"type":"assistant","parentUuid":"r2","uuid":"a4","message":{"role":"assistant","content":[{"type":"text","text":"done"}]}}`,
+  ];
+  const contents = (side: string[]) => claudeCodeAdapter.read(inline(`${lines(side).join('\n')}\n`)).entries.map((e) => e.turn.content);
+  // Nothing on a side branch: the early line and the reused uuid are not context.
+  assert.deepEqual(contents([result('a2', 'a1', 'toolu_A', 'REUSED UUID')]), ['read both', 'Read {}', 'Read {}', 'beta', 'done']);
+  // A side branch's result is put back, in file order.
+  assert.deepEqual(contents([result('r1', 'a1', 'toolu_A', 'alpha')]), ['read both', 'Read {}', 'alpha', 'Read {}', 'beta', 'done']);
+});
+
 test('progress, system, snapshot, queue, title, sidechain and <synthetic> lines are not turns', () => {
   const t = read('noise-lines-excluded.jsonl');
   assert.deepEqual(shape(t), [

@@ -170,6 +170,20 @@ function walkToRoot(
 
 /** Pass 3: tool results on side branches (2.1.x parallel calls) that answer a call on the chain, in file order. */
 function reattach(chain: readonly SessionLine[], lines: readonly SessionLine[], subagent: boolean): Set<SessionLine> {
+  const reattached = new Set<SessionLine>();
+  const firstOrder = chain[0]?.order ?? Number.POSITIVE_INFINITY;
+  // Most sessions have no user line off the chain after its start: then there is nothing to put
+  // back, and the chain's blocks are not read. A line's order is its place in `lines`, so the chain
+  // is marked by order here; a line off it by order may still share a chain line's uuid, which the
+  // full pass below leaves out.
+  const chainOrders = new Uint8Array(lines.length);
+  for (const line of chain) chainOrders[line.order] = 1;
+  let sideLines = false;
+  for (let order = Math.max(0, firstOrder); order < lines.length && !sideLines; order++) {
+    const line = lines[order] as SessionLine;
+    sideLines = line.type === 'user' && chainOrders[order] === 0 && (line.value['isSidechain'] === true) === subagent;
+  }
+  if (!sideLines) return reattached;
   const onChain = new Set(chain.map((l) => l.uuid));
   const calls = new Set<string>();
   const answered = new Set<string>();
@@ -179,8 +193,6 @@ function reattach(chain: readonly SessionLine[], lines: readonly SessionLine[], 
     }
     if (line.type === 'user') for (const id of toolResultIds(line.value)) answered.add(id);
   }
-  const reattached = new Set<SessionLine>();
-  const firstOrder = chain[0]?.order ?? Number.POSITIVE_INFINITY;
   for (const line of lines) {
     if (line.type !== 'user' || line.order < firstOrder || onChain.has(line.uuid) || (line.value['isSidechain'] === true) !== subagent) continue;
     const ids = toolResultIds(line.value);
