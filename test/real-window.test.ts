@@ -57,6 +57,56 @@ test('fitUsage recovers a known overhead and scale, and outliers and duplicates 
   assert.equal(fitUsage(points.slice(0, 3)), null, 'three calls cannot carry a line');
 });
 
+/** fitUsage as defined (Theil–Sen over plain arrays): what the typed-array version must give, bit for bit. */
+function plainFit(points: readonly { estimate: number; recorded: number }[]) {
+  const median = (values: number[]): number => {
+    if (values.length === 0) return 0;
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  };
+  if (points.length < 4) return null;
+  const slopes: number[] = [];
+  for (let i = 0; i < points.length; i++) {
+    for (let j = i + 1; j < points.length; j++) {
+      const dx = (points[j] as { estimate: number }).estimate - (points[i] as { estimate: number }).estimate;
+      if (dx !== 0) slopes.push(((points[j] as { recorded: number }).recorded - (points[i] as { recorded: number }).recorded) / dx);
+    }
+  }
+  if (slopes.length < 3) return null;
+  const scale = median(slopes);
+  if (!(scale >= 0.5 && scale <= 4)) return null;
+  const overhead = median(points.map((p) => p.recorded - scale * p.estimate));
+  const medianError = median(points.map((p) => Math.abs(overhead + scale * p.estimate - p.recorded) / Math.max(1, p.recorded)));
+  return {
+    overhead: Math.round(overhead),
+    scale: Math.round(scale * 10_000) / 10_000,
+    points: points.length,
+    medianError: Math.round(medianError * 10_000) / 10_000,
+  };
+}
+
+test('fitUsage gives what Theil–Sen over plain arrays gives, on seeded random calls (repeated estimates, outliers, 0 to 60 points)', () => {
+  const random = seeded(11);
+  let fitted = 0;
+  for (let round = 0; round < 300; round++) {
+    const n = Math.floor(random() * 61);
+    const points: { estimate: number; recorded: number }[] = [];
+    let estimate = Math.floor(random() * 5_000);
+    const scale = 0.4 + random() * 2;
+    for (let i = 0; i < n; i++) {
+      // Now and then the same estimate twice (no slope between them), or a wild record.
+      if (random() > 0.15) estimate += Math.floor(random() * 4_000);
+      const recorded = Math.round(20_000 + scale * estimate) * (random() > 0.9 ? random() * 3 : 1);
+      points.push({ estimate, recorded });
+    }
+    const expected = plainFit(points);
+    assert.deepEqual(fitUsage(points), expected, `round ${round}`);
+    if (expected) fitted++;
+  }
+  assert.ok(fitted > 100, `${fitted} of the rounds fitted a line`);
+});
+
 test('calibrate: a fit with enough calls, else the last record plus the estimate after it, else the estimate', () => {
   const e = entries(20);
   const perEntry = e.map(() => 1_000);

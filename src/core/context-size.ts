@@ -48,40 +48,53 @@ const SCALE_RANGE = [0.5, 4] as const;
 
 const IDENTITY: Calibration = { basis: 'estimate', overhead: 0, scale: 1, fit: null };
 
-function median(values: readonly number[]): number {
+/** The median of `values`, sorted in place (a typed array sorts by value, with no comparator to call; -0 before 0, equal as a median). */
+function medianInPlace(values: Float64Array): number {
   if (values.length === 0) return 0;
-  // A typed array sorts numbers by value with no comparator to call: the Theil–Sen fit sorts up to
-  // 1,770 slopes a transcript (same order; -0 before 0, which are equal as a median).
-  const sorted = Float64Array.from(values).sort();
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  values.sort();
+  const mid = values.length >> 1;
+  return values.length % 2 === 1 ? (values[mid] as number) : ((values[mid - 1] as number) + (values[mid] as number)) / 2;
 }
 
 /**
  * Pure: a robust straight-line fit of recorded against estimated tokens (Theil–Sen: the median of
  * pairwise slopes, then the median intercept), so a cache miss, a microcompaction or a duplicated
- * record moves one point and not the line. Null when the points cannot carry a line.
+ * record moves one point and not the line. Null when the points cannot carry a line. The slopes
+ * (up to 1,770 a transcript) go straight into one typed array: a batch fits every session once,
+ * in code not yet compiled.
  */
 export function fitUsage(points: readonly { readonly estimate: number; readonly recorded: number }[]): ContextFit | null {
-  if (points.length < MIN_FIT_POINTS) return null;
-  const slopes: number[] = [];
-  for (let i = 0; i < points.length; i++) {
-    for (let j = i + 1; j < points.length; j++) {
-      const a = points[i] as { estimate: number; recorded: number };
-      const b = points[j] as { estimate: number; recorded: number };
-      const dx = b.estimate - a.estimate;
-      if (dx !== 0) slopes.push((b.recorded - a.recorded) / dx);
+  const n = points.length;
+  if (n < MIN_FIT_POINTS) return null;
+  const estimates = new Float64Array(n);
+  const recorded = new Float64Array(n);
+  points.forEach((p, i) => {
+    estimates[i] = p.estimate;
+    recorded[i] = p.recorded;
+  });
+  const slopes = new Float64Array((n * (n - 1)) / 2);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const x = estimates[i] as number;
+    const y = recorded[i] as number;
+    for (let j = i + 1; j < n; j++) {
+      const dx = (estimates[j] as number) - x;
+      if (dx !== 0) slopes[count++] = ((recorded[j] as number) - y) / dx;
     }
   }
-  if (slopes.length < MIN_FIT_POINTS - 1) return null;
-  const scale = median(slopes);
+  if (count < MIN_FIT_POINTS - 1) return null;
+  const scale = medianInPlace(slopes.subarray(0, count));
   if (!(scale >= SCALE_RANGE[0] && scale <= SCALE_RANGE[1])) return null;
-  const overhead = median(points.map((p) => p.recorded - scale * p.estimate));
-  const medianError = median(points.map((p) => Math.abs(overhead + scale * p.estimate - p.recorded) / Math.max(1, p.recorded)));
+  const residuals = new Float64Array(n);
+  for (let i = 0; i < n; i++) residuals[i] = (recorded[i] as number) - scale * (estimates[i] as number);
+  const overhead = medianInPlace(residuals);
+  const errors = new Float64Array(n);
+  for (let i = 0; i < n; i++) errors[i] = Math.abs(overhead + scale * (estimates[i] as number) - (recorded[i] as number)) / Math.max(1, recorded[i] as number);
+  const medianError = medianInPlace(errors);
   return {
     overhead: Math.round(overhead),
     scale: Math.round(scale * 10_000) / 10_000,
-    points: points.length,
+    points: n,
     medianError: Math.round(medianError * 10_000) / 10_000,
   };
 }
