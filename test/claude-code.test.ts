@@ -95,9 +95,9 @@ test('2.0.x parallel tool results are chained after the last call: nothing to re
 });
 
 test('a side-branch result is re-attached only when its uuid is not on the chain, and not from before the chain starts', () => {
-  // The chain is u1 → a1 → a2 → r2 → a4; toolu_A (a1's call) has no result on it. Three user lines
-  // off the chain answer it: one before the chain's first line, one that reuses a chain line's uuid
-  // (a2, written again later by a resumed session), and one on a side branch as 2.1.x writes them.
+  // The chain is u1 → a1 → a2 → r2 → a4; toolu_A (a1's call) has no result on it. User lines off
+  // the chain answer it: one before the chain's first line, one that shares a chain line's uuid (the
+  // file holds a2 twice; the chain takes the later line), and one on a side branch as 2.1.x writes them.
   const head = '{"isSidechain":false,"sessionId":"s","version":"2.1.20"';
   const user = (uuid: string, parent: string | null, content: unknown) =>
     `${head},"type":"user","parentUuid":${JSON.stringify(parent)},"uuid":"${uuid}","message":{"role":"user","content":${JSON.stringify(content)}}}`;
