@@ -52,11 +52,17 @@ export interface TreeOptions {
   readonly subagents?: boolean;
 }
 
+/** A line's message content when it is a list of blocks (undefined for a string or none). */
+function messageContent(value: JsonObject): readonly unknown[] | undefined {
+  const message = value['message'];
+  if (!isRecord(message)) return undefined;
+  const content = message['content'];
+  return Array.isArray(content) ? content : undefined;
+}
+
 /** The content blocks of a line's message (empty for a string or missing content). */
 function contentBlocks(value: JsonObject): JsonObject[] {
-  const message = value['message'];
-  if (!isRecord(message) || !Array.isArray(message['content'])) return [];
-  return message['content'].filter(isRecord);
+  return messageContent(value)?.filter(isRecord) ?? [];
 }
 
 /** The `tool_use_id`s a line's tool_result blocks answer. */
@@ -185,16 +191,24 @@ function reattach(chain: readonly SessionLine[], lines: readonly SessionLine[], 
   }
   if (!sideLines) return reattached;
   const onChain = new Set(chain.map((l) => l.uuid));
+  // The calls on the chain, and those it answers: its assistant and user lines' blocks, read in place.
   const calls = new Set<string>();
   const answered = new Set<string>();
   for (const line of chain) {
-    for (const block of contentBlocks(line.value)) {
-      if (line.type === 'assistant' && block['type'] === 'tool_use' && typeof block['id'] === 'string') calls.add(block['id']);
+    const assistant = line.type === 'assistant';
+    if (!assistant && line.type !== 'user') continue;
+    const content = messageContent(line.value);
+    if (content === undefined) continue;
+    for (const block of content) {
+      if (!isRecord(block)) continue;
+      if (assistant) {
+        if (block['type'] === 'tool_use' && typeof block['id'] === 'string') calls.add(block['id']);
+      } else if (block['type'] === 'tool_result' && typeof block['tool_use_id'] === 'string') answered.add(block['tool_use_id']);
     }
-    if (line.type === 'user') for (const id of toolResultIds(line.value)) answered.add(id);
   }
-  for (const line of lines) {
-    if (line.type !== 'user' || line.order < firstOrder || onChain.has(line.uuid) || (line.value['isSidechain'] === true) !== subagent) continue;
+  for (let order = firstOrder; order < lines.length; order++) {
+    const line = lines[order] as SessionLine;
+    if (chainOrders[order] === 1 || line.type !== 'user' || onChain.has(line.uuid) || (line.value['isSidechain'] === true) !== subagent) continue;
     const ids = toolResultIds(line.value);
     if (ids.length > 0 && ids.some((id) => calls.has(id) && !answered.has(id))) {
       for (const id of ids) answered.add(id);
