@@ -154,6 +154,16 @@ describe('the offline summary reads the structure of real transcripts', () => {
     });
   });
 
+  test('identifiers: ranked by how many lines name them (a name said again in one line counts once), ties first seen first, one inside an earlier one left out', async () => {
+    const turns: ConversationTurn[] = [
+      { id: 'u', role: 'user', type: 'message', content: 'Rename fetchUser to `loadUser` in src/api/user.ts: fetchUser, fetchUser and fetchUser again' },
+      { id: 'a1', role: 'assistant', type: 'message', content: 'loadUser now reads RETRY_LIMIT; user.ts is done' },
+      { id: 'a2', role: 'assistant', type: 'message', content: 'RETRY_LIMIT stays, and so does `loadUser`' },
+    ];
+    const summary = await new ExtractiveSummarizer(counter).summarize({ turns, activeTask: '', budgetTokens: 1000 });
+    assert.match(summary, /## Identifiers\n- `loadUser`, `RETRY_LIMIT`, `src\/api\/user\.ts`, `fetchUser`\n/);
+  });
+
   for (const path of realdataFiles()) {
     test(`no line-number prefix, system reminder or command caveat is quoted, sections in order: ${realdataName(path)}`, skip, async () => {
       const turns = readTranscript(parseDocument(readFileSync(path), { path })).entries.map((e) => e.turn);

@@ -356,16 +356,27 @@ function identifierItems(structure: SessionStructure): string[] {
   return items;
 }
 
+/**
+ * The backticked terms, paths and identifiers of the prose lines, by how many lines name each (a line
+ * names one once, however often it says it), ties in the order first named.
+ */
 function rankedIdentifiers(structure: SessionStructure): string[] {
   const counts = new Counter();
   const pathsByLine = prosePathsByLine(structure);
-  for (const [i, p] of structure.prose.entries()) {
-    const found = new Set<string>();
+  // The last line that named each, so a line adds one only once (no set per line: this reads every removed line).
+  const namedOn = new Map<string, number>();
+  const add = (id: string, line: number): void => {
+    if (namedOn.get(id) === line) return;
+    namedOn.set(id, line);
+    counts.add(id);
+  };
+  const { prose } = structure;
+  for (let i = 0; i < prose.length; i++) {
+    const { line } = prose[i] as { line: string };
     // A span with space at an edge is the prose between two code spans (an odd backtick shifted the pairs).
-    for (const m of p.line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[([]$/.test(m[1])) found.add(m[1]);
-    for (const path of pathsByLine[i] ?? []) found.add(path);
-    for (const id of identifiersIn(p.line)) found.add(id);
-    for (const id of found) counts.add(id);
+    if (line.includes('`')) for (const m of line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[([]$/.test(m[1])) add(m[1], i);
+    for (const path of pathsByLine[i] ?? []) add(path, i);
+    for (const id of identifiersIn(line)) add(id, i);
   }
   const ranked = counts.top(150).filter((id) => !id.includes('`'));
   // One that an earlier (more repeated) one contains adds nothing verbatim: `TeamSheet.tsx` after `src/TeamSheet.tsx`.
