@@ -45,6 +45,12 @@ export class GoalExcerpts {
   /** Each line's distinct terms in first-seen order (line k's from `lineStarts[k]` up to `lineStarts[k + 1]`). */
   private readonly distinct = new TermIds();
   private lineStarts: Int32Array = new Int32Array(64);
+  /**
+   * Where each line of the text being read starts (line k is `text.slice(charStarts[k], charStarts[k + 1] - 1)`,
+   * the last entry one past the text's end): a text is not split into lines, only the lines an
+   * excerpt reads become strings (a prune reads every tool result, and most lines are never read).
+   */
+  private charStarts: Int32Array = new Int32Array(64);
   /** Per term id: the last line it was seen on (+1; 0 none yet), and on how many lines it is. */
   private lastLine: Int32Array = new Int32Array(1024);
   private frequency: Int32Array = new Int32Array(1024);
@@ -64,10 +70,10 @@ export class GoalExcerpts {
 
   /** `read`: the text's lines' ids, when already read with this index (LineKeepingReader); read here when not (or not one per line). */
   of(text: string, read?: LineTerms): GoalExcerpt | undefined {
-    const lines = text.split('\n');
-    if (lines.length < EXCERPT_MIN_LINES || this.goalEmpty) return undefined;
-    this.readLines(text, lines, read?.lineEnds.length === lines.length ? read : undefined);
-    const scored = this.score(lines);
+    const lines = this.findLines(text);
+    if (lines < EXCERPT_MIN_LINES || this.goalEmpty) return undefined;
+    this.readLines(text, lines, read?.lineEnds.length === lines ? read : undefined);
+    const scored = this.score(text, lines);
     // Clear what this text wrote, for the next one.
     for (let k = 0; k < this.distinct.length; k++) {
       const term = this.distinct.ids[k] as number;
@@ -80,18 +86,68 @@ export class GoalExcerpts {
     const kept = new Set<number>();
     let chars = 0;
     for (const { index } of scored) {
-      const length = Math.min(EXCERPT_LINE_CHARS, (lines[index] ?? '').length) + 1;
+      const length = Math.min(EXCERPT_LINE_CHARS, this.lineEnd(index) - (this.charStarts[index] as number)) + 1;
       if (kept.size >= EXCERPT_MAX_LINES || chars + length > budget) break;
       kept.add(index);
       chars += length;
     }
     if (kept.size === 0) return undefined;
-    return { text: joinKept(lines, kept), keptLines: kept.size, totalLines: lines.length };
+    return { text: this.joinKept(text, lines, kept), keptLines: kept.size, totalLines: lines };
+  }
+
+  /** How many lines `text` has (as `text.split('\n')` splits it), their starts noted in `charStarts`. */
+  private findLines(text: string): number {
+    let lines = 0;
+    let at = 0;
+    for (;;) {
+      if (lines + 2 > this.charStarts.length) {
+        const grown = new Int32Array(this.charStarts.length * 2);
+        grown.set(this.charStarts);
+        this.charStarts = grown;
+      }
+      this.charStarts[lines++] = at;
+      const end = text.indexOf('\n', at);
+      if (end < 0) break;
+      at = end + 1;
+    }
+    this.charStarts[lines] = text.length + 1;
+    return lines;
+  }
+
+  /** Where line `index` ends (its line break, or the text's end). */
+  private lineEnd(index: number): number {
+    return (this.charStarts[index + 1] as number) - 1;
+  }
+
+  /** Line `index` of the text whose lines were found last. */
+  private line(text: string, index: number): string {
+    return text.slice(this.charStarts[index], this.lineEnd(index));
+  }
+
+  /** The kept lines in their order, each run of masked lines as one `[… N lines …]`. */
+  private joinKept(text: string, lines: number, kept: ReadonlySet<number>): string {
+    const out: string[] = [];
+    let gap = 0;
+    const flush = (): void => {
+      if (gap > 0) out.push(`[… ${gap} line${gap === 1 ? '' : 's'} …]`);
+      gap = 0;
+    };
+    for (let i = 0; i < lines; i++) {
+      if (!kept.has(i)) {
+        gap++;
+        continue;
+      }
+      flush();
+      const line = this.line(text, i);
+      out.push(line.length > EXCERPT_LINE_CHARS ? `${line.slice(0, EXCERPT_LINE_CHARS)}…` : line);
+    }
+    flush();
+    return out.join('\n');
   }
 
   /** Each line's distinct terms, and on how many lines each term is. */
-  private readLines(text: string, lines: readonly string[], read: LineTerms | undefined): void {
-    if (this.lineStarts.length < lines.length + 1) this.lineStarts = new Int32Array(lines.length + 1);
+  private readLines(text: string, lines: number, read: LineTerms | undefined): void {
+    if (this.lineStarts.length < lines + 1) this.lineStarts = new Int32Array(lines + 1);
     this.distinct.length = 0;
     let ids: Int32Array;
     let lineEnds: Int32Array;
@@ -104,7 +160,7 @@ export class GoalExcerpts {
       lineEnds = this.lineEnds.ids;
     }
     this.fit();
-    for (let line = 0; line < lines.length; line++) {
+    for (let line = 0; line < lines; line++) {
       const end = lineEnds[line] as number;
       for (let k = line === 0 ? 0 : (lineEnds[line - 1] as number); k < end; k++) {
         const term = ids[k] as number;
@@ -118,9 +174,9 @@ export class GoalExcerpts {
   }
 
   /** The lines about the goal, scored: the goal's words by how rare they are here, more when the line says something new or reports an error. */
-  private score(lines: readonly string[]): { index: number; score: number }[] {
+  private score(text: string, lines: number): { index: number; score: number }[] {
     const scored: { index: number; score: number }[] = [];
-    for (let line = 0; line < lines.length; line++) {
+    for (let line = 0; line < lines; line++) {
       let goalScore = 0;
       let fresh = 0;
       // Each term of the line once, in the order it first appears there.
@@ -128,11 +184,11 @@ export class GoalExcerpts {
       for (let k = this.lineStarts[line] as number; k < end; k++) {
         const term = this.distinct.ids[k] as number;
         const seen = this.frequency[term] as number;
-        if (this.isGoal[term] === 1) goalScore += Math.log(1 + lines.length / seen);
+        if (this.isGoal[term] === 1) goalScore += Math.log(1 + lines / seen);
         else if (seen === 1 && !HAS_DIGIT.test(this.index.names[term] as string)) fresh++;
       }
       if (goalScore === 0) continue;
-      const score = goalScore * (1 + 0.25 * Math.min(fresh, 4)) + (ERROR_LINE.test(lines[line] ?? '') ? goalScore : 0);
+      const score = goalScore * (1 + 0.25 * Math.min(fresh, 4)) + (ERROR_LINE.test(this.line(text, line)) ? goalScore : 0);
       scored.push({ index: line, score });
     }
     return scored;
@@ -154,24 +210,4 @@ export class GoalExcerpts {
     isGoal.set(this.isGoal);
     this.isGoal = isGoal;
   }
-}
-
-/** The kept lines in their order, each run of masked lines as one `[… N lines …]`. */
-function joinKept(lines: readonly string[], kept: ReadonlySet<number>): string {
-  const out: string[] = [];
-  let gap = 0;
-  const flush = (): void => {
-    if (gap > 0) out.push(`[… ${gap} line${gap === 1 ? '' : 's'} …]`);
-    gap = 0;
-  };
-  lines.forEach((line, i) => {
-    if (!kept.has(i)) {
-      gap++;
-      return;
-    }
-    flush();
-    out.push(line.length > EXCERPT_LINE_CHARS ? `${line.slice(0, EXCERPT_LINE_CHARS)}…` : line);
-  });
-  flush();
-  return out.join('\n');
 }
