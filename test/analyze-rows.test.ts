@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, copyFileSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { test } from 'node:test';
 import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
 import { writeBatch } from './helpers/batch-sessions.js';
-import { runBuiltInProcess, runCli } from './helpers/cli.js';
+import { cliEnv, runBuiltInProcess, runCli } from './helpers/cli.js';
 import { tempFolders } from './helpers/temp.js';
 import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { TokenCountCache } from '../src/io/count-cache.js';
@@ -177,6 +178,102 @@ test('report cache: a hit is served without reading the file (a planted report s
     run(['session.jsonl', '--json', '--window', '50k'], cache, dir).stdout,
     run(['session.jsonl', '--json', '--window', '50k'], undefined, dir).stdout,
   );
+});
+
+/** A modification time a test can put back exactly (whole seconds). */
+const STAMP = 1_700_000_000;
+
+/**
+ * Rewrites `file` in place, same size, outside its first and last 8 KiB (so neither end's hash
+ * sees it), then puts its modification time (STAMP) back, as `cp -p`, `rsync -t` or `touch -r` would.
+ * Only the change time still tells: a write always sets it, and no call can set it back.
+ */
+function rewriteMiddleKeepingMtime(file: string, from: string, to: string): void {
+  assert.equal(Buffer.byteLength(from), Buffer.byteLength(to));
+  const before = statSync(file, { bigint: true });
+  assert.equal(before.mtimeNs, BigInt(STAMP) * 1_000_000_000n);
+  const bytes = readFileSync(file);
+  const middle = bytes
+    .subarray(8192, bytes.length - 8192)
+    .toString('latin1')
+    .split(from)
+    .join(to);
+  assert.notEqual(middle, bytes.subarray(8192, bytes.length - 8192).toString('latin1'));
+  writeFileSync(file, Buffer.concat([bytes.subarray(0, 8192), Buffer.from(middle, 'latin1'), bytes.subarray(bytes.length - 8192)]));
+  utimesSync(file, STAMP, STAMP);
+  const after = statSync(file, { bigint: true });
+  assert.equal(after.size, before.size);
+  assert.equal(after.mtimeNs, before.mtimeNs);
+  // The clock the kernel stamps files with may tick coarsely: stamp again until the change time moved.
+  while (statSync(file, { bigint: true }).ctimeNs === before.ctimeNs) utimesSync(file, STAMP, STAMP);
+}
+
+test('row and report caches: a same-size rewrite in the middle of a file, with its modification time put back, is analysed again', () => {
+  const dir = freshDir('same-size');
+  const file = join(dir, 's.jsonl');
+  const turns = Array.from({ length: 60 }, (_, i) =>
+    JSON.stringify({ id: `t${i}`, role: i % 2 ? 'user' : 'assistant', type: 'message', content: `hello world number ${i} ${'lorem ipsum '.repeat(20)}` }),
+  );
+  writeFileSync(file, `${turns.join('\n')}\n`);
+  utimesSync(file, STAMP, STAMP);
+  const cache = freshDir('cache');
+  run(['.', '--ndjson'], cache, dir);
+  run(['s.jsonl', '--json'], cache, dir);
+
+  rewriteMiddleKeepingMtime(file, 'lorem ipsum ', 'zq9xk#w@v!j ');
+  const batchCold = run(['.', '--ndjson'], undefined, dir).stdout;
+  const singleCold = run(['s.jsonl', '--json'], undefined, dir).stdout;
+  assert.notEqual(JSON.parse(singleCold).totalTokens, undefined);
+  assert.equal(run(['.', '--ndjson'], cache, dir).stdout, batchCold);
+  assert.equal(run(['s.jsonl', '--json'], cache, dir).stdout, singleCold);
+});
+
+/** Every file under `dir`, recursively. */
+function filesIn(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesIn(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+test('a FIFO in place of any cache file is not waited on: analyze prints what a cold run prints', { skip: process.platform === 'win32' }, () => {
+  const dir = freshDir('fifo-project');
+  const file = join(dir, 'session.jsonl');
+  copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), file);
+  const cache = freshDir('cache');
+  // Rows, token counts and a report; then the file grows, and the next batch run keeps a state to read
+  // on from (a format given: a file this small does not settle its format's detection).
+  const batch = ['.', '--ndjson', '--format', 'devs'];
+  const single = ['session.jsonl', '--json'];
+  run(batch, cache, dir);
+  run(single, cache, dir);
+  appendFileSync(file, `${readFileSync(file, 'utf8').trimEnd().split('\n').pop()}\n`);
+  run(batch, cache, dir);
+  const cached = filesIn(cache);
+  const names = cached.map((f) => f.slice(cache.length + 1).replace(/[0-9a-f]{40}|[\w-]{27}/, '<hash>'));
+  for (const kind of ['analyze-rows.json', 'token-counts-o200k_base.bin', `reports${sep}<hash>.json`, `resume${sep}<hash>.json`]) {
+    assert.ok(names.includes(kind), `${kind} among ${names.join(', ')}`);
+  }
+  const cold = { batch: run(batch, undefined, dir).stdout, single: run(single, undefined, dir).stdout };
+  for (const path of cached) {
+    const bytes = readFileSync(path);
+    rmSync(path);
+    assert.equal(spawnSync('mkfifo', [path]).status, 0);
+    for (const [args, expected] of [
+      [batch, cold.batch],
+      [single, cold.single],
+    ] as const) {
+      // A guard, not a measure: without it a blocked open would hang the suite instead of failing it.
+      const result = spawnSync(process.execPath, [join(repoRoot, 'bin', 'devs-ctx.js'), 'analyze', ...args], {
+        cwd: dir,
+        env: cliEnv({ DEVS_CTX_CACHE_DIR: cache }),
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      assert.equal(result.signal, null, `${path} as a FIFO: analyze ${args.join(' ')} was still waiting after 2 minutes`);
+      assert.equal(result.stdout, expected, `${path} as a FIFO: analyze ${args.join(' ')}`);
+    }
+    assert.ok(lstatSync(path).isFIFO(), 'the FIFO is left as it is');
+    rmSync(path);
+    writeFileSync(path, bytes);
+  }
 });
 
 test('report cache: only the most recently written reports are kept', () => {

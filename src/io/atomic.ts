@@ -54,6 +54,7 @@ function tempPathFor(path: string): string {
 export function writeFileAtomic(path: string, bytes: WriteData, options: AtomicWriteOptions = {}): void {
   const { target, stat } = outputTarget(path);
   if (stat && (stat.isFIFO() || stat.isCharacterDevice())) {
+    if (options.cache) throw new InputError(`${path}: cannot write: it is not a regular file; nothing was changed`);
     writeThrough(path, target, bytes);
     return;
   }
@@ -68,6 +69,11 @@ interface AtomicWriteOptions {
    * reads as missing or as older entries that are still true; every reader still sees a whole file.
    */
   readonly durable?: boolean;
+  /**
+   * A file of the tool's own (a cache, a state): only ever a regular file. A pipe or a device in its
+   * place is an error, never written through (that would wait for a reader, or feed a device).
+   */
+  readonly cache?: boolean;
 }
 
 /**

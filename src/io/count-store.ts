@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
+import { readRegularFile } from './fd.js';
 
 /**
  * Counts by key in one binary file that is used as it is read: a lookup probes a hash table in the
@@ -220,14 +221,14 @@ export class CountStore {
       const recent = (this.recent?.size ?? 0) + this.usedInMain.length + added.keys.length;
       if (main >= RECENT_MIN_MAIN && recent <= main * RECENT_MAX_SHARE && main + recent <= this.maxEntries) {
         try {
-          writeFileAtomic(recentFile(this.file), this.recentTable(added), { durable: false });
+          writeFileAtomic(recentFile(this.file), this.recentTable(added), { durable: false, cache: true });
           return true;
         } catch {
           // The recent file cannot be written (a folder of that name, …): merge into the main one instead.
         }
       }
       const merged = this.mergeRecent(added);
-      writeFileAtomic(this.file, main + merged.keys.length > this.maxEntries ? this.evicted(merged) : this.extended(merged), { durable: false });
+      writeFileAtomic(this.file, main + merged.keys.length > this.maxEntries ? this.evicted(merged) : this.extended(merged), { durable: false, cache: true });
       if (this.recent !== undefined) rmSync(recentFile(this.file), { force: true });
       return true;
     } catch {
@@ -352,7 +353,7 @@ export class CountStore {
 /** The table in `path`, or undefined when there is none or it is not one. */
 function readTable(path: string): Table | undefined {
   try {
-    return decode(readFileSync(path));
+    return decode(readRegularFile(path));
   } catch {
     return undefined; // no cache yet, or an unreadable one: start empty
   }

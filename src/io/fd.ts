@@ -1,4 +1,4 @@
-import { readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 
 /** Reads the open file `fd` into `buffer` from `position` until the buffer is full or the file ends; returns how many bytes were read. */
 export function readFully(fd: number, buffer: Uint8Array, position = 0): number {
@@ -9,4 +9,21 @@ export function readFully(fd: number, buffer: Uint8Array, position = 0): number 
     done += read;
   }
   return done;
+}
+
+/**
+ * The bytes of the regular file at `path`; throws, as for a missing file, when it is anything else.
+ * Opened without blocking, so a FIFO put where a cache file belongs is never waited on (a regular
+ * file ignores the flag), and a device is never read from.
+ */
+export function readRegularFile(path: string): Buffer {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`${path}: not a regular file`);
+    const bytes = Buffer.allocUnsafe(stat.size);
+    return bytes.subarray(0, readFully(fd, bytes));
+  } finally {
+    closeSync(fd);
+  }
 }

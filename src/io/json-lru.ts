@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
+import { readRegularFile } from './fd.js';
 
 /** How one cache file is laid out: `{ "version": N, "<field>": { key: value, … } }`, oldest entry first. */
 export interface JsonLruOptions<V> {
@@ -38,7 +39,7 @@ export class JsonFileLru<V> {
   private load(file: string): void {
     let data: unknown;
     try {
-      data = JSON.parse(readFileSync(file, 'utf8'));
+      data = JSON.parse(readRegularFile(file).toString('utf8'));
     } catch {
       return; // no cache yet, or a damaged one: start empty
     }
@@ -107,7 +108,7 @@ export class JsonFileLru<V> {
     if (this.file === undefined || !this.changed) return true;
     try {
       mkdirSync(dirname(this.file), { recursive: true });
-      writeFileAtomic(this.file, Buffer.from(this.serialize()), { durable: false });
+      writeFileAtomic(this.file, Buffer.from(this.serialize()), { durable: false, cache: true });
       this.changed = false;
       return true;
     } catch {

@@ -1,6 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
+import { readRegularFile } from './fd.js';
 import { sha1 } from './sha1.js';
 
 /**
@@ -35,7 +36,7 @@ export class PathFiles {
   read(path: string): Record<string, unknown> | undefined {
     if (!this.dir) return undefined;
     try {
-      const data = JSON.parse(readFileSync(this.#file(path), 'utf8')) as Record<string, unknown> | null;
+      const data = JSON.parse(readRegularFile(this.#file(path)).toString('utf8')) as Record<string, unknown> | null;
       if (!data || typeof data !== 'object' || data['version'] !== this.version || data['schema'] !== this.schema || data['path'] !== path) return undefined;
       return data;
     } catch {
@@ -48,7 +49,10 @@ export class PathFiles {
     if (!this.dir) return;
     try {
       mkdirSync(this.dir, { recursive: true });
-      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: this.version, schema: this.schema, path, ...fields })), { durable: false });
+      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: this.version, schema: this.schema, path, ...fields })), {
+        durable: false,
+        cache: true,
+      });
       this.#trim(this.dir);
     } catch {
       // Read-only home, full disk…: the next run does the work again.

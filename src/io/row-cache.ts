@@ -3,14 +3,17 @@ import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readF
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './atomic.js';
-import { readFully } from './fd.js';
+import { readFully, readRegularFile } from './fd.js';
 import { PathFiles } from './path-files.js';
 
 /**
  * The finished rows of a batch `analyze`, per file, so that a re-run over files that have not changed
  * costs an open and two small reads each, not a parse. A file is known by its identity: device, inode,
- * size, modification time (nanoseconds) and a hash of its first and last 4 KiB. Any difference (it grew,
- * was rewritten, replaced, touched) and the file is analysed again.
+ * size, modification and change times (nanoseconds) and a hash of its first and last 4 KiB. Any
+ * difference (it grew, was rewritten, replaced, touched) and the file is analysed again. The change
+ * time is what tells a same-size rewrite of the middle whose modification time was put back (`cp -p`,
+ * `rsync -t`, `touch -r`): every write sets it, and nothing can set it back. On a file system whose
+ * clock ticks coarsely, two same-size rewrites within one tick that keep both ends still look alike.
  *
  * The whole cache is keyed on a schema key: the build's own id (a hash of the built code, written by
  * `npm run build`), the row format version and every setting that changes a row. A new version of the
@@ -20,7 +23,7 @@ import { PathFiles } from './path-files.js';
  */
 
 /** Bump when the stored layout changes (the build id already covers changes to the code). */
-const ROW_CACHE_VERSION = 1;
+const ROW_CACHE_VERSION = 2;
 /** Least recently used files are dropped past this, so the file stays small to load. */
 const MAX_FILES = 50_000;
 /** Single-file reports kept (one file each); the least recently written go first. */
@@ -34,6 +37,7 @@ export interface FileIdentity {
   readonly ino: string;
   readonly size: string;
   readonly mtimeNs: string;
+  readonly ctimeNs: string;
   /** sha1 of the first and last EDGE_BYTES bytes. */
   readonly edges: string;
   /** Modification time in ms (for undated transcripts and --since); not part of the comparison. */
@@ -66,6 +70,7 @@ export function fileIdentity(path: string): FileIdentity | undefined {
       ino: String(stat.ino),
       size: String(stat.size),
       mtimeNs: String(stat.mtimeNs),
+      ctimeNs: String(stat.ctimeNs),
       edges: hash.digest('base64url'),
       // As a plain stat gives it (seconds and nanoseconds in ms, with a fraction).
       mtimeMs: Number(stat.mtimeNs / 1_000_000n) + Number(stat.mtimeNs % 1_000_000n) / 1e6,
@@ -78,10 +83,19 @@ export function fileIdentity(path: string): FileIdentity | undefined {
 }
 
 function sameIdentity(a: FileIdentity, b: StoredIdentity): boolean {
-  return a.dev === b[0] && a.ino === b[1] && a.size === b[2] && a.mtimeNs === b[3] && a.edges === b[4];
+  return a.dev === b[0] && a.ino === b[1] && a.size === b[2] && a.mtimeNs === b[3] && a.ctimeNs === b[4] && a.edges === b[5];
 }
 
-type StoredIdentity = readonly [dev: string, ino: string, size: string, mtimeNs: string, edges: string];
+type StoredIdentity = readonly [dev: string, ino: string, size: string, mtimeNs: string, ctimeNs: string, edges: string];
+
+function stored(identity: FileIdentity): StoredIdentity {
+  return [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.ctimeNs, identity.edges];
+}
+
+/** Whether a kept identity has the stored shape (a cache of an older layout has not). */
+function isStoredIdentity(value: unknown): value is StoredIdentity {
+  return Array.isArray(value) && value.length === 6 && value.every((part) => typeof part === 'string');
+}
 interface Stored {
   readonly id: StoredIdentity;
   readonly row: unknown;
@@ -129,12 +143,12 @@ export class RowCache<Row> {
     if (!dir || schema === undefined) return new RowCache<Row>(undefined, '');
     const cache = new RowCache<Row>(join(dir, 'analyze-rows.json'), schema);
     try {
-      const data = JSON.parse(readFileSync(cache.file as string, 'utf8')) as { version?: unknown; schema?: unknown; files?: unknown };
+      const data = JSON.parse(readRegularFile(cache.file as string).toString('utf8')) as { version?: unknown; schema?: unknown; files?: unknown };
       if (data.version === ROW_CACHE_VERSION && data.schema === schema && data.files && typeof data.files === 'object') {
         for (const [path, value] of Object.entries(data.files as Record<string, unknown>)) {
           const stored = value as Partial<Stored> | null;
-          if (stored && Array.isArray(stored.id) && stored.id.length === 5 && stored.row && typeof stored.row === 'object') {
-            cache.files.set(path, { id: stored.id as unknown as StoredIdentity, row: stored.row });
+          if (stored && isStoredIdentity(stored.id) && stored.row && typeof stored.row === 'object') {
+            cache.files.set(path, { id: stored.id, row: stored.row });
           }
         }
       }
@@ -166,7 +180,7 @@ export class RowCache<Row> {
   set(path: string, identity: FileIdentity, row: Row): void {
     if (!this.enabled) return;
     this.files.delete(path);
-    this.files.set(path, { id: [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges], row });
+    this.files.set(path, { id: stored(identity), row });
     this.changed = true;
   }
 
@@ -179,6 +193,7 @@ export class RowCache<Row> {
       mkdirSync(join(this.file, '..'), { recursive: true });
       writeFileAtomic(this.file, Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, files: Object.fromEntries(entries) })), {
         durable: false,
+        cache: true,
       });
       this.changed = false;
     } catch {
@@ -206,15 +221,14 @@ export class ReportCache<Report> {
 
   get(path: string, identity: FileIdentity): Report | undefined {
     const data = this.files.read(path);
-    if (!data || !Array.isArray(data['id']) || data['id'].length !== 5) return undefined;
+    if (!data || !isStoredIdentity(data['id'])) return undefined;
     const report = data['report'];
-    if (!sameIdentity(identity, data['id'] as unknown as StoredIdentity) || !report || typeof report !== 'object') return undefined;
+    if (!sameIdentity(identity, data['id']) || !report || typeof report !== 'object') return undefined;
     return report as Report;
   }
 
   /** Kept with the file's identity; the most recently written reports are kept (a written report is a new or changed file). */
   set(path: string, identity: FileIdentity, report: Report): void {
-    const id: StoredIdentity = [identity.dev, identity.ino, identity.size, identity.mtimeNs, identity.edges];
-    this.files.write(path, { id, report });
+    this.files.write(path, { id: stored(identity), report });
   }
 }
