@@ -1,4 +1,5 @@
 import type { AgentCompaction, HistoryTurn } from './agent-history.js';
+import { clip } from './text-cut.js';
 
 /**
  * The identifiers of a span of turns that a summary has to keep for the agent not to redo work:
@@ -75,7 +76,7 @@ const STOP = new Set([
 
 function shorten(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > MAX_TEXT ? `${flat.slice(0, MAX_TEXT - 1)}…` : flat;
+  return clip(flat, MAX_TEXT);
 }
 
 /** Distinctive words of a phrase (for instructions and errors, where wording varies). */

@@ -8,7 +8,6 @@ import { terms } from '../core/terms.js';
 import {
   ANSI_ESCAPE,
   cleanText,
-  clip,
   commandKey,
   oneLine,
   quotable,
@@ -19,6 +18,7 @@ import {
 } from './session-structure.js';
 import type { CommandRun, FileTouch, SessionStructure, ToolFailure } from './session-structure.js';
 import { filePathsIn, identifiersIn } from './fact-matches.js';
+import { clip, headOf, tailOf } from '../core/text-cut.js';
 
 /**
  * The offline default summarizer. It does not paraphrase: it keeps, verbatim, what later turns
@@ -534,7 +534,7 @@ function commandOf(text: string): string | undefined {
 const HEAD_CHARS = 24_000;
 const TAIL_CHARS = 8_000;
 function headAndTail(text: string): string {
-  return text.length <= HEAD_CHARS + TAIL_CHARS ? text : `${text.slice(0, HEAD_CHARS)}\n${text.slice(-TAIL_CHARS)}`;
+  return text.length <= HEAD_CHARS + TAIL_CHARS ? text : `${headOf(text, HEAD_CHARS)}\n${tailOf(text, TAIL_CHARS)}`;
 }
 
 /** Tool output is often JSON (`{"output": "…"}`): its text fields, one per line, are what to read. */

@@ -1,4 +1,5 @@
 import type { ConversationTurn } from '../core/turn.js';
+import { clip } from '../core/text-cut.js';
 
 /**
  * What a span of turns did, read from its structure rather than its prose: the user's requests, the
@@ -448,8 +449,4 @@ export function commandKey(command: string): string {
 
 export function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ⏎ ').trim();
-}
-
-export function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

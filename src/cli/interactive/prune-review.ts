@@ -9,6 +9,7 @@ import type { CliContext } from '../context.js';
 import { terminalWidth } from '../context.js';
 import { answer, cancel, canPrompt, loadClack, promptIO, shortTokens, thousands } from './prompts.js';
 import type { Clack, PromptIO } from './prompts.js';
+import { clip } from '../../core/text-cut.js';
 
 /**
  * `devs-ctx prune --interactive`: the plan as a table (candidate turns with type, tokens, relevance
@@ -239,8 +240,4 @@ async function askTarget(clack: Clack, io: PromptIO, current: number, hardLimit:
     }),
   );
   return parseTokenAmount(raw) ?? current;
-}
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }

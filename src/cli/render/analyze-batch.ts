@@ -6,6 +6,7 @@ import type { SessionError, SessionSummary } from '../batch/session.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
+import { headOf, tailOf } from '../../core/text-cut.js';
 
 /** A row of a batch in its final order: an analysed session, or a transcript that could not be read. */
 export type BatchRow =
@@ -69,7 +70,7 @@ export function truncateMiddle(text: string, width: number): string {
   if (text.length <= width) return text;
   if (width <= 1) return '…'.slice(0, width);
   const head = Math.floor((width - 1) / 2);
-  return `${text.slice(0, head)}…${text.slice(text.length - (width - 1 - head))}`;
+  return `${headOf(text, head)}…${tailOf(text, width - 1 - head)}`;
 }
 
 /** When the session was last active, in UTC to the minute. */

@@ -1,5 +1,6 @@
 import { TermIds, TermIndex } from '../terms.js';
 import type { LineTerms } from '../terms.js';
+import { headOf } from '../text-cut.js';
 
 /**
  * The goal's lines of a large tool result: what a partial mask keeps. Pure and lexical (no
@@ -139,7 +140,7 @@ export class GoalExcerpts {
       }
       flush();
       const line = this.line(text, i);
-      out.push(line.length > EXCERPT_LINE_CHARS ? `${line.slice(0, EXCERPT_LINE_CHARS)}…` : line);
+      out.push(line.length > EXCERPT_LINE_CHARS ? `${headOf(line, EXCERPT_LINE_CHARS)}…` : line);
     }
     flush();
     return out.join('\n');

@@ -9,6 +9,7 @@ import { analyzeContext } from '../session-context.js';
 import type { AgentCompaction, LimitSource, SessionLife } from '../session-context.js';
 import type { ContextSize } from '../context-size.js';
 import { inferGoal } from '../goal.js';
+import { clip } from '../text-cut.js';
 
 /** Bumped on any breaking change to the `--json` shape of `analyze`. */
 export const ANALYZE_SCHEMA_VERSION = 2;
@@ -98,10 +99,10 @@ function group(indexes: readonly number[], tokens: readonly EntryTokens[]): Toke
 export function preview(content: string, chars = PREVIEW_CHARS): string {
   for (let prefix = chars * 4; chars > 0 && prefix < content.length; prefix *= 4) {
     const flat = content.slice(0, prefix).replace(/\s+/g, ' ').trimStart();
-    if (flat.trimEnd().length > chars) return `${flat.slice(0, chars - 1)}…`;
+    if (flat.trimEnd().length > chars) return clip(flat, chars);
   }
   const flat = content.replace(/\s+/g, ' ').trim();
-  return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
+  return clip(flat, chars);
 }
 
 interface AnalyzeInput {

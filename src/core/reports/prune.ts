@@ -6,6 +6,7 @@ import type { FallbackEvent } from '../provider-contracts.js';
 import type { PruneActionKind, PruneStrategy } from '../prune/plan.js';
 import { toModelTokens } from '../context-size.js';
 import type { Calibration, ContextBasis } from '../context-size.js';
+import { clip } from '../text-cut.js';
 
 export const PRUNE_SCHEMA_VERSION = 1;
 
@@ -146,8 +147,4 @@ export function buildPruneReport(input: PruneReportInput): PruneReport {
       reason: action.reason,
     })),
   };
-}
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

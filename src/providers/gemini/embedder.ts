@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Embedder, Embedding, EmbeddingClient } from '../../core/provider-contracts.js';
 import { addRedactionCounts, redactSecrets } from '../../core/redact.js';
 import { DEFAULT_EMBEDDING_MODEL } from './pricing.js';
+import { headOf, tailOf } from '../../core/text-cut.js';
 
 /**
  * Vectors kept between runs, keyed by model and a hash of the text, so an unchanged turn is never
@@ -18,7 +19,7 @@ const HEAD_CHARS = 6_000;
 const TAIL_CHARS = 2_000;
 
 function embeddingText(text: string): string {
-  return text.length > HEAD_CHARS + TAIL_CHARS ? `${text.slice(0, HEAD_CHARS)}\n…\n${text.slice(-TAIL_CHARS)}` : text;
+  return text.length > HEAD_CHARS + TAIL_CHARS ? `${headOf(text, HEAD_CHARS)}\n…\n${tailOf(text, TAIL_CHARS)}` : text;
 }
 
 function contentHash(text: string): string {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ConversationTurn } from '../../core/turn.js';
 
 import { SECTION_GUIDE, SUMMARY_SECTIONS } from '../summary-sections.js';
+import { headOf, tailOf } from '../../core/text-cut.js';
 
 /** Each section and what it holds, one a line, for the instructions. */
 function sectionGuide(): string {
@@ -39,7 +40,7 @@ export function mergeInstruction(words: number): string {
 export function renderTurn(turn: ConversationTurn): string {
   const content =
     turn.content.length > TURN_HEAD_CHARS + TURN_TAIL_CHARS
-      ? `${turn.content.slice(0, TURN_HEAD_CHARS)}\n[… ${turn.content.length - TURN_HEAD_CHARS - TURN_TAIL_CHARS} characters omitted; the full text is in the archive …]\n${turn.content.slice(-TURN_TAIL_CHARS)}`
+      ? `${headOf(turn.content, TURN_HEAD_CHARS)}\n[… ${turn.content.length - TURN_HEAD_CHARS - TURN_TAIL_CHARS} characters omitted; the full text is in the archive …]\n${tailOf(turn.content, TURN_TAIL_CHARS)}`
       : turn.content;
   return `### turn ${turn.id} (${turn.role}, ${turn.type})\n${content}`;
 }
