@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { preview } from '../src/core/reports/analyze.js';
+import { clip } from '../src/core/text-cut.js';
 
-/** The definition: flatten every whitespace run of the whole text, trim, cut with an ellipsis. */
+/**
+ * The definition: flatten every whitespace run of the whole text, trim, cut with an ellipsis to at
+ * most `chars` (a width of 0 gives the ellipsis alone), never inside a character (test/text-cut.test.ts).
+ */
 function reference(content: string, chars: number): string {
   const flat = content.replace(/\s+/g, ' ').trim();
-  return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
+  return clip(flat, chars);
 }
 
 /** A small seeded generator (mulberry32), so a failure names a case that can be run again. */
