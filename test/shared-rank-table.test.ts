@@ -118,6 +118,8 @@ test('the workers of a batch count with the table this thread hands them', async
     size: 1,
     init: { run, encoding: 'o200k_base', cache: false, lookup: false },
     counts: new BatchCounts('o200k_base', undefined),
+    // This is about what the worker counts with: a worker that fails must not pass on the main thread.
+    onMainThread: () => Promise.reject(new Error('the analyze worker failed')),
   });
   try {
     const outcome = await pool.run(file);

@@ -127,7 +127,8 @@ export class CountWorkers {
  * from their back ends, so a thread busy with other work first (`alongside`) or started late still
  * leaves no one waiting. Each region's two ends are one shared word, claimed atomically; the counts
  * go into shared memory. Exact: each text is counted whole by the same counter as on one thread.
- * Small work stays on this thread.
+ * Small work stays on this thread. A worker that fails or stops does not fail the count: what it
+ * did not count is counted here.
  *
  * `alongside`: other work for this thread, started at once while the workers count (a prune fits its
  * relevance ranking meanwhile); the counts are given once both are done. It runs however little there
@@ -162,28 +163,35 @@ export async function countAcrossThreads(
   const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT * parts);
   const kept = ahead?.take(parts - 1) ?? [];
   const workers = [...kept];
-  let done = false;
+  /** Per worker, whether it counted its share (once all have replied). */
+  let counted: boolean[] | undefined;
   try {
     while (workers.length < parts - 1) workers.push(startCountWorker(encoding));
+    // Each reply says whether its worker counted its share: one that fails or stops (out of memory,
+    // killed) leaves the pieces it took uncounted, and this thread counts them.
     const replies = workers.map((started, k) => {
       const region = k + 1;
       const first = starts[regionStart(region)] as number;
-      return runJob(started, { texts: texts.slice(first, starts[regionStart(region + 1)]), first, starts, shared, regions: parts, region });
+      const job = { texts: texts.slice(first, starts[regionStart(region + 1)]), first, starts, shared, regions: parts, region };
+      return runJob(started, job).then(
+        () => true,
+        () => false,
+      );
     });
-    // Awaited below unless something fails first; then the workers are ended, and their replies with them.
-    for (const reply of replies) reply.catch(() => undefined);
     await alongside?.();
     const all: CountJob = { texts, first: 0, starts, shared, regions: parts, region: 0 };
     countPieces(all, counter);
     for (let region = 1; region < parts; region++) countPieces({ ...all, region }, counter, 'back');
-    for (const reply of replies) await reply;
-    done = true;
+    counted = await Promise.all(replies);
+    // A text is never counted 0 (none is empty): a 0 left is one a failed worker took and did not count.
+    if (counted.includes(false)) for (let i = 0; i < texts.length; i++) if (Atomics.load(counts, i) === 0) counts[i] = counter.count(texts[i] as string);
     return Array.from(counts, (_, i) => Atomics.load(counts, i));
   } finally {
-    // Workers started ahead go back, idle, for the next count; any started here end, as do all after a failure.
-    const ending = done ? workers.slice(kept.length) : workers;
-    if (done) ahead?.giveBack(kept);
-    await Promise.all(ending.map(({ worker }) => worker.terminate()));
+    // Workers started ahead go back, idle, for the next count; any started here end, as do all after
+    // a failure here and any that failed.
+    const back = counted === undefined ? [] : kept.filter((_, k) => counted?.[k] === true);
+    ahead?.giveBack(back);
+    await Promise.all(workers.filter((w) => !back.includes(w)).map(({ worker }) => worker.terminate()));
   }
 }
 

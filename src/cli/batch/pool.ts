@@ -45,7 +45,9 @@ export const FILES_PER_WORKER = 4;
 /**
  * At most `size` worker threads, started as work arrives (two files never start eight workers), each
  * given up to FILES_PER_WORKER files at a time. The main thread answers their cache look-ups and keeps
- * their new counts.
+ * their new counts. A worker that fails or stops (out of memory, killed, a thread that could not
+ * start) fails no file: its files are analysed on the main thread (`onMainThread`, one at a time), no
+ * worker is started in its place, and once none is left the rest go there too.
  */
 export class AnalyzePool {
   private readonly workers: Worker[] = [];
@@ -55,8 +57,19 @@ export class AnalyzePool {
   private readonly queue: Job[] = [];
   private nextId = 0;
   private closed = false;
+  /** Set when a worker failed or stopped: none is started any more. */
+  private lost = false;
+  /** The files analysed on the main thread, one after another. */
+  private mainThread: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly options: { readonly size: number; readonly init: WorkerInit; readonly counts: BatchCounts }) {}
+  constructor(
+    private readonly options: {
+      readonly size: number;
+      readonly init: WorkerInit;
+      readonly counts: BatchCounts;
+      readonly onMainThread: (path: string, grown: boolean) => Promise<SessionOutcome>;
+    },
+  ) {}
 
   /** `grown`: the file grew since its row was made (analyzeSession reads it on from where it ended). */
   run(path: string, grown = false): Promise<SessionOutcome> {
@@ -80,14 +93,17 @@ export class AnalyzePool {
       if (load < FILES_PER_WORKER && (best === undefined || load < (this.load.get(best) ?? 0))) best = worker;
     }
     // Every worker busy: start another before queueing a second file on one.
-    if (this.workers.length < this.options.size) return this.spawn();
+    if (this.workers.length < this.options.size && !this.lost) return this.spawn();
     return best;
   }
 
   private dispatch(): void {
     while (this.queue.length > 0) {
       const worker = this.pick();
-      if (worker === undefined) return;
+      if (worker === undefined) {
+        if (this.lost && this.workers.length === 0) for (const job of this.queue.splice(0)) this.runOnMainThread(job);
+        return;
+      }
       const job = this.queue.shift();
       if (job === undefined) return;
       const id = this.nextId++;
@@ -125,21 +141,29 @@ export class AnalyzePool {
           message satisfies never;
       }
     });
-    const fail = (error: Error): void => {
+    const lose = (): void => {
       const index = this.workers.indexOf(worker);
       if (index >= 0) this.workers.splice(index, 1);
       this.load.delete(worker);
+      this.lost = true;
       for (const [id, current] of this.running) {
         if (current.worker !== worker) continue;
         this.running.delete(id);
-        current.job.reject(error);
+        this.runOnMainThread(current.job);
       }
+      this.dispatch();
     };
-    worker.on('error', fail);
-    worker.on('exit', (code) => {
-      if (!this.closed) fail(new Error(`an analyze worker stopped (exit ${code})`));
+    worker.on('error', lose);
+    worker.on('exit', () => {
+      if (!this.closed) lose();
     });
     return worker;
+  }
+
+  private runOnMainThread(job: Job): void {
+    const run = this.mainThread.then(() => this.options.onMainThread(job.path, job.grown));
+    this.mainThread = run.catch(() => undefined);
+    run.then(job.resolve, job.reject);
   }
 
   private finish(worker: Worker, id: number): void {

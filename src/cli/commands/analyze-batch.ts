@@ -352,12 +352,15 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
   const run: SessionRun = rows.resume ? { ...options.run, resume: rows.resume } : options.run;
   const { items, toRead } = lookUpRows(discovered, rows);
   const jobs = toRead > SMALL_BATCH ? options.jobs : 1;
+  const onMainThread = (path: string, grown: boolean): Promise<SessionOutcome> =>
+    analyzeSession(path, run, { ctx, countTokens: (entries) => counts.countHere(entries, options.jobs) }, grown);
   const pool =
     jobs > 1
       ? new AnalyzePool({
           size: jobs,
           init: { run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty },
           counts,
+          onMainThread,
         })
       : undefined;
   const progress = startBatchProgress(ctx);
@@ -370,10 +373,7 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     inFlightLimit,
     window: options.sort === undefined ? Math.max(64, inFlightLimit * 16) : Infinity,
     // Standard input can only be read here; so can everything with --jobs 1.
-    analyze: (path, grown) =>
-      pool === undefined || path === STDIN
-        ? analyzeSession(path, run, { ctx, countTokens: (entries) => counts.countHere(entries, options.jobs) }, grown)
-        : pool.run(path, grown),
+    analyze: (path, grown) => (pool === undefined || path === STDIN ? onMainThread(path, grown) : pool.run(path, grown)),
     spill,
     progress,
     out,
