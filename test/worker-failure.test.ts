@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { writeBatch } from './helpers/batch-sessions.js';
@@ -39,14 +39,31 @@ parentPort.on('message', (job) => {
 `,
 } as const;
 
-/** A copy of the build whose count and analyze workers do `how`; its bin. */
-function brokenBuild(how: keyof typeof PLANTED): string {
-  const dir = fresh(`build-${how}`);
+/** A copy of the build; its bin. */
+function buildCopy(name: string): { dir: string; bin: string } {
+  const dir = fresh(`build-${name}`);
   for (const part of ['bin', 'dist']) cpSync(join(repoRoot, part), join(dir, part), { recursive: true });
   copyFileSync(join(repoRoot, 'package.json'), join(dir, 'package.json'));
   symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return { dir, bin: join(dir, 'bin', 'devs-ctx.js') };
+}
+
+/** A copy of the build whose count and analyze workers do `how`; its bin. */
+function brokenBuild(how: keyof typeof PLANTED): string {
+  const { dir, bin } = buildCopy(how);
   for (const worker of ['count-worker.cjs', 'analyze-worker.cjs']) writeFileSync(join(dir, 'dist', 'cli-bundle', worker), `'use strict';\n${PLANTED[how]}`);
-  return join(dir, 'bin', 'devs-ctx.js');
+  return bin;
+}
+
+/** A copy of the build whose one call that makes a worker thread passes `resourceLimits` too. */
+function buildWithLimits(name: string, limits: string): { dir: string; bin: string } {
+  const copy = buildCopy(name);
+  const bundle = join(copy.dir, 'dist', 'cli-bundle', 'main.bundle.cjs');
+  const start = 'new import_node_worker_threads.Worker(filename, options)';
+  const text = readFileSync(bundle, 'utf8');
+  assert.equal(text.split(start).length, 2, 'the bundle makes its worker threads in one place');
+  writeFileSync(bundle, text.replace(start, `new import_node_worker_threads.Worker(filename, { ...options, resourceLimits: ${limits} })`));
+  return copy;
 }
 
 function run(bin: string, args: readonly string[], cwd: string): { stdout: string; stderr: string; exitCode: number } {
@@ -111,3 +128,52 @@ for (const how of ['throws', 'stops'] as const) {
     }
   });
 }
+
+test('no worker thread can be made (Node throws ERR_WORKER_INIT_FAILED): analyze FILE, prune and analyze DIR run on this thread, with the same output', () => {
+  // A stack no thread can have: Node refuses to make the thread, as it does when the system has none left (EAGAIN).
+  const { bin } = buildWithLimits('cannot-start', '{ stackSizeMb: 1e9 }');
+  const dir = fresh('cannot-start');
+  const file = largeTranscript(dir);
+  for (const args of [
+    ['analyze', file, '--json', '--no-cache', '--jobs', '2'],
+    ['prune', file, '--target', '20000', '--force', '--no-archive', '--no-cache'],
+  ]) {
+    const expected = run(goodBin, args, dir);
+    const got = run(bin, args, dir);
+    assert.equal(got.stderr, expected.stderr);
+    assert.equal(got.exitCode, expected.exitCode);
+    assert.equal(got.stdout.replace(/"(?:id|timestamp)":"[^"]*"/g, ''), expected.stdout.replace(/"(?:id|timestamp)":"[^"]*"/g, ''));
+  }
+  const { dir: batch } = writeBatch({
+    sessions: 30,
+    projects: ['alpha', 'beta'],
+    seed: 7,
+    start: Date.UTC(2026, 0, 1),
+    stepMs: 60_000,
+    dir: fresh('cannot-start-batch'),
+  });
+  const expected = run(goodBin, ['analyze', '.', '--no-cache', '--ndjson', '--jobs', '1'], batch);
+  const got = run(bin, ['analyze', '.', '--no-cache', '--ndjson', '--jobs', '2'], batch);
+  assert.equal(got.stderr, expected.stderr);
+  assert.equal(got.exitCode, expected.exitCode);
+  assert.equal(got.stdout, expected.stdout);
+});
+
+test('a worker out of memory fails the command with its error: its work is not done again on this thread, which would run out in turn and abort', () => {
+  const { dir, bin } = buildWithLimits('out-of-memory', '{ maxOldGenerationSizeMb: 24 }');
+  const hog = "'use strict';\nconst held = [];\nfor (;;) held.push(new Array(100000).fill(1.5));\n";
+  for (const worker of ['count-worker.cjs', 'analyze-worker.cjs']) writeFileSync(join(dir, 'dist', 'cli-bundle', worker), hog);
+  const project = fresh('out-of-memory');
+  const file = largeTranscript(project);
+  writeBatch({ sessions: 30, projects: ['alpha', 'beta'], seed: 9, start: Date.UTC(2026, 0, 1), stepMs: 60_000, dir: project });
+  for (const args of [
+    ['analyze', file, '--json', '--no-cache', '--jobs', '2'],
+    ['analyze', '.', '--no-cache', '--ndjson', '--jobs', '2'],
+  ]) {
+    const result = spawnSync(process.execPath, [bin, ...args], { cwd: project, env: cliEnv(), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    assert.equal(result.signal, null, `${args.join(' ')}: ended by a signal (${result.stderr.slice(-300)})`);
+    assert.equal(result.status, 1, result.stderr);
+    // --json reports the error on standard output, as JSON.
+    assert.match(`${result.stdout}${result.stderr}`, /memory limit/);
+  }
+});

@@ -50,6 +50,20 @@ export interface CountWorkerData {
   readonly rankTable: SharedArrayBuffer | undefined;
 }
 
+/** A worker's failure that this thread would meet too: counting its share here would run out of memory in turn. */
+function outOfMemory(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+}
+
+/** A count worker, or none when no thread can be started (Node throws ERR_WORKER_INIT_FAILED when it cannot make one). */
+function tryStartCountWorker(encoding: EncodingName): CountWorker | undefined {
+  try {
+    return startCountWorker(encoding);
+  } catch {
+    return undefined;
+  }
+}
+
 function startCountWorker(encoding: EncodingName): CountWorker {
   const worker = startWorker(countWorkerUrl(), { workerData: { encoding, rankTable: sharedRankTable(encoding) } satisfies CountWorkerData });
   const failed = Promise.race([
@@ -84,11 +98,13 @@ export class CountWorkers {
   #ended = false;
 
   constructor(encoding: EncodingName, count: number) {
-    this.#waiting = Array.from({ length: count }, () => {
-      const started = startCountWorker(encoding);
+    this.#waiting = [];
+    for (let k = 0; k < count; k++) {
+      const started = tryStartCountWorker(encoding);
+      if (started === undefined) break;
       started.worker.unref();
-      return started;
-    });
+      this.#waiting.push(started);
+    }
   }
 
   /** How many are started and not taken. */
@@ -127,8 +143,8 @@ export class CountWorkers {
  * from their back ends, so a thread busy with other work first (`alongside`) or started late still
  * leaves no one waiting. Each region's two ends are one shared word, claimed atomically; the counts
  * go into shared memory. Exact: each text is counted whole by the same counter as on one thread.
- * Small work stays on this thread. A worker that fails or stops does not fail the count: what it
- * did not count is counted here.
+ * Small work stays on this thread. A worker that cannot start, fails or stops does not fail the
+ * count: what it did not count is counted here; one that ran out of memory does (its error).
  *
  * `alongside`: other work for this thread, started at once while the workers count (a prune fits its
  * relevance ranking meanwhile); the counts are given once both are done. It runs however little there
@@ -165,8 +181,15 @@ export async function countAcrossThreads(
   const workers = [...kept];
   /** Per worker, whether it counted its share (once all have replied). */
   let counted: boolean[] | undefined;
+  /** A worker out of memory: its share is not counted here (this thread would run out in turn), the count fails. */
+  let lostTo: { readonly error: unknown } | undefined;
   try {
-    while (workers.length < parts - 1) workers.push(startCountWorker(encoding));
+    // A worker that cannot be started leaves its region to this thread, which takes it from the back.
+    while (workers.length < parts - 1) {
+      const started = tryStartCountWorker(encoding);
+      if (started === undefined) break;
+      workers.push(started);
+    }
     // Each reply says whether its worker counted its share: one that fails or stops (out of memory,
     // killed) leaves the pieces it took uncounted, and this thread counts them.
     const replies = workers.map((started, k) => {
@@ -175,7 +198,10 @@ export async function countAcrossThreads(
       const job = { texts: texts.slice(first, starts[regionStart(region + 1)]), first, starts, shared, regions: parts, region };
       return runJob(started, job).then(
         () => true,
-        () => false,
+        (error: unknown) => {
+          lostTo ??= outOfMemory(error) ? { error } : undefined;
+          return false;
+        },
       );
     });
     await alongside?.();
@@ -183,6 +209,7 @@ export async function countAcrossThreads(
     countPieces(all, counter);
     for (let region = 1; region < parts; region++) countPieces({ ...all, region }, counter, 'back');
     counted = await Promise.all(replies);
+    if (lostTo !== undefined) throw lostTo.error;
     // A text is never counted 0 (none is empty): a 0 left is one a failed worker took and did not count.
     if (counted.includes(false)) for (let i = 0; i < texts.length; i++) if (Atomics.load(counts, i) === 0) counts[i] = counter.count(texts[i] as string);
     return Array.from(counts, (_, i) => Atomics.load(counts, i));

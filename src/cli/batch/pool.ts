@@ -45,9 +45,10 @@ export const FILES_PER_WORKER = 4;
 /**
  * At most `size` worker threads, started as work arrives (two files never start eight workers), each
  * given up to FILES_PER_WORKER files at a time. The main thread answers their cache look-ups and keeps
- * their new counts. A worker that fails or stops (out of memory, killed, a thread that could not
- * start) fails no file: its files are analysed on the main thread (`onMainThread`, one at a time), no
- * worker is started in its place, and once none is left the rest go there too.
+ * their new counts. A worker that cannot start, fails or stops (killed, say) fails no file: its files
+ * are analysed on the main thread (`onMainThread`, one at a time), no worker is started in its place,
+ * and once none is left the rest go there too. A worker out of memory fails its files (the main
+ * thread, which holds more, would run out in turn and abort).
  */
 export class AnalyzePool {
   private readonly workers: Worker[] = [];
@@ -93,7 +94,14 @@ export class AnalyzePool {
       if (load < FILES_PER_WORKER && (best === undefined || load < (this.load.get(best) ?? 0))) best = worker;
     }
     // Every worker busy: start another before queueing a second file on one.
-    if (this.workers.length < this.options.size && !this.lost) return this.spawn();
+    if (this.workers.length < this.options.size && !this.lost) {
+      try {
+        return this.spawn();
+      } catch {
+        // No thread could be made (ERR_WORKER_INIT_FAILED): the main thread takes over.
+        this.lost = true;
+      }
+    }
     return best;
   }
 
@@ -141,21 +149,24 @@ export class AnalyzePool {
           message satisfies never;
       }
     });
-    const lose = (): void => {
+    const lose = (error: Error): void => {
       const index = this.workers.indexOf(worker);
       if (index >= 0) this.workers.splice(index, 1);
       this.load.delete(worker);
       this.lost = true;
+      // Out of memory, the main thread would run out in turn (and abort, where the worker only ended): its files fail.
+      const retry = (error as { code?: unknown }).code !== 'ERR_WORKER_OUT_OF_MEMORY';
       for (const [id, current] of this.running) {
         if (current.worker !== worker) continue;
         this.running.delete(id);
-        this.runOnMainThread(current.job);
+        if (retry) this.runOnMainThread(current.job);
+        else current.job.reject(error);
       }
       this.dispatch();
     };
     worker.on('error', lose);
-    worker.on('exit', () => {
-      if (!this.closed) lose();
+    worker.on('exit', (code) => {
+      if (!this.closed) lose(new Error(`an analyze worker stopped (exit ${code})`));
     });
     return worker;
   }
