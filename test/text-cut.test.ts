@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { preview } from '../src/core/reports/analyze.js';
 import { clip, headOf, tailOf } from '../src/core/text-cut.js';
+import { loadCounter } from '../src/core/tokens/encodings.js';
+import { pinnedRefresh } from '../src/cli/agent-session.js';
+import { OutlineCondenser } from '../src/providers/summary-providers.js';
 import { runCli } from './helpers/cli.js';
 
 // A cut between the two UTF-16 halves of one character leaves a lone half, which JSON.stringify
@@ -48,4 +51,31 @@ test('analyze --json: a heaviest turn whose preview is cut at an emoji prints JS
   });
   assert.ok(strings.some((s) => s.startsWith('xxxx')));
   for (const s of strings) assert.ok(wellFormed(s), JSON.stringify(s));
+});
+
+test('analyze --json: a junk line quoted in an issue is cut before an emoji, not inside it', () => {
+  const input = `${'x'.repeat(59)}${EMOJI}yy\n${JSON.stringify({ id: 't1', role: 'user', type: 'message', content: 'hello' })}\n`;
+  const result = runCli(['analyze', '-', '--json', '--no-cache', '--format', 'devs'], { input });
+  const strings: string[] = [];
+  JSON.parse(result.stdout, (_key, value: unknown) => {
+    if (typeof value === 'string') strings.push(value);
+    return value;
+  });
+  assert.ok(
+    strings.some((s) => s.includes(`starts with "${'x'.repeat(59)}"`)),
+    result.stdout,
+  );
+  for (const s of strings) assert.ok(wellFormed(s), JSON.stringify(s));
+});
+
+test("the offline TAS outline and the agents' pinned refresh cut long lines before an emoji, not inside it", async () => {
+  const counter = loadCounter('o200k_base');
+  const long = `- ${'x'.repeat(296)}${EMOJI} tail words here`;
+  const tas = [`# TAS`, long, ...Array.from({ length: 400 }, (_, i) => `- item ${i} ${'word '.repeat(30)}`)].join('\n');
+  const outline = await new OutlineCondenser(counter).condense(tas, 300, 'TAS');
+  assert.ok(outline.includes(`- ${'x'.repeat(296)}…`), outline.slice(0, 400));
+  assert.ok(wellFormed(outline));
+  const refresh = pinnedRefresh([{ kind: 'tas', path: 'TAS.md', text: `${'y'.repeat(198)}${EMOJI}${'z'.repeat(500)}` }], 400);
+  assert.ok(refresh.includes(`${'y'.repeat(198)}…`), refresh);
+  assert.ok(wellFormed(refresh));
 });

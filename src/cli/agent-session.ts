@@ -15,6 +15,7 @@ import { parseDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { AgentName } from '../io/agent-sessions.js';
 import type { PinnedDocument } from '../io/project-docs.js';
+import { headOf } from '../core/text-cut.js';
 
 /** What devs-ctx knows of one agent session file: the active window and the whole history. */
 export interface AgentSession {
@@ -92,7 +93,7 @@ function lastCompactedSpan(history: AgentHistory): readonly HistoryTurn[] {
 export function pinnedRefresh(docs: readonly PinnedDocument[], maxChars: number): string {
   if (docs.length === 0) return '';
   const share = Math.max(200, Math.floor(maxChars / Math.max(2, docs.length)));
-  const cut = (text: string): string => (text.length > share ? `${text.slice(0, share - 1).trimEnd()}…` : text.trim());
+  const cut = (text: string): string => (text.length > share ? `${headOf(text, share - 1).trimEnd()}…` : text.trim());
   const tas = docs.find((d) => d.kind === 'tas');
   const prd = docs.find((d) => d.kind === 'prd');
   const others = docs.filter((d) => d.kind !== 'tas' && d.kind !== 'prd');

@@ -2,6 +2,7 @@ import { constants as bufferConstants } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { ReadIssue } from '../core/issues.js';
 import { thousands } from '../core/numbers.js';
+import { headOf } from '../core/text-cut.js';
 
 /** One physical line of the input, with what it parsed to. */
 export interface RawRecord {
@@ -241,10 +242,10 @@ function describeJsonError(text: string, error: unknown): string {
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the snippet masks
-    const snippet = trimmed.slice(0, MAX_REASON_SNIPPET).replace(/[\u0000-\u001f]/g, '?');
+    const snippet = headOf(trimmed, MAX_REASON_SNIPPET).replace(/[\u0000-\u001f]/g, '?');
     return `invalid JSON: the line does not start with { or [ (starts with "${snippet}")`;
   }
-  return `invalid JSON: ${message.replace(/\s+/g, ' ').slice(0, 200)}`;
+  return `invalid JSON: ${headOf(message.replace(/\s+/g, ' '), 200)}`;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { SummaryProvider } from '../core/refresh/context-refresher.js';
 import type { ConversationTurn } from '../core/turn.js';
 import { pinnedDocuments, summariesOf } from '../core/refresh/project-documents.js';
 import type { ProjectDocuments } from '../core/refresh/project-documents.js';
+import { clip } from '../core/text-cut.js';
 
 export type { ProjectDocuments } from '../core/refresh/project-documents.js';
 
@@ -152,7 +153,7 @@ export class OutlineCondenser implements Condenser {
       const line = raw.trimEnd();
       if (!line.trim() || fence || inFence) return;
       const rank = HEADING.test(line) ? 0 : REQUIREMENT_ID.test(line) ? 1 : LIST_ITEM.test(line) ? 2 : 3;
-      candidates.push({ index, line: line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS - 1)}…` : line, rank });
+      candidates.push({ index, line: clip(line, MAX_LINE_CHARS), rank });
     });
     const total = this.counter.count(text);
     const note = `(${what} condensed by devs-ctx from ${total} tokens: outline and requirement lines kept verbatim)`;

@@ -23,6 +23,7 @@ import { loadAgentSession, pinnedRefresh } from '../agent-session.js';
 import type { AgentSession } from '../agent-session.js';
 import type { Settings } from '../../core/config.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { headOf } from '../../core/text-cut.js';
 
 /**
  * `devs-ctx mcp`: an MCP server over stdio for the agent itself [issue 17]: its context status, a
@@ -60,8 +61,8 @@ function capText(text: string, maxTokens: number, counter: TextTokenCounter, mor
   if (total <= maxTokens) return text;
   const note = `\n[… cut at ${maxTokens} of ${total} tokens; ${more}]`;
   const budget = Math.max(1, maxTokens - counter.count(note));
-  let cut = text.slice(0, Math.floor((text.length * budget) / total));
-  while (cut.length > 0 && counter.count(cut) > budget) cut = cut.slice(0, Math.floor(cut.length * 0.9));
+  let cut = headOf(text, Math.floor((text.length * budget) / total));
+  while (cut.length > 0 && counter.count(cut) > budget) cut = headOf(cut, Math.floor(cut.length * 0.9));
   return `${cut}${note}`;
 }
 
@@ -70,8 +71,8 @@ function pageOf(text: string, page: number, maxTokens: number, counter: TextToke
   const pages: string[] = [];
   let at = 0;
   while (at < text.length) {
-    let chunk = text.slice(at, at + maxTokens * 4);
-    while (chunk.length > 1 && counter.count(chunk) > maxTokens) chunk = chunk.slice(0, Math.floor(chunk.length * 0.85));
+    let chunk = headOf(text.slice(at), maxTokens * 4);
+    while (chunk.length > 2 && counter.count(chunk) > maxTokens) chunk = headOf(chunk, Math.floor(chunk.length * 0.85));
     if (at + chunk.length < text.length) {
       const newline = chunk.lastIndexOf('\n');
       if (newline > chunk.length / 2) chunk = chunk.slice(0, newline + 1);

@@ -6,6 +6,7 @@ import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { growthChart } from './chart.js';
 import { thousands as n } from '../../core/numbers.js';
+import { headOf } from '../../core/text-cut.js';
 
 const pct = (part: number, whole: number): string => (whole === 0 ? '0 %' : `${((part / whole) * 100).toFixed(1)} %`);
 
@@ -192,7 +193,7 @@ function breakdownLines(c: ChalkInstance, report: AnalyzeReport): string[] {
 function heaviestLines(c: ChalkInstance, report: AnalyzeReport, width: number): string[] {
   if (report.heaviest.length === 0) return [];
   const previewWidth = Math.max(10, width - 50);
-  const rows = report.heaviest.map((h) => [`  ${h.index + 1}`, h.role, h.type, n(h.tokens), h.preview.slice(0, previewWidth)]);
+  const rows = report.heaviest.map((h) => [`  ${h.index + 1}`, h.role, h.type, n(h.tokens), headOf(h.preview, previewWidth)]);
   return ['', c.bold(`Heaviest turns`), ...table([['  #', 'role', 'type', 'tokens', 'content'], ...rows], ['r', 'l', 'l', 'r', 'l'])];
 }
 

@@ -3,6 +3,7 @@ import type { PruneReport } from '../../core/reports/prune.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
+import { clip } from '../../core/text-cut.js';
 
 const MAX_ACTION_ROWS = 40;
 
@@ -69,7 +70,7 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
 
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  return clip(flat, max);
 }
 
 /** `summary by gemini:…; ranked by …; 3 requests (1 retry), 12,345 tokens sent, 800 received, about $0.0254; 2 secrets masked`. */

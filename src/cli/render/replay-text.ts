@@ -4,6 +4,7 @@ import { compact } from './chart.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
+import { clip } from '../../core/text-cut.js';
 
 const MAX_EVENT_ROWS = 60;
 const CHART_HEIGHT = 8;
@@ -103,5 +104,5 @@ function sawtoothChart(values: readonly number[], soft: number, hard: number, wi
 
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  return clip(flat, max);
 }
