@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { tempRepo } from './helpers/git-repo.js';
@@ -79,5 +80,22 @@ describe('hook run', () => {
     assert.ok(existsSync(join(repo.dir, '.git', 'hooks', '.devs-ctx-state', 'pre-commit.json')));
     assert.equal(repo.devsCtx(['hook', 'uninstall']).exitCode, 0);
     assert.equal(existsSync(join(repo.dir, '.git', 'hooks', '.devs-ctx-state')), false);
+  });
+
+  test("a FIFO in place of the hook's record is neither read nor written through: the commit goes on, as with no record", {
+    skip: process.platform === 'win32',
+  }, () => {
+    const repo = repoWith('fifo', false);
+    for (let i = 0; i < 3; i++) repo.copyFixture(QUIET, `sessions/s${i}.jsonl`);
+    assert.equal(repo.devsCtx(['hook', 'install']).exitCode, 0);
+    assert.equal(repo.git(['commit', '-q', '--allow-empty', '-m', 'first']).exitCode, 0);
+    const record = join(repo.dir, '.git', 'hooks', '.devs-ctx-state', 'pre-commit.json');
+    assert.ok(existsSync(record));
+    rmSync(record);
+    assert.equal(spawnSync('mkfifo', [record]).status, 0);
+    const second = repo.git(['commit', '-q', '--allow-empty', '-m', 'second'], { timeout: 120_000 });
+    assert.equal(second.exitCode, 0, `the commit was still waiting after 2 minutes, or failed: ${second.stderr}`);
+    assert.deepEqual(devsCtxLines(second.stderr), ['devs-ctx: nothing due (3 transcripts checked)']);
+    assert.ok(lstatSync(record).isFIFO());
   });
 });

@@ -17,7 +17,8 @@ export interface TempRepo {
   /** Where prunes from this repo's hooks archive (DEVS_CTX_ARCHIVE in every commit's environment). */
   readonly archive: string;
   readonly env: Record<string, string>;
-  git(args: readonly string[], options?: { cwd?: string; env?: Record<string, string> }): CliResult & { readonly ms: number };
+  /** `timeout`: a guard for a test that a hook does not hang (past it the run is killed and this throws ETIMEDOUT). */
+  git(args: readonly string[], options?: { cwd?: string; env?: Record<string, string>; timeout?: number }): CliResult & { readonly ms: number };
   devsCtx(args: readonly string[], options?: { cwd?: string; env?: Record<string, string> }): CliResult;
   /** Copies a fixture (path under fixtures/) into the repo. */
   copyFixture(from: string, to: string): string;
@@ -43,7 +44,7 @@ export function tempRepo(prefix: string, options: { init?: boolean } = {}): Temp
   };
   const git: TempRepo['git'] = (args, o = {}) => {
     const started = performance.now();
-    const result = spawnSync('git', args, { cwd: o.cwd ?? dir, env: { ...env, ...o.env }, encoding: 'utf8' });
+    const result = spawnSync('git', args, { cwd: o.cwd ?? dir, env: { ...env, ...o.env }, encoding: 'utf8', ...(o.timeout ? { timeout: o.timeout } : {}) });
     if (result.error) throw result.error;
     return { exitCode: result.status ?? -1, stdout: result.stdout, stderr: result.stderr, ms: performance.now() - started };
   };

@@ -26,6 +26,7 @@ import { projectRoot } from '../../io/project-docs.js';
 import type { CliContext } from '../context.js';
 import type { AgentOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
+import { readRegularFile } from '../../io/fd.js';
 
 /**
  * `devs-ctx hook install|uninstall|status --agent claude-code|codex|gemini [--user]` [issue 17]:
@@ -114,7 +115,7 @@ function backupPath(path: string, env: Env): string {
 
 function readBackup(path: string, env: Env): Backup | undefined {
   try {
-    return JSON.parse(readFileSync(backupPath(path, env), 'utf8')) as Backup;
+    return JSON.parse(readRegularFile(backupPath(path, env)).toString('utf8')) as Backup;
   } catch {
     return undefined;
   }
@@ -188,7 +189,7 @@ function installInto(target: Target, agent: AgentKind, runner: ReturnType<typeof
     written: sha(after),
   };
   mkdirSync(dataDir(env), { recursive: true, mode: 0o700 });
-  writeFileAtomic(backupPath(target.path, env), Buffer.from(JSON.stringify(backup)), { mode: 0o600 });
+  writeFileAtomic(backupPath(target.path, env), Buffer.from(JSON.stringify(backup)), { mode: 0o600, cache: true });
   writeFileAtomic(target.path, Buffer.from(after, 'utf8'));
   return { path: target.path, action: 'written', ...summary };
 }

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import * as z from 'zod/mini';
@@ -21,6 +21,7 @@ import { reportError } from '../errors.js';
 import { CachedCounter, loadTranscriptInput, settingsFor } from '../shared.js';
 import type { LoadedTranscript } from '../shared.js';
 import { coveredBy } from './hook.js';
+import { readRegularFile } from '../../io/fd.js';
 
 /**
  * `devs-ctx hook run --hook-file "$0"`: everything the git hook does, in one process [issue 17 §4].
@@ -50,7 +51,7 @@ function statKey(path: string): string | undefined {
 
 function readState(path: string, settings: string): State {
   try {
-    const parsed = StateSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    const parsed = StateSchema.safeParse(JSON.parse(readRegularFile(path).toString('utf8')));
     if (parsed.success && parsed.data.settings === settings) return parsed.data;
   } catch {
     // none yet, or unreadable: start afresh
@@ -142,7 +143,7 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
     for (const path of Object.keys(state.files)) if (!files.includes(path)) delete state.files[path];
     try {
       mkdirSync(dirname(statePath), { recursive: true });
-      writeFileAtomic(statePath, Buffer.from(JSON.stringify(state)));
+      writeFileAtomic(statePath, Buffer.from(JSON.stringify(state)), { cache: true });
     } catch {
       // no state kept: the next run checks every transcript again
     }
