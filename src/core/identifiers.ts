@@ -1,5 +1,5 @@
 import type { AgentCompaction, HistoryTurn } from './agent-history.js';
-import { clip } from './text-cut.js';
+import { clip, headOf } from './text-cut.js';
 
 /**
  * The identifiers of a span of turns that a summary has to keep for the agent not to redo work:
@@ -103,7 +103,7 @@ export function extractIdentifiers(turns: readonly HistoryTurn[]): Identifier[] 
     else found.set(k, { kind, text: shorten(text), key, turnId: turn.id, turns: new Set([turn.id]), recallQuery });
   };
   for (const turn of turns) {
-    const text = turn.text.length > MAX_SCAN ? turn.text.slice(0, MAX_SCAN) : turn.text;
+    const text = turn.text.length > MAX_SCAN ? headOf(turn.text, MAX_SCAN) : turn.text;
     for (const match of text.matchAll(FILE)) {
       const path = match[0].replace(/^\.\//, '');
       if (/^\d|^https?:|\.{3}/.test(path) || path.length < 4) continue;

@@ -1,5 +1,5 @@
 import type { ConversationTurn } from '../core/turn.js';
-import { clip } from '../core/text-cut.js';
+import { clip, headOf } from '../core/text-cut.js';
 
 /**
  * What a span of turns did, read from its structure rather than its prose: the user's requests, the
@@ -337,7 +337,7 @@ class StructureReader {
 
 /** Did a tool result fail, and its first error line: from the shapes each agent writes. */
 export function outcomeOf(content: string): { failed: boolean; label: string; errorLine?: string } {
-  const head = content.slice(0, 20_000);
+  const head = headOf(content, 20_000);
   let exit: number | undefined;
   let failed = false;
   let body = head;
