@@ -14,10 +14,10 @@ export function readFully(fd: number, buffer: Uint8Array, position = 0): number 
 /**
  * The bytes of the regular file at `path`; throws, as for a missing file, when it is anything else.
  * Opened without blocking, so a FIFO put where a cache file belongs is never waited on (a regular
- * file ignores the flag), and a device is never read from.
+ * file ignores the flag), a device is never read from, and a terminal never becomes this process's own.
  */
 export function readRegularFile(path: string): Buffer {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new Error(`${path}: not a regular file`);
