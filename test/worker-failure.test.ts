@@ -48,10 +48,14 @@ function buildCopy(name: string): { dir: string; bin: string } {
   return { dir, bin: join(dir, 'bin', 'devs-ctx.js') };
 }
 
-/** A copy of the build whose count and analyze workers do `how`; its bin. */
+const broken = new Map<keyof typeof PLANTED, string>();
+/** A copy of the build whose count and analyze workers do `how` (one per kind, made once); its bin. */
 function brokenBuild(how: keyof typeof PLANTED): string {
+  const made = broken.get(how);
+  if (made !== undefined) return made;
   const { dir, bin } = buildCopy(how);
   for (const worker of ['count-worker.cjs', 'analyze-worker.cjs']) writeFileSync(join(dir, 'dist', 'cli-bundle', worker), `'use strict';\n${PLANTED[how]}`);
+  broken.set(how, bin);
   return bin;
 }
 

@@ -73,27 +73,11 @@ export class CachedCounter implements TextTokenCounter {
 
   /**
    * TextTokenCounter.countAlongside: these texts counted ahead on the workers still started (none
-   * are started for it), while `alongside` runs here.
+   * are started for it), while `alongside` runs here. A worker that ended meanwhile leaves its share
+   * to this thread (countAcrossThreads); the work alongside failing is the error.
    */
   async countAlongside(texts: readonly string[], alongside: () => Promise<void>): Promise<void> {
-    let ran = false;
-    let failed: { readonly error: unknown } | undefined;
-    try {
-      await this.#prepareTexts(texts, 1 + (this.workers?.waiting ?? 0), async () => {
-        ran = true;
-        try {
-          await alongside();
-        } catch (error) {
-          failed = { error };
-          throw error;
-        }
-      });
-    } catch {
-      // The work alongside failed: that is the error. A worker failed (one that ended meanwhile,
-      // say): what it did not count is counted here when asked, as without workers.
-      if (failed) throw failed.error;
-      if (!ran) await alongside();
-    }
+    await this.#prepareTexts(texts, 1 + (this.workers?.waiting ?? 0), alongside);
   }
 
   async #prepareTexts(texts: readonly string[], jobs: number, alongside?: () => Promise<void>): Promise<void> {
