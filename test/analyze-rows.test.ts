@@ -9,6 +9,7 @@ import { cliEnv, runBuiltInProcess, runCli } from './helpers/cli.js';
 import { tempFolders } from './helpers/temp.js';
 import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { TokenCountCache } from '../src/io/count-cache.js';
+import { sealed, unsealed } from '../src/io/sealed.js';
 
 // Finished rows of `analyze DIR` (and the report of `analyze FILE`) are cached per file identity: a re-run over unchanged files gives the
 // rows a cold run gives, without reading the files; any change to a file, the settings or the build
@@ -25,9 +26,9 @@ function run(args: readonly string[], cache: string | undefined, cwd = repoRoot)
   return result;
 }
 
-/** The cached rows file of a cache dir, parsed. */
+/** The cached rows file of a cache dir, read as devs-ctx reads it. */
 function rowsFile(cache: string): { schema: string; files: Record<string, { id: string[]; row: Record<string, unknown> }> } {
-  return JSON.parse(readFileSync(join(cache, 'analyze-rows.json'), 'utf8')) as ReturnType<typeof rowsFile>;
+  return unsealed(readFileSync(join(cache, 'analyze-rows.json'))) as ReturnType<typeof rowsFile>;
 }
 
 for (const [name, dir, skip] of [
@@ -68,7 +69,7 @@ test('row cache: a hit is served without reading the file (a planted row shows),
   const entry = Object.values(planted.files)[0];
   assert.ok(entry);
   entry.row['turns'] = 424242;
-  writeFileSync(join(cache, 'analyze-rows.json'), JSON.stringify(planted));
+  writeFileSync(join(cache, 'analyze-rows.json'), sealed(planted));
   assert.match(run(['.', '--ndjson'], cache, dir).stdout, /"turns":424242/);
 
   // Touched (same bytes, another mtime): analysed again, the real row is back.
@@ -165,9 +166,9 @@ test('report cache: a hit is served without reading the file (a planted report s
   assert.equal(run(['session.jsonl'], cache, dir).stdout, cold.stdout);
   const [reportFile] = readdirSync(join(cache, 'reports'));
   assert.ok(reportFile);
-  const stored = JSON.parse(readFileSync(join(cache, 'reports', reportFile), 'utf8')) as { report: { turns: number } };
+  const stored = unsealed(readFileSync(join(cache, 'reports', reportFile))) as { report: { turns: number } };
   stored.report.turns = 424242;
-  writeFileSync(join(cache, 'reports', reportFile), JSON.stringify(stored));
+  writeFileSync(join(cache, 'reports', reportFile), sealed(stored));
   assert.match(run(['session.jsonl', '--json'], cache, dir).stdout, /"turns": 424242/);
   appendFileSync(file, `${readFileSync(file, 'utf8').trimEnd().split('\n').pop()}\n`);
   const grown = run(['session.jsonl', '--json'], undefined, dir).stdout;
@@ -178,6 +179,71 @@ test('report cache: a hit is served without reading the file (a planted report s
     run(['session.jsonl', '--json', '--window', '50k'], cache, dir).stdout,
     run(['session.jsonl', '--json', '--window', '50k'], undefined, dir).stdout,
   );
+});
+
+/**
+ * The JSON of a sealed cache file changed as a hand or another program would change it: `edit` gets
+ * the parsed value and changes it. The result is written twice over: plain JSON (no seal), and the
+ * new JSON under the file's old seal. Either way devs-ctx must not use it.
+ */
+function tamperedCopies(file: string, edit: (value: Record<string, unknown>) => void): Buffer[] {
+  const bytes = readFileSync(file);
+  const value = unsealed(bytes) as Record<string, unknown>;
+  edit(value);
+  const seal = bytes.subarray(0, bytes.indexOf(10) + 1);
+  return [Buffer.from(JSON.stringify(value)), Buffer.concat([seal, Buffer.from(JSON.stringify(value))])];
+}
+
+test('row and report caches: a row or report changed since devs-ctx wrote it (JSON that parses: `{}`, another count) is not used', () => {
+  const dir = freshDir('tampered');
+  // Two sessions, so that `analyze .` is a batch (its table) as well as `--ndjson`.
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), join(dir, 'session.jsonl'));
+  copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), join(dir, 'other.jsonl'));
+  const cache = freshDir('cache');
+  const batch = { ndjson: run(['.', '--ndjson'], undefined, dir), text: run(['.'], undefined, dir) };
+  const single = { json: run(['session.jsonl', '--json'], undefined, dir), text: run(['session.jsonl'], undefined, dir) };
+  run(['.', '--ndjson'], cache, dir);
+  run(['session.jsonl', '--json'], cache, dir);
+  const rows = join(cache, 'analyze-rows.json');
+  const [reportName] = readdirSync(join(cache, 'reports'));
+  assert.ok(reportName);
+  const report = join(cache, 'reports', reportName);
+  const kept = { rows: readFileSync(rows), report: readFileSync(report) };
+  type Files = Record<string, { row: Record<string, unknown> }>;
+  const tampered = [
+    ...tamperedCopies(rows, (v) => {
+      for (const f of Object.values(v['files'] as Files)) f.row = {};
+    }).map((bytes) => ({ path: rows, bytes })),
+    ...tamperedCopies(rows, (v) => {
+      for (const f of Object.values(v['files'] as Files)) f.row['totalTokens'] = 7;
+    }).map((bytes) => ({ path: rows, bytes })),
+    ...tamperedCopies(report, (v) => {
+      v['report'] = {};
+    }).map((bytes) => ({ path: report, bytes })),
+    ...tamperedCopies(report, (v) => {
+      (v['report'] as Record<string, unknown>)['totalTokens'] = 7;
+    }).map((bytes) => ({ path: report, bytes })),
+  ];
+  for (const [i, { path, bytes }] of tampered.entries()) {
+    writeFileSync(path, bytes);
+    for (const [args, cold] of [
+      [['.', '--ndjson'], batch.ndjson],
+      [['.'], batch.text],
+      [['session.jsonl', '--json'], single.json],
+      [['session.jsonl'], single.text],
+    ] as const) {
+      const again = run(args, cache, dir);
+      assert.equal(again.stdout, cold.stdout, `tampered copy ${i}: analyze ${args.join(' ')}`);
+      assert.equal(again.exitCode, cold.exitCode, `tampered copy ${i}: analyze ${args.join(' ')}`);
+    }
+    writeFileSync(rows, kept.rows);
+    writeFileSync(report, kept.report);
+  }
+  // As written, the cache is used (a planted count shows), so the runs above did not simply miss.
+  const planted = unsealed(kept.rows) as { files: Files };
+  for (const f of Object.values(planted.files)) f.row['turns'] = 424242;
+  writeFileSync(rows, sealed(planted));
+  assert.match(run(['.', '--ndjson'], cache, dir).stdout, /"turns":424242/);
 });
 
 /** A modification time a test can put back exactly (whole seconds). */

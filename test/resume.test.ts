@@ -19,6 +19,7 @@ import { readTranscript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
 import { readGrown, ResumeStore } from '../src/io/resume-store.js';
+import { sealed, unsealed } from '../src/io/sealed.js';
 import type { ResumeState } from '../src/io/resume-store.js';
 import { resumeRead } from '../src/cli/batch/resume.js';
 import { analyzeSession } from '../src/cli/batch/session.js';
@@ -290,7 +291,7 @@ function stateOf(cache: string): ResumeState | undefined {
   if (!existsSync(dir)) return undefined;
   const names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile());
   if (names.length === 0) return undefined;
-  return (JSON.parse(readFileSync(join(dir, names[0]?.name as string), 'utf8')) as { state: ResumeState }).state;
+  return (unsealed(readFileSync(join(dir, names[0]?.name as string))) as { state: ResumeState }).state;
 }
 
 /**
@@ -751,8 +752,8 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
 
   // A damaged state (lines that do not lie end to end, a count that is no count, no JSON at all) is no state.
   const stateFile = join(cache, 'resume', readdirSync(join(cache, 'resume'))[0] as string);
-  const kept = readFileSync(stateFile, 'utf8');
-  const data = JSON.parse(kept) as { state: { records: [number, ...unknown[]][]; turns: Record<string, unknown[]> } };
+  const kept = readFileSync(stateFile);
+  const data = unsealed(kept) as { state: { records: [number, ...unknown[]][]; turns: Record<string, unknown[]> } };
   for (const damage of [
     (d: typeof data) => {
       (d.state.records[3] as [number])[0] += 1;
@@ -773,8 +774,25 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
   ]) {
     const damaged = structuredClone(data);
     damage(damaged);
-    writeFileSync(stateFile, JSON.stringify(damaged));
+    // Sealed as devs-ctx would write it: the state itself is what is wrong.
+    writeFileSync(stateFile, sealed(damaged));
     assert.equal(resumeRead(path, path, store, undefined), undefined);
+  }
+  // A state changed since devs-ctx wrote it, into one that is well formed (another count): plain JSON,
+  // or under the file's old seal. Either would count the old turns wrong: neither is used.
+  {
+    const changed = structuredClone(data);
+    const key = Object.keys(changed.state.turns).find((k) => ((changed.state.turns[k] as number[])[0] as number) >= 0);
+    assert.ok(key, 'a counted turn');
+    const turn = changed.state.turns[key] as [number, number];
+    changed.state.turns[key] = [turn[0] + 1000, turn[1]];
+    const seal = kept.subarray(0, kept.indexOf(10) + 1);
+    for (const bytes of [Buffer.from(JSON.stringify(changed)), Buffer.concat([seal, Buffer.from(JSON.stringify(changed))])]) {
+      writeFileSync(stateFile, bytes);
+      assert.equal(resumeRead(path, path, store, undefined), undefined);
+    }
+    writeFileSync(stateFile, sealed(changed));
+    assert.ok(resumeRead(path, path, store, undefined), 'the same state sealed: read on (so it was the change that was refused)');
   }
   writeFileSync(stateFile, '{"version":1,');
   assert.equal(resumeRead(path, path, store, undefined), undefined);
@@ -784,7 +802,7 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
   {
     const notCounted = structuredClone(data);
     for (const key of Object.keys(notCounted.state.turns)) notCounted.state.turns[key] = [-1, -1];
-    writeFileSync(stateFile, JSON.stringify(notCounted));
+    writeFileSync(stateFile, sealed(notCounted));
     const read = resumeRead(path, path, store, undefined);
     assert.ok(read, 'read on');
     const tokens = await read.count((entries) => countEntries(entries, counter));

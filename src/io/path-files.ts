@@ -2,14 +2,16 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { readRegularFile } from './fd.js';
+import { sealed, unsealed } from './sealed.js';
 import { sha1 } from './sha1.js';
 
 /**
  * A folder of caches kept one JSON file per transcript (named by a hash of its path): the finished
  * reports of `analyze FILE` and the states of grown transcripts a batch reads on from. A file holds
  * its layout's version, the schema it was made under (the build and the settings) and the path; one
- * of another version, schema or path is not returned. Only the most recently written files are kept.
- * Like every cache it is an optimisation: unreadable or unwritable, it is ignored.
+ * of another version, schema or path is not returned, nor one changed since devs-ctx wrote it (each
+ * file is sealed: src/io/sealed.ts). Only the most recently written files are kept. Like every cache
+ * it is an optimisation: unreadable or unwritable, it is ignored.
  */
 export class PathFiles {
   private constructor(
@@ -36,7 +38,7 @@ export class PathFiles {
   read(path: string): Record<string, unknown> | undefined {
     if (!this.dir) return undefined;
     try {
-      const data = JSON.parse(readRegularFile(this.#file(path)).toString('utf8')) as Record<string, unknown> | null;
+      const data = unsealed(readRegularFile(this.#file(path))) as Record<string, unknown> | null;
       if (!data || typeof data !== 'object' || data['version'] !== this.version || data['schema'] !== this.schema || data['path'] !== path) return undefined;
       return data;
     } catch {
@@ -49,7 +51,7 @@ export class PathFiles {
     if (!this.dir) return;
     try {
       mkdirSync(this.dir, { recursive: true });
-      writeFileAtomic(this.#file(path), Buffer.from(JSON.stringify({ version: this.version, schema: this.schema, path, ...fields })), {
+      writeFileAtomic(this.#file(path), sealed({ version: this.version, schema: this.schema, path, ...fields }), {
         durable: false,
         cache: true,
       });

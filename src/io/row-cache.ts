@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './atomic.js';
 import { readFully, readRegularFile } from './fd.js';
 import { PathFiles } from './path-files.js';
+import { sealed, unsealed } from './sealed.js';
 
 /**
  * The finished rows of a batch `analyze`, per file, so that a re-run over files that have not changed
@@ -20,6 +21,7 @@ import { PathFiles } from './path-files.js';
  * tool, a change to what a row holds, or other settings, and no old row is ever returned. Without a
  * build id (running from the TypeScript sources) the cache is off, so a changed source never meets a
  * stale row. Like the token-count cache it is an optimisation: unreadable or unwritable, it is ignored.
+ * Its file is sealed (src/io/sealed.ts): one changed since devs-ctx wrote it is ignored too.
  */
 
 /** Bump when the stored layout changes (the build id already covers changes to the code). */
@@ -143,8 +145,8 @@ export class RowCache<Row> {
     if (!dir || schema === undefined) return new RowCache<Row>(undefined, '');
     const cache = new RowCache<Row>(join(dir, 'analyze-rows.json'), schema);
     try {
-      const data = JSON.parse(readRegularFile(cache.file as string).toString('utf8')) as { version?: unknown; schema?: unknown; files?: unknown };
-      if (data.version === ROW_CACHE_VERSION && data.schema === schema && data.files && typeof data.files === 'object') {
+      const data = unsealed(readRegularFile(cache.file as string)) as { version?: unknown; schema?: unknown; files?: unknown } | null;
+      if (data && data.version === ROW_CACHE_VERSION && data.schema === schema && data.files && typeof data.files === 'object') {
         for (const [path, value] of Object.entries(data.files as Record<string, unknown>)) {
           const stored = value as Partial<Stored> | null;
           if (stored && isStoredIdentity(stored.id) && stored.row && typeof stored.row === 'object') {
@@ -153,7 +155,7 @@ export class RowCache<Row> {
         }
       }
     } catch {
-      // No cache yet, another schema, or a damaged file: start empty.
+      // No cache yet, another schema, or a damaged or changed file: start empty.
     }
     return cache;
   }
@@ -191,7 +193,7 @@ export class RowCache<Row> {
       let entries = [...this.files];
       if (entries.length > MAX_FILES) entries = entries.slice(entries.length - MAX_FILES);
       mkdirSync(join(this.file, '..'), { recursive: true });
-      writeFileAtomic(this.file, Buffer.from(JSON.stringify({ version: ROW_CACHE_VERSION, schema: this.schema, files: Object.fromEntries(entries) })), {
+      writeFileAtomic(this.file, sealed({ version: ROW_CACHE_VERSION, schema: this.schema, files: Object.fromEntries(entries) }), {
         durable: false,
         cache: true,
       });
