@@ -1,7 +1,7 @@
 // Writes dist/cli-bundle/<name>.v8cache: V8's code cache of each bundle (see scripts/bundle-loader.cjs),
 // run by `npm run build` after scripts/bundle.mjs. The CLI's cache is made after a few commands ran
-// in a child process, so it holds the functions a command compiles on the way (analyze on fixtures,
-// JSON and text); the workers' caches hold what compiling their bundle compiles. A cache is only
+// in a child process, so it holds the functions a command compiles on the way (analyze and prune on
+// fixtures, JSON and text); the workers' caches hold what compiling their bundle compiles. A cache is only
 // ever a start-up saving, for the Node that built it: with any other the loader compiles the bundle
 // as it would without one.
 import { spawnSync } from 'node:child_process';
@@ -15,12 +15,36 @@ const require = createRequire(import.meta.url);
 const dir = 'dist/cli-bundle';
 const loader = require(`../${dir}/loader.cjs`);
 
-/** The commands the CLI's cache is warmed with, in one process (their output is dropped). */
-const WARM_UP = [
-  ['analyze', 'fixtures/devs/basic-session.jsonl', '--json', '--no-cache'],
-  ['analyze', 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl', '--no-cache'],
-  ['--version'],
-];
+/**
+ * The commands the CLI's cache is warmed with, in one process (their output is dropped): analyze,
+ * and a relevance prune with its offline summary and archive (JSON and text), written into `home`.
+ */
+function warmUp(home) {
+  // Offline whatever the environment holds (a Gemini key), into this folder's own archive and file.
+  const prune = (out) => [
+    'prune',
+    'fixtures/devs/replay-webhook-session.jsonl',
+    '--force',
+    '--target',
+    '2000',
+    '--summarizer',
+    'extractive',
+    '--embedder',
+    'local',
+    '--no-cache',
+    '--archive',
+    join(home, 'archive.sqlite'),
+    '-o',
+    join(home, out),
+  ];
+  return [
+    ['analyze', 'fixtures/devs/basic-session.jsonl', '--json', '--no-cache'],
+    ['analyze', 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl', '--no-cache'],
+    [...prune('pruned.jsonl'), '--json'],
+    prune('pruned-text.jsonl'),
+    ['--version'],
+  ];
+}
 
 function write(name, compiled) {
   writeFileSync(join(dir, `${name}.v8cache`), loader.cacheFile(compiled));
@@ -29,7 +53,7 @@ function write(name, compiled) {
 if (process.argv[2] === '--warm-main') {
   const compiled = loader.compile('main', { cache: false });
   const { main } = loader.run(compiled);
-  for (const argv of WARM_UP) await main(argv);
+  for (const argv of warmUp(process.env.HOME)) await main(argv);
   write('main', compiled);
   process.exit(0);
 }
