@@ -69,7 +69,7 @@ test('row cache: a hit is served without reading the file (a planted row shows),
   const entry = Object.values(planted.files)[0];
   assert.ok(entry);
   entry.row['turns'] = 424242;
-  writeFileSync(join(cache, 'analyze-rows.json'), sealed(planted));
+  writeFileSync(join(cache, 'analyze-rows.json'), Buffer.concat(sealed(planted)));
   assert.match(run(['.', '--ndjson'], cache, dir).stdout, /"turns":424242/);
 
   // Touched (same bytes, another mtime): analysed again, the real row is back.
@@ -168,7 +168,7 @@ test('report cache: a hit is served without reading the file (a planted report s
   assert.ok(reportFile);
   const stored = unsealed(readFileSync(join(cache, 'reports', reportFile))) as { report: { turns: number } };
   stored.report.turns = 424242;
-  writeFileSync(join(cache, 'reports', reportFile), sealed(stored));
+  writeFileSync(join(cache, 'reports', reportFile), Buffer.concat(sealed(stored)));
   assert.match(run(['session.jsonl', '--json'], cache, dir).stdout, /"turns": 424242/);
   appendFileSync(file, `${readFileSync(file, 'utf8').trimEnd().split('\n').pop()}\n`);
   const grown = run(['session.jsonl', '--json'], undefined, dir).stdout;
@@ -225,13 +225,14 @@ test('row and report caches: a row or report changed since devs-ctx wrote it (JS
     }).map((bytes) => ({ path: report, bytes })),
   ];
   for (const [i, { path, bytes }] of tampered.entries()) {
-    writeFileSync(path, bytes);
     for (const [args, cold] of [
       [['.', '--ndjson'], batch.ndjson],
       [['.'], batch.text],
       [['session.jsonl', '--json'], single.json],
       [['session.jsonl'], single.text],
     ] as const) {
+      // Each run meets the tampered file (a run that ignores it writes a good one back).
+      writeFileSync(path, bytes);
       const again = run(args, cache, dir);
       assert.equal(again.stdout, cold.stdout, `tampered copy ${i}: analyze ${args.join(' ')}`);
       assert.equal(again.exitCode, cold.exitCode, `tampered copy ${i}: analyze ${args.join(' ')}`);
@@ -242,7 +243,7 @@ test('row and report caches: a row or report changed since devs-ctx wrote it (JS
   // As written, the cache is used (a planted count shows), so the runs above did not simply miss.
   const planted = unsealed(kept.rows) as { files: Files };
   for (const f of Object.values(planted.files)) f.row['turns'] = 424242;
-  writeFileSync(rows, sealed(planted));
+  writeFileSync(rows, Buffer.concat(sealed(planted)));
   assert.match(run(['.', '--ndjson'], cache, dir).stdout, /"turns":424242/);
 });
 

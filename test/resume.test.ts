@@ -775,7 +775,7 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
     const damaged = structuredClone(data);
     damage(damaged);
     // Sealed as devs-ctx would write it: the state itself is what is wrong.
-    writeFileSync(stateFile, sealed(damaged));
+    writeFileSync(stateFile, Buffer.concat(sealed(damaged)));
     assert.equal(resumeRead(path, path, store, undefined), undefined);
   }
   // A state changed since devs-ctx wrote it, into one that is well formed (another count): plain JSON,
@@ -791,7 +791,7 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
       writeFileSync(stateFile, bytes);
       assert.equal(resumeRead(path, path, store, undefined), undefined);
     }
-    writeFileSync(stateFile, sealed(changed));
+    writeFileSync(stateFile, Buffer.concat(sealed(changed)));
     assert.ok(resumeRead(path, path, store, undefined), 'the same state sealed: read on (so it was the change that was refused)');
   }
   writeFileSync(stateFile, '{"version":1,');
@@ -802,7 +802,7 @@ test('read on: a file whose old bytes changed, that shrank, or whose state is of
   {
     const notCounted = structuredClone(data);
     for (const key of Object.keys(notCounted.state.turns)) notCounted.state.turns[key] = [-1, -1];
-    writeFileSync(stateFile, sealed(notCounted));
+    writeFileSync(stateFile, Buffer.concat(sealed(notCounted)));
     const read = resumeRead(path, path, store, undefined);
     assert.ok(read, 'read on');
     const tokens = await read.count((entries) => countEntries(entries, counter));
