@@ -130,6 +130,54 @@ test('row cache: a file of another schema (another build or settings) is never u
   assert.equal(RowCache.open(dir, undefined).enabled, false);
 });
 
+test('row and report caches: a file of another layout version, kept for another path, or whose row or report is no object, is never used', () => {
+  const dir = freshDir('layout');
+  const path = join(dir, 'x.jsonl');
+  const other = join(dir, 'y.jsonl');
+  writeFileSync(path, '{"a":1}\n');
+  writeFileSync(other, '{"a":1}\n');
+  const identity = fileIdentity(path);
+  assert.ok(identity);
+  const schema = rowSchemaKey('build-a', {});
+  // Rows: as saved, then with another version, then with a row that is no object.
+  const rows = RowCache.open<{ turns: number }>(dir, schema);
+  rows.set(path, identity, { turns: 3 });
+  rows.save();
+  const rowsFile = join(dir, 'analyze-rows.json');
+  assert.deepEqual(RowCache.open<{ turns: number }>(dir, schema).get(path, identity), { turns: 3 });
+  const saved = unsealed(readFileSync(rowsFile)) as { version: number; files: Record<string, { row: unknown }> };
+  writeFileSync(rowsFile, Buffer.concat(sealed({ ...saved, version: saved.version - 1 })));
+  assert.equal(RowCache.open<{ turns: number }>(dir, schema).get(path, identity), undefined, 'another version');
+  const entry = saved.files[path];
+  assert.ok(entry);
+  for (const row of [null, 5, 'row']) {
+    writeFileSync(rowsFile, Buffer.concat(sealed({ ...saved, files: { [path]: { ...entry, row } } })));
+    assert.equal(RowCache.open<{ turns: number }>(dir, schema).get(path, identity), undefined, `row ${JSON.stringify(row)}`);
+  }
+  // Reports: one file per transcript, named by a hash of its path.
+  const reports = ReportCache.open<{ turns: number }>(dir, schema);
+  reports.set(path, identity, { turns: 4 });
+  assert.deepEqual(reports.get(path, identity), { turns: 4 });
+  const [name] = readdirSync(join(dir, 'reports'));
+  assert.ok(name);
+  const reportFile = join(dir, 'reports', name);
+  const kept = unsealed(readFileSync(reportFile)) as { version: number; path: string; report: unknown };
+  writeFileSync(reportFile, Buffer.concat(sealed({ ...kept, version: kept.version + 1 })));
+  assert.equal(ReportCache.open<{ turns: number }>(dir, schema).get(path, identity), undefined, 'another version');
+  for (const report of [null, 5, 'report']) {
+    writeFileSync(reportFile, Buffer.concat(sealed({ ...kept, report })));
+    assert.equal(ReportCache.open<{ turns: number }>(dir, schema).get(path, identity), undefined, `report ${JSON.stringify(report)}`);
+  }
+  // The file of one path put where another's belongs (as a hash collision would): not that path's.
+  writeFileSync(reportFile, Buffer.concat(sealed(kept)));
+  reports.set(other, identity, { turns: 5 });
+  const otherName = readdirSync(join(dir, 'reports')).find((n) => n !== name);
+  assert.ok(otherName);
+  copyFileSync(reportFile, join(dir, 'reports', otherName));
+  assert.equal(ReportCache.open<{ turns: number }>(dir, schema).get(other, identity), undefined, 'kept for another path');
+  assert.deepEqual(ReportCache.open<{ turns: number }>(dir, schema).get(path, identity), { turns: 4 });
+});
+
 const singleFiles = [...filesUnder(join(repoRoot, 'fixtures')), ...(realdataSkip ? [] : realdataFiles())].filter((f) => /\.jsonl?$/.test(f));
 
 /** `run`, in this process on the built code (the caches are keyed on its build id): for the many-file test. */
