@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { preview } from '../src/core/reports/analyze.js';
-import { clip, headOf, tailOf } from '../src/core/text-cut.js';
+import { clip, clipLine, headOf, tailOf } from '../src/core/text-cut.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { pinnedRefresh } from '../src/cli/agent-session.js';
 import { OutlineCondenser } from '../src/providers/summary-providers.js';
@@ -30,6 +30,14 @@ test('headOf, tailOf and clip never leave half a character, and cut nothing else
       assert.ok(clipped.length <= Math.max(units, 1));
     }
   }
+});
+
+test('clipLine puts a text on one line (each white-space run one space, trimmed), then clips it', () => {
+  assert.equal(clipLine('  a\n\tb  c \r\n', 10), 'a b c');
+  assert.equal(clipLine('one\n\ntwo three', 8), 'one two…');
+  assert.equal(clipLine(' x😀y ', 2), 'x…');
+  assert.equal(clipLine(' x😀y ', 3), 'x…', 'never half of the emoji');
+  assert.equal(clipLine(' x😀y ', 4), 'x😀y');
 });
 
 test('a preview cut at an emoji has no half of it', () => {

@@ -21,6 +21,14 @@ export function startWorker(filename: string | URL, options: WorkerOptions): Wor
   return worker;
 }
 
+/**
+ * Whether a worker ended because it ran out of memory: then its work is not done again on this
+ * thread, which holds more and would run out in turn (and abort, where the worker only ended).
+ */
+export function outOfMemory(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+}
+
 /** How many started workers are still running. */
 export function liveWorkers(): number {
   return live;

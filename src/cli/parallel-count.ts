@@ -5,7 +5,7 @@ import type { Worker } from 'node:worker_threads';
 import type { TextTokenCounter } from '../core/accounting.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import { sharedRankTable } from '../io/rank-tables.js';
-import { startWorker } from './live-workers.js';
+import { outOfMemory, startWorker } from './live-workers.js';
 
 /**
  * Below this many characters to count, one thread: a worker costs more to start than it saves.
@@ -48,11 +48,6 @@ interface CountWorker {
 export interface CountWorkerData {
   readonly encoding: EncodingName;
   readonly rankTable: SharedArrayBuffer | undefined;
-}
-
-/** A worker's failure that this thread would meet too: counting its share here would run out of memory in turn. */
-function outOfMemory(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
 }
 
 /** A count worker, or none when no thread can be started (Node throws ERR_WORKER_INIT_FAILED when it cannot make one). */

@@ -1,5 +1,5 @@
 import type { AgentCompaction, HistoryTurn } from './agent-history.js';
-import { clip, headOf } from './text-cut.js';
+import { clipLine, headOf } from './text-cut.js';
 
 /**
  * The identifiers of a span of turns that a summary has to keep for the agent not to redo work:
@@ -74,11 +74,6 @@ const STOP = new Set([
   'prefer',
 ]);
 
-function shorten(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return clip(flat, MAX_TEXT);
-}
-
 /** Distinctive words of a phrase (for instructions and errors, where wording varies). */
 function words(text: string): string[] {
   return [...new Set(text.toLowerCase().match(/[a-z0-9_./-]{4,}/g) ?? [])].filter((w) => !STOP.has(w.replace(/'/g, '')));
@@ -100,7 +95,7 @@ export function extractIdentifiers(turns: readonly HistoryTurn[]): Identifier[] 
     const k = `${kind}\u0000${key}`;
     const draft = found.get(k);
     if (draft) draft.turns.add(turn.id);
-    else found.set(k, { kind, text: shorten(text), key, turnId: turn.id, turns: new Set([turn.id]), recallQuery });
+    else found.set(k, { kind, text: clipLine(text, MAX_TEXT), key, turnId: turn.id, turns: new Set([turn.id]), recallQuery });
   };
   for (const turn of turns) {
     const text = turn.text.length > MAX_SCAN ? headOf(turn.text, MAX_SCAN) : turn.text;

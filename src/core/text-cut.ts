@@ -34,3 +34,8 @@ export function tailOf(text: string, units: number): string {
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${headOf(text, Math.max(0, max - 1))}…`;
 }
+
+/** `text` on one line (each run of white space one space, none at the ends), clipped to `max`. */
+export function clipLine(text: string, max: number): string {
+  return clip(text.replace(/\s+/g, ' ').trim(), max);
+}

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { sharedRankTable } from '../../io/rank-tables.js';
-import { startWorker } from '../live-workers.js';
+import { outOfMemory, startWorker } from '../live-workers.js';
 import type { BatchCounts } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import type { SessionOutcome } from './session.js';
@@ -154,8 +154,8 @@ export class AnalyzePool {
       if (index >= 0) this.workers.splice(index, 1);
       this.load.delete(worker);
       this.lost = true;
-      // Out of memory, the main thread would run out in turn (and abort, where the worker only ended): its files fail.
-      const retry = (error as { code?: unknown }).code !== 'ERR_WORKER_OUT_OF_MEMORY';
+      // Out of memory: its files fail (see outOfMemory).
+      const retry = !outOfMemory(error);
       for (const [id, current] of this.running) {
         if (current.worker !== worker) continue;
         this.running.delete(id);

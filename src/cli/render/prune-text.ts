@@ -3,7 +3,7 @@ import type { PruneReport } from '../../core/reports/prune.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
-import { clip } from '../../core/text-cut.js';
+import { clipLine } from '../../core/text-cut.js';
 
 const MAX_ACTION_ROWS = 40;
 
@@ -37,7 +37,7 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
     parts.push(`${report.dryRun ? 'mask' : 'masked'} ${n(report.masked.turns)} tool results (${n(report.masked.tokensSaved)} tokens saved)`);
   if (report.summary) parts.push(`summary ${n(report.summary.tokens)} tokens`);
   if (parts.length > 0) lines.push(`  ${parts.join(', ')}`);
-  lines.push(`  strategy ${report.strategy}; goal (${report.goal.source}): ${oneLine(report.goal.text, 90) || '(none)'}`);
+  lines.push(`  strategy ${report.strategy}; goal (${report.goal.source}): ${clipLine(report.goal.text, 90) || '(none)'}`);
   const providerLine = providersLine(report);
   if (providerLine) lines.push(providerLine);
   for (const fallback of report.providers?.fallback ?? [])
@@ -52,7 +52,7 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
       const first = action.turns[0];
       const more = action.turns.length > 1 ? ` +${action.turns.length - 1}` : '';
       lines.push(
-        `  ${action.kind.padEnd(6)}  ${oneLine(`${first?.id ?? ''}${more}`, 38).padEnd(38)}  ${(first?.type ?? '').padEnd(11)}  ${n(action.tokensSaved).padStart(9)}  ${action.reason}`,
+        `  ${action.kind.padEnd(6)}  ${clipLine(`${first?.id ?? ''}${more}`, 38).padEnd(38)}  ${(first?.type ?? '').padEnd(11)}  ${n(action.tokensSaved).padStart(9)}  ${action.reason}`,
       );
     }
     if (report.actions.length > MAX_ACTION_ROWS) lines.push(`  … and ${n(report.actions.length - MAX_ACTION_ROWS)} more actions (--json lists them all)`);
@@ -66,11 +66,6 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
     if (report.output && report.output !== '-') lines.push(`  written to ${report.output}`);
   }
   return `${lines.join('\n')}\n`;
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return clip(flat, max);
 }
 
 /** `summary by gemini:…; ranked by …; 3 requests (1 retry), 12,345 tokens sent, 800 received, about $0.0254; 2 secrets masked`. */

@@ -4,7 +4,7 @@ import { compact } from './chart.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
-import { clip } from '../../core/text-cut.js';
+import { clipLine } from '../../core/text-cut.js';
 
 const MAX_EVENT_ROWS = 60;
 const CHART_HEIGHT = 8;
@@ -65,9 +65,9 @@ function eventRow(event: ReplayEvent): string {
       ? `saved ${n(event.tokensSaved ?? 0)} (${event.removedTurnCount ? `${n(event.removedTurnCount)} turns removed` : 'tool output masked'})`
       : event.kind === 'refresh'
         ? `${n(event.tokens ?? 0)} tokens${event.node ? `, node ${event.node}` : ''}`
-        : oneLine(event.message ?? '', 80);
+        : clipLine(event.message ?? '', 80);
   const name = event.kind === 'prune-impossible' ? 'stuck' : event.kind === 'prune-failed' ? 'failed' : event.kind;
-  return `  ${String(event.step).padStart(6)}  ${oneLine(event.turnId, 30).padEnd(30)}  ${name.padEnd(8)}  ${window.padStart(21)}  ${detail}`;
+  return `  ${String(event.step).padStart(6)}  ${clipLine(event.turnId, 30).padEnd(30)}  ${name.padEnd(8)}  ${window.padStart(21)}  ${detail}`;
 }
 
 /** One column per group of steps, its height the largest window in the group; the limits as lines. */
@@ -100,9 +100,4 @@ function sawtoothChart(values: readonly number[], soft: number, hard: number, wi
   const right = `step ${values.length}`;
   out.push(`${''.padStart(10)} ${left}${' '.repeat(Math.max(1, columns - left.length - right.length))}${right}`);
   return out;
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return clip(flat, max);
 }

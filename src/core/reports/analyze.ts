@@ -9,7 +9,7 @@ import { analyzeContext } from '../session-context.js';
 import type { AgentCompaction, LimitSource, SessionLife } from '../session-context.js';
 import type { ContextSize } from '../context-size.js';
 import { inferGoal } from '../goal.js';
-import { clip } from '../text-cut.js';
+import { clip, clipLine } from '../text-cut.js';
 
 /** Bumped on any breaking change to the `--json` shape of `analyze`. */
 export const ANALYZE_SCHEMA_VERSION = 2;
@@ -101,8 +101,7 @@ export function preview(content: string, chars = PREVIEW_CHARS): string {
     const flat = content.slice(0, prefix).replace(/\s+/g, ' ').trimStart();
     if (flat.trimEnd().length > chars) return clip(flat, chars);
   }
-  const flat = content.replace(/\s+/g, ' ').trim();
-  return clip(flat, chars);
+  return clipLine(content, chars);
 }
 
 interface AnalyzeInput {
