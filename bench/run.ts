@@ -181,9 +181,9 @@ function analyze(file: string, cacheDir: string, rss = false): Sample {
  * temp file, archive on (a fresh archive in a temp dir, through DEVS_CTX_ARCHIVE) or off, and an
  * empty token-count cache like analyze's cold runs. The dirs are made before the timed spawn.
  */
-function prune(file: string, archive: boolean): Sample {
+function prune(file: string, archive: boolean, more: readonly string[] = []): Sample {
   const dir = freshCacheDir();
-  const args = [cli, 'prune', file, '--force', '-o', join(dir, 'pruned.jsonl'), '--json', ...(archive ? [] : ['--no-archive'])];
+  const args = [cli, 'prune', file, '--force', '-o', join(dir, 'pruned.jsonl'), '--json', ...(archive ? [] : ['--no-archive']), ...more];
   const env: Record<string, string> = { DEVS_CTX_CACHE_DIR: join(dir, 'cache') };
   if (archive) env['DEVS_CTX_ARCHIVE'] = join(dir, 'archive.sqlite');
   const sample = runNode(args, { env });
@@ -493,6 +493,14 @@ async function main(): Promise<number> {
       baseline: 'analyze 1M cold',
       target: { kind: 'ratio', max: 2 },
     },
+    {
+      // The same prune ranked by recency, archive on: all of it but the offline relevance ranking (the
+      // BM25 fit, the goal excerpts and the scores read every turn's words, beside the count). No
+      // target: it shows what the default ranking adds to "prune 1M cold".
+      name: 'prune 1M cold --strategy recency',
+      run: () => measure('prune 1M cold --strategy recency', () => prune(data.small, true, ['--strategy', 'recency']), 3),
+      baseline: 'analyze 1M cold',
+    },
     { name: 'floor 1M+20', run: () => measure('floor 1M+20', () => floor(data.appended), 5, { warmup: 1 }) },
     {
       // Each run starts from a cache primed with the original file only, so 20 turns are new.
@@ -744,7 +752,7 @@ async function main(): Promise<number> {
   );
   console.log(
     `1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for cold, prune and 10M); ` +
-      'prune = offline relevance to the default target, with --force',
+      'prune = offline relevance (the default) to the default target, with --force; --strategy recency: the same without the ranking',
   );
   for (const line of formatTable(rows)) console.log(line);
 
