@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { after, test } from 'node:test';
+import { packageCopy } from './helpers/package-copy.js';
 import { repoRoot } from './helpers/realdata.js';
 
 /** dist/cli-bundle/loader.cjs (scripts/bundle-loader.cjs): `npm test` builds first. */
@@ -95,18 +96,14 @@ test('a bundle is read as UTF-8: characters esbuild leaves as they are (in regul
 test('with a damaged code cache the CLI still runs, with the same output', () => {
   // A copy of the package: the bin, the build and the manifest, dependencies linked.
   const pkg = join(scratch, 'package');
-  mkdirSync(pkg);
-  cpSync(join(repoRoot, 'bin'), join(pkg, 'bin'), { recursive: true });
-  cpSync(join(repoRoot, 'dist'), join(pkg, 'dist'), { recursive: true });
-  copyFileSync(join(repoRoot, 'package.json'), join(pkg, 'package.json'));
-  symlinkSync(join(repoRoot, 'node_modules'), join(pkg, 'node_modules'));
+  const pkgBin = packageCopy(pkg);
   const cacheFile = join(pkg, 'dist', 'cli-bundle', 'main.v8cache');
   const cache = readFileSync(cacheFile);
   writeFileSync(cacheFile, Buffer.concat([cache.subarray(0, 32 + 1000), Buffer.alloc(cache.length - 32 - 1000, 7)]));
   const args = ['analyze', join(repoRoot, 'fixtures', 'devs', 'basic-session.jsonl'), '--json', '--no-cache'];
   const run = (bin: string) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
   const expected = run(join(repoRoot, 'bin', 'devs-ctx.js'));
-  const damaged = run(join(pkg, 'bin', 'devs-ctx.js'));
+  const damaged = run(pkgBin);
   assert.equal(damaged.stderr, '');
   assert.equal(damaged.status, expected.status);
   assert.equal(damaged.stdout, expected.stdout);

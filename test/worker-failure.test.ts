@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { writeBatch } from './helpers/batch-sessions.js';
 import { cliEnv } from './helpers/cli.js';
+import { packageCopy } from './helpers/package-copy.js';
 import { repoRoot } from './helpers/realdata.js';
 import { tempFolders } from './helpers/temp.js';
 
@@ -42,10 +43,7 @@ parentPort.on('message', (job) => {
 /** A copy of the build; its bin. */
 function buildCopy(name: string): { dir: string; bin: string } {
   const dir = fresh(`build-${name}`);
-  for (const part of ['bin', 'dist']) cpSync(join(repoRoot, part), join(dir, part), { recursive: true });
-  copyFileSync(join(repoRoot, 'package.json'), join(dir, 'package.json'));
-  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  return { dir, bin: join(dir, 'bin', 'devs-ctx.js') };
+  return { dir, bin: packageCopy(dir) };
 }
 
 const broken = new Map<keyof typeof PLANTED, string>();
