@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { test } from 'node:test';
 import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
@@ -426,4 +426,47 @@ test('a first batch run (empty token cache) asks the main thread for nothing, ye
   // Without the rows, the files are read again and counted from the token cache: the same rows.
   rmSync(join(cache, 'analyze-rows.json'));
   assert.equal(run(['.', '--ndjson', '--jobs', '2'], cache, dir).stdout, cold);
+});
+
+test("devs-ctx's own cache folder inside the folder analysed is not read as transcripts: each run prints the rows of the same sessions without it", () => {
+  const dir = freshDir('home');
+  const sessions = { sessions: 6, projects: ['alpha', 'beta'], seed: 0x18c, start: Date.UTC(2026, 0, 1), stepMs: 60_000 } as const;
+  writeBatch({ ...sessions, dir });
+  // The same sessions where no cache is: what every run must print.
+  const reference = freshDir('reference');
+  writeBatch({ ...sessions, dir: reference });
+  // Inside the folder, and not hidden, so a quoted glob reaches it too. Its files are `.json`.
+  const cache = join(dir, 'cache');
+  const grow = (root: string, line: string): void => appendFileSync(join(root, 'alpha', 'session-0000.jsonl'), line);
+  const last = `${readFileSync(join(dir, 'alpha', 'session-0000.jsonl'), 'utf8')
+    .trimEnd()
+    .split('\n')
+    .pop()}\n`;
+  // Three runs: the rows and the report caches written; the session grown (its state kept); grown again (read on).
+  for (let step = 0; step < 3; step++) {
+    if (step > 0) {
+      grow(dir, last);
+      grow(reference, last);
+    }
+    // --format: a session this small is kept for reading on only when its format is not left to detection.
+    for (const args of [['.', '--ndjson'], ['.'], ['**/*.json*', '--ndjson']].map((a) => [...a, '--format', 'devs'])) {
+      const expected = run(args, undefined, reference);
+      // With the cache, and with --no-cache: the folder is devs-ctx's cache all the same.
+      for (const flags of [[], ['--no-cache']]) {
+        const got = runCli(['analyze', ...args, ...flags], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
+        assert.equal(got.stdout, expected.stdout, `step ${step}: analyze ${[...args, ...flags].join(' ')}`);
+        assert.equal(got.exitCode, expected.exitCode);
+      }
+    }
+    assert.ok(readdirSync(cache).includes('analyze-rows.json'), 'the cache is in the folder analysed');
+  }
+  assert.ok(readdirSync(join(cache, 'resume')).length > 0, 'a grown session left its state there');
+  // Reached through a symlink to the folder, it is still the cache.
+  const link = join(freshDir('link'), 'home');
+  symlinkSync(dir, link);
+  const viaLink = runCli(['analyze', link, '--ndjson', '--format', 'devs'], { env: { DEVS_CTX_CACHE_DIR: cache } });
+  assert.equal(viaLink.exitCode, 0, viaLink.stdout);
+  assert.doesNotMatch(viaLink.stdout, /analyze-rows|resume/);
+  // Named on its own, a cache file is read as asked (and is no transcript).
+  assert.equal(run([join('cache', 'analyze-rows.json'), '--ndjson'], undefined, dir).exitCode, 4);
 });

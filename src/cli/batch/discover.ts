@@ -1,6 +1,6 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import type { DevsCtxError } from '../../core/errors.js';
 import { STDIN, inputError } from '../../io/input.js';
@@ -11,6 +11,38 @@ export type Discovered = { readonly path: string; readonly error?: undefined } |
 
 const TRANSCRIPT_EXTENSIONS = ['.jsonl', '.json'];
 const isTranscriptName = (name: string): boolean => TRANSCRIPT_EXTENSIONS.some((ext) => name.endsWith(ext));
+
+/**
+ * Folders a directory walk or a quoted glob does not go into: devs-ctx's own cache. Its `.json`
+ * files (the row cache, the grown sessions' states) are no transcripts, and they change from one
+ * run to the next, so a re-run would print rows a cold run does not. A folder is left out by what
+ * it is, however the walk reaches it (through a symlink, say): its real path is compared, for a
+ * folder of the same name only. Named as an input itself (or as a glob's literal part), it is read.
+ */
+class LeftOut {
+  readonly #names: Set<string>;
+  readonly #real: Set<string>;
+
+  constructor(dirs: readonly string[], cwd: string) {
+    const absolute = dirs.map((dir) => resolve(cwd, dir));
+    this.#names = new Set(absolute.map((dir) => basename(dir)));
+    this.#real = new Set(absolute.map(realOrResolved));
+  }
+
+  has(absolute: string): boolean {
+    return this.#names.has(basename(absolute)) && this.#real.has(realOrResolved(absolute));
+  }
+}
+
+/** The real path of `absolute`; for one that does not exist (yet), its nearest existing folder's real path joined with the rest. */
+function realOrResolved(absolute: string): string {
+  try {
+    return realpathSync(absolute);
+  } catch {
+    const parent = dirname(absolute);
+    return parent === absolute ? absolute : join(realOrResolved(parent), basename(absolute));
+  }
+}
 
 /** True when `path` has shell wildcards (`*`, `?`, `[…]`) that devs-ctx expands itself. */
 function hasGlob(path: string): boolean {
@@ -41,8 +73,10 @@ export function checkInputPaths(paths: readonly string[], cwd: string): void {
  * expanded here, so thousands of files never hit the shell's argument limit. The same file reached
  * twice is yielded once. A directory that cannot be read, or yields nothing, is yielded as an error
  * in its place and the walk goes on. Only the set of paths seen is kept (for de-duplication).
+ * `leaveOut`: folders that walks and globs do not go into (devs-ctx's cache: see LeftOut).
  */
-export function* discoverTranscripts(paths: readonly string[], cwd: string): Generator<Discovered> {
+export function* discoverTranscripts(paths: readonly string[], cwd: string, leaveOut: readonly string[] = []): Generator<Discovered> {
+  const left = new LeftOut(leaveOut, cwd);
   const seen = new Set<string>();
   const fresh = (path: string): boolean => {
     const key = path === STDIN ? STDIN : resolve(cwd, path);
@@ -65,7 +99,7 @@ export function* discoverTranscripts(paths: readonly string[], cwd: string): Gen
         continue;
       }
       let found = 0;
-      for (const item of expandGlob(path, cwd)) {
+      for (const item of expandGlob(path, cwd, left)) {
         if (item.error || fresh(item.path)) {
           found++;
           yield item;
@@ -83,7 +117,7 @@ export function* discoverTranscripts(paths: readonly string[], cwd: string): Gen
       continue;
     }
     let found = 0;
-    for (const item of walk(absolute, path)) {
+    for (const item of walk(absolute, path, left)) {
       found++;
       if (item.error || fresh(item.path)) yield item;
     }
@@ -104,7 +138,7 @@ function isFile(path: string): boolean {
 }
 
 /** Transcript files below `dir`; symlinks to files are followed, symlinks to directories are not (no loops). */
-function* walk(dir: string, shown: string): Generator<Discovered> {
+function* walk(dir: string, shown: string, left: LeftOut): Generator<Discovered> {
   const display = (path: string): string => join(shown, relative(dir, path));
   const stack: { readonly path: string; readonly entries: Dirent[]; next: number }[] = [];
   try {
@@ -122,6 +156,7 @@ function* walk(dir: string, shown: string): Generator<Discovered> {
     }
     const path = join(top.path, entry.name);
     if (entry.isDirectory()) {
+      if (left.has(path)) continue;
       try {
         stack.push({ path, entries: readDir(path), next: 0 });
       } catch (error) {
@@ -159,7 +194,7 @@ function segmentPattern(segment: string): RegExp {
 }
 
 /** Expands a glob relative to `cwd` into transcript files (sorted, depth-first, like a directory walk). */
-function* expandGlob(pattern: string, cwd: string): Generator<Discovered> {
+function* expandGlob(pattern: string, cwd: string, left: LeftOut): Generator<Discovered> {
   const absolutePattern = pattern.startsWith('/');
   const segments = pattern.split('/').filter((s, i) => s !== '' || (i === 0 && absolutePattern));
   // The literal leading part is where the walk starts.
@@ -170,24 +205,27 @@ function* expandGlob(pattern: string, cwd: string): Generator<Discovered> {
     first++;
   }
   const rest = segments.slice(first);
-  yield* matchSegments(base, rest, cwd);
+  yield* matchSegments(base, rest, cwd, left);
 }
 
-function* matchSegments(shown: string, segments: readonly string[], cwd: string): Generator<Discovered> {
+function* matchSegments(shown: string, segments: readonly string[], cwd: string, left: LeftOut): Generator<Discovered> {
   const [segment, ...rest] = segments;
   if (segment === undefined) return;
   const absolute = resolve(cwd, shown === '' ? '.' : shown);
   const display = (name: string): string => (shown === '' ? name : join(shown, name));
   if (segment === '**') {
     // Zero directories, then each directory below (not through directory symlinks).
-    yield* matchSegments(shown, rest, cwd);
+    yield* matchSegments(shown, rest, cwd, left);
     let entries: Dirent[];
     try {
       entries = readDir(absolute);
     } catch {
       return;
     }
-    for (const entry of entries) if (entry.isDirectory() && !entry.name.startsWith('.')) yield* matchSegments(display(entry.name), segments, cwd);
+    for (const entry of entries) {
+      if (entry.isDirectory() && !entry.name.startsWith('.') && !left.has(join(absolute, entry.name)))
+        yield* matchSegments(display(entry.name), segments, cwd, left);
+    }
     return;
   }
   if (!hasGlob(segment)) {
@@ -195,7 +233,7 @@ function* matchSegments(shown: string, segments: readonly string[], cwd: string)
     if (rest.length === 0) {
       if (isTranscriptName(segment) && isFile(resolve(cwd, next))) yield { path: next };
     } else {
-      yield* matchSegments(next, rest, cwd);
+      yield* matchSegments(next, rest, cwd, left);
     }
     return;
   }
@@ -213,7 +251,7 @@ function* matchSegments(shown: string, segments: readonly string[], cwd: string)
     if (!pattern.test(entry.name)) continue;
     const path = display(entry.name);
     if (rest.length > 0) {
-      if (entry.isDirectory()) yield* matchSegments(path, rest, cwd);
+      if (entry.isDirectory() && !left.has(join(absolute, entry.name))) yield* matchSegments(path, rest, cwd, left);
     } else if (isTranscriptName(entry.name) && (entry.isFile() || (entry.isSymbolicLink() && isFile(resolve(cwd, path))))) {
       yield { path };
     }

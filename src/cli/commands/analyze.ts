@@ -125,7 +125,8 @@ function discoverInputs(paths: readonly string[], ctx: CliContext): Generator<Di
   if (paths.filter((p) => p === STDIN).length > 1) throw new UsageError('standard input (-) can only be read once');
   const expanded = expandHome(paths, ctx);
   checkInputPaths(expanded, ctx.cwd);
-  return discoverTranscripts(expanded, ctx.cwd);
+  // devs-ctx's own cache is no transcript, and changes from run to run (also with --no-cache: it is there all the same).
+  return discoverTranscripts(expanded, ctx.cwd, [defaultCacheDir(ctx.env)]);
 }
 
 async function analyzeOne(
