@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -337,6 +337,35 @@ test('batch: unreadable transcripts are rows, the batch goes on, and the first o
       assert.ok(locked.rows.some((r) => r.file === 'b/locked' && r.error?.exitCode === 3));
     }
     assert.equal(some.sessions.length, 30);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('batch: a file whose name is not valid UTF-8 is a row that says so (Node cannot open it by the name it lists), found by a walk and by a glob', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-name-'));
+  try {
+    const session = readFileSync(join(repoRoot, 'fixtures', 'devs', 'basic-session.jsonl'));
+    mkdirSync(join(dir, 'p'));
+    // A byte 0xff in the name: Node lists it as U+FFFD, a name no file has.
+    writeFileSync(Buffer.concat([Buffer.from(join(dir, 'p', 'bad')), Buffer.from([0xff]), Buffer.from('.jsonl')]), session);
+    writeFileSync(join(dir, 'p', 'good.jsonl'), session);
+    // A name that really holds U+FFFD (valid UTF-8) is read as any other.
+    writeFileSync(join(dir, 'p', 'odd\ufffd.jsonl'), session);
+    for (const input of ['p', 'p/*.jsonl']) {
+      const nd = ndjson([input], dir);
+      assert.deepEqual(
+        nd.rows.map((r) => [r.file, r.error?.exitCode ?? null]),
+        [
+          ['p/bad\ufffd.jsonl', 3],
+          ['p/good.jsonl', null],
+          ['p/odd\ufffd.jsonl', null],
+        ],
+        input,
+      );
+      assert.match(nd.rows[0]?.error?.message ?? '', /^p\/bad\ufffd\.jsonl: its name is not valid UTF-8/);
+      assert.equal(nd.exitCode, 3);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,4 +1,4 @@
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../../core/errors.js';
@@ -41,6 +41,24 @@ function realOrResolved(absolute: string): string {
   } catch {
     const parent = dirname(absolute);
     return parent === absolute ? absolute : join(realOrResolved(parent), basename(absolute));
+  }
+}
+
+/**
+ * A listed file that cannot be opened by the name listed, said so (not "no such file"): Node reads a
+ * folder's names as UTF-8, and one that is not (a byte 0xff) comes back with U+FFFD in its place, a
+ * name no file has. A name that really holds U+FFFD is opened as any other.
+ */
+function unopenable(name: string, absolute: string, shown: string): Discovered | undefined {
+  if (!name.includes('\uFFFD')) return undefined;
+  try {
+    lstatSync(absolute);
+    return undefined;
+  } catch {
+    return {
+      path: shown,
+      error: new InputError(`${shown}: its name is not valid UTF-8, and devs-ctx cannot open a file by such a name`, 'rename it to a UTF-8 name'),
+    };
   }
 }
 
@@ -165,7 +183,9 @@ function* walk(dir: string, shown: string, left: LeftOut): Generator<Discovered>
       continue;
     }
     if (!isTranscriptName(entry.name)) continue;
-    if (entry.isFile() || (entry.isSymbolicLink() && isFile(path))) yield { path: display(path) };
+    const unnamed = unopenable(entry.name, path, display(path));
+    if (unnamed) yield unnamed;
+    else if (entry.isFile() || (entry.isSymbolicLink() && isFile(path))) yield { path: display(path) };
   }
 }
 
@@ -252,8 +272,10 @@ function* matchSegments(shown: string, segments: readonly string[], cwd: string,
     const path = display(entry.name);
     if (rest.length > 0) {
       if (entry.isDirectory() && !left.has(join(absolute, entry.name))) yield* matchSegments(path, rest, cwd, left);
-    } else if (isTranscriptName(entry.name) && (entry.isFile() || (entry.isSymbolicLink() && isFile(resolve(cwd, path))))) {
-      yield { path };
+    } else if (isTranscriptName(entry.name)) {
+      const unnamed = unopenable(entry.name, join(absolute, entry.name), path);
+      if (unnamed) yield unnamed;
+      else if (entry.isFile() || (entry.isSymbolicLink() && isFile(resolve(cwd, path)))) yield { path };
     }
   }
 }
