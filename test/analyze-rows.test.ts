@@ -442,7 +442,7 @@ test("devs-ctx's own cache folder inside the folder analysed is not read as tran
     .trimEnd()
     .split('\n')
     .pop()}\n`;
-  // Three runs: the rows and the report caches written; the session grown (its state kept); grown again (read on).
+  // Three runs: the row cache written; the session grown (its state kept); grown again (read on from it).
   for (let step = 0; step < 3; step++) {
     if (step > 0) {
       grow(dir, last);
@@ -468,5 +468,7 @@ test("devs-ctx's own cache folder inside the folder analysed is not read as tran
   assert.equal(viaLink.exitCode, 0, viaLink.stdout);
   assert.doesNotMatch(viaLink.stdout, /analyze-rows|resume/);
   // Named on its own, a cache file is read as asked (and is no transcript).
-  assert.equal(run([join('cache', 'analyze-rows.json'), '--ndjson'], undefined, dir).exitCode, 4);
+  const named = runCli(['analyze', join('cache', 'analyze-rows.json'), '--ndjson'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
+  assert.equal(named.exitCode, 4);
+  assert.match(named.stdout, /cache\/analyze-rows\.json: not a transcript format devs-ctx knows/);
 });
