@@ -408,3 +408,33 @@ test('o200k_base: the piece memo, full and cleared, still gives js-tiktoken coun
     assert.equal(counter.count(start), oracleCount('o200k_base', start));
   }
 });
+
+test('a piece over 64 KiB is counted in parts cut between characters: within 3 tokens a cut of the piece counted whole', () => {
+  // Counted whole, a piece goes through the same merge as any piece up to 64 KiB (the cases above
+  // hold it to js-tiktoken, which takes minutes on a piece this long).
+  const parts = new BpeCounter(o200k);
+  const whole = new BpeCounter(o200k, { longPieceChunkBytes: Infinity });
+  const random = seeded(64);
+  const pick = (alphabet: string, n: number): string => Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+  const cjk = (n: number): string => Array.from({ length: n }, () => String.fromCodePoint(0x4e00 + Math.floor(random() * 0x1000))).join('');
+  const shapes: readonly [string, (bytes: number) => string][] = [
+    ['a run of dots', (bytes) => '.'.repeat(bytes)],
+    ['a run of tabs', (bytes) => '\t'.repeat(bytes)],
+    ['a space, then slashes', (bytes) => ` ${'/'.repeat(bytes)}`],
+    ['one CJK character repeated', (bytes) => '中'.repeat(Math.ceil(bytes / 3))],
+    ['random CJK', (bytes) => cjk(Math.ceil(bytes / 3))],
+    ['é repeated', (bytes) => 'é'.repeat(Math.ceil(bytes / 2))],
+    ['random lower-case letters', (bytes) => pick('etaoinshrdlucmfwypvbgkjqxz', bytes)],
+  ];
+  for (const [name, make] of shapes) {
+    for (const bytes of [65_537, 65_538, 65_539, 70_000, 131_073, 200_000]) {
+      const text = make(bytes);
+      const cuts = Math.ceil(Buffer.byteLength(text) / (64 * 1024)) - 1;
+      const exact = whole.count(text);
+      const got = parts.count(text);
+      assert.ok(Math.abs(got - exact) <= 3 * cuts, `${name}, ${bytes} bytes: ${got} in parts, ${exact} whole (${cuts} cuts)`);
+      // A cut inside a character's bytes made tokens of its halves (21,848 for 21,846 of 中).
+      if (name.includes('CJK') || name.startsWith('é')) assert.equal(got, exact, `${name}, ${bytes} bytes`);
+    }
+  }
+});
