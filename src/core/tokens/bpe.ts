@@ -61,8 +61,8 @@ export class BpeCounter {
   readonly #long: LongMergeState;
   readonly #chunkBytes: number;
 
-  /** From js-tiktoken's rank source (parsed here), or a prebuilt binary table (nothing to parse). */
   /**
+   * From js-tiktoken's rank source (parsed here), or a prebuilt binary table (nothing to parse).
    * `longPieceChunkBytes`: the size of the parts a longer piece is counted in (LONG_PIECE_CHUNK_BYTES;
    * a test gives Infinity to count one whole, exactly, as the reference).
    */
