@@ -183,9 +183,10 @@ function* walk(dir: string, shown: string, left: LeftOut): Generator<Discovered>
       continue;
     }
     if (!isTranscriptName(entry.name)) continue;
-    const unnamed = unopenable(entry.name, path, display(path));
+    const shown = display(path);
+    const unnamed = unopenable(entry.name, path, shown);
     if (unnamed) yield unnamed;
-    else if (entry.isFile() || (entry.isSymbolicLink() && isFile(path))) yield { path: display(path) };
+    else if (entry.isFile() || (entry.isSymbolicLink() && isFile(path))) yield { path: shown };
   }
 }
 
