@@ -62,6 +62,13 @@ function unopenable(name: string, absolute: string, shown: string): Discovered |
   }
 }
 
+/** A listed entry with a transcript's name, as discovery yields it: a file (or a symlink to one), a name that cannot be opened (see unopenable), or nothing. */
+function listedFile(entry: Dirent, absolute: string, shown: string): Discovered | undefined {
+  const unnamed = unopenable(entry.name, absolute, shown);
+  if (unnamed) return unnamed;
+  return entry.isFile() || (entry.isSymbolicLink() && isFile(absolute)) ? { path: shown } : undefined;
+}
+
 /** True when `path` has shell wildcards (`*`, `?`, `[…]`) that devs-ctx expands itself. */
 function hasGlob(path: string): boolean {
   return /[*?[]/.test(path);
@@ -183,10 +190,8 @@ function* walk(dir: string, shown: string, left: LeftOut): Generator<Discovered>
       continue;
     }
     if (!isTranscriptName(entry.name)) continue;
-    const shown = display(path);
-    const unnamed = unopenable(entry.name, path, shown);
-    if (unnamed) yield unnamed;
-    else if (entry.isFile() || (entry.isSymbolicLink() && isFile(path))) yield { path: shown };
+    const listed = listedFile(entry, path, display(path));
+    if (listed) yield listed;
   }
 }
 
@@ -274,9 +279,8 @@ function* matchSegments(shown: string, segments: readonly string[], cwd: string,
     if (rest.length > 0) {
       if (entry.isDirectory() && !left.has(join(absolute, entry.name))) yield* matchSegments(path, rest, cwd, left);
     } else if (isTranscriptName(entry.name)) {
-      const unnamed = unopenable(entry.name, join(absolute, entry.name), path);
-      if (unnamed) yield unnamed;
-      else if (entry.isFile() || (entry.isSymbolicLink() && isFile(resolve(cwd, path)))) yield { path };
+      const listed = listedFile(entry, join(absolute, entry.name), path);
+      if (listed) yield listed;
     }
   }
 }
