@@ -193,8 +193,8 @@ function prune(file: string, archive: boolean, more: readonly string[] = []): Sa
 }
 
 /** `analyze DIR --ndjson` over the generated sessions: the pool of workers, streaming rows. */
-function analyzeBatch(dir: string, cacheDir: string, rss = false): Sample {
-  return runNode([cli, 'analyze', dir, '--ndjson'], { env: { DEVS_CTX_CACHE_DIR: cacheDir }, okCodes: ANALYZE_OK, rss });
+function analyzeBatch(dir: string, cacheDir: string, rss = false, output: '--ndjson' | '--json' = '--ndjson'): Sample {
+  return runNode([cli, 'analyze', dir, output], { env: { DEVS_CTX_CACHE_DIR: cacheDir }, okCodes: ANALYZE_OK, rss });
 }
 
 /**
@@ -586,6 +586,8 @@ async function main(): Promise<number> {
   const ccusageName = `ccusage session ${claudeName}`;
   const firstName = `analyze ${claudeName} first run`;
   const rerunName = `analyze ${claudeName} re-run`;
+  // The same with --json, as one would compare it with `ccusage session --json`: whole reports, kept too.
+  const rerunJsonName = `analyze ${claudeName} re-run --json`;
   const grownName = `analyze ${claudeName} re-run, 3 grown, 190k-count cache`;
   let peer: Map<string, Stat> | { skipped: string } | undefined;
   const peerStat = (name: string): Stat | { skipped: string } => {
@@ -597,20 +599,24 @@ async function main(): Promise<number> {
         const { bin } = ccusage;
         const runCcusage = (): Sample => runNode([bin, 'session', '--json', '--offline'], { env: { CLAUDE_CONFIG_DIR: claudeDir } });
         claudeRerunCache = freshCacheDir();
-        // Warm-up (and the re-run's primed cache).
+        const rerunJsonCache = freshCacheDir();
+        // Warm-up (and the re-runs' primed caches).
         runCcusage();
         analyzeBatch(claudeProjects, claudeRerunCache);
+        analyzeBatch(claudeProjects, rerunJsonCache, false, '--json');
         const grown = grownProjects(claudeProjects);
         const samples = new Map<string, Sample[]>([
           [ccusageName, []],
           [firstName, []],
           [rerunName, []],
+          [rerunJsonName, []],
           [grownName, []],
         ]);
         for (let i = 0; i < 5; i++) {
           samples.get(ccusageName)?.push(runCcusage());
           samples.get(firstName)?.push(analyzeBatch(claudeProjects, freshCacheDir()));
           samples.get(rerunName)?.push(analyzeBatch(claudeProjects, claudeRerunCache));
+          samples.get(rerunJsonName)?.push(analyzeBatch(claudeProjects, rerunJsonCache, false, '--json'));
           // Each run starts from the cache as it was before the sessions grew (a run saves to it).
           const cache = freshCacheDir();
           cpSync(grown.cache, cache, { recursive: true });
@@ -634,6 +640,7 @@ async function main(): Promise<number> {
     { name: ccusageName, run: () => peerStat(ccusageName) },
     { name: firstName, run: () => peerStat(firstName), baseline: ccusageName, target: { kind: 'ratio', max: 4 } },
     { name: rerunName, run: () => peerStat(rerunName), baseline: ccusageName, target: { kind: 'ratio', max: 1 } },
+    { name: rerunJsonName, run: () => peerStat(rerunJsonName), baseline: ccusageName, target: { kind: 'ratio', max: 1 } },
     // What a status line or cron job re-running every few minutes meets: a few active sessions have
     // grown, and the cache is a long-time user's. No target in the issue; reported beside the others.
     { name: grownName, run: () => peerStat(grownName), baseline: ccusageName },
@@ -762,7 +769,7 @@ async function main(): Promise<number> {
   );
   console.log(
     `${claudeName}: ${CLAUDE_PROJECTS.projects} projects, generated Claude Code lines; ccusage@${CCUSAGE_VERSION} \`session --json --offline\` (installed by the bench into a temp folder) ` +
-      'vs devs-ctx `analyze <config>/projects --ndjson`; first run = empty caches, re-run = nothing changed since',
+      'vs devs-ctx `analyze <config>/projects --ndjson` (and `--json`, which prints whole reports); first run = empty caches, re-run = nothing changed since',
   );
   if (!benchOnly || benchOnly.test('archive')) {
     const { archiveBench } = await import('./archive.js');

@@ -35,9 +35,9 @@ for (const [name, dir, skip] of [
   ['every fixture', join(repoRoot, 'fixtures'), false],
   ['every real transcript', realdataDir, realdataSkip],
 ] as const) {
-  test(`row cache: ${name}: a first run, and a re-run from the cache, give exactly the rows of a cold run (ndjson and text)`, { skip }, () => {
+  test(`row cache: ${name}: a first run, and a re-run from the cache, give exactly the rows of a cold run (ndjson, text and --json)`, { skip }, () => {
     const cache = freshDir('cache');
-    for (const output of [['--ndjson'], []]) {
+    for (const output of [['--ndjson'], [], ['--json']]) {
       const cold = run(['.', ...output], undefined, dir);
       const first = run(['.', ...output], cache, dir);
       const again = run(['.', ...output], cache, dir);
@@ -53,6 +53,8 @@ for (const [name, dir, skip] of [
       .map((l) => JSON.parse(l) as { type: string; error?: unknown });
     const readable = sessions.filter((r) => r.type === 'session' && r.error === undefined).length;
     assert.equal(Object.keys(rowsFile(cache).files).length, readable);
+    // And its full report, which the --json re-run printed without reading it.
+    assert.equal(readdirSync(join(cache, 'reports')).length, readable);
   });
 }
 
@@ -229,6 +231,58 @@ test('report cache: a hit is served without reading the file (a planted report s
   );
 });
 
+test("batch --json: a re-run prints each unchanged transcript's kept report without reading it, under the path it is given; analyze FILE shares the reports", () => {
+  const dir = freshDir('json-batch');
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), join(dir, 'session.jsonl'));
+  copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), join(dir, 'other.jsonl'));
+  const cache = freshDir('cache');
+  const cold = run(['.', '--json'], undefined, dir);
+  assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
+  assert.equal(readdirSync(join(cache, 'reports')).length, 2);
+
+  // Plant a count in session.jsonl's kept report: the next run prints it, so it did not read the file.
+  const reportOf = (name: string): string => {
+    for (const file of readdirSync(join(cache, 'reports'))) {
+      const kept = unsealed(readFileSync(join(cache, 'reports', file))) as { path: string };
+      if (kept.path === join(dir, name)) return join(cache, 'reports', file);
+    }
+    assert.fail(`no report kept for ${name}`);
+  };
+  const reportFile = reportOf('session.jsonl');
+  const stored = unsealed(readFileSync(reportFile)) as { report: Record<string, unknown> };
+  stored.report['turns'] = 424242;
+  writeFileSync(reportFile, Buffer.concat(sealed(stored)));
+  type Batch = { transcripts: { file: string; project: string; turns: number }[] };
+  const planted = (stdout: string): Batch => {
+    const batch = JSON.parse(stdout) as Batch;
+    const session = batch.transcripts.find((t) => t.file.endsWith('session.jsonl'));
+    assert.ok(session);
+    session.turns = 424242;
+    return batch;
+  };
+  assert.deepEqual(JSON.parse(run(['.', '--json'], cache, dir).stdout), planted(cold.stdout));
+  // Named another way (its absolute path, from another folder): the report says so, as a cold run's does.
+  const elsewhere = run([dir, '--json'], undefined, repoRoot).stdout;
+  assert.ok(elsewhere.includes(JSON.stringify(join(dir, 'session.jsonl'))));
+  assert.deepEqual(JSON.parse(run([dir, '--json'], cache, repoRoot).stdout), planted(elsewhere));
+  // analyze FILE --json reads the same kept report.
+  assert.match(run(['session.jsonl', '--json'], cache, dir).stdout, /"turns": 424242/);
+
+  // The report gone (the row still kept): analysed again, and kept again.
+  rmSync(reportFile);
+  assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
+  assert.equal(readdirSync(join(cache, 'reports')).length, 2);
+  // Grown by a line: analysed again, as a cold run of the grown file.
+  const file = join(dir, 'session.jsonl');
+  appendFileSync(file, `${readFileSync(file, 'utf8').trimEnd().split('\n').pop()}\n`);
+  const grown = run(['.', '--json'], undefined, dir).stdout;
+  assert.notEqual(grown, cold.stdout);
+  assert.equal(run(['.', '--json'], cache, dir).stdout, grown);
+  assert.equal(run(['.', '--json'], cache, dir).stdout, grown);
+  // Other settings: other reports.
+  assert.equal(run(['.', '--json', '--window', '50k'], cache, dir).stdout, run(['.', '--json', '--window', '50k'], undefined, dir).stdout);
+});
+
 /**
  * The JSON of a sealed cache file changed as a hand or another program would change it: `edit` gets
  * the parsed value and changes it. The result is written twice over: plain JSON (no seal), and the
@@ -389,6 +443,34 @@ test('a FIFO in place of any cache file is not waited on: analyze prints what a 
     rmSync(path);
     writeFileSync(path, bytes);
   }
+});
+
+test('report cache: a batch trims once, when it is done: the most recently written reports are kept', () => {
+  const dir = freshDir('reports-batch');
+  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 3, deferTrim: true });
+  const files = [1, 2, 3, 4].map((n) => {
+    const path = join(dir, `t${n}.jsonl`);
+    writeFileSync(path, `{"n":${n}}\n`);
+    return path;
+  });
+  for (const [i, path] of files.entries()) {
+    const identity = fileIdentity(path);
+    assert.ok(identity);
+    cache.set(path, identity, { n: i + 1 });
+    for (const name of readdirSync(join(dir, 'reports'))) {
+      const at = statSync(join(dir, 'reports', name)).mtime;
+      if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', name), at, new Date(Date.UTC(2026, 0, 1, i)));
+    }
+  }
+  // Not one listing of the folder per report written: all four are there until the batch is done.
+  assert.equal(readdirSync(join(dir, 'reports')).length, 4);
+  cache.flush();
+  assert.equal(readdirSync(join(dir, 'reports')).length, 3);
+  const kept = files.map((path) => {
+    const identity = fileIdentity(path);
+    return identity ? cache.get(path, identity)?.n : undefined;
+  });
+  assert.deepEqual(kept, [undefined, 2, 3, 4]);
 });
 
 test('report cache: only the most recently written reports are kept', () => {

@@ -14,16 +14,19 @@ import { sha1 } from './sha1.js';
  * it is an optimisation: unreadable or unwritable, it is ignored.
  */
 export class PathFiles {
+  /** Written since the last trim (with `deferTrim`, `trim` lists the folder only then). */
+  #written = false;
+
   private constructor(
     private readonly dir: string | undefined,
     private readonly version: number,
     private readonly schema: string,
-    private readonly max: number,
+    private readonly layout: PathFilesLayout,
   ) {}
 
   /** The files in `dir` made under `schema` (none when either is missing: nothing read or written). */
-  static open(dir: string | undefined, schema: string | undefined, layout: { readonly version: number; readonly max: number }): PathFiles {
-    return dir && schema !== undefined ? new PathFiles(dir, layout.version, schema, layout.max) : new PathFiles(undefined, layout.version, '', layout.max);
+  static open(dir: string | undefined, schema: string | undefined, layout: PathFilesLayout): PathFiles {
+    return dir && schema !== undefined ? new PathFiles(dir, layout.version, schema, layout) : new PathFiles(undefined, layout.version, '', layout);
   }
 
   get enabled(): boolean {
@@ -46,7 +49,10 @@ export class PathFiles {
     }
   }
 
-  /** Writes `fields` for `path` (atomically), then drops the least recently written files past the most kept. */
+  /**
+   * Writes `fields` for `path` (atomically), then drops the least recently written files past the
+   * most kept (with `deferTrim`, only when `trim` is called).
+   */
   write(path: string, fields: Record<string, unknown>): void {
     if (!this.dir) return;
     try {
@@ -55,15 +61,27 @@ export class PathFiles {
         durable: false,
         cache: true,
       });
-      this.#trim(this.dir);
+      this.#written = true;
+      if (!this.layout.deferTrim) this.trim();
     } catch {
       // Read-only home, full disk…: the next run does the work again.
     }
   }
 
+  /** Drops the least recently written files past the most kept, when any was written since the last time. */
+  trim(): void {
+    if (!this.dir || !this.#written) return;
+    this.#written = false;
+    try {
+      this.#trim(this.dir);
+    } catch {
+      // Gone or unreadable: nothing to trim.
+    }
+  }
+
   #trim(dir: string): void {
     const names = readdirSync(dir).filter((name) => name.endsWith('.json'));
-    if (names.length <= this.max) return;
+    if (names.length <= this.layout.max) return;
     const at = (name: string): number => {
       try {
         return statSync(join(dir, name)).mtimeMs;
@@ -72,6 +90,17 @@ export class PathFiles {
       }
     };
     const byAge = names.map((name) => ({ name, at: at(name) })).sort((a, b) => a.at - b.at);
-    for (const { name } of byAge.slice(0, names.length - this.max)) rmSync(join(dir, name), { force: true });
+    for (const { name } of byAge.slice(0, names.length - this.layout.max)) rmSync(join(dir, name), { force: true });
   }
+}
+
+interface PathFilesLayout {
+  readonly version: number;
+  /** Files kept at most. */
+  readonly max: number;
+  /**
+   * Trim only when `trim` is called, not after each write: a batch writes one file per transcript,
+   * and listing a folder of thousands after each would cost more than the writes.
+   */
+  readonly deferTrim?: boolean;
 }

@@ -28,8 +28,11 @@ import { sealed, unsealed } from './sealed.js';
 const ROW_CACHE_VERSION = 2;
 /** Least recently used files are dropped past this, so the file stays small to load. */
 const MAX_FILES = 50_000;
-/** Single-file reports kept (one file each); the least recently written go first. */
-const MAX_REPORTS = 500;
+/**
+ * Reports kept (one file each, about 10 KB); the least recently written go first. As many as rows:
+ * a batch `--json` keeps one per transcript, and fewer would have it write and drop them on every run.
+ */
+const MAX_REPORTS = MAX_FILES;
 /** Bytes hashed at each end of a file. */
 const EDGE_BYTES = 4096;
 
@@ -124,6 +127,17 @@ export function buildId(): string | undefined {
   return buildIdMemo ?? undefined;
 }
 
+/**
+ * The key of the reports (`analyze FILE`, and `analyze DIR --json`, which print the same report of a
+ * transcript): everything that shapes one, hashed.
+ */
+export function reportSchemaKey(
+  build: string,
+  options: { readonly settings: unknown; readonly format: string | undefined; readonly strict: boolean; readonly basis: string },
+): string {
+  return rowSchemaKey(build, { report: true, settings: options.settings, format: options.format ?? null, strict: options.strict, basis: options.basis });
+}
+
 /** A key for everything that shapes a row: hashed, so any change to any part gives another key. */
 export function rowSchemaKey(build: string, settings: unknown): string {
   return createHash('sha1')
@@ -205,15 +219,17 @@ export class RowCache<Row> {
 }
 
 /**
- * The finished report of a single-file `analyze`, per file, under the same identity and schema rules
- * as the rows: one file per transcript (`reports/<hash of its path>.json`), so a re-run over an
- * unchanged transcript reads one small file instead of parsing and counting the transcript.
+ * The finished report of `analyze` (a single file's, and each of a batch `--json`'s), per file, under
+ * the same identity and schema rules as the rows: one file per transcript (`reports/<hash of its
+ * path>.json`), so a re-run over an unchanged transcript reads one small file instead of parsing and
+ * counting the transcript.
  */
 export class ReportCache<Report> {
   private constructor(private readonly files: PathFiles) {}
 
-  static open<Report>(dir: string | undefined, schema: string | undefined, options: { maxReports?: number } = {}): ReportCache<Report> {
-    const layout = { version: ROW_CACHE_VERSION, max: options.maxReports ?? MAX_REPORTS };
+  /** `deferTrim`: reports past the most kept are dropped by `flush`, not after each one written (a batch). */
+  static open<Report>(dir: string | undefined, schema: string | undefined, options: { maxReports?: number; deferTrim?: boolean } = {}): ReportCache<Report> {
+    const layout = { version: ROW_CACHE_VERSION, max: options.maxReports ?? MAX_REPORTS, deferTrim: options.deferTrim === true };
     return new ReportCache<Report>(PathFiles.open(dir && join(dir, 'reports'), schema, layout));
   }
 
@@ -232,5 +248,10 @@ export class ReportCache<Report> {
   /** Kept with the file's identity; the most recently written reports are kept (a written report is a new or changed file). */
   set(path: string, identity: FileIdentity, report: Report): void {
     this.files.write(path, { id: stored(identity), report });
+  }
+
+  /** Drops the least recently written reports past the most kept (opened with `deferTrim`: once, when a batch is done). */
+  flush(): void {
+    this.files.trim();
   }
 }

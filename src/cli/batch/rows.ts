@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { buildId, fileIdentity, RowCache, rowSchemaKey } from '../../io/row-cache.js';
+import { buildId, fileIdentity, ReportCache, reportSchemaKey, RowCache, rowSchemaKey } from '../../io/row-cache.js';
 import type { FileIdentity } from '../../io/row-cache.js';
 import { STDIN } from '../../io/input.js';
 import { spanInRange } from './range.js';
@@ -8,6 +8,13 @@ import type { SessionOutcome, SessionRun, SessionSummary } from './session.js';
 
 /** What is kept of a row: everything but how the path was typed (the file and project are re-made from it). */
 type CachedRow = Omit<SessionSummary, 'file' | 'project'>;
+
+/**
+ * A transcript's report as `--json` prints it in a batch, without what the batch adds to the single
+ * file's report (its project and time span, which the row holds): the report `analyze FILE` keeps.
+ */
+type CachedReport = Record<string, unknown>;
+const BATCH_FIELDS = ['project', 'firstTimestamp', 'lastTimestamp'] as const;
 
 /** A transcript looked up in the row cache: its finished outcome, or how to remember it once analysed. */
 export type RowLookup =
@@ -22,23 +29,29 @@ export type RowLookup =
 
 /**
  * The finished rows of earlier batch runs (src/io/row-cache.ts): a transcript whose identity is
- * unchanged is not read again. Only rows are cached: standard input, `--json` (it prints whole
- * reports) and errors are analysed every time. A hit gives what analysing the file would give, the
- * `--since`/`--until` check included (on the row's timestamps, or the file's modification time).
+ * unchanged is not read again. With `--json`, its full report too (the report `analyze FILE` keeps:
+ * either command reads what the other kept). Standard input and errors are analysed every time. A
+ * hit gives what analysing the file would give, the `--since`/`--until` check included (on the row's
+ * timestamps, or the file's modification time).
  */
 export class BatchRows {
   readonly #cache: RowCache<CachedRow>;
+  /** With `--json`: the reports it prints. */
+  readonly #reports: ReportCache<CachedReport> | undefined;
   readonly #run: SessionRun;
   readonly #resume: SessionRun['resume'];
 
   constructor(run: SessionRun, encoding: string, cacheDir: string | undefined) {
     this.#run = run;
     const build = buildId();
-    const on = cacheDir !== undefined && build !== undefined && !run.full;
-    const schema = on
-      ? rowSchemaKey(build, { settings: run.settings, format: run.format ?? null, strict: run.strict, encoding, basis: run.basis ?? 'auto' })
-      : undefined;
+    const on = cacheDir !== undefined && build !== undefined;
+    const basis = run.basis ?? 'auto';
+    const schema = on ? rowSchemaKey(build, { settings: run.settings, format: run.format ?? null, strict: run.strict, encoding, basis }) : undefined;
     this.#cache = RowCache.open<CachedRow>(on ? cacheDir : undefined, schema);
+    if (on && run.full) {
+      const reports = reportSchemaKey(build, { settings: run.settings, format: run.format, strict: run.strict, basis });
+      this.#reports = ReportCache.open<CachedReport>(cacheDir, reports, { deferTrim: true });
+    }
     if (on && cacheDir !== undefined && schema !== undefined) this.#resume = { dir: join(cacheDir, 'resume'), schema };
   }
 
@@ -48,7 +61,8 @@ export class BatchRows {
     const identity = fileIdentity(absolute);
     if (identity === undefined) return { kind: 'none' };
     const row = this.#cache.get(absolute, identity);
-    if (row === undefined) {
+    const report = row !== undefined && this.#reports ? this.#reports.get(absolute, identity) : undefined;
+    if (row === undefined || (this.#reports && report === undefined)) {
       return {
         kind: 'miss',
         grown: this.#cache.grew(absolute, identity),
@@ -56,13 +70,18 @@ export class BatchRows {
           if (outcome.kind !== 'session') return;
           const { file: _file, project: _project, ...kept } = outcome.summary;
           this.#cache.set(absolute, identity, kept);
+          if (this.#reports && outcome.reportJson !== undefined) {
+            const full = JSON.parse(outcome.reportJson) as CachedReport;
+            for (const field of BATCH_FIELDS) delete full[field];
+            this.#reports.set(absolute, identity, full);
+          }
         },
       };
     }
-    return { kind: 'hit', outcome: this.#outcome(path, row, identity) };
+    return { kind: 'hit', outcome: this.#outcome(path, row, identity, report) };
   }
 
-  #outcome(path: string, row: CachedRow, identity: FileIdentity): SessionOutcome {
+  #outcome(path: string, row: CachedRow, identity: FileIdentity, report: CachedReport | undefined): SessionOutcome {
     const project = projectOf(path);
     const range = this.#run.range;
     if (range) {
@@ -72,7 +91,11 @@ export class BatchRows {
           : { first: identity.mtimeMs, last: identity.mtimeMs };
       if (!spanInRange(at, range)) return { kind: 'outOfRange', file: path, project };
     }
-    return { kind: 'session', summary: { file: path, project, ...row } };
+    const summary = { file: path, project, ...row };
+    if (report === undefined) return { kind: 'session', summary };
+    // As analyzeSession prints it: the report's own fields in their order (its file as given now), then the batch's.
+    const { firstTimestamp, lastTimestamp } = row;
+    return { kind: 'session', summary, reportJson: JSON.stringify({ ...report, file: path, project, firstTimestamp, lastTimestamp }, null, 2) };
   }
 
   /** Where grown transcripts are read on from (the rows' schema: the same build and settings), when rows are cached. */
@@ -82,5 +105,6 @@ export class BatchRows {
 
   save(): void {
     this.#cache.save();
+    this.#reports?.flush();
   }
 }

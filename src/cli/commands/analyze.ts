@@ -8,7 +8,7 @@ import { buildAnalyzeReport } from '../../core/reports/analyze.js';
 import type { AnalyzeReport } from '../../core/reports/analyze.js';
 import type { FormatName } from '../../formats/index.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { buildId, fileIdentity, ReportCache, rowSchemaKey } from '../../io/row-cache.js';
+import { buildId, fileIdentity, ReportCache, reportSchemaKey } from '../../io/row-cache.js';
 import { STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
@@ -45,9 +45,7 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
       const build = buildId();
       const reports = ReportCache.open<AnalyzeReport>(
         cacheDir,
-        build === undefined
-          ? undefined
-          : rowSchemaKey(build, { report: true, settings, format: format ?? null, strict: options.strict === true, basis: options.basis ?? 'auto' }),
+        build === undefined ? undefined : reportSchemaKey(build, { settings, format, strict: options.strict === true, basis: options.basis ?? 'auto' }),
       );
       const absolute = only.path === STDIN ? undefined : resolve(ctx.cwd, only.path);
       const identity = reports.enabled && absolute !== undefined ? fileIdentity(absolute) : undefined;
