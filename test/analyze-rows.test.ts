@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, sep } from 'node:path';
 import { test } from 'node:test';
 import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
@@ -445,6 +457,73 @@ test('a FIFO in place of any cache file is not waited on: analyze prints what a 
   }
 });
 
+test('a symlink in place of any cache file is neither read nor written through: the file it points to is left as it is', {
+  skip: process.platform === 'win32',
+}, () => {
+  const dir = freshDir('symlink-project');
+  const file = join(dir, 'session.jsonl');
+  copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), file);
+  const line = `${readFileSync(file, 'utf8').trimEnd().split('\n').pop()}\n`;
+  const cache = freshDir('cache');
+  const batch = ['.', '--ndjson', '--format', 'devs'];
+  const single = ['session.jsonl', '--json'];
+  run(batch, cache, dir);
+  run(single, cache, dir);
+  appendFileSync(file, line);
+  run(batch, cache, dir);
+  run(single, cache, dir); // the report of the file as it is now
+  const cached = filesIn(cache);
+  assert.equal(cached.length, 4, cached.join(', '));
+  for (const path of cached) {
+    // Every cache file of the file as it is now (it grew in the rounds before).
+    run(batch, cache, dir);
+    run(single, cache, dir);
+    // Another program's file, holding what the cache held (a planted count in a report: read through, it would show).
+    const outside = join(freshDir('outside'), 'file');
+    const kept = readFileSync(path);
+    const value = path.endsWith('.json') ? (unsealed(kept) as { report?: Record<string, unknown> } | null) : null;
+    const bytes = value?.report ? Buffer.concat(sealed({ ...value, report: { ...value.report, turns: 424242 } })) : kept;
+    writeFileSync(outside, bytes);
+    rmSync(path);
+    symlinkSync(outside, path);
+    // The single file first, while the planted report is of the file as it is.
+    for (const args of [single, batch]) {
+      assert.equal(run(args, cache, dir).stdout, run(args, undefined, dir).stdout, `${path} a symlink: analyze ${args.join(' ')}`);
+      // Grown: every cache file is written anew (a state kept to read on from, rows, counts, a report).
+      appendFileSync(file, line);
+      assert.equal(run(args, cache, dir).stdout, run(args, undefined, dir).stdout, `${path} a symlink, the file grown: analyze ${args.join(' ')}`);
+    }
+    assert.ok(lstatSync(path).isSymbolicLink(), 'the symlink is left as it is');
+    assert.deepEqual(readFileSync(outside), bytes, `${path}: the file it points to is left as it is`);
+    rmSync(path);
+    writeFileSync(path, kept);
+  }
+});
+
+test('report cache: what is not a report in its folder (a folder named *.json) neither counts nor stops the trim', () => {
+  const dir = freshDir('reports-odd');
+  mkdirSync(join(dir, 'reports', '0-folder.json'), { recursive: true });
+  utimesSync(join(dir, 'reports', '0-folder.json'), new Date(Date.UTC(2020, 0, 1)), new Date(Date.UTC(2020, 0, 1)));
+  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 2 });
+  for (const n of [1, 2, 3, 4]) {
+    const path = join(dir, `t${n}.jsonl`);
+    writeFileSync(path, `{"n":${n}}\n`);
+    const identity = fileIdentity(path);
+    assert.ok(identity);
+    cache.set(path, identity, { n });
+    for (const name of readdirSync(join(dir, 'reports'))) {
+      const at = statSync(join(dir, 'reports', name)).mtime;
+      if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', name), at, new Date(Date.UTC(2026, 0, 1, n)));
+    }
+  }
+  const names = readdirSync(join(dir, 'reports'), { withFileTypes: true });
+  assert.equal(names.filter((e) => e.isFile()).length, 2);
+  assert.ok(
+    names.some((e) => e.isDirectory() && e.name === '0-folder.json'),
+    'the folder is left as it is',
+  );
+});
+
 test('report cache: a batch trims once, when it is done: the most recently written reports are kept', () => {
   const dir = freshDir('reports-batch');
   const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 3, deferTrim: true });
@@ -549,6 +628,22 @@ test("devs-ctx's own cache folder inside the folder analysed is not read as tran
   const viaLink = runCli(['analyze', link, '--ndjson', '--format', 'devs'], { env: { DEVS_CTX_CACHE_DIR: cache } });
   assert.equal(viaLink.exitCode, 0, viaLink.stdout);
   assert.doesNotMatch(viaLink.stdout, /analyze-rows|resume/);
+  // The cache named through a symlink of another name (DEVS_CTX_CACHE_DIR=~/cache-link, its folder in the walk as `cache`).
+  const cacheLink = join(freshDir('cache-link'), 'devs-ctx-cache');
+  symlinkSync(cache, cacheLink);
+  for (const args of [
+    ['.', '--json'],
+    ['.', '--ndjson'],
+    ['**/*.json*', '--ndjson'],
+  ]) {
+    const expected = run([...args, '--format', 'devs'], undefined, reference);
+    for (let again = 0; again < 2; again++) {
+      const got = runCli(['analyze', ...args, '--format', 'devs'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cacheLink } });
+      assert.equal(got.stdout, expected.stdout, `through a link of another name: analyze ${args.join(' ')}`);
+      assert.equal(got.exitCode, expected.exitCode);
+    }
+  }
+  assert.ok(readdirSync(join(cache, 'reports')).length > 0, 'the --json runs kept their reports there');
   // Named on its own, a cache file is read as asked (and is no transcript).
   const named = runCli(['analyze', join('cache', 'analyze-rows.json'), '--ndjson'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
   assert.equal(named.exitCode, 4);

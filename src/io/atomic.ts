@@ -52,6 +52,10 @@ function tempPathFor(path: string): string {
  * Anything else (a folder, a socket, a block device, a dangling symlink) is exit 3.
  */
 export function writeFileAtomic(path: string, bytes: WriteData, options: AtomicWriteOptions = {}): void {
+  if (options.cache && isSymlink(path)) {
+    // Written through, it would replace whatever file the link names, wherever that is.
+    throw new InputError(`${path}: cannot write: it is a symbolic link, and devs-ctx's own files are only ever regular files; nothing was changed`);
+  }
   const { target, stat } = outputTarget(path);
   if (stat && (stat.isFIFO() || stat.isCharacterDevice())) {
     if (options.cache) throw new InputError(`${path}: cannot write: it is not a regular file; nothing was changed`);
@@ -70,8 +74,9 @@ interface AtomicWriteOptions {
    */
   readonly durable?: boolean;
   /**
-   * A file of the tool's own (a cache, a state): only ever a regular file. A pipe or a device in its
-   * place is an error, never written through (that would wait for a reader, or feed a device).
+   * A file of the tool's own (a cache, a state): only ever a regular file. A pipe, a device or a
+   * symlink in its place is an error, never written through (that would wait for a reader, feed a
+   * device, or replace the file the link names).
    */
   readonly cache?: boolean;
 }
@@ -102,6 +107,14 @@ export function sameFile(a: string, b: string): boolean {
 }
 
 /** Where a write to `path` lands: the path itself, or the real file behind a symlink; and what is there now. */
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false; // missing: created
+  }
+}
+
 function outputTarget(path: string): { target: string; stat: Stats | undefined } {
   let stat: Stats;
   try {

@@ -17,7 +17,8 @@ export function readFully(fd: number, buffer: Uint8Array, position = 0): number 
  * file ignores the flag), a device is never read from, and a terminal never becomes this process's own.
  */
 export function readRegularFile(path: string): Buffer {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  // Not through a symlink: devs-ctx's own files are only ever regular files where they are named.
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | (constants.O_NOFOLLOW ?? 0));
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new Error(`${path}: not a regular file`);

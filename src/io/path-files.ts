@@ -80,7 +80,10 @@ export class PathFiles {
   }
 
   #trim(dir: string): void {
-    const names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+    // Only what this class writes: regular files named *.json (a folder or a link so named is none of its files).
+    const names = readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.json'))
+      .map((entry) => entry.name);
     if (names.length <= this.layout.max) return;
     const at = (name: string): number => {
       try {
@@ -90,7 +93,13 @@ export class PathFiles {
       }
     };
     const byAge = names.map((name) => ({ name, at: at(name) })).sort((a, b) => a.at - b.at);
-    for (const { name } of byAge.slice(0, names.length - this.layout.max)) rmSync(join(dir, name), { force: true });
+    for (const { name } of byAge.slice(0, names.length - this.layout.max)) {
+      try {
+        rmSync(join(dir, name), { force: true });
+      } catch {
+        // Replaced by something else since the listing: left, and the others still go.
+      }
+    }
   }
 }
 

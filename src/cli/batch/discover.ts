@@ -25,8 +25,10 @@ class LeftOut {
 
   constructor(dirs: readonly string[], cwd: string) {
     const absolute = dirs.map((dir) => resolve(cwd, dir));
-    this.#names = new Set(absolute.map((dir) => basename(dir)));
     this.#real = new Set(absolute.map(realOrResolved));
+    // A walk meets a folder by its own name (it does not follow symlinks to folders): that of its
+    // real path, which a symlink given for it (DEVS_CTX_CACHE_DIR=~/cache-link) does not have.
+    this.#names = new Set([...absolute, ...this.#real].map((dir) => basename(dir)));
   }
 
   has(absolute: string): boolean {
