@@ -14,7 +14,9 @@ import { sealed, unsealed } from './sealed.js';
  * difference (it grew, was rewritten, replaced, touched) and the file is analysed again. The change
  * time is what tells a same-size rewrite of the middle whose modification time was put back (`cp -p`,
  * `rsync -t`, `touch -r`): every write sets it, and nothing can set it back. On a file system whose
- * clock ticks coarsely, two same-size rewrites within one tick that keep both ends still look alike.
+ * clock ticks coarsely, two same-size rewrites within one tick that keep both ends still look alike;
+ * so does a file changed through a shared memory map whose pages were already dirty, until the
+ * kernel writes them back (neither time moves before then).
  *
  * The whole cache is keyed on a schema key: the build's own id (a hash of the built code, written by
  * `npm run build`), the row format version and every setting that changes a row. A new version of the
