@@ -549,7 +549,7 @@ async function main(): Promise<number> {
     // Targets (issue 18): cold ≤ 8×: a batch must not cost much more per byte than one big file, the
     // cores paying for its per-file work (2,000 opens, format detection, a report each, worker
     // start-up); warm ≤ 2×: an unchanged file's finished row comes from the row cache, so a re-run
-    // costs discovery, an open and two small reads per file. Peak RSS < 300 MB, the one-file bound: rows are kept, never reports, so
+    // costs discovery, an open and two small reads per file. Peak RSS < 300 MB, the one-file bound: rows are held in memory, never reports, so
     // memory must not grow with the number of sessions.
     { name: `floor ${batchName}`, run: () => measure(`floor ${batchName}`, () => runNode([floorBatchScript, batchDir]), 5, { warmup: 1 }) },
     {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ArchiveStore } from '../src/archive/store.js';
 import { cliEnv, runCli } from './helpers/cli.js';
@@ -90,6 +91,38 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     assert.equal(readFileSync(join(project, '.claude', 'settings.json'), 'utf8'), settings);
     assert.equal(readFileSync(join(project, '.mcp.json'), 'utf8'), mcp);
     assert.equal(JSON.parse(runCli(['hook', 'status', '--agent', 'claude-code', '--json'], { cwd: project, env }).stdout).installed, false);
+  });
+
+  it('a symlink where a backup belongs is replaced, never followed: the file it names is left as it is, and uninstall gives the files back', () => {
+    const { home, project, env } = sandbox();
+    mkdirSync(join(project, '.claude'));
+    const settings = '{"model": "opus"}\n';
+    const mcp = '{"mcpServers":{}}';
+    writeFileSync(join(project, '.claude', 'settings.json'), settings);
+    writeFileSync(join(project, '.mcp.json'), mcp);
+    // Where the backups go (XDG data home, one file per config file, named by a hash of its path).
+    const backups = join(home, '.local', 'share', 'devs-ctx', 'agent-config-backups');
+    mkdirSync(backups, { recursive: true });
+    const outside = join(home, 'elsewhere.json');
+    // Read through, it would be taken for a backup saying the files held something else.
+    const planted = (path: string): string =>
+      JSON.stringify({ path, original: Buffer.from('planted').toString('base64'), createdDirs: [], written: 'x'.repeat(64) });
+    const links = [join(project, '.claude', 'settings.json'), join(project, '.mcp.json')].map((path) => {
+      const link = join(backups, `${createHash('sha256').update(path).digest('hex').slice(0, 32)}.json`);
+      writeFileSync(`${outside}.${basename(path)}`, planted(path));
+      symlinkSync(`${outside}.${basename(path)}`, link);
+      return { path, link, target: `${outside}.${basename(path)}` };
+    });
+    const installed = runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env });
+    assert.equal(installed.exitCode, 0, installed.stderr);
+    for (const { path, link, target } of links) {
+      assert.equal(readFileSync(target, 'utf8'), planted(path), `${target} is left as it is`);
+      assert.ok(lstatSync(link).isFile(), `${link}: the backup is a file of its own`);
+    }
+    const removed = runCli(['hook', 'uninstall', '--agent', 'claude-code'], { cwd: project, env });
+    assert.equal(removed.exitCode, 0, removed.stderr);
+    assert.equal(readFileSync(join(project, '.claude', 'settings.json'), 'utf8'), settings);
+    assert.equal(readFileSync(join(project, '.mcp.json'), 'utf8'), mcp);
   });
 
   it('codex: a commented config.toml keeps every comment and byte; uninstall restores it, and removes files it created', () => {

@@ -457,7 +457,7 @@ test('a FIFO in place of any cache file is not waited on: analyze prints what a 
   }
 });
 
-test('a symlink in place of any cache file is neither read nor written through: the file it points to is left as it is', {
+test('a symlink in place of any cache file is neither read nor written through: the file it points to is left as it is, the link replaced', {
   skip: process.platform === 'win32',
 }, () => {
   const dir = freshDir('symlink-project');
@@ -493,35 +493,62 @@ test('a symlink in place of any cache file is neither read nor written through: 
       appendFileSync(file, line);
       assert.equal(run(args, cache, dir).stdout, run(args, undefined, dir).stdout, `${path} a symlink, the file grown: analyze ${args.join(' ')}`);
     }
-    assert.ok(lstatSync(path).isSymbolicLink(), 'the symlink is left as it is');
     assert.deepEqual(readFileSync(outside), bytes, `${path}: the file it points to is left as it is`);
+    // Written anew where it is named: the cache is a regular file again.
+    assert.ok(lstatSync(path).isFile(), `${path}: the link is replaced by the cache's own file`);
     rmSync(path);
     writeFileSync(path, kept);
   }
 });
 
 test('report cache: what is not a report in its folder (a folder named *.json) neither counts nor stops the trim', () => {
-  const dir = freshDir('reports-odd');
-  mkdirSync(join(dir, 'reports', '0-folder.json'), { recursive: true });
-  utimesSync(join(dir, 'reports', '0-folder.json'), new Date(Date.UTC(2020, 0, 1)), new Date(Date.UTC(2020, 0, 1)));
-  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 2 });
-  for (const n of [1, 2, 3, 4]) {
-    const path = join(dir, `t${n}.jsonl`);
-    writeFileSync(path, `{"n":${n}}\n`);
-    const identity = fileIdentity(path);
-    assert.ok(identity);
-    cache.set(path, identity, { n });
-    for (const name of readdirSync(join(dir, 'reports'))) {
-      const at = statSync(join(dir, 'reports', name)).mtime;
-      if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', name), at, new Date(Date.UTC(2026, 0, 1, n)));
+  // Newer than every report (counted, it would leave a report fewer), then older (removed first, it would stop the trim).
+  for (const year of [2030, 2020]) {
+    const dir = freshDir('reports-odd');
+    mkdirSync(join(dir, 'reports', '0-folder.json'), { recursive: true });
+    utimesSync(join(dir, 'reports', '0-folder.json'), new Date(Date.UTC(year, 0, 1)), new Date(Date.UTC(year, 0, 1)));
+    const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 2 });
+    for (const n of [1, 2, 3, 4]) {
+      const path = join(dir, `t${n}.jsonl`);
+      writeFileSync(path, `{"n":${n}}\n`);
+      const identity = fileIdentity(path);
+      assert.ok(identity);
+      cache.set(path, identity, { n });
+      for (const entry of readdirSync(join(dir, 'reports'), { withFileTypes: true })) {
+        if (!entry.isFile()) continue;
+        const at = statSync(join(dir, 'reports', entry.name)).mtime;
+        if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', entry.name), at, new Date(Date.UTC(2026, 0, 1, n)));
+      }
     }
+    const names = readdirSync(join(dir, 'reports'), { withFileTypes: true });
+    assert.equal(names.filter((e) => e.isFile()).length, 2, `the folder from ${year}`);
+    assert.ok(
+      names.some((e) => e.isDirectory() && e.name === '0-folder.json'),
+      'the folder is left as it is',
+    );
   }
-  const names = readdirSync(join(dir, 'reports'), { withFileTypes: true });
-  assert.equal(names.filter((e) => e.isFile()).length, 2);
-  assert.ok(
-    names.some((e) => e.isDirectory() && e.name === '0-folder.json'),
-    'the folder is left as it is',
-  );
+});
+
+test('batch --json: past the 50,000 reports kept, the least recently written go once the batch is done', () => {
+  const dir = freshDir('json-trim');
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), join(dir, 'session.jsonl'));
+  copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), join(dir, 'other.jsonl'));
+  const cache = freshDir('cache');
+  const reports = join(cache, 'reports');
+  mkdirSync(reports, { recursive: true });
+  // Other transcripts' reports, written long ago (what they hold does not matter: they are only counted and dated).
+  const long = new Date(Date.UTC(2020, 0, 1));
+  for (let i = 0; i < 50_000; i++) {
+    const file = join(reports, `old-${i}.json`);
+    writeFileSync(file, '{}');
+    utimesSync(file, long, long);
+  }
+  const cold = run(['.', '--json'], undefined, dir);
+  assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
+  const names = readdirSync(reports);
+  assert.equal(names.length, 50_000);
+  assert.equal(names.filter((name) => !name.startsWith('old-')).length, 2, "this batch's two reports are kept");
+  assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
 });
 
 test('report cache: a batch trims once, when it is done: the most recently written reports are kept', () => {
@@ -543,7 +570,7 @@ test('report cache: a batch trims once, when it is done: the most recently writt
   }
   // Not one listing of the folder per report written: all four are there until the batch is done.
   assert.equal(readdirSync(join(dir, 'reports')).length, 4);
-  cache.flush();
+  cache.trim();
   assert.equal(readdirSync(join(dir, 'reports')).length, 3);
   const kept = files.map((path) => {
     const identity = fileIdentity(path);

@@ -49,12 +49,15 @@ function tempPathFor(path: string): string {
  * Writes `bytes` to `path` [SPEC §8]. A regular file (or a missing one) is replaced atomically; a
  * symlink is followed and its target written the same way (the link stays a link); a FIFO or a
  * character device (`/dev/null`, `/dev/stdout`, a terminal) is written through, never replaced.
- * Anything else (a folder, a socket, a block device, a dangling symlink) is exit 3.
+ * Anything else (a folder, a socket, a block device, a dangling symlink) is exit 3. A file of the
+ * tool's own (`cache`) differs: see AtomicWriteOptions.
  */
 export function writeFileAtomic(path: string, bytes: WriteData, options: AtomicWriteOptions = {}): void {
   if (options.cache && isSymlink(path)) {
-    // Written through, it would replace whatever file the link names, wherever that is.
-    throw new InputError(`${path}: cannot write: it is a symbolic link, and devs-ctx's own files are only ever regular files; nothing was changed`);
+    // The tool's own file is where it is named: the link is replaced, never followed (written
+    // through, it would replace whatever file the link names, wherever that is).
+    replaceRegular(path, path, bytes, undefined, options);
+    return;
   }
   const { target, stat } = outputTarget(path);
   if (stat && (stat.isFIFO() || stat.isCharacterDevice())) {
@@ -74,9 +77,9 @@ interface AtomicWriteOptions {
    */
   readonly durable?: boolean;
   /**
-   * A file of the tool's own (a cache, a state): only ever a regular file. A pipe, a device or a
-   * symlink in its place is an error, never written through (that would wait for a reader, feed a
-   * device, or replace the file the link names).
+   * A file of the tool's own (a cache, a state): only ever a regular file where it is named. A pipe
+   * or a device in its place is an error, never written through (that would wait for a reader, or
+   * feed a device); a symlink is replaced, never followed (that would replace the file it names).
    */
   readonly cache?: boolean;
 }
@@ -107,14 +110,6 @@ export function sameFile(a: string, b: string): boolean {
 }
 
 /** Where a write to `path` lands: the path itself, or the real file behind a symlink; and what is there now. */
-function isSymlink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false; // missing: created
-  }
-}
-
 function outputTarget(path: string): { target: string; stat: Stats | undefined } {
   let stat: Stats;
   try {
@@ -138,6 +133,14 @@ function outputTarget(path: string): { target: string; stat: Stats | undefined }
     throw new InputError(`${path}: cannot write: it is not a regular file, a pipe or a character device; nothing was changed`, 'name a regular file for -o');
   }
   return { target, stat };
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false; // missing: created
+  }
 }
 
 /** A pipe or a device: opened for writing as it is (no create, no truncate), never renamed over. */

@@ -7,7 +7,8 @@ import { sha1 } from './sha1.js';
 
 /**
  * A folder of caches kept one JSON file per transcript (named by a hash of its path): the finished
- * reports of `analyze FILE` and the states of grown transcripts a batch reads on from. A file holds
+ * reports of `analyze` (a single file's, and a batch `--json`'s) and the states of grown transcripts
+ * a batch reads on from. A file holds
  * its layout's version, the schema it was made under (the build and the settings) and the path; one
  * of another version, schema or path is not returned, nor one changed since devs-ctx wrote it (each
  * file is sealed: src/io/sealed.ts). Only the most recently written files are kept. Like every cache

@@ -31,7 +31,8 @@ const ROW_CACHE_VERSION = 2;
 /** Least recently used files are dropped past this, so the file stays small to load. */
 const MAX_FILES = 50_000;
 /**
- * Reports kept (one file each, about 10 KB); the least recently written go first. As many as rows:
+ * Reports kept (one file each: a report lists every turn's tokens, about 80 bytes a turn, a few per
+ * cent of its transcript); the least recently written go first. As many as rows:
  * a batch `--json` keeps one per transcript, and fewer would have it write and drop them on every run.
  */
 const MAX_REPORTS = MAX_FILES;
@@ -229,7 +230,7 @@ export class RowCache<Row> {
 export class ReportCache<Report> {
   private constructor(private readonly files: PathFiles) {}
 
-  /** `deferTrim`: reports past the most kept are dropped by `flush`, not after each one written (a batch). */
+  /** `deferTrim`: reports past the most kept are dropped by `trim`, not after each one written (a batch). */
   static open<Report>(dir: string | undefined, schema: string | undefined, options: { maxReports?: number; deferTrim?: boolean } = {}): ReportCache<Report> {
     const layout = { version: ROW_CACHE_VERSION, max: options.maxReports ?? MAX_REPORTS, deferTrim: options.deferTrim === true };
     return new ReportCache<Report>(PathFiles.open(dir && join(dir, 'reports'), schema, layout));
@@ -253,7 +254,7 @@ export class ReportCache<Report> {
   }
 
   /** Drops the least recently written reports past the most kept (opened with `deferTrim`: once, when a batch is done). */
-  flush(): void {
+  trim(): void {
     this.files.trim();
   }
 }

@@ -16,15 +16,22 @@ type CachedRow = Omit<SessionSummary, 'file' | 'project'>;
 type CachedReport = Record<string, unknown>;
 const BATCH_FIELDS = ['project', 'firstTimestamp', 'lastTimestamp'] as const;
 
+/** How to remember a transcript once analysed. */
+interface RowMiss {
+  readonly remember: (outcome: SessionOutcome) => void;
+  /** It had a row and is at least as long now: read it on from where it ended (src/cli/batch/resume.ts). */
+  readonly grown: boolean;
+}
+
 /** A transcript looked up in the row cache: its finished outcome, or how to remember it once analysed. */
 export type RowLookup =
   | { readonly kind: 'hit'; readonly outcome: SessionOutcome }
-  | {
-      readonly kind: 'miss';
-      readonly remember: (outcome: SessionOutcome) => void;
-      /** It had a row and is at least as long now: read it on from where it ended (src/cli/batch/resume.ts). */
-      readonly grown: boolean;
-    }
+  /**
+   * `--json`: its row is kept, and its report is read when its turn comes (so that a batch never holds
+   * more reports than the rows waiting to be printed); none kept, or changed, and it is analysed after all.
+   */
+  | { readonly kind: 'report'; readonly read: () => SessionOutcome | undefined; readonly miss: RowMiss }
+  | ({ readonly kind: 'miss' } & RowMiss)
   | { readonly kind: 'none' };
 
 /**
@@ -61,27 +68,34 @@ export class BatchRows {
     const identity = fileIdentity(absolute);
     if (identity === undefined) return { kind: 'none' };
     const row = this.#cache.get(absolute, identity);
-    const report = row !== undefined && this.#reports ? this.#reports.get(absolute, identity) : undefined;
-    if (row === undefined || (this.#reports && report === undefined)) {
-      return {
-        kind: 'miss',
-        grown: this.#cache.grew(absolute, identity),
-        remember: (outcome) => {
-          if (outcome.kind !== 'session') return;
-          const { file: _file, project: _project, ...kept } = outcome.summary;
-          this.#cache.set(absolute, identity, kept);
-          if (this.#reports && outcome.reportJson !== undefined) {
-            const full = JSON.parse(outcome.reportJson) as CachedReport;
-            for (const field of BATCH_FIELDS) delete full[field];
-            this.#reports.set(absolute, identity, full);
-          }
-        },
-      };
-    }
-    return { kind: 'hit', outcome: this.#outcome(path, row, identity, report) };
+    const miss: RowMiss = {
+      grown: this.#cache.grew(absolute, identity),
+      remember: (outcome) => {
+        if (outcome.kind !== 'session') return;
+        const { file: _file, project: _project, ...kept } = outcome.summary;
+        this.#cache.set(absolute, identity, kept);
+        if (this.#reports && outcome.reportJson !== undefined) {
+          const full = JSON.parse(outcome.reportJson) as CachedReport;
+          for (const field of BATCH_FIELDS) delete full[field];
+          this.#reports.set(absolute, identity, full);
+        }
+      },
+    };
+    if (row === undefined) return { kind: 'miss', ...miss };
+    const outcome = this.#outcome(path, row, identity);
+    const reports = this.#reports;
+    if (reports === undefined || outcome.kind !== 'session') return { kind: 'hit', outcome };
+    const read = (): SessionOutcome | undefined => {
+      const report = reports.get(absolute, identity);
+      if (report === undefined) return undefined;
+      // As analyzeSession prints it: the report's own fields in their order (its file as given now), then the batch's.
+      const { file, project, firstTimestamp, lastTimestamp } = outcome.summary;
+      return { ...outcome, reportJson: JSON.stringify({ ...report, file, project, firstTimestamp, lastTimestamp }, null, 2) };
+    };
+    return { kind: 'report', read, miss: { ...miss, grown: false } };
   }
 
-  #outcome(path: string, row: CachedRow, identity: FileIdentity, report: CachedReport | undefined): SessionOutcome {
+  #outcome(path: string, row: CachedRow, identity: FileIdentity): SessionOutcome {
     const project = projectOf(path);
     const range = this.#run.range;
     if (range) {
@@ -91,11 +105,7 @@ export class BatchRows {
           : { first: identity.mtimeMs, last: identity.mtimeMs };
       if (!spanInRange(at, range)) return { kind: 'outOfRange', file: path, project };
     }
-    const summary = { file: path, project, ...row };
-    if (report === undefined) return { kind: 'session', summary };
-    // As analyzeSession prints it: the report's own fields in their order (its file as given now), then the batch's.
-    const { firstTimestamp, lastTimestamp } = row;
-    return { kind: 'session', summary, reportJson: JSON.stringify({ ...report, file: path, project, firstTimestamp, lastTimestamp }, null, 2) };
+    return { kind: 'session', summary: { file: path, project, ...row } };
   }
 
   /** Where grown transcripts are read on from (the rows' schema: the same build and settings), when rows are cached. */
@@ -105,6 +115,6 @@ export class BatchRows {
 
   save(): void {
     this.#cache.save();
-    this.#reports?.flush();
+    this.#reports?.trim();
   }
 }

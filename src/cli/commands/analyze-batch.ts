@@ -285,9 +285,15 @@ class BatchScheduler {
       this.finish(index, cached.outcome);
       return;
     }
-    this.run.analyze(item.path, cached.kind === 'miss' && cached.grown).then(
+    const kept = cached.kind === 'report' ? cached.read() : undefined;
+    if (kept !== undefined) {
+      this.finish(index, kept);
+      return;
+    }
+    const miss = cached.kind === 'report' ? cached.miss : cached.kind === 'miss' ? cached : undefined;
+    this.run.analyze(item.path, miss?.grown === true).then(
       (outcome) => {
-        if (cached.kind === 'miss') cached.remember(outcome);
+        miss?.remember(outcome);
         this.finish(index, outcome);
       },
       (error: unknown) => {
@@ -330,7 +336,9 @@ function lookUpRows(discovered: Iterable<Discovered>, rows: BatchRows): { items:
   let toRead = 0;
   for (let next = source.next(); !next.done; next = source.next()) {
     head.push(next.value);
-    if (next.value.cached.kind !== 'hit' && ++toRead > SMALL_BATCH) break;
+    // A kept report is read when its turn comes: counted as kept (it is, unless it was removed since).
+    const { kind } = next.value.cached;
+    if (kind !== 'hit' && kind !== 'report' && ++toRead > SMALL_BATCH) break;
   }
   const items = (function* () {
     yield* head;
@@ -343,8 +351,9 @@ function lookUpRows(discovered: Iterable<Discovered>, rows: BatchRows): { items:
  * `analyze` over many transcripts: discovery streams paths in, a pool of workers (one file each at a
  * time) analyses them, rows come out in discovery order as soon as every earlier one is done (or, with
  * `--sort`, all at the end), with totals per project and overall. Only rows are kept, never reports:
- * `--json` streams each report out as its turn comes (with `--sort`, through a spill file), and at most
- * a window of finished-but-not-yet-printed sessions waits in memory.
+ * `--json` streams each report out as its turn comes (with `--sort`, through a spill file), a kept
+ * one read from the cache only then, and at most a window of finished-but-not-yet-printed sessions
+ * waits in memory.
  */
 export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options: BatchOptions, ctx: CliContext): Promise<ExitCodeValue> {
   const counts = new BatchCounts(options.encoding, options.cacheDir);
