@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import {
   appendFileSync,
   copyFileSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -18,6 +19,7 @@ import { test } from 'node:test';
 import { fileIdentity, ReportCache, RowCache, rowSchemaKey } from '../src/io/row-cache.js';
 import { writeBatch } from './helpers/batch-sessions.js';
 import { cliEnv, runBuiltInProcess, runCli } from './helpers/cli.js';
+import { packageCopy } from './helpers/package-copy.js';
 import { tempFolders } from './helpers/temp.js';
 import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { TokenCountCache } from '../src/io/count-cache.js';
@@ -614,6 +616,39 @@ test('a first batch run (empty token cache) asks the main thread for nothing, ye
   // Without the rows, the files are read again and counted from the token cache: the same rows.
   rmSync(join(cache, 'analyze-rows.json'));
   assert.equal(run(['.', '--ndjson', '--jobs', '2'], cache, dir).stdout, cold);
+});
+
+test('batch --json after runs that kept only rows: the transcripts are read on the workers, as on a first run; once their reports are kept, none starts', () => {
+  const { dir } = writeBatch({ sessions: 40, projects: ['a', 'b'], seed: 0x7e5, start: Date.UTC(2026, 0, 1), stepMs: 3_600_000, dir: freshDir('rows-only') });
+  // A copy of the build whose analyze workers say so as they start.
+  const copy = freshDir('marked-build');
+  const bin = packageCopy(copy);
+  const marks = join(copy, 'workers-started');
+  writeFileSync(
+    join(copy, 'dist', 'cli-bundle', 'analyze-worker.cjs'),
+    `'use strict';\nrequire('node:fs').appendFileSync(${JSON.stringify(marks)}, 'started\\n');\nmodule.exports = require('./loader.cjs').load('analyze-worker');\n`,
+  );
+  const cache = freshDir('cache');
+  const analyze = (args: readonly string[]): string => {
+    const result = spawnSync(process.execPath, [bin, 'analyze', ...args, '--jobs', '2'], {
+      cwd: dir,
+      env: cliEnv({ DEVS_CTX_CACHE_DIR: cache }),
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    assert.ok([0, 10, 11].includes(result.status ?? -1), result.stderr);
+    return result.stdout;
+  };
+  const started = (): number => (existsSync(marks) ? readFileSync(marks, 'utf8').split('\n').length - 1 : 0);
+  const cold = run(['.', '--json', '--jobs', '2'], undefined, dir).stdout;
+  analyze(['.', '--ndjson']);
+  assert.ok(started() > 0, 'a first run reads on the workers');
+  rmSync(marks);
+  assert.equal(analyze(['.', '--json']), cold);
+  assert.ok(started() > 0, 'rows kept but no reports: read on the workers, not one by one on the main thread');
+  rmSync(marks);
+  assert.equal(analyze(['.', '--json']), cold);
+  assert.equal(started(), 0, 'every report kept: nothing to read, no worker');
 });
 
 test("devs-ctx's own cache folder inside the folder analysed is not read as transcripts: each run prints the rows of the same sessions without it", () => {

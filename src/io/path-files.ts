@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { readRegularFile } from './fd.js';
-import { sealed, unsealed } from './sealed.js';
+import { sealedJson, unsealed } from './sealed.js';
 import { sha1 } from './sha1.js';
 
 /**
@@ -38,6 +38,25 @@ export class PathFiles {
     return join(this.dir ?? '', `${sha1(path)}.json`);
   }
 
+  /** The folder's names when first asked (see `listed`). */
+  #names: Set<string> | undefined;
+
+  /**
+   * Whether a file for `path` was in the folder when it was first listed (one listing for a whole
+   * batch; `read` says whether it is of this version and schema). Only a hint, never an answer.
+   */
+  listed(path: string): boolean {
+    if (!this.dir) return false;
+    if (this.#names === undefined) {
+      try {
+        this.#names = new Set(readdirSync(this.dir));
+      } catch {
+        this.#names = new Set();
+      }
+    }
+    return this.#names.has(basename(this.#file(path)));
+  }
+
   /** What was written for `path` under this version and schema, or undefined. */
   read(path: string): Record<string, unknown> | undefined {
     if (!this.dir) return undefined;
@@ -52,22 +71,26 @@ export class PathFiles {
 
   /**
    * Writes `fields` for `path` (atomically), then drops the least recently written files past the
-   * most kept (with `deferTrim`, only when `trim` is called).
+   * most kept (with `deferTrim`, only when `trim` is called). `json`: one more field, given as JSON
+   * text (a report a worker already wrote out: not parsed and written out again here).
    */
-  write(path: string, fields: Record<string, unknown>): void {
+  write(path: string, fields: Record<string, unknown>, json?: { readonly key: string; readonly text: string }): void {
     if (!this.dir) return;
     try {
-      mkdirSync(this.dir, { recursive: true });
-      writeFileAtomic(this.#file(path), sealed({ version: this.version, schema: this.schema, path, ...fields }), {
-        durable: false,
-        cache: true,
-      });
+      if (!this.#made) mkdirSync(this.dir, { recursive: true });
+      this.#made = true;
+      const head = JSON.stringify({ version: this.version, schema: this.schema, path, ...fields });
+      const body = json ? `${head.slice(0, -1)},${JSON.stringify(json.key)}:${json.text}}` : head;
+      writeFileAtomic(this.#file(path), sealedJson(body), { durable: false, cache: true });
       this.#written = true;
       if (!this.layout.deferTrim) this.trim();
     } catch {
       // Read-only home, full disk…: the next run does the work again.
     }
   }
+
+  /** The folder was made (or found) by a write of this run. */
+  #made = false;
 
   /** Drops the least recently written files past the most kept, when any was written since the last time. */
   trim(): void {

@@ -240,6 +240,11 @@ export class ReportCache<Report> {
     return this.files.enabled;
   }
 
+  /** Whether a report may be kept for `path`: its file was there as the folder was first listed (a batch asks this of every transcript). */
+  mayHave(path: string): boolean {
+    return this.files.listed(path);
+  }
+
   get(path: string, identity: FileIdentity): Report | undefined {
     const data = this.files.read(path);
     if (!data || !isStoredIdentity(data['id'])) return undefined;
@@ -251,6 +256,11 @@ export class ReportCache<Report> {
   /** Kept with the file's identity; the most recently written reports are kept (a written report is a new or changed file). */
   set(path: string, identity: FileIdentity, report: Report): void {
     this.files.write(path, { id: stored(identity), report });
+  }
+
+  /** `set`, of a report already in JSON (`json`: `JSON.stringify(report)`, with any indentation). */
+  setJson(path: string, identity: FileIdentity, json: string): void {
+    this.files.write(path, { id: stored(identity) }, { key: 'report', text: json });
   }
 
   /** Drops the least recently written reports past the most kept (opened with `deferTrim`: once, when a batch is done). */

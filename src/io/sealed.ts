@@ -19,7 +19,12 @@ function digest(bytes: Uint8Array): string {
 
 /** The bytes of `value` as a sealed cache file: the seal's line, then the JSON (two parts, so that the JSON is not copied). */
 export function sealed(value: unknown): [Buffer, Buffer] {
-  const body = Buffer.from(JSON.stringify(value));
+  return sealedJson(JSON.stringify(value));
+}
+
+/** `sealed`, of a value already in JSON (`json` must be valid JSON: it is read back with JSON.parse). */
+export function sealedJson(json: string): [Buffer, Buffer] {
+  const body = Buffer.from(json);
   return [Buffer.from(`${SEAL}${digest(body)}\n`), body];
 }
 

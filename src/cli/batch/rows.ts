@@ -14,7 +14,18 @@ type CachedRow = Omit<SessionSummary, 'file' | 'project'>;
  * file's report (its project and time span, which the row holds): the report `analyze FILE` keeps.
  */
 type CachedReport = Record<string, unknown>;
-const BATCH_FIELDS = ['project', 'firstTimestamp', 'lastTimestamp'] as const;
+
+/**
+ * Keeps the report of `reportJson` (as analyzeSession writes it: the single file's report, then the
+ * batch's fields) without the batch's fields, cut off as text, not parsed and written out again: they
+ * end it, each on a line of its own (a string in JSON holds no line break). Written otherwise, it is
+ * not kept.
+ */
+function keepReport(reports: ReportCache<CachedReport>, absolute: string, identity: FileIdentity, summary: SessionSummary, reportJson: string): void {
+  const { project, firstTimestamp, lastTimestamp } = summary;
+  const added = `,\n  "project": ${JSON.stringify(project)},\n  "firstTimestamp": ${JSON.stringify(firstTimestamp)},\n  "lastTimestamp": ${JSON.stringify(lastTimestamp)}\n}`;
+  if (reportJson.endsWith(added)) reports.setJson(absolute, identity, `${reportJson.slice(0, -added.length)}\n}`);
+}
 
 /** How to remember a transcript once analysed. */
 interface RowMiss {
@@ -74,17 +85,15 @@ export class BatchRows {
         if (outcome.kind !== 'session') return;
         const { file: _file, project: _project, ...kept } = outcome.summary;
         this.#cache.set(absolute, identity, kept);
-        if (this.#reports && outcome.reportJson !== undefined) {
-          const full = JSON.parse(outcome.reportJson) as CachedReport;
-          for (const field of BATCH_FIELDS) delete full[field];
-          this.#reports.set(absolute, identity, full);
-        }
+        if (this.#reports && outcome.reportJson !== undefined) keepReport(this.#reports, absolute, identity, outcome.summary, outcome.reportJson);
       },
     };
     if (row === undefined) return { kind: 'miss', ...miss };
     const outcome = this.#outcome(path, row, identity);
     const reports = this.#reports;
     if (reports === undefined || outcome.kind !== 'session') return { kind: 'hit', outcome };
+    // No report kept (rows only, from runs without --json): to be read, as a first run's (on the workers).
+    if (!reports.mayHave(absolute)) return { kind: 'miss', ...miss, grown: false };
     const read = (): SessionOutcome | undefined => {
       const report = reports.get(absolute, identity);
       if (report === undefined) return undefined;
