@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   appendFileSync,
   copyFileSync,
@@ -538,10 +539,13 @@ test('batch --json: past the 50,000 reports kept, the least recently written go 
   const cache = freshDir('cache');
   const reports = join(cache, 'reports');
   mkdirSync(reports, { recursive: true });
-  // Other transcripts' reports, written long ago (what they hold does not matter: they are only counted and dated).
+  // Other transcripts' reports, written long ago (named as reports are, by a path's hash; what they hold does not matter: they are only counted and dated).
   const long = new Date(Date.UTC(2020, 0, 1));
+  const old = new Set<string>();
   for (let i = 0; i < 50_000; i++) {
-    const file = join(reports, `old-${i}.json`);
+    const name = `${createHash('sha1').update(`old-${i}`).digest('base64url')}.json`;
+    old.add(name);
+    const file = join(reports, name);
     writeFileSync(file, '{}');
     utimesSync(file, long, long);
   }
@@ -549,8 +553,58 @@ test('batch --json: past the 50,000 reports kept, the least recently written go 
   assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
   const names = readdirSync(reports);
   assert.equal(names.length, 50_000);
-  assert.equal(names.filter((name) => !name.startsWith('old-')).length, 2, "this batch's two reports are kept");
+  assert.equal(names.filter((name) => !old.has(name)).length, 2, "this batch's two reports are kept");
   assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
+});
+
+test('report cache: the trim removes only its own files (not notes.json), and never a report this run wrote, whatever the dates of the others', () => {
+  const dir = freshDir('reports-own');
+  const reports = join(dir, 'reports');
+  mkdirSync(reports, { recursive: true });
+  // Someone's note, long ago; and two reports dated in the future (a clock set wrong, a backup put back).
+  writeFileSync(join(reports, 'notes.json'), '{"mine":true}');
+  utimesSync(join(reports, 'notes.json'), new Date(Date.UTC(2020, 0, 1)), new Date(Date.UTC(2020, 0, 1)));
+  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 2 });
+  const future = new Date(Date.UTC(2100, 0, 1));
+  const identities = [1, 2, 3].map((n) => {
+    const path = join(dir, `t${n}.jsonl`);
+    writeFileSync(path, `{"n":${n}}\n`);
+    const identity = fileIdentity(path);
+    assert.ok(identity);
+    return { path, identity };
+  });
+  for (const [i, { path, identity }] of identities.slice(0, 2).entries()) {
+    ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 10 }).set(path, identity, { n: i + 1 });
+  }
+  for (const name of readdirSync(reports)) if (name !== 'notes.json') utimesSync(join(reports, name), future, future);
+  const [, , third] = identities;
+  assert.ok(third);
+  cache.set(third.path, third.identity, { n: 3 });
+  assert.deepEqual(cache.get(third.path, third.identity), { n: 3 }, 'the report just written is kept');
+  assert.equal(readFileSync(join(reports, 'notes.json'), 'utf8'), '{"mine":true}', 'not a report: left as it is');
+  assert.equal(readdirSync(reports).filter((name) => name !== 'notes.json').length, 2);
+});
+
+test('batch --json: a symlink in place of the reports folder is not followed: nothing is written or removed where it points', {
+  skip: process.platform === 'win32',
+}, () => {
+  const dir = freshDir('reports-link');
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), join(dir, 'session.jsonl'));
+  copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), join(dir, 'other.jsonl'));
+  const cache = freshDir('cache');
+  const elsewhere = freshDir('elsewhere');
+  writeFileSync(join(elsewhere, 'notes.json'), '{"mine":true}');
+  symlinkSync(elsewhere, join(cache, 'reports'));
+  const cold = run(['.', '--json'], undefined, dir).stdout;
+  for (const args of [
+    ['.', '--json'],
+    ['session.jsonl', '--json'],
+  ]) {
+    assert.equal(run(args, cache, dir).stdout, run(args, undefined, dir).stdout, `analyze ${args.join(' ')}`);
+  }
+  assert.equal(run(['.', '--json'], cache, dir).stdout, cold);
+  assert.deepEqual(readdirSync(elsewhere), ['notes.json']);
+  assert.ok(lstatSync(join(cache, 'reports')).isSymbolicLink(), 'the link is left as it is');
 });
 
 test('report cache: a batch trims once, when it is done: the most recently written reports are kept', () => {

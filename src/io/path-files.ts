@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { readRegularFile } from './fd.js';
@@ -15,8 +15,10 @@ import { sha1 } from './sha1.js';
  * it is an optimisation: unreadable or unwritable, it is ignored.
  */
 export class PathFiles {
-  /** Written since the last trim (with `deferTrim`, `trim` lists the folder only then). */
-  #written = false;
+  /** The names written since the last trim (it lists the folder only then, and never removes them). */
+  readonly #written = new Set<string>();
+  /** Whether the folder is one to use: checked once (see #folder). */
+  #usable: boolean | undefined;
 
   private constructor(
     private readonly dir: string | undefined,
@@ -38,6 +40,23 @@ export class PathFiles {
     return join(this.dir ?? '', `${sha1(path)}.json`);
   }
 
+  /**
+   * The folder, when it is one to read and write: a folder (or none yet, made on the first write),
+   * never a symlink or anything else in its place, which is not followed: nothing is read, written
+   * or removed wherever it points.
+   */
+  #folder(): string | undefined {
+    if (!this.dir) return undefined;
+    if (this.#usable === undefined) {
+      try {
+        this.#usable = lstatSync(this.dir).isDirectory();
+      } catch {
+        this.#usable = true; // none yet
+      }
+    }
+    return this.#usable ? this.dir : undefined;
+  }
+
   /** The folder's names when first asked (see `listed`). */
   #names: Set<string> | undefined;
 
@@ -46,10 +65,11 @@ export class PathFiles {
    * batch; `read` says whether it is of this version and schema). Only a hint, never an answer.
    */
   listed(path: string): boolean {
-    if (!this.dir) return false;
+    const dir = this.#folder();
+    if (!dir) return false;
     if (this.#names === undefined) {
       try {
-        this.#names = new Set(readdirSync(this.dir));
+        this.#names = new Set(readdirSync(dir));
       } catch {
         this.#names = new Set();
       }
@@ -59,7 +79,7 @@ export class PathFiles {
 
   /** What was written for `path` under this version and schema, or undefined. */
   read(path: string): Record<string, unknown> | undefined {
-    if (!this.dir) return undefined;
+    if (!this.#folder()) return undefined;
     try {
       const data = unsealed(readRegularFile(this.#file(path))) as Record<string, unknown> | null;
       if (!data || typeof data !== 'object' || data['version'] !== this.version || data['schema'] !== this.schema || data['path'] !== path) return undefined;
@@ -75,14 +95,16 @@ export class PathFiles {
    * text (a report a worker already wrote out: not parsed and written out again here).
    */
   write(path: string, fields: Record<string, unknown>, json?: { readonly key: string; readonly text: string }): void {
-    if (!this.dir) return;
+    const dir = this.#folder();
+    if (!dir) return;
     try {
-      if (!this.#made) mkdirSync(this.dir, { recursive: true });
+      if (!this.#made) mkdirSync(dir, { recursive: true });
       this.#made = true;
       const head = JSON.stringify({ version: this.version, schema: this.schema, path, ...fields });
       const body = json ? `${head.slice(0, -1)},${JSON.stringify(json.key)}:${json.text}}` : head;
-      writeFileAtomic(this.#file(path), sealedJson(body), { durable: false, cache: true });
-      this.#written = true;
+      const file = this.#file(path);
+      writeFileAtomic(file, sealedJson(body), { durable: false, cache: true });
+      this.#written.add(basename(file));
       if (!this.layout.deferTrim) this.trim();
     } catch {
       // Read-only home, full disk…: the next run does the work again.
@@ -92,21 +114,25 @@ export class PathFiles {
   /** The folder was made (or found) by a write of this run. */
   #made = false;
 
-  /** Drops the least recently written files past the most kept, when any was written since the last time. */
+  /**
+   * Drops the least recently written files past the most kept, when any was written since the last
+   * time; those written since go last (other files dated in the future would otherwise outlast them).
+   */
   trim(): void {
-    if (!this.dir || !this.#written) return;
-    this.#written = false;
+    const dir = this.#folder();
+    if (!dir || this.#written.size === 0) return;
     try {
-      this.#trim(this.dir);
+      this.#trim(dir, this.#written);
     } catch {
       // Gone or unreadable: nothing to trim.
     }
+    this.#written.clear();
   }
 
-  #trim(dir: string): void {
-    // Only what this class writes: regular files named *.json (a folder or a link so named is none of its files).
+  #trim(dir: string, written: ReadonlySet<string>): void {
+    // Only what this class writes: regular files named by a path's hash (not a folder or a link, nor a file of anyone else's).
     const names = readdirSync(dir, { withFileTypes: true })
-      .filter((entry) => entry.isFile() && entry.name.endsWith('.json'))
+      .filter((entry) => entry.isFile() && OWN_NAME.test(entry.name))
       .map((entry) => entry.name);
     if (names.length <= this.layout.max) return;
     const at = (name: string): number => {
@@ -116,7 +142,9 @@ export class PathFiles {
         return 0; // gone since the listing (another run trimmed it)
       }
     };
-    const byAge = names.map((name) => ({ name, at: at(name) })).sort((a, b) => a.at - b.at);
+    // Written by this run: newer than any other, whatever their dates say (a clock set wrong, a backup put back).
+    const now = Date.now();
+    const byAge = names.map((name) => ({ name, at: written.has(name) ? LATER + at(name) : Math.min(at(name), now) })).sort((a, b) => a.at - b.at);
     for (const { name } of byAge.slice(0, names.length - this.layout.max)) {
       try {
         rmSync(join(dir, name), { force: true });
@@ -126,6 +154,12 @@ export class PathFiles {
     }
   }
 }
+
+/** Past any date a file may have: what the trim adds to the dates of the files written since the last one. */
+const LATER = 2 ** 50;
+
+/** A file's name as `#file` makes it: a path's SHA-1 in base64url. */
+const OWN_NAME = /^[\w-]{27}\.json$/;
 
 interface PathFilesLayout {
   readonly version: number;
