@@ -607,59 +607,38 @@ test('batch --json: a symlink in place of the reports folder is not followed: no
   assert.ok(lstatSync(join(cache, 'reports')).isSymbolicLink(), 'the link is left as it is');
 });
 
-test('report cache: a batch trims once, when it is done: the most recently written reports are kept', () => {
-  const dir = freshDir('reports-batch');
-  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 3, deferTrim: true });
-  const files = [1, 2, 3, 4].map((n) => {
-    const path = join(dir, `t${n}.jsonl`);
-    writeFileSync(path, `{"n":${n}}\n`);
-    return path;
-  });
-  for (const [i, path] of files.entries()) {
-    const identity = fileIdentity(path);
-    assert.ok(identity);
-    cache.set(path, identity, { n: i + 1 });
-    for (const name of readdirSync(join(dir, 'reports'))) {
-      const at = statSync(join(dir, 'reports', name)).mtime;
-      if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', name), at, new Date(Date.UTC(2026, 0, 1, i)));
+for (const deferTrim of [false, true]) {
+  test(`report cache: only the most recently written reports are kept (${deferTrim ? 'a batch: trimmed once, when it is done' : 'trimmed as each is written'})`, () => {
+    const dir = freshDir('reports');
+    const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 3, deferTrim });
+    const files = [1, 2, 3, 4].map((n) => {
+      const path = join(dir, `t${n}.jsonl`);
+      writeFileSync(path, `{"n":${n}}\n`);
+      return path;
+    });
+    for (const [i, path] of files.entries()) {
+      const identity = fileIdentity(path);
+      assert.ok(identity);
+      cache.set(path, identity, { n: i + 1 });
+      // Written in this order, an hour apart (so the order does not hang on the clock's resolution).
+      for (const name of readdirSync(join(dir, 'reports'))) {
+        const at = statSync(join(dir, 'reports', name)).mtime;
+        if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', name), at, new Date(Date.UTC(2026, 0, 1, i)));
+      }
     }
-  }
-  // Not one listing of the folder per report written: all four are there until the batch is done.
-  assert.equal(readdirSync(join(dir, 'reports')).length, 4);
-  cache.trim();
-  assert.equal(readdirSync(join(dir, 'reports')).length, 3);
-  const kept = files.map((path) => {
-    const identity = fileIdentity(path);
-    return identity ? cache.get(path, identity)?.n : undefined;
-  });
-  assert.deepEqual(kept, [undefined, 2, 3, 4]);
-});
-
-test('report cache: only the most recently written reports are kept', () => {
-  const dir = freshDir('reports');
-  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 3 });
-  const files = [1, 2, 3, 4].map((n) => {
-    const path = join(dir, `t${n}.jsonl`);
-    writeFileSync(path, `{"n":${n}}\n`);
-    return path;
-  });
-  for (const [i, path] of files.entries()) {
-    const identity = fileIdentity(path);
-    assert.ok(identity);
-    cache.set(path, identity, { n: i + 1 });
-    // Written in this order, an hour apart (so the order does not hang on the clock's resolution).
-    for (const name of readdirSync(join(dir, 'reports'))) {
-      const at = statSync(join(dir, 'reports', name)).mtime;
-      if (Date.now() - at.getTime() < 60_000) utimesSync(join(dir, 'reports', name), at, new Date(Date.UTC(2026, 0, 1, i)));
+    if (deferTrim) {
+      // Not one listing of the folder per report written: all four are there until the batch is done.
+      assert.equal(readdirSync(join(dir, 'reports')).length, 4);
+      cache.trim();
     }
-  }
-  assert.equal(readdirSync(join(dir, 'reports')).length, 3);
-  const kept = files.map((path) => {
-    const identity = fileIdentity(path);
-    return identity ? cache.get(path, identity)?.n : undefined;
+    assert.equal(readdirSync(join(dir, 'reports')).length, 3);
+    const kept = files.map((path) => {
+      const identity = fileIdentity(path);
+      return identity ? cache.get(path, identity)?.n : undefined;
+    });
+    assert.deepEqual(kept, [undefined, 2, 3, 4]);
   });
-  assert.deepEqual(kept, [undefined, 2, 3, 4]);
-});
+}
 
 test('a first batch run (empty token cache) asks the main thread for nothing, yet fills the token cache for the next run', () => {
   const { dir } = writeBatch({ sessions: 40, projects: ['a', 'b'], seed: 0xf1a7, start: Date.UTC(2026, 0, 1), stepMs: 3_600_000, dir: freshDir('batch') });
