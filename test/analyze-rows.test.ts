@@ -287,6 +287,12 @@ test("batch --json: a re-run prints each unchanged transcript's kept report with
   rmSync(reportFile);
   assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
   assert.equal(readdirSync(join(cache, 'reports')).length, 2);
+  // Kept by analyze FILE instead (as it writes reports): the batch prints it as a cold run does, byte for byte.
+  rmSync(reportFile);
+  run(['session.jsonl', '--json'], cache, dir);
+  assert.ok(existsSync(reportFile));
+  assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
+  assert.equal(run(['.', '--json', '--sort', 'tokens'], cache, dir).stdout, run(['.', '--json', '--sort', 'tokens'], undefined, dir).stdout);
   // Grown by a line: analysed again, as a cold run of the grown file.
   const file = join(dir, 'session.jsonl');
   appendFileSync(file, `${readFileSync(file, 'utf8').trimEnd().split('\n').pop()}\n`);

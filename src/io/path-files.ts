@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { readRegularFile } from './fd.js';
-import { sealedJson, unsealed } from './sealed.js';
+import { sealedJson, unsealed, unsealedJson } from './sealed.js';
 import { sha1 } from './sha1.js';
 
 /**
@@ -81,12 +81,34 @@ export class PathFiles {
   read(path: string): Record<string, unknown> | undefined {
     if (!this.#folder()) return undefined;
     try {
-      const data = unsealed(readRegularFile(this.#file(path))) as Record<string, unknown> | null;
-      if (!data || typeof data !== 'object' || data['version'] !== this.version || data['schema'] !== this.schema || data['path'] !== path) return undefined;
-      return data;
+      return this.#ours(unsealed(readRegularFile(this.#file(path))), path);
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * `read`, with its last field `key` as the JSON text written (not parsed): the other fields come
+   * first, and a `,"key":` with its quotes bare is no part of a string in JSON, whose quotes are escaped.
+   */
+  readWithJson(path: string, key: string): { readonly fields: Record<string, unknown>; readonly json: string } | undefined {
+    if (!this.#folder()) return undefined;
+    try {
+      const text = unsealedJson(readRegularFile(this.#file(path)));
+      const at = text.indexOf(`,${JSON.stringify(key)}:`);
+      if (at < 0 || !text.endsWith('}')) return undefined;
+      const fields = this.#ours(JSON.parse(`${text.slice(0, at)}}`), path);
+      return fields ? { fields, json: text.slice(at + key.length + 4, -1) } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** `data`, when it is a file of this version and schema, for `path`. */
+  #ours(data: unknown, path: string): Record<string, unknown> | undefined {
+    if (!data || typeof data !== 'object') return undefined;
+    const fields = data as Record<string, unknown>;
+    return fields['version'] === this.version && fields['schema'] === this.schema && fields['path'] === path ? fields : undefined;
   }
 
   /**

@@ -258,6 +258,17 @@ export class ReportCache<Report> {
     this.files.write(path, { id: stored(identity), report });
   }
 
+  /**
+   * `get`, as the JSON text kept (not parsed): `JSON.stringify(report)`, with the indentation it was
+   * written with (2 spaces from a batch's `setJson`, none from `set`). Undefined when `get` would be.
+   */
+  getJson(path: string, identity: FileIdentity): string | undefined {
+    const kept = this.files.readWithJson(path, 'report');
+    if (!kept || !isStoredIdentity(kept.fields['id']) || !sameIdentity(identity, kept.fields['id'])) return undefined;
+    // `get` gives only an object: so does this (a valid report is an object; in JSON, one begins with {).
+    return kept.json.startsWith('{') ? kept.json : undefined;
+  }
+
   /** `set`, of a report already in JSON (`json`: `JSON.stringify(report)`, with any indentation). */
   setJson(path: string, identity: FileIdentity, json: string): void {
     this.files.write(path, { id: stored(identity) }, { key: 'report', text: json });

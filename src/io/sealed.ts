@@ -30,9 +30,14 @@ export function sealedJson(json: string): [Buffer, Buffer] {
 
 /** The value of a sealed cache file; throws when the file is not one, or its bytes are not the ones sealed. */
 export function unsealed(bytes: Buffer): unknown {
+  return JSON.parse(unsealedJson(bytes));
+}
+
+/** `unsealed`, as the JSON text sealed (not parsed). */
+export function unsealedJson(bytes: Buffer): string {
   const end = SEAL.length + DIGEST_CHARS;
   if (!bytes.subarray(0, SEAL.length).equals(SEAL_BYTES) || bytes[end] !== 10) throw new Error('not a sealed cache file');
   const body = bytes.subarray(end + 1);
   if (digest(body) !== bytes.toString('latin1', SEAL.length, end)) throw new Error('a cache file changed since devs-ctx wrote it');
-  return JSON.parse(body.toString('utf8'));
+  return body.toString('utf8');
 }

@@ -16,15 +16,35 @@ type CachedRow = Omit<SessionSummary, 'file' | 'project'>;
 type CachedReport = Record<string, unknown>;
 
 /**
+ * A kept report (its JSON) as analyzeSession prints it in a batch: the report's own fields in their
+ * order, its file as given now, then the batch's. Kept by a batch, it is the text analyzeSession
+ * wrote (2-space indentation, `file` the second field, alone on its line): that line is replaced and
+ * the batch's fields added, no parsing; kept by `analyze FILE` (compact), it is parsed and written out.
+ */
+function batchReport(json: string, summary: SessionSummary): string {
+  const { file, project, firstTimestamp, lastTimestamp } = summary;
+  const line = json.startsWith('{\n  "schemaVersion": ') ? json.indexOf('\n  "file": ') : -1;
+  const next = line < 0 ? -1 : json.indexOf('\n', line + 1);
+  if (next < 0 || json[next - 1] !== ',' || !json.endsWith('\n}')) {
+    return JSON.stringify({ ...(JSON.parse(json) as CachedReport), file, project, firstTimestamp, lastTimestamp }, null, 2);
+  }
+  return `${json.slice(0, line)}\n  "file": ${JSON.stringify(file)},${json.slice(next, -2)}${batchFieldsJson(summary)}`;
+}
+
+/**
  * Keeps the report of `reportJson` (as analyzeSession writes it: the single file's report, then the
  * batch's fields) without the batch's fields, cut off as text, not parsed and written out again: they
  * end it, each on a line of its own (a string in JSON holds no line break). Written otherwise, it is
  * not kept.
  */
 function keepReport(reports: ReportCache<CachedReport>, absolute: string, identity: FileIdentity, summary: SessionSummary, reportJson: string): void {
-  const { project, firstTimestamp, lastTimestamp } = summary;
-  const added = `,\n  "project": ${JSON.stringify(project)},\n  "firstTimestamp": ${JSON.stringify(firstTimestamp)},\n  "lastTimestamp": ${JSON.stringify(lastTimestamp)}\n}`;
+  const added = batchFieldsJson(summary);
   if (reportJson.endsWith(added)) reports.setJson(absolute, identity, `${reportJson.slice(0, -added.length)}\n}`);
+}
+
+/** How analyzeSession's JSON of a report in a batch ends: the batch's fields, each on a line of its own, and the closing brace. */
+function batchFieldsJson({ project, firstTimestamp, lastTimestamp }: SessionSummary): string {
+  return `,\n  "project": ${JSON.stringify(project)},\n  "firstTimestamp": ${JSON.stringify(firstTimestamp)},\n  "lastTimestamp": ${JSON.stringify(lastTimestamp)}\n}`;
 }
 
 /** How to remember a transcript once analysed. */
@@ -95,11 +115,8 @@ export class BatchRows {
     // No report kept (rows only, from runs without --json): to be read, as a first run's (on the workers).
     if (!reports.mayHave(absolute)) return { kind: 'miss', ...miss, grown: false };
     const read = (): SessionOutcome | undefined => {
-      const report = reports.get(absolute, identity);
-      if (report === undefined) return undefined;
-      // As analyzeSession prints it: the report's own fields in their order (its file as given now), then the batch's.
-      const { file, project, firstTimestamp, lastTimestamp } = outcome.summary;
-      return { ...outcome, reportJson: JSON.stringify({ ...report, file, project, firstTimestamp, lastTimestamp }, null, 2) };
+      const report = reports.getJson(absolute, identity);
+      return report === undefined ? undefined : { ...outcome, reportJson: batchReport(report, outcome.summary) };
     };
     return { kind: 'report', read, miss: { ...miss, grown: false } };
   }
