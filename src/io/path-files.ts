@@ -8,17 +8,20 @@ import { sha1 } from './sha1.js';
 /**
  * A folder of caches kept one JSON file per transcript (named by a hash of its path): the finished
  * reports of `analyze` (a single file's, and a batch `--json`'s) and the states of grown transcripts
- * a batch reads on from. A file holds
- * its layout's version, the schema it was made under (the build and the settings) and the path; one
- * of another version, schema or path is not returned, nor one changed since devs-ctx wrote it (each
- * file is sealed: src/io/sealed.ts). Only the most recently written files are kept. Like every cache
- * it is an optimisation: unreadable or unwritable, it is ignored.
+ * a batch reads on from. A file holds its layout's version, the schema it was made under (the build
+ * and the settings) and the path; one of another version, schema or path is not returned, nor one
+ * changed since devs-ctx wrote it (each file is sealed: src/io/sealed.ts). Only the most recently
+ * written files are kept. Like every cache it is an optimisation: unreadable or unwritable, it is ignored.
  */
 export class PathFiles {
-  /** The names written since the last trim (it lists the folder only then, and never removes them). */
+  /** The names written since the last trim (it lists the folder only then, and removes them last). */
   readonly #written = new Set<string>();
   /** Whether the folder is one to use: checked once (see #folder). */
   #usable: boolean | undefined;
+  /** The folder was made (or found) by a write of this run. */
+  #made = false;
+  /** The folder's names when first asked (see `listed`). */
+  #names: Set<string> | undefined;
 
   private constructor(
     private readonly dir: string | undefined,
@@ -56,9 +59,6 @@ export class PathFiles {
     }
     return this.#usable ? this.dir : undefined;
   }
-
-  /** The folder's names when first asked (see `listed`). */
-  #names: Set<string> | undefined;
 
   /**
    * Whether a file for `path` was in the folder when it was first listed (one listing for a whole
@@ -132,9 +132,6 @@ export class PathFiles {
       // Read-only home, full disk…: the next run does the work again.
     }
   }
-
-  /** The folder was made (or found) by a write of this run. */
-  #made = false;
 
   /**
    * Drops the least recently written files past the most kept, when any was written since the last
