@@ -563,6 +563,32 @@ test('batch --json: past the 50,000 reports kept, the least recently written go 
   assert.equal(run(['.', '--json'], cache, dir).stdout, cold.stdout);
 });
 
+test('report cache: a report written again (a live session analysed again) does not trim: only a new one can put the folder past the most kept', () => {
+  const dir = freshDir('reports-again');
+  const files = [1, 2, 3].map((n) => {
+    const path = join(dir, `t${n}.jsonl`);
+    writeFileSync(path, `{"n":${n}}\n`);
+    const identity = fileIdentity(path);
+    assert.ok(identity);
+    return { path, identity };
+  });
+  // Three reports, kept by a run that allowed more.
+  const roomy = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 10 });
+  for (const [i, { path, identity }] of files.entries()) roomy.set(path, identity, { n: i + 1 });
+  const [first] = files;
+  assert.ok(first);
+  // Rewritten by one that keeps two: nothing new, so no listing of the folder and nothing removed.
+  ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 2 }).set(first.path, first.identity, { n: 10 });
+  assert.equal(readdirSync(join(dir, 'reports')).length, 3);
+  // A new one: trimmed to two.
+  const path = join(dir, 't4.jsonl');
+  writeFileSync(path, '{"n":4}\n');
+  const identity = fileIdentity(path);
+  assert.ok(identity);
+  ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 2 }).set(path, identity, { n: 4 });
+  assert.equal(readdirSync(join(dir, 'reports')).length, 2);
+});
+
 test('report cache: the trim removes only its own files (not notes.json), and never a report this run wrote, whatever the dates of the others', () => {
   const dir = freshDir('reports-own');
   const reports = join(dir, 'reports');

@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { readRegularFile } from './fd.js';
@@ -20,6 +20,8 @@ export class PathFiles {
   #usable: boolean | undefined;
   /** The folder was made (or found) by a write of this run. */
   #made = false;
+  /** A file was added since the last trim (a file written again adds none: the folder is no fuller). */
+  #added = false;
   /** The folder's names when first asked (see `listed`). */
   #names: Set<string> | undefined;
 
@@ -125,6 +127,7 @@ export class PathFiles {
       const head = JSON.stringify({ version: this.version, schema: this.schema, path, ...fields });
       const body = json ? `${head.slice(0, -1)},${JSON.stringify(json.key)}:${json.text}}` : head;
       const file = this.#file(path);
+      if (!existsSync(file)) this.#added = true;
       writeFileAtomic(file, sealedJson(body), { durable: false, cache: true });
       this.#written.add(basename(file));
       if (!this.layout.deferTrim) this.trim();
@@ -134,18 +137,20 @@ export class PathFiles {
   }
 
   /**
-   * Drops the least recently written files past the most kept, when any was written since the last
-   * time; those written since go last (other files dated in the future would otherwise outlast them).
+   * Drops the least recently written files past the most kept, when one was added since the last
+   * time (only that makes the folder fuller); those written since go last (other files dated in the
+   * future would otherwise outlast them).
    */
   trim(): void {
     const dir = this.#folder();
-    if (!dir || this.#written.size === 0) return;
+    if (!dir || !this.#added) return;
     try {
       this.#trim(dir, this.#written);
     } catch {
       // Gone or unreadable: nothing to trim.
     }
     this.#written.clear();
+    this.#added = false;
   }
 
   #trim(dir: string, written: ReadonlySet<string>): void {
