@@ -53,13 +53,7 @@ function tempPathFor(path: string): string {
  * tool's own (`cache`) differs: see AtomicWriteOptions.
  */
 export function writeFileAtomic(path: string, bytes: WriteData, options: AtomicWriteOptions = {}): void {
-  if (options.cache && isSymlink(path)) {
-    // The tool's own file is where it is named: the link is replaced, never followed (written
-    // through, it would replace whatever file the link names, wherever that is).
-    replaceRegular(path, path, bytes, undefined, options);
-    return;
-  }
-  const { target, stat } = outputTarget(path);
+  const { target, stat } = outputTarget(path, options.cache === true);
   if (stat && (stat.isFIFO() || stat.isCharacterDevice())) {
     if (options.cache) throw new InputError(`${path}: cannot write: it is not a regular file; nothing was changed`);
     writeThrough(path, target, bytes);
@@ -109,8 +103,12 @@ export function sameFile(a: string, b: string): boolean {
   }
 }
 
-/** Where a write to `path` lands: the path itself, or the real file behind a symlink; and what is there now. */
-function outputTarget(path: string): { target: string; stat: Stats | undefined } {
+/**
+ * Where a write to `path` lands: the path itself, or the real file behind a symlink; and what is there
+ * now. `ownFile` (a file of the tool's own): a symlink is not followed but replaced, as a missing file
+ * is made (written through, it would replace whatever file the link names, wherever that is).
+ */
+function outputTarget(path: string, ownFile = false): { target: string; stat: Stats | undefined } {
   let stat: Stats;
   try {
     stat = lstatSync(path);
@@ -118,6 +116,7 @@ function outputTarget(path: string): { target: string; stat: Stats | undefined }
     return { target: path, stat: undefined }; // missing: created (a missing folder is reported by the write)
   }
   let target = path;
+  if (stat.isSymbolicLink() && ownFile) return { target: path, stat: undefined };
   if (stat.isSymbolicLink()) {
     try {
       stat = statSync(path);
@@ -133,14 +132,6 @@ function outputTarget(path: string): { target: string; stat: Stats | undefined }
     throw new InputError(`${path}: cannot write: it is not a regular file, a pipe or a character device; nothing was changed`, 'name a regular file for -o');
   }
   return { target, stat };
-}
-
-function isSymlink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false; // missing: created
-  }
 }
 
 /** A pipe or a device: opened for writing as it is (no create, no truncate), never renamed over. */

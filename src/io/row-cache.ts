@@ -221,6 +221,12 @@ export class RowCache<Row> {
   }
 }
 
+/** Whether a kept file's fields were written for the file with this identity. */
+function keptFor(fields: Record<string, unknown>, identity: FileIdentity): boolean {
+  const id = fields['id'];
+  return isStoredIdentity(id) && sameIdentity(identity, id);
+}
+
 /**
  * The finished report of `analyze` (a single file's, and each of a batch `--json`'s), per file, under
  * the same identity and schema rules as the rows: one file per transcript (`reports/<hash of its
@@ -247,10 +253,8 @@ export class ReportCache<Report> {
 
   get(path: string, identity: FileIdentity): Report | undefined {
     const data = this.files.read(path);
-    if (!data || !isStoredIdentity(data['id'])) return undefined;
-    const report = data['report'];
-    if (!sameIdentity(identity, data['id']) || !report || typeof report !== 'object') return undefined;
-    return report as Report;
+    const report = data?.['report'];
+    return data && keptFor(data, identity) && report && typeof report === 'object' ? (report as Report) : undefined;
   }
 
   /** Kept with the file's identity; the most recently written reports are kept (a written report is a new or changed file). */
@@ -264,9 +268,8 @@ export class ReportCache<Report> {
    */
   getJson(path: string, identity: FileIdentity): string | undefined {
     const kept = this.files.readWithJson(path, 'report');
-    if (!kept || !isStoredIdentity(kept.fields['id']) || !sameIdentity(identity, kept.fields['id'])) return undefined;
     // `get` gives only an object: so does this (a valid report is an object; in JSON, one begins with {).
-    return kept.json.startsWith('{') ? kept.json : undefined;
+    return kept && keptFor(kept.fields, identity) && kept.json.startsWith('{') ? kept.json : undefined;
   }
 
   /** `set`, of a report already in JSON (`json`: `JSON.stringify(report)`, with any indentation). */

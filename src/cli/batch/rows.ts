@@ -99,26 +99,24 @@ export class BatchRows {
     const identity = fileIdentity(absolute);
     if (identity === undefined) return { kind: 'none' };
     const row = this.#cache.get(absolute, identity);
-    const miss: RowMiss = {
-      grown: this.#cache.grew(absolute, identity),
-      remember: (outcome) => {
-        if (outcome.kind !== 'session') return;
-        const { file: _file, project: _project, ...kept } = outcome.summary;
-        this.#cache.set(absolute, identity, kept);
-        if (this.#reports && outcome.reportJson !== undefined) keepReport(this.#reports, absolute, identity, outcome.summary, outcome.reportJson);
-      },
+    const remember = (outcome: SessionOutcome): void => {
+      if (outcome.kind !== 'session') return;
+      const { file: _file, project: _project, ...kept } = outcome.summary;
+      this.#cache.set(absolute, identity, kept);
+      if (this.#reports && outcome.reportJson !== undefined) keepReport(this.#reports, absolute, identity, outcome.summary, outcome.reportJson);
     };
-    if (row === undefined) return { kind: 'miss', ...miss };
+    if (row === undefined) return { kind: 'miss', remember, grown: this.#cache.grew(absolute, identity) };
     const outcome = this.#outcome(path, row, identity);
     const reports = this.#reports;
     if (reports === undefined || outcome.kind !== 'session') return { kind: 'hit', outcome };
     // No report kept (rows only, from runs without --json): to be read, as a first run's (on the workers).
-    if (!reports.mayHave(absolute)) return { kind: 'miss', ...miss, grown: false };
+    // Its row is unchanged: nothing to read on from (nor does --json read on).
+    if (!reports.mayHave(absolute)) return { kind: 'miss', remember, grown: false };
     const read = (): SessionOutcome | undefined => {
       const report = reports.getJson(absolute, identity);
       return report === undefined ? undefined : { ...outcome, reportJson: batchReport(report, outcome.summary) };
     };
-    return { kind: 'report', read, miss: { ...miss, grown: false } };
+    return { kind: 'report', read, miss: { remember, grown: false } };
   }
 
   #outcome(path: string, row: CachedRow, identity: FileIdentity): SessionOutcome {
