@@ -4,16 +4,12 @@
 // prepare) compiles src/ to dist/ and bundles the CLI into dist/cli-bundle/ (one file, compiled from
 // V8's code cache made at build time: see scripts/bundle-loader.cjs). This file is CommonJS
 // (bin/package.json), so Node starts without its ES module loader, about 5 ms sooner.
-const { endWhenDone, main } = require('../dist/cli-bundle/main.cjs');
+const { endWhenDone, main, onOutputError } = require('../dist/cli-bundle/main.cjs');
 
 // A reader that stops early (`devs-ctx prune s.jsonl | head`) closes the pipe: stop quietly, as
-// other Unix tools do, instead of crashing on EPIPE. Files written with -o / --in-place are atomic.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
-}
+// other Unix tools do, instead of crashing on EPIPE. Any other failure to write (a full disk) is
+// exit 3 with a message, never success. Files written with -o / --in-place are atomic.
+for (const name of ['stdout', 'stderr']) process[name].on('error', (error) => onOutputError(name, error));
 
 main(process.argv.slice(2)).then(
   (code) => {

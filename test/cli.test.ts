@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -259,4 +259,39 @@ test('a reader that closes the pipe early (| head) ends the command quietly, not
   const { code, stderr } = await run.exited;
   assert.doesNotMatch(stderr, /EPIPE|Unhandled/);
   assert.equal(code, 0);
+});
+
+test('standard output that cannot be written (a full disk: /dev/full) is exit 3 with a message, never success or a crash', {
+  skip: !existsSync('/dev/full') && 'no /dev/full here',
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-full-'));
+  const sessions = join(dir, 'sessions');
+  mkdirSync(sessions);
+  for (const name of ['a', 'b']) copyFileSync(join(repoRoot, basic), join(sessions, `${name}.jsonl`));
+  const cases: [string, string[]][] = [
+    ['analyze FILE --json', ['analyze', basic, '--json']],
+    ['analyze FILE (text)', ['analyze', basic]],
+    ['analyze DIR (text)', ['analyze', sessions]],
+    ['analyze DIR --ndjson', ['analyze', sessions, '--ndjson']],
+    ['analyze DIR --json', ['analyze', sessions, '--json']],
+    // Its report goes to standard error, before the message.
+    ['prune to standard output', ['prune', 'fixtures/devs/replay-webhook-session.jsonl', '--force', '--target', '2000', '--no-archive']],
+  ];
+  for (const [label, args] of cases) {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const result = spawnSync(process.execPath, ['bin/devs-ctx.js', ...args], {
+        cwd: repoRoot,
+        env: cliEnv({ DEVS_CTX_CACHE_DIR: join(dir, 'cache') }),
+        stdio: ['ignore', full, 'pipe'],
+        encoding: 'utf8',
+      });
+      assert.equal(result.status, 3, `${label}: ${result.stderr}`);
+      const message = /devs-ctx: standard output is not writable \(ENOSPC: no space left on device[^\n]*\); what it was to print is lost\n$/;
+      assert.match(result.stderr, args[0] === 'prune' ? message : new RegExp(`^${message.source}`), label);
+      assert.doesNotMatch(result.stderr, /\n {4}at /, `${label}: no stack trace`);
+    } finally {
+      closeSync(full);
+    }
+  }
 });

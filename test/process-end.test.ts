@@ -9,11 +9,16 @@ import { spawnChild } from './helpers/child.js';
 import { repoRoot } from './helpers/realdata.js';
 
 /** A process whose streams hold their write callbacks until `flush` runs them, in order. */
-function fakeProcess(open: string[], handles: unknown[] | undefined): EndingProcess & { exits: number[]; flush(stream: 'stdout' | 'stderr'): void } {
-  const held: Record<'stdout' | 'stderr', (() => void)[]> = { stdout: [], stderr: [] };
+function fakeProcess(
+  open: string[],
+  handles: unknown[] | undefined,
+): EndingProcess & { exits: number[]; written: string[]; flush(stream: 'stdout' | 'stderr', error?: Error): void } {
+  const held: Record<'stdout' | 'stderr', ((error?: Error) => void)[]> = { stdout: [], stderr: [] };
+  const written: string[] = [];
   const stream = (name: 'stdout' | 'stderr') => ({
-    write(_chunk: string, callback: () => void) {
-      held[name].push(callback);
+    write(chunk: string, callback?: (error?: Error) => void) {
+      if (chunk) written.push(`${name}: ${chunk}`);
+      if (callback) held[name].push(callback);
       return true;
     },
   });
@@ -25,8 +30,9 @@ function fakeProcess(open: string[], handles: unknown[] | undefined): EndingProc
     stderr: stream('stderr'),
     exit: (code) => exits.push(code),
     exits,
-    flush: (name) => {
-      for (const callback of held[name].splice(0)) callback();
+    written,
+    flush: (name, error) => {
+      for (const callback of held[name].splice(0)) callback(error);
     },
   };
 }
@@ -48,6 +54,32 @@ test('with only the standard streams open, the process ends with the code once s
     proc.flush('stderr');
     assert.deepEqual(proc.exits, [3], open.join(','));
   }
+});
+
+test('output that fails as it is flushed: a closed pipe ends quietly with the code, a full disk with exit 3 and a message', () => {
+  const closed = Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+  const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  const proc = fakeProcess(['PipeWrap'], [{ fd: 1 }]);
+  assert.equal(endWhenFlushed(proc, 10, 0), true);
+  proc.flush('stdout', closed);
+  assert.deepEqual(proc.exits, [10], 'EPIPE: the exit code, at once');
+  assert.deepEqual(proc.written, []);
+
+  const disk = fakeProcess(['PipeWrap'], [{ fd: 1 }]);
+  assert.equal(endWhenFlushed(disk, 0, 0), true);
+  disk.flush('stderr');
+  disk.flush('stdout', full);
+  assert.deepEqual(disk.exits, [3], 'never 0: what was printed is lost');
+  assert.deepEqual(disk.written, [
+    'stderr: devs-ctx: standard output is not writable (ENOSPC: no space left on device, write); what it was to print is lost\n',
+  ]);
+
+  // Standard error itself failing: nothing to say it on, exit 3 all the same.
+  const errors = fakeProcess(['PipeWrap'], [{ fd: 2 }]);
+  assert.equal(endWhenFlushed(errors, 0, 0), true);
+  errors.flush('stderr', full);
+  assert.deepEqual(errors.exits, [3]);
+  assert.deepEqual(errors.written, []);
 });
 
 test('anything else open, a running worker, or no list of handles to ask leaves the process to end as Node ends it', () => {

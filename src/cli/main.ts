@@ -7,7 +7,7 @@ import type { CliContext } from './context.js';
 import { reportError } from './errors.js';
 import { COMMANDS, PROGRAM } from './registry/index.js';
 import { liveWorkers } from './live-workers.js';
-import { endWhenFlushed } from './process-end.js';
+import { endWhenFlushed, outputFailed } from './process-end.js';
 
 /**
  * After a command has returned (bin/devs-ctx.js): ends the process with `code` once stdout and
@@ -15,6 +15,11 @@ import { endWhenFlushed } from './process-end.js';
  */
 export function endWhenDone(code: number): boolean {
   return endWhenFlushed(process, code, liveWorkers());
+}
+
+/** bin/devs-ctx.js: standard output or error failed (a closed pipe, a full disk): see `outputFailed`. */
+export function onOutputError(stream: 'stdout' | 'stderr', error: Error): void {
+  outputFailed(process, stream, error, typeof process.exitCode === 'number' ? process.exitCode : 0);
 }
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };

@@ -13,14 +13,38 @@
  * process started is running (Node lists none: src/cli/live-workers.ts counts them).
  */
 
+import { ExitCode } from '../core/errors.js';
+
 /** What `endWhenFlushed` uses of the process (`process` itself in the CLI). */
 export interface EndingProcess {
   getActiveResourcesInfo(): string[];
   /** Node's open handles: not part of its documented API, so it may be missing. */
   readonly _getActiveHandles?: () => unknown[];
   readonly stdout: { write(chunk: string, callback: (error?: Error | null) => void): unknown };
-  readonly stderr: { write(chunk: string, callback: (error?: Error | null) => void): unknown };
+  readonly stderr: { write(chunk: string, callback?: (error?: Error | null) => void): unknown };
   exit(code: number): void;
+}
+
+/**
+ * When standard output or error cannot be written. A reader that closed the pipe early (EPIPE:
+ * `| head`) has what it wanted: the process ends quietly with `code`, as other Unix tools do. Any
+ * other failure (a full disk, a closed descriptor) lost what was to be printed: standard error says
+ * so when it is output that failed, and the process ends with exit 3, output not writable [SPEC
+ * §3], never with success (a report redirected to a full disk was an empty file and exit 0).
+ */
+export function outputFailed(proc: Pick<EndingProcess, 'stderr' | 'exit'>, stream: 'stdout' | 'stderr', error: Error, code: number): void {
+  if ((error as NodeJS.ErrnoException).code === 'EPIPE') {
+    proc.exit(code);
+    return;
+  }
+  if (stream === 'stdout') {
+    try {
+      proc.stderr.write(`devs-ctx: standard output is not writable (${error.message}); what it was to print is lost\n`);
+    } catch {
+      // standard error is gone too: the exit code alone says it
+    }
+  }
+  proc.exit(ExitCode.input);
 }
 
 /** The kinds of resource a standard stream is held by when it is a pipe or a terminal (a file holds none). */
@@ -48,11 +72,17 @@ export function endWhenFlushed(proc: EndingProcess, code: number, liveWorkers: n
   if (!onlyStandardStreamsOpen(proc, liveWorkers)) return false;
   let waiting = 2;
   // A write's callback runs once what was written before it has gone out, or with the stream's error.
-  const flushed = (): void => {
-    waiting -= 1;
-    if (waiting === 0) proc.exit(code);
-  };
-  proc.stdout.write('', flushed);
-  proc.stderr.write('', flushed);
+  const flushed =
+    (stream: 'stdout' | 'stderr') =>
+    (error?: Error | null): void => {
+      if (error) {
+        outputFailed(proc, stream, error, code);
+        return;
+      }
+      waiting -= 1;
+      if (waiting === 0) proc.exit(code);
+    };
+  proc.stdout.write('', flushed('stdout'));
+  proc.stderr.write('', flushed('stderr'));
   return true;
 }
