@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   appendFileSync,
+  chmodSync,
   copyFileSync,
   existsSync,
   lstatSync,
@@ -775,4 +776,36 @@ test("devs-ctx's own cache folder inside the folder analysed is not read as tran
   const named = runCli(['analyze', join('cache', 'analyze-rows.json'), '--ndjson'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
   assert.equal(named.exitCode, 4);
   assert.match(named.stdout, /cache\/analyze-rows\.json: not a transcript format devs-ctx knows/);
+});
+
+test('the caches are private: what devs-ctx writes there (excerpts of transcripts in the reports) is 0600, the folders it makes 0700, whatever the umask', () => {
+  const dir = freshDir('private');
+  for (const name of ['a', 'b']) copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), join(dir, `${name}.jsonl`));
+  const cache = join(freshDir('private-cache'), 'devs-ctx');
+  const analyze = (args: readonly string[]): void => {
+    // A permissive umask, as most users have: the modes below are devs-ctx's own choice.
+    const result = spawnSync('/bin/sh', ['-c', 'umask 022 && exec "$0" "$@"', process.execPath, join(repoRoot, 'bin', 'devs-ctx.js'), 'analyze', ...args], {
+      cwd: dir,
+      env: cliEnv({ DEVS_CTX_CACHE_DIR: cache }),
+      encoding: 'utf8',
+    });
+    assert.ok([0, 10, 11].includes(result.status ?? -1), result.stderr);
+  };
+  analyze(['.', '--json']);
+  analyze(['a.jsonl']);
+  // A cache file an older version left readable by all is private once written again.
+  chmodSync(join(cache, 'analyze-rows.json'), 0o644);
+  appendFileSync(join(dir, 'b.jsonl'), `${readFileSync(join(dir, 'b.jsonl'), 'utf8').trimEnd().split('\n').at(-1)}\n`);
+  analyze(['.', '--ndjson']);
+  const seen: string[] = [];
+  const walk = (path: string): void => {
+    const mode = statSync(path).mode & 0o777;
+    const name = path.slice(cache.length) || '/';
+    seen.push(name);
+    assert.equal(mode & 0o077, 0, `${name}: mode ${mode.toString(8)}, readable by others`);
+    if (statSync(path).isDirectory()) for (const entry of readdirSync(path)) walk(join(path, entry));
+  };
+  walk(cache);
+  for (const expected of ['/analyze-rows.json', '/reports', '/token-counts-o200k_base.bin'])
+    assert.ok(seen.includes(expected), `${expected} written (${seen.join(', ')})`);
 });

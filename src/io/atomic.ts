@@ -74,6 +74,7 @@ interface AtomicWriteOptions {
    * A file of the tool's own (a cache, a state): only ever a regular file where it is named. A pipe
    * or a device in its place is an error, never written through (that would wait for a reader, or
    * feed a device); a symlink is replaced, never followed (that would replace the file it names).
+   * It is written private (0600, unless `mode` says otherwise), whatever mode it had.
    */
   readonly cache?: boolean;
 }
@@ -149,7 +150,8 @@ function writeThrough(path: string, target: string, bytes: WriteData): void {
 
 function replaceRegular(path: string, target: string, bytes: WriteData, existing: Stats | undefined, options: AtomicWriteOptions): void {
   const tmp = tempPathFor(target);
-  const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o644);
+  // A file of the tool's own is private (a report holds excerpts of a transcript); another keeps its mode.
+  const mode = options.mode ?? (options.cache ? 0o600 : existing ? existing.mode & 0o7777 : 0o644);
   let fd: number | undefined;
   try {
     fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);

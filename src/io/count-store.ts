@@ -216,7 +216,7 @@ export class CountStore {
     const added = this.toSave;
     if (added.keys.length === 0) return true;
     try {
-      mkdirSync(dirname(this.file), { recursive: true });
+      mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
       const main = this.table?.size ?? 0;
       const recent = (this.recent?.size ?? 0) + this.usedInMain.length + added.keys.length;
       if (main >= RECENT_MIN_MAIN && recent <= main * RECENT_MAX_SHARE && main + recent <= this.maxEntries) {

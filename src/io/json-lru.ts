@@ -107,7 +107,7 @@ export class JsonFileLru<V> {
   save(): boolean {
     if (this.file === undefined || !this.changed) return true;
     try {
-      mkdirSync(dirname(this.file), { recursive: true });
+      mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
       writeFileAtomic(this.file, Buffer.from(this.serialize()), { durable: false, cache: true });
       this.changed = false;
       return true;

@@ -122,7 +122,7 @@ export class PathFiles {
     const dir = this.#folder();
     if (!dir) return;
     try {
-      if (!this.#made) mkdirSync(dir, { recursive: true });
+      if (!this.#made) mkdirSync(dir, { recursive: true, mode: 0o700 });
       this.#made = true;
       const head = JSON.stringify({ version: this.version, schema: this.schema, path, ...fields });
       const body = json ? `${head.slice(0, -1)},${JSON.stringify(json.key)}:${json.text}}` : head;

@@ -209,7 +209,7 @@ export class RowCache<Row> {
     try {
       let entries = [...this.files];
       if (entries.length > MAX_FILES) entries = entries.slice(entries.length - MAX_FILES);
-      mkdirSync(join(this.file, '..'), { recursive: true });
+      mkdirSync(join(this.file, '..'), { recursive: true, mode: 0o700 });
       writeFileAtomic(this.file, sealed({ version: ROW_CACHE_VERSION, schema: this.schema, files: Object.fromEntries(entries) }), {
         durable: false,
         cache: true,

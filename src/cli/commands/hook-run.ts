@@ -142,7 +142,7 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
     // Forget files no longer covered, so the state does not grow forever.
     for (const path of Object.keys(state.files)) if (!files.includes(path)) delete state.files[path];
     try {
-      mkdirSync(dirname(statePath), { recursive: true });
+      mkdirSync(dirname(statePath), { recursive: true, mode: 0o700 });
       writeFileAtomic(statePath, Buffer.from(JSON.stringify(state)), { cache: true });
     } catch {
       // no state kept: the next run checks every transcript again
