@@ -809,3 +809,35 @@ test('the caches are private: what devs-ctx writes there (excerpts of transcript
   for (const expected of ['/analyze-rows.json', '/reports', '/token-counts-o200k_base.bin'])
     assert.ok(seen.includes(expected), `${expected} written (${seen.join(', ')})`);
 });
+
+test('a newer model catalog under the same build (a reinstall) is not answered from reports and rows kept under the old one', () => {
+  const copy = freshDir('catalog-build');
+  const bin = packageCopy(copy, ['@pydantic/genai-prices']);
+  const dir = freshDir('catalog-sessions');
+  copyFileSync(join(repoRoot, 'fixtures/gemini/legacy-document.json'), join(dir, 'session.json'));
+  const cache = freshDir('catalog-cache');
+  const analyze = (args: readonly string[], withCache = true): string => {
+    const result = spawnSync(process.execPath, [bin, 'analyze', ...args, ...(withCache ? [] : ['--no-cache'])], {
+      cwd: dir,
+      env: cliEnv({ DEVS_CTX_CACHE_DIR: cache }),
+      encoding: 'utf8',
+    });
+    assert.ok([0, 10, 11].includes(result.status ?? -1), result.stderr);
+    return result.stdout;
+  };
+  const window = (report: string): unknown => (JSON.parse(report) as { context: { window: unknown } }).context.window;
+  const row = (ndjson: string): string => ndjson.split('\n')[0] ?? '';
+  assert.equal(window(analyze(['session.json', '--json'])), 1_048_576);
+  analyze(['.', '--ndjson']);
+  // The catalog as a later release might give it: Gemini 2.5 Flash with another window.
+  const catalog = join(copy, 'node_modules', '@pydantic', 'genai-prices', 'dist', 'index.cjs');
+  const text = readFileSync(catalog, 'utf8');
+  const entry = text.indexOf('{id:"gemini-2.5-flash",');
+  const field = text.indexOf('context_window:', entry);
+  assert.ok(entry >= 0 && field > entry, 'the catalog names gemini-2.5-flash and its window as this test expects');
+  writeFileSync(catalog, `${text.slice(0, field)}context_window:400000${text.slice(text.indexOf(',', field))}`);
+  const cold = analyze(['session.json', '--json'], false);
+  assert.equal(window(cold), 400_000);
+  assert.equal(analyze(['session.json', '--json']), cold, 'analyze FILE');
+  assert.equal(row(analyze(['.', '--ndjson'])), row(analyze(['.', '--ndjson'], false)), 'analyze DIR');
+});

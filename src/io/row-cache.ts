@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from './atomic.js';
 import { readFully, readRegularFile } from './fd.js';
@@ -111,8 +112,9 @@ interface Stored {
 
 let buildIdMemo: string | null | undefined;
 /**
- * The id `npm run build` writes beside the built code (dist/build-id.json: a hash of every built
- * file), found from this module in the tsc output (dist/io/) or in the bundle (dist/cli-bundle/).
+ * What made a row or a report, besides its settings: the id `npm run build` writes beside the built
+ * code (dist/build-id.json: a hash of every built file), found from this module in the tsc output
+ * (dist/io/) or in the bundle (dist/cli-bundle/), and the model catalog's identity (`catalogId`).
  * Undefined under tsx, from the sources.
  */
 export function buildId(): string | undefined {
@@ -122,12 +124,44 @@ export function buildId(): string | undefined {
   try {
     if (existsSync(file)) {
       const data = JSON.parse(readFileSync(file, 'utf8')) as { id?: unknown };
-      if (typeof data.id === 'string' && data.id !== '') buildIdMemo = data.id;
+      if (typeof data.id === 'string' && data.id !== '') buildIdMemo = `${data.id} ${catalogId()}`;
     }
   } catch {
     // a damaged build id: no row cache
   }
   return buildIdMemo ?? undefined;
+}
+
+/** The package the model windows come from (src/core/models.ts). */
+const CATALOG = '@pydantic/genai-prices';
+
+/**
+ * The model catalog's identity: its version, and its data file's inode, size and modification time.
+ * The catalog is not bundled: it is loaded from node_modules at run time, so a reinstall of the same
+ * devs-ctx build can bring a newer one (the dependency's range allows it), and a window it changes
+ * must not be answered from a report kept under the old one. Found without loading the catalog.
+ */
+function catalogId(): string {
+  try {
+    const main = createRequire(import.meta.url).resolve(CATALOG);
+    const { ino, size, mtimeMs } = statSync(main);
+    return `${catalogVersion(main)}:${ino}:${size}:${mtimeMs}`;
+  } catch {
+    return 'no catalog';
+  }
+}
+
+/** The version in the catalog's package.json, the nearest one above its main file that names it. */
+function catalogVersion(main: string): string {
+  for (let dir = dirname(main); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+      if (manifest.name === CATALOG) return String(manifest.version);
+    } catch {
+      // no manifest here: look further up
+    }
+  }
+  return 'unknown';
 }
 
 /**
