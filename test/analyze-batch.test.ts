@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -134,6 +134,30 @@ test('batch --ndjson: one parseable line per session in discovery order, then a 
   // With no workers (--jobs 1) the lines are the same, byte for byte.
   const inline = runCli(['analyze', '.', ...LIMITS, '--ndjson', '--jobs', '1'], { cwd: batch.dir });
   assert.equal(inline.stdout, runCli(['analyze', '.', ...LIMITS, '--ndjson', '--jobs', '3'], { cwd: batch.dir }).stdout);
+});
+
+test('batch: the same file reached twice (its path again, a symlink to it, a hard link) is read once, under the name it was first reached by', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-same-file-'));
+  const session = readFileSync(join(batch.dir, batch.sessions[0]?.file ?? ''));
+  writeFileSync(join(dir, 'a.jsonl'), session);
+  symlinkSync('a.jsonl', join(dir, 'b.jsonl'));
+  linkSync(join(dir, 'a.jsonl'), join(dir, 'c.jsonl'));
+  // The same bytes in a file of its own: another transcript.
+  writeFileSync(join(dir, 'd.jsonl'), session);
+  for (const cache of [[], ['--no-cache']]) {
+    const walked = ndjson(['.', ...cache], dir);
+    assert.deepEqual(
+      walked.rows.map((r) => r.file),
+      ['a.jsonl', 'd.jsonl'],
+    );
+    assert.equal(walked.total.total.transcripts, 2);
+    const named = ndjson(['c.jsonl', '.', 'b.jsonl', 'a.jsonl', ...cache], dir);
+    assert.deepEqual(
+      named.rows.map((r) => r.file),
+      ['c.jsonl', 'd.jsonl'],
+    );
+    assert.equal(named.total.total.turns, walked.total.total.turns);
+  }
 });
 
 test('batch: names are ordered by code units, the same whatever the locale (Zeta before alpha, as `LC_ALL=C ls` lists them)', () => {

@@ -98,15 +98,16 @@ export function checkInputPaths(paths: readonly string[], cwd: string): void {
  * path in turn; a directory's `.jsonl`/`.json` files depth-first with names sorted; a file as given;
  * `-` for standard input. A quoted glob (`'~/.claude/projects/*\/*.jsonl'`, `**` for any depth) is
  * expanded here, so thousands of files never hit the shell's argument limit. The same file reached
- * twice is yielded once. A directory that cannot be read, or yields nothing, is yielded as an error
- * in its place and the walk goes on. Only the set of paths seen is kept (for de-duplication).
+ * twice (its path again, a symlink to it, a hard link: its device and inode) is yielded once, under
+ * the name first reached. A directory that cannot be read, or yields nothing, is yielded as an error
+ * in its place and the walk goes on. Only the set of files seen is kept (for de-duplication).
  * `leaveOut`: folders that walks and globs do not go into (devs-ctx's cache: see LeftOut).
  */
 export function* discoverTranscripts(paths: readonly string[], cwd: string, leaveOut: readonly string[] = []): Generator<Discovered> {
   const left = new LeftOut(leaveOut, cwd);
   const seen = new Set<string>();
   const fresh = (path: string): boolean => {
-    const key = path === STDIN ? STDIN : resolve(cwd, path);
+    const key = path === STDIN ? STDIN : fileKey(resolve(cwd, path));
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -149,6 +150,19 @@ export function* discoverTranscripts(paths: readonly string[], cwd: string, leav
       if (item.error || fresh(item.path)) yield item;
     }
     if (found === 0) yield { path, error: new InputError(`${path}: no .jsonl or .json files in this directory`) };
+  }
+}
+
+/**
+ * What tells one file from another: its device and inode, so a file reached by another name (a
+ * symlink to it, a hard link) is the same file; its path when it cannot be read (reading it says why).
+ */
+function fileKey(absolute: string): string {
+  try {
+    const { dev, ino } = statSync(absolute, { bigint: true });
+    return `${dev}:${ino}`;
+  } catch {
+    return absolute;
   }
 }
 
