@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { byCodeUnits } from '../src/core/compare.js';
 import { projectOf } from '../src/cli/batch/session.js';
 import { progressLine, startBatchProgress } from '../src/cli/render/analyze-batch-progress.js';
 import { ALIGN_BLOCK, shortModel, shortSize, truncateMiddle } from '../src/cli/render/analyze-batch.js';
-import { assertGolden, runCli, runInProcess } from './helpers/cli.js';
+import { assertGolden, cliEnv, runCli, runInProcess } from './helpers/cli.js';
 import { writeBatch } from './helpers/batch-sessions.js';
 import type { GeneratedSession } from './helpers/batch-sessions.js';
 import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
@@ -241,6 +242,50 @@ test('batch --sort tokens|urgency: rows largest first, ties in discovery order, 
   const human = runCli(['analyze', '.', ...LIMITS, '--sort', 'tokens'], { cwd: batch.dir });
   const firstRow = human.stdout.split('\n')[1] ?? '';
   assert.equal(firstRow.split(/\s+/)[0], byTokens[0]?.file);
+});
+
+test('batch --json --sort with no usable temporary folder (TMPDIR missing, or a file) is exit 3 naming TMPDIR, not an internal error', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'devs-ctx-tmpdir-')), 'not-a-folder');
+  writeFileSync(file, '');
+  for (const tmp of ['/nonexistent-devs-ctx-tmp', file]) {
+    const result = runCli(['analyze', '.', '--json', '--sort', 'tokens'], { cwd: batch.dir, env: { TMPDIR: tmp } });
+    assert.equal(result.exitCode, 3, result.stdout);
+    const { error } = JSON.parse(result.stdout) as { error: { code: string; message: string; hint?: string } };
+    assert.equal(error.code, 'input');
+    assert.match(error.message, new RegExp(`^cannot make the temporary file --sort keeps the reports in, in ${tmp} \\(TMPDIR\\): E(NOENT|NOTDIR)`));
+    assert.match(error.hint ?? '', /TMPDIR/);
+  }
+});
+
+test('batch --json --sort whose temporary file cannot grow (a full disk: a file size limit here) is exit 3 naming TMPDIR, not a crash', () => {
+  // SIGXFSZ ignored, a write past the limit fails (EFBIG) as one on a full disk does (ENOSPC); --no-cache: no other file grows.
+  const result = spawnSync(
+    '/bin/sh',
+    [
+      '-c',
+      'trap "" XFSZ; ulimit -f 64; exec "$0" "$@"',
+      process.execPath,
+      join(repoRoot, 'bin', 'devs-ctx.js'),
+      'analyze',
+      '.',
+      '--json',
+      '--sort',
+      'tokens',
+      '--no-cache',
+    ],
+    {
+      cwd: batch.dir,
+      env: cliEnv(),
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  assert.equal(result.status, 3, result.stderr);
+  assert.equal(result.stderr, '');
+  // The error alone: the document's head waits for its first row.
+  const { error } = JSON.parse(result.stdout) as { error: { code: string; message: string } };
+  assert.equal(error.code, 'input');
+  assert.match(error.message, /^cannot write the temporary file --sort keeps the reports in, in [^ ]+ \(TMPDIR\): EFBIG/);
 });
 
 test('batch --since/--until: a session is in when its span of turn timestamps overlaps the range', () => {

@@ -1,6 +1,7 @@
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { InputError } from '../../core/errors.js';
 import { readFully } from '../../io/fd.js';
 
 /** Where a spilled text is: byte offset and length in the spill file. */
@@ -21,8 +22,12 @@ export class Spill {
   private size = 0;
 
   constructor() {
-    this.dir = mkdtempSync(join(tmpdir(), 'devs-ctx-analyze-'));
-    this.fd = openSync(join(this.dir, 'reports.json'), 'w+', 0o600);
+    try {
+      this.dir = mkdtempSync(join(tmpdir(), 'devs-ctx-analyze-'));
+      this.fd = openSync(join(this.dir, 'reports.json'), 'w+', 0o600);
+    } catch (error) {
+      throw spillError('make', error);
+    }
     try {
       rmSync(this.dir, { recursive: true, force: true });
     } catch {
@@ -32,7 +37,11 @@ export class Spill {
 
   write(text: string): SpillRef {
     const bytes = Buffer.from(text, 'utf8');
-    writeSync(this.fd, bytes, 0, bytes.length, this.size);
+    try {
+      writeSync(this.fd, bytes, 0, bytes.length, this.size);
+    } catch (error) {
+      throw spillError('write', error);
+    }
     const ref = { offset: this.size, length: bytes.length };
     this.size += bytes.length;
     return ref;
@@ -51,4 +60,12 @@ export class Spill {
       rmSync(this.dir, { recursive: true, force: true });
     }
   }
+}
+
+/** The temporary folder cannot take the spill file (missing, not a folder, full): exit 3, saying where it looked. */
+function spillError(what: 'make' | 'write', error: unknown): InputError {
+  return new InputError(
+    `cannot ${what} the temporary file --sort keeps the reports in, in ${tmpdir()} (TMPDIR): ${error instanceof Error ? error.message : String(error)}`,
+    'set TMPDIR to a writable folder with room, or leave out --sort',
+  );
 }

@@ -77,6 +77,8 @@ class BatchOutputStream {
   /** stdout's buffer is full: wait for it to drain before producing more. */
   blocked = false;
   private jsonRows = 0;
+  /** The JSON document's head is written with its first row (or its end), so a batch that fails before any (a `--sort` that cannot set its reports aside) prints its error alone. */
+  private jsonHead = false;
   private readonly table: BatchTable | undefined;
 
   constructor(
@@ -86,7 +88,12 @@ class BatchOutputStream {
     names: BatchNames | undefined,
   ) {
     this.table = output === 'text' ? new BatchTable(ctx, (text) => this.write(text), names) : undefined;
-    if (output === 'json') this.write(`{\n  "schemaVersion": ${ANALYZE_BATCH_SCHEMA_VERSION},\n  "transcripts": [`);
+  }
+
+  private head(): string {
+    if (this.jsonHead) return '';
+    this.jsonHead = true;
+    return `{\n  "schemaVersion": ${ANALYZE_BATCH_SCHEMA_VERSION},\n  "transcripts": [`;
   }
 
   write(text: string): void {
@@ -114,7 +121,7 @@ class BatchOutputStream {
         return;
       case 'json': {
         const json = row.kind === 'session' ? (row.reportJson ?? '') : JSON.stringify({ file: row.file, error: row.error, project: row.project }, null, 2);
-        this.write(`${this.jsonRows++ === 0 ? '\n' : ',\n'}    ${json.replace(/\n/g, '\n    ')}`);
+        this.write(`${this.head()}${this.jsonRows++ === 0 ? '\n' : ',\n'}    ${json.replace(/\n/g, '\n    ')}`);
         return;
       }
       default:
@@ -133,7 +140,7 @@ class BatchOutputStream {
       case 'json': {
         const indent = (value: unknown): string => JSON.stringify(value, null, 2).replace(/\n/g, '\n  ');
         this.write(
-          `${this.jsonRows > 0 ? '\n  ]' : ']'},\n  "total": ${indent(totals)},\n  "projects": ${indent(projects)},\n  "range": ${indent(rangeJson(range))}\n}\n`,
+          `${this.head()}${this.jsonRows > 0 ? '\n  ]' : ']'},\n  "total": ${indent(totals)},\n  "projects": ${indent(projects)},\n  "range": ${indent(rangeJson(range))}\n}\n`,
         );
         break;
       }
@@ -294,7 +301,13 @@ class BatchScheduler {
     this.run.analyze(item.path, miss?.grown === true).then(
       (outcome) => {
         miss?.remember(outcome);
-        this.finish(index, outcome);
+        try {
+          this.finish(index, outcome);
+        } catch (error) {
+          // Its report could not be set aside for --sort (a full temporary folder): the batch fails, as on a worker's failure.
+          this.failure ??= error;
+          this.wake?.();
+        }
       },
       (error: unknown) => {
         this.inFlight--;
