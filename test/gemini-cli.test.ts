@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runCliAsync } from './helpers/cli.js';
@@ -155,7 +155,8 @@ describe('prune --summarizer gemini', () => {
   test('GOOGLE_API_KEY and the config file are read too, and the key never shows in --json errors', async () => {
     const w = workspace();
     const { GEMINI_API_KEY: _unused, ...noKey } = w.env;
-    writeFileSync(join(w.dir, 'devs-ctx.config.json'), JSON.stringify({ geminiApiKey: KEY, embedder: 'local' }));
+    // Readable by you alone, as `init` writes a key: a key is only taken from such a file.
+    writeFileSync(join(w.dir, 'devs-ctx.config.json'), JSON.stringify({ geminiApiKey: KEY, embedder: 'local' }), { mode: 0o600 });
     server.failAlways({ kind: 'status', status: 403 }, { action: 'generateContent' });
     const result = await runCliAsync(['prune', 'session.jsonl', '--in-place', '--json', '--summarizer', 'gemini', ...WINDOW], { env: noKey, cwd: w.dir });
     assert.equal(result.exitCode, 5, result.stdout);
@@ -174,6 +175,25 @@ describe('prune --summarizer gemini', () => {
     assert.equal(generate()[0]?.headers['x-goog-api-key'], KEY, 'GOOGLE_API_KEY was used');
     assertNoKey(google);
   });
+});
+
+test('a config file others can read (a project config that came with a clone) lends no geminiApiKey: it is ignored with a warning, and nothing is sent', async () => {
+  const w = workspace();
+  const { GEMINI_API_KEY: _unused, ...noKey } = w.env;
+  const config = join(w.dir, 'devs-ctx.config.json');
+  writeFileSync(config, JSON.stringify({ geminiApiKey: 'A-CLONED-PROJECT-KEY', summarizer: 'gemini', embedder: 'gemini' }));
+  chmodSync(config, 0o644);
+  server.reset();
+  const result = await runCliAsync(['prune', 'session.jsonl', '--dry-run', ...WINDOW], { env: noKey, cwd: w.dir });
+  assert.equal(result.exitCode, 2, result.stderr);
+  assert.match(
+    result.stderr,
+    /warning: ignoring "geminiApiKey" in [^\n]*devs-ctx\.config\.json: other users can read the file \(mode 644\); a key is read only from a config file only you can read \(chmod 600 it if the key is yours\)/,
+  );
+  assert.match(result.stderr, /needs a Gemini API key, and none is set/);
+  assert.equal(server.requests.length, 0, 'nothing sent');
+  assert.doesNotMatch(result.stderr + result.stdout, /A-CLONED-PROJECT-KEY/);
+  assert.ok(readFileSync(w.file).equals(w.original));
 });
 
 describe('every failure mode: exit 5, the input byte-identical, nothing archived', () => {

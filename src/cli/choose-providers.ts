@@ -1,7 +1,7 @@
 import type { TextTokenCounter } from '../core/accounting.js';
 import type { ConfigFile } from '../core/config.js';
 import { resolveGeminiBaseUrl } from '../core/config.js';
-import { loadUserConfig } from '../io/config.js';
+import { keyFileProblem, loadUserConfig } from '../io/config.js';
 import { UsageError } from '../core/errors.js';
 import type { ProvidersReport } from '../core/reports/prune.js';
 import type { Embedder, FallbackEvent, ProviderUsage, Summarizer } from '../core/provider-contracts.js';
@@ -52,8 +52,9 @@ export async function chooseProviders(flags: ProviderFlags, ctx: CliContext, fil
   const { DEFAULT_EMBEDDING_MODEL, DEFAULT_SUMMARY_MODEL } = await import('../providers/gemini/pricing.js');
   const { DEFAULT_REQUEST_TIMEOUT_MS } = await import('../providers/gemini/client.js');
   const envKey = nonEmpty(ctx.env['GEMINI_API_KEY']) ? 'GEMINI_API_KEY' : nonEmpty(ctx.env['GOOGLE_API_KEY']) ? 'GOOGLE_API_KEY' : undefined;
-  const apiKey = envKey ? ctx.env[envKey] : config?.geminiApiKey;
-  const keySource = envKey ?? (config?.geminiApiKey ? 'the config file' : undefined);
+  const fileKey = envKey === undefined && file && config?.geminiApiKey ? ownKey(file, ctx) : undefined;
+  const apiKey = envKey ? ctx.env[envKey] : fileKey;
+  const keySource = envKey ?? (fileKey ? 'the config file' : undefined);
   const summarizer = flags.summarizer ?? config?.summarizer ?? (apiKey ? 'gemini' : 'extractive');
   const embedder = flags.embedder ?? config?.embedder ?? (apiKey ? 'gemini' : 'local');
   if ((summarizer === 'gemini' || embedder === 'gemini') && !apiKey) {
@@ -86,6 +87,16 @@ export async function chooseProviders(flags: ProviderFlags, ctx: CliContext, fil
     ...(keySource ? { keySource } : {}),
     ...(baseUrl ? { baseUrl } : {}),
   };
+}
+
+/** The config file's key, when it is the user's own secret (`keyFileProblem`); else none, with a warning. */
+function ownKey(file: ConfigSource, ctx: CliContext): string | undefined {
+  const problem = keyFileProblem(file.path);
+  if (problem === undefined) return file.config.geminiApiKey;
+  ctx.stderr.write(
+    `devs-ctx: warning: ignoring "geminiApiKey" in ${file.path}: ${problem}; a key is read only from a config file only you can read (chmod 600 it if the key is yours)\n`,
+  );
+  return undefined;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
