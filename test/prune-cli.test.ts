@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnChild } from './helpers/child.js';
@@ -527,6 +527,31 @@ describe('restore', () => {
     assert.match(result.stderr, /changed other than by appending/);
     assert.equal(readFileSync(path, 'utf8'), changed);
     assert.deepEqual(strayFiles(dir, ['s.jsonl']), []);
+  });
+
+  test('-o naming the archive (by its path, a hard link or its -wal file) is a usage error: prune and restore leave the archive whole', () => {
+    const { dir, archive, env } = workspace('output-archive');
+    copyFixture(OVER_SOFT, dir);
+    assert.equal(runCli(['prune', 's.jsonl', '-o', 'p.jsonl', ...WINDOW], { cwd: dir, env }).exitCode, 0);
+    const archived = readFileSync(archive);
+    linkSync(archive, join(dir, 'archive-link.sqlite'));
+    for (const [command, output] of [
+      ['prune', archive],
+      ['prune', join(dir, 'archive-link.sqlite')],
+      ['prune', `${archive}-wal`],
+      ['restore', archive],
+      ['restore', join(dir, 'archive-link.sqlite')],
+    ] as const) {
+      const args = command === 'prune' ? ['prune', 's.jsonl', '--force', '-o', output, ...WINDOW] : ['restore', 'p.jsonl', '-o', output];
+      const result = runCli(args, { cwd: dir, env });
+      assert.equal(result.exitCode, 2, `${command} -o ${output}: ${result.stderr}`);
+      assert.match(result.stderr, /-o names the archive [^\n]*: the transcript would replace every prune it keeps/);
+      assert.ok(readFileSync(archive).equals(archived), `${command} -o ${output}: the archive is unchanged`);
+    }
+    // The archive still restores what it archived.
+    const restored = runCli(['restore', 'p.jsonl', '-o', 'r.jsonl'], { cwd: dir, env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.ok(readFileSync(join(dir, 'r.jsonl')).equals(fixtureBytes(OVER_SOFT)));
   });
 
   test('with no archive: exit 3, and no archive is created', () => {

@@ -7,8 +7,33 @@ import type { ArchiveStore } from '../archive/store.js';
 import type { EmbeddingCache } from '../providers/gemini/embedder.js';
 import { DevsCtxError, InputError, UsageError } from '../core/errors.js';
 import { loadConfig, loadUserConfig } from '../io/config.js';
+import { sameFile } from '../io/atomic.js';
 import { isInside, realPathOf } from '../io/paths.js';
 import type { CliContext } from './context.js';
+import { STDOUT } from './transcript-output.js';
+
+/** The files a SQLite archive is: the database and its journals (`-wal`, `-shm`, `-journal`). */
+const ARCHIVE_FILES = ['', '-wal', '-shm', '-journal'];
+
+/**
+ * `-o` (prune, restore) must not name the SQLite archive or one of its journals, by any name (a
+ * symlink, a hard link): the transcript written there would replace every prune the archive keeps.
+ * A usage error (exit 2), checked before anything is read or written.
+ */
+export function checkOutputIsNotArchive(output: string | undefined, archivePath: string | undefined, cwd: string): void {
+  if (output === undefined || output === STDOUT || archivePath === undefined || isPostgresUrl(archivePath)) return;
+  const target = resolve(cwd, output);
+  const real = realPathOf(target);
+  for (const suffix of ARCHIVE_FILES) {
+    const file = `${archivePath}${suffix}`;
+    if (real === realPathOf(file) || sameFile(target, file)) {
+      throw new UsageError(
+        `-o names the archive ${archiveDisplay(archivePath)}${suffix ? ` (its ${suffix.slice(1)} file)` : ''}: the transcript would replace every prune it keeps`,
+        'write the transcript to another file',
+      );
+    }
+  }
+}
 
 /**
  * Where the archive lives, the same for prune, restore and recall: `--archive PATH|URL`, else

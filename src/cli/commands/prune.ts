@@ -29,7 +29,7 @@ import type { DocumentPrune } from '../../prune/document.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { archiveDisplay, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
+import { archiveDisplay, checkOutputIsNotArchive, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../choose-providers.js';
 import type { ProviderSet } from '../choose-providers.js';
 import type { InteractiveSetup } from '../interactive/prune-review.js';
@@ -177,6 +177,7 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   const choice = await chooseProviders(options, ctx, file);
   const rankRemotely = choice.embedder === 'gemini' && strategy === 'relevance';
   const archivePath = options.dryRun ? undefined : await resolveArchivePath(options.archive, ctx, file);
+  checkOutputIsNotArchive(options.output, archivePath, ctx.cwd);
   // A dry run writes nothing, the archive included; it only reads Gemini vectors cached there.
   const cachePath = options.dryRun && rankRemotely && options.archive !== false ? await resolveArchivePath(options.archive, ctx, file) : archivePath;
 

@@ -10,14 +10,15 @@ import { readInputFile, STDIN } from '../../io/input.js';
 import type { CliContext } from '../context.js';
 import type { RestoreOptions } from '../flags/restore.js';
 import { outputIsInput, STDOUT } from '../transcript-output.js';
-import { archiveDisplay, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
+import { archiveDisplay, checkOutputIsNotArchive, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
 const RESTORE_SCHEMA_VERSION = 1;
 
 /** Resolves and opens the archive a restore or recall reads (it must exist). */
-export async function openArchiveFor(archive: string | undefined, ctx: CliContext): Promise<{ path: string; store: Archive }> {
+export async function openArchiveFor(archive: string | undefined, ctx: CliContext, output?: string): Promise<{ path: string; store: Archive }> {
   const path = (await resolveArchivePath(archive, ctx)) as string;
+  checkOutputIsNotArchive(output, path, ctx.cwd);
   // `path` is what reports print: a URL without its password. Both only read: read-only, so an
   // archive the user cannot write still works.
   return { path: archiveDisplay(path), store: await openArchive(path, { mustExist: true, named: archive !== undefined, readOnly: true }) };
@@ -46,7 +47,7 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
       lock = acquireLock(path);
     }
     const current = readInputFile(path, file);
-    const { path: archivePath, store } = await openArchiveFor(options.archive, ctx);
+    const { path: archivePath, store } = await openArchiveFor(options.archive, ctx, options.output);
     let restored: Buffer;
     let event: PruneEventSummary | undefined;
     try {
