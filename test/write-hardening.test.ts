@@ -388,6 +388,18 @@ describe('signals mid-prune (item 8)', () => {
     assert.equal(pruneEvents(archive), 1);
   });
 
+  test('a signal while the run closes (workers, archive) after the write: exit 0, no lock left, the prune archived', async () => {
+    const { dir, archive, env } = workspace('sigclosing');
+    const path = copyIn(dir);
+    const { code, signal, stderr } = await interruptAt('closing', 'SIGTERM', ['prune', 's.jsonl', '--in-place', ...WINDOW], dir, env);
+    assert.equal(signal, null, `ended by ${signal}: ${stderr}`);
+    assert.equal(code, 0, stderr);
+    assert.equal(existsSync(`${path}.devs-ctx.lock`), false);
+    assert.equal(pruneEvents(archive), 1);
+    const restored = runCli(['restore', 's.jsonl', '-o', 'r.jsonl'], { cwd: dir, env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+  });
+
   test('the pipeline notices a signal between its steps: the summarizer is never called', async () => {
     const transcript = readTranscript(parseDocument(readFileSync(OVER_SOFT), { path: OVER_SOFT }), 'devs');
     const entries = transcript.entries;

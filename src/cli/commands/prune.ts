@@ -98,11 +98,14 @@ export async function runPrune(path: string | undefined, given: PruneOptions, ct
   } catch (error) {
     return reportError(ctx, error, json);
   } finally {
-    held.trap?.release();
+    // The lock first, the signal trap last: a signal while the workers end and the archive closes
+    // is the trap's (the run ends as it would), not Node's default end with the lock left behind.
+    held.lock?.release();
+    await testPause(ctx, held.trap?.signal, 'closing');
     await held.countWorkers?.end();
     if (held.store) await held.store.close().catch(() => {});
     else held.vectors?.opened()?.close();
-    held.lock?.release();
+    held.trap?.release();
   }
 }
 
