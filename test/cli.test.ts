@@ -1,6 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -220,6 +234,38 @@ test('an unreadable file or subdirectory is exit 3 naming it, never a crash', { 
   assert.equal(walk.status, 3);
   assert.match(walk.stderr, /locked: permission denied/);
   assert.doesNotMatch(walk.stderr, /bug/);
+});
+
+test('-o over a file you may not write, or whose owner cannot be kept, is exit 3 and leaves it as it was (a shell `>` refuses it too)', {
+  skip: nobodySkip,
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-perm-out-'));
+  chmodSync(dir, 0o777);
+  copyFileSync(join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl'), join(dir, 'a.jsonl'));
+  chmodSync(join(dir, 'a.jsonl'), 0o644);
+  const nobody = spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' });
+  const uid = Number(nobody.stdout.trim());
+  const cases: [string, number, number, RegExp][] = [
+    ["another user's, not writable by you", 0, 0o644, /theirs\.jsonl: cannot write: permission denied; nothing was changed/],
+    ['your own, read-only', uid, 0o444, /theirs\.jsonl: cannot write: permission denied; nothing was changed/],
+    ["another user's, writable by all: its owner would not be kept", 0, 0o666, /theirs\.jsonl: cannot keep its owner \(uid 0, gid 0\) in a new file/],
+  ];
+  for (const [label, owner, mode, message] of cases) {
+    const target = join(dir, 'theirs.jsonl');
+    writeFileSync(target, 'their data\n');
+    chownSync(target, owner, owner === 0 ? 0 : uid);
+    chmodSync(target, mode);
+    const result = asNobody(['prune', 'a.jsonl', '--force', '--window', '4000', '--no-archive', '-o', 'theirs.jsonl'], dir);
+    assert.equal(result.status, 3, `${label}: ${result.stderr}`);
+    assert.match(result.stderr, message, label);
+    assert.equal(readFileSync(target, 'utf8'), 'their data\n', label);
+    assert.equal(statSync(target).uid, owner, label);
+    assert.deepEqual(
+      readdirSync(dir).filter((name) => name.includes('.tmp')),
+      [],
+      `${label}: no temporary file left`,
+    );
+  }
 });
 
 test('--help teaches with examples; --version prints the version', () => {

@@ -237,6 +237,27 @@ describe('prune --dry-run', () => {
 });
 
 describe('prune -o OUT', () => {
+  test('a new output file gets the mode a shell redirect would: 0666 less the umask (0600 under umask 077)', () => {
+    const { dir, env } = workspace('out-umask');
+    copyFixture(OVER_SOFT, dir);
+    const run = (umask: string, args: readonly string[]): void => {
+      const result = spawnSync('/bin/sh', ['-c', `umask ${umask} && exec "$0" "$@"`, process.execPath, bin, ...args], {
+        cwd: dir,
+        env: cliEnv(env),
+        encoding: 'utf8',
+      });
+      assert.equal(result.status, 0, result.stderr);
+    };
+    for (const [umask, mode] of [
+      ['077', 0o600],
+      ['022', 0o644],
+    ] as const) {
+      run(umask, ['prune', 's.jsonl', '-o', `p-${umask}.jsonl`, ...WINDOW]);
+      run(umask, ['restore', `p-${umask}.jsonl`, '-o', `r-${umask}.jsonl`]);
+      for (const name of [`p-${umask}.jsonl`, `r-${umask}.jsonl`]) assert.equal(statSync(join(dir, name)).mode & 0o777, mode, `${name} under umask ${umask}`);
+    }
+  });
+
   test('--json: one JSON document, a valid pruned transcript under the target, the event consistent with it', () => {
     const { dir, archive, env } = workspace('out');
     const input = copyFixture(OVER_SOFT, dir);

@@ -150,14 +150,24 @@ function writeThrough(path: string, target: string, bytes: WriteData): void {
 
 function replaceRegular(path: string, target: string, bytes: WriteData, existing: Stats | undefined, options: AtomicWriteOptions): void {
   const tmp = tempPathFor(target);
-  // A file of the tool's own is private (a report holds excerpts of a transcript); another keeps its mode.
-  const mode = options.mode ?? (options.cache ? 0o600 : existing ? existing.mode & 0o7777 : 0o644);
+  // A file of the tool's own is private (a report holds excerpts of a transcript); a file replaced
+  // keeps its mode; a new one gets 0666 less the umask, as a shell's `>` makes it.
+  const mode = options.mode ?? (options.cache ? 0o600 : existing ? existing.mode & 0o7777 : undefined);
+  // A file of someone else's (not a cache of ours) is replaced only as a shell's `>` would write it:
+  // when we may write it, and keeping its owner and group; else exit 3 and it stays as it was.
+  const othersFile = existing !== undefined && options.cache !== true;
+  if (othersFile) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (error) {
+      throw writeError(path, error);
+    }
+  }
   let fd: number | undefined;
   try {
-    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
-    // A file replaced keeps its owner and group when we may give them (root, or our own group).
-    if (existing) keepOwner(fd, existing, false);
-    fchmodSync(fd, mode); // exactly this mode, whatever the umask
+    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666);
+    if (existing) keepOwner(fd, existing, othersFile, path);
+    if (mode !== undefined) fchmodSync(fd, mode); // exactly this mode, whatever the umask
     writeData(fd, bytes);
     if (options.durable !== false) fsyncSync(fd);
     closeSync(fd);
