@@ -204,6 +204,36 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
   });
 });
 
+it('a hook whose transcript_path is no regular file (/dev/zero, /dev/null, a folder, a FIFO) says so and lets the agent go on (exit 0), reading nothing', () => {
+  const { home, project, env } = sandbox();
+  const fifo = join(home, 'session.fifo');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+  for (const [path, kind] of [
+    ['/dev/zero', 'is a character device'],
+    ['/dev/null', 'is a character device'],
+    [project, 'is a directory'],
+    [fifo, 'is a FIFO'],
+  ] as const) {
+    for (const event of ['pre-compact', 'post-compact'] as const) {
+      const input = fixture(event === 'pre-compact' ? 'claude-code-pre-compact.json' : 'claude-code-session-start-compact.json', {
+        transcript_path: path,
+        cwd: project,
+      });
+      // The guard only ends a run that would read for ever (the defect): a passing run is immediate.
+      const result = spawnSync(process.execPath, [join(repoRoot, 'bin', 'devs-ctx.js'), 'agent-hook', event, '--agent', 'claude-code'], {
+        cwd: project,
+        input,
+        env: cliEnv(env),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(result.signal, null, `${event} ${path}: still reading`);
+      assert.equal(result.status, 0, `${event} ${path}: ${result.stderr}`);
+      if (event === 'pre-compact') assert.match(result.stderr, new RegExp(`${path.replace(/[/.]/g, '\\$&')}: ${kind}, not a`), `${event} ${path}`);
+    }
+  }
+});
+
 describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, () => {
   it('claude-code: PreCompact archives and indexes the window; SessionStart compact prints the re-grounding as additionalContext', () => {
     const { home, project, env } = sandbox();

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import type { TextTokenCounter } from '../core/accounting.js';
 import { countEntries } from '../core/accounting.js';
 import { readAgentHistory } from '../core/agent-history.js';
@@ -11,6 +11,8 @@ import type { Transcript } from '../core/transcript.js';
 import { readTranscript } from '../formats/index.js';
 import type { Archive } from '../archive/archive.js';
 import { archivedTurns } from '../archive/prune-event.js';
+import { InputError } from '../core/errors.js';
+import { assertReadableKind } from '../io/input.js';
 import { parseDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { AgentName } from '../io/agent-sessions.js';
@@ -28,10 +30,27 @@ export interface AgentSession {
 
 /** Reads a session file whole (bytes kept, so it can be archived exactly as it is). */
 export function loadAgentSession(path: string): AgentSession {
-  const bytes = readFileSync(path);
+  const bytes = readSessionFile(path);
   const doc = parseDocument(bytes, { path, keepRaw: true });
   const transcript = readTranscript(doc);
   return { path, bytes, doc, transcript, history: readAgentHistory(doc.records, transcript.format) };
+}
+
+/**
+ * A session file's bytes: a regular file only. A hook's `transcript_path` is the agent's word, not
+ * checked by anyone: `/dev/zero` would be read until memory ran out, and a FIFO waited on for good.
+ */
+function readSessionFile(path: string): Buffer {
+  // Non-blocking: opening a FIFO no one writes returns at once (a regular file reads as usual).
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isFIFO()) throw new InputError(`${path}: is a FIFO, not a session file`);
+    assertReadableKind(path, stat);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The strategy a compaction event is archived under (a prune's is recency or relevance). */
