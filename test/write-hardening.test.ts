@@ -400,6 +400,26 @@ describe('signals mid-prune (item 8)', () => {
     assert.equal(restored.exitCode, 0, restored.stderr);
   });
 
+  test('restore --in-place: a signal before the write is exit 130 with the file, lock and folder as they were; after it, exit 0 and it says so', async () => {
+    for (const [phase, signal, code] of [
+      ['restoring', 'SIGINT', ExitCode.interrupted],
+      ['restored', 'SIGTERM', ExitCode.ok],
+    ] as const) {
+      const { dir, env } = workspace('sigrestore');
+      const path = copyIn(dir);
+      const original = readFileSync(path);
+      assert.equal(runCli(['prune', 's.jsonl', '--in-place', ...WINDOW], { cwd: dir, env }).exitCode, 0);
+      const pruned = readFileSync(path);
+      const result = await interruptAt(phase, signal, ['restore', 's.jsonl', '--in-place'], dir, env);
+      assert.equal(result.signal, null, `${phase}: ended by ${result.signal}`);
+      assert.equal(result.code, code, `${phase}: ${result.stderr}`);
+      assert.ok(readFileSync(path).equals(code === ExitCode.ok ? original : pruned), `${phase}: the file`);
+      if (code === ExitCode.ok) assert.match(result.stderr, /interrupted after the restored transcript was written; the restore is complete/);
+      else assert.match(result.stderr, /nothing was written/);
+      assert.deepEqual(readdirSync(dir), ['s.jsonl'], `${phase}: no lock, no temporary file`);
+    }
+  });
+
   test('the pipeline notices a signal between its steps: the summarizer is never called', async () => {
     const transcript = readTranscript(parseDocument(readFileSync(OVER_SOFT), { path: OVER_SOFT }), 'devs');
     const entries = transcript.entries;

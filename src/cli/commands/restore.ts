@@ -2,14 +2,15 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Archive } from '../../archive/archive.js';
 import type { PruneEventSummary } from '../../archive/records.js';
-import { ExitCode, InvalidTranscriptError, UsageError } from '../../core/errors.js';
+import { ExitCode, InterruptedError, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { acquireLock, replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
+import { replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { readInputFile, STDIN } from '../../io/input.js';
-import type { CliContext } from '../context.js';
+import { testPause } from '../context.js';
+import type { CliContext, InterruptTrap } from '../context.js';
 import type { RestoreOptions } from '../flags/restore.js';
-import { outputIsInput, STDOUT } from '../transcript-output.js';
+import { lockInPlace, outputIsInput, STDOUT } from '../transcript-output.js';
 import { archiveDisplay, checkOutputIsNotArchive, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
@@ -28,6 +29,7 @@ export async function openArchiveFor(archive: string | undefined, ctx: CliContex
 export async function runRestore(file: string, options: RestoreOptions, ctx: CliContext): Promise<ExitCodeValue> {
   const json = options.json === true;
   let lock: FileLock | undefined;
+  let trap: InterruptTrap | undefined;
   try {
     if (file === STDIN) throw new UsageError('restore needs the pruned file itself, not standard input');
     if (options.inPlace && options.output !== undefined) throw new UsageError('--in-place and -o cannot be used together');
@@ -38,13 +40,16 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
       throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
     }
     let path = resolve(ctx.cwd, file);
+    // Ctrl-C (or SIGTERM) before the write: exit 130, nothing written; a second one ends the
+    // process at once, removing the lock first. After the write: the run finishes and says so.
+    trap = ctx.trapInterrupt?.();
     if (inPlace) {
       try {
         path = realpathSync(path); // restore the real file, not a symlink to it
       } catch {
         // missing: reading it says so
       }
-      lock = acquireLock(path);
+      lock = lockInPlace(path, trap);
     }
     const current = readInputFile(path, file);
     const { path: archivePath, store } = await openArchiveFor(options.archive, ctx, options.output);
@@ -67,9 +72,13 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
       await store.close();
     }
     const appended = current.length - event.output.length;
+    await testPause(ctx, trap?.signal, 'restoring');
+    if (trap?.signal.aborted) throw new InterruptedError();
     if (inPlace) replaceKeepingAppends(path, current, restored);
     else if (options.output !== undefined && options.output !== STDOUT) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
     else ctx.stdout.write(restored);
+    await testPause(ctx, trap?.signal, 'restored');
+    if (trap?.signal.aborted && !json) ctx.stderr.write('devs-ctx: interrupted after the restored transcript was written; the restore is complete\n');
     const target = inPlace ? file : (options.output ?? STDOUT);
     if (json) {
       ctx.stdout.write(
@@ -86,5 +95,6 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
     return reportError(ctx, error, json);
   } finally {
     lock?.release();
+    trap?.release();
   }
 }
