@@ -112,6 +112,30 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
     );
   });
 
+  test('--in-place on a FIFO is a usage error before anything is read (it would wait for a writer for good, deaf to Ctrl-C)', () => {
+    const { dir, archive, env } = workspace('fifo-in-place');
+    const fifo = join(dir, 'session.jsonl');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    for (const args of [
+      ['prune', 'session.jsonl', '--in-place', ...WINDOW],
+      ['refresh', 'session.jsonl', '--in-place', '--force'],
+      ['restore', 'session.jsonl', '--in-place'],
+    ]) {
+      // No writer ever opens the FIFO: a run that read it would wait here (the guard fails the test).
+      const result = spawnSync(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), ...args], {
+        cwd: dir,
+        env: cliEnv(env),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(result.signal, null, `${args[0]}: still waiting`);
+      assert.equal(result.status, 2, `${args[0]}: ${result.stderr}`);
+      assert.match(result.stderr, /--in-place needs a regular file, and session\.jsonl is a FIFO/);
+      assert.deepEqual(readdirSync(dir), ['session.jsonl'], `${args[0]}: no lock`);
+    }
+    assert.equal(pruneEvents(archive), 0);
+  });
+
   test('a FIFO is written through (its reader gets the transcript) and stays a FIFO', async () => {
     const { dir, env } = workspace('fifo');
     copyIn(dir);

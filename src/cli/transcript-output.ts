@@ -1,4 +1,5 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { acquireLock, sameFile, writeFileAtomic } from '../io/atomic.js';
@@ -38,7 +39,26 @@ export function checkTranscriptDestination(
   }
   // -o reaching the input by another name (a symlinked folder, a hard link): exactly --in-place,
   // lock included, rather than an unlocked overwrite of the transcript.
-  return { inPlace: options.inPlace === true || outputIsInput(input, options.output, cwd) };
+  const inPlace = options.inPlace === true || outputIsInput(input, options.output, cwd);
+  if (inPlace) checkInPlaceFile(input, cwd);
+  return { inPlace };
+}
+
+/**
+ * `--in-place` replaces a regular file: a FIFO (or a device) read once has nothing to replace, and
+ * opening it again to check for appends would wait for a writer for good, deaf to Ctrl-C. A usage
+ * error before anything is read; a missing file is left for reading it to report.
+ */
+export function checkInPlaceFile(input: string, cwd: string): void {
+  let stat: Stats;
+  try {
+    stat = statSync(resolve(cwd, input));
+  } catch {
+    return;
+  }
+  if (stat.isFile()) return;
+  const kind = stat.isFIFO() ? 'a FIFO' : stat.isDirectory() ? 'a folder' : 'not a regular file';
+  throw new UsageError(`--in-place needs a regular file, and ${input} is ${kind}`, 'write the result elsewhere with -o FILE (or to standard output)');
 }
 
 /** Whether `-o output` is the input file itself under another name. */

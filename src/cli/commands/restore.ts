@@ -10,7 +10,7 @@ import { readInputFile, STDIN } from '../../io/input.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import type { RestoreOptions } from '../flags/restore.js';
-import { lockInPlace, outputIsInput, STDOUT } from '../transcript-output.js';
+import { checkInPlaceFile, lockInPlace, outputIsInput, STDOUT } from '../transcript-output.js';
 import { archiveDisplay, checkOutputIsNotArchive, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
@@ -36,6 +36,7 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
     if (options.output === '') throw new UsageError('-o needs a file name', 'pass -o FILE, or -o - for standard output');
     // -o naming the pruned file itself (by any name) is --in-place: locked, and appended lines kept.
     const inPlace = options.inPlace === true || outputIsInput(file, options.output, ctx.cwd);
+    if (inPlace) checkInPlaceFile(file, ctx.cwd);
     if (json && !inPlace && (options.output === undefined || options.output === STDOUT)) {
       throw new UsageError('--json prints the report on stdout, so the restored transcript needs somewhere else to go', 'add -o FILE or --in-place');
     }
