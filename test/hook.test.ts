@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { HookInstallReport, HookStatusReport, HookUninstallReport } from '../src/core/reports/hook.js';
 import { parseHookScript, renderHookScript } from '../src/core/git-hook.js';
 import type { HookSettings } from '../src/core/git-hook.js';
 import { segmentRegExp } from '../src/core/path-glob.js';
+import { expandTranscripts } from '../src/io/git-hooks.js';
 import { assertGolden } from './helpers/cli.js';
 import type { CliResult } from './helpers/cli.js';
 import { tempRepo } from './helpers/git-repo.js';
@@ -521,5 +523,26 @@ describe('the hook reaches only the files it covers', () => {
     const second = commit(repo, 'allowed');
     assert.equal(second.exitCode, 0, second.stderr);
     assert.ok(readFileSync(victim, 'utf8').includes(SUMMARY), 'allowed: pruned');
+  });
+});
+
+describe('transcript patterns in a folder whose name has glob characters', () => {
+  test('only the pattern is a glob, not the folder it is relative to: paths and globs find their files', () => {
+    const home = join(mkdtempSync(join(tmpdir(), 'devs-ctx-globdir-')), 'h{o}me[1]');
+    const repo = join(home, 'br{a,b} [x]*?');
+    mkdirSync(join(repo, 'sessions'), { recursive: true });
+    for (const file of ['s.jsonl', join('sessions', 'a.jsonl'), join('sessions', 'b.jsonl')]) writeFileSync(join(repo, file), '{}\n');
+    const found = expandTranscripts(['s.jsonl', '*.jsonl', 'sessions/*.jsonl'], repo, home, { root: repo });
+    assert.deepEqual(
+      found.map((m) => [m.pattern, m.files.map((f) => f.slice(repo.length + 1)), m.refused ?? null]),
+      [
+        ['s.jsonl', ['s.jsonl'], null],
+        ['*.jsonl', ['s.jsonl'], null],
+        ['sessions/*.jsonl', [join('sessions', 'a.jsonl'), join('sessions', 'b.jsonl')], null],
+      ],
+    );
+    // From home (`~/`), whose name has them too (the hook's own --transcript patterns, not confined).
+    const fromHome = expandTranscripts(['~/*/sessions/b.jsonl'], repo, home);
+    assert.deepEqual(fromHome[0]?.files, [join(repo, 'sessions', 'b.jsonl')]);
   });
 });

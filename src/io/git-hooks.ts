@@ -248,16 +248,20 @@ export interface TranscriptConfinement {
 export function expandTranscripts(patterns: readonly string[], base: string, home: string | undefined, confine?: TranscriptConfinement): TranscriptMatch[] {
   const root = confine ? realPathOf(confine.root) : undefined;
   return patterns.map((pattern) => {
-    const expanded = home !== undefined && (pattern === '~' || pattern.startsWith('~/')) ? join(home, pattern.slice(1)) : pattern;
-    const absolute = isAbsolute(expanded) ? expanded : join(base, expanded);
+    // Only the pattern is a glob: the folder it is relative to (the repository, home) is taken as it
+    // is named, whatever characters its name holds (`br{a,b}`, `[x]`).
+    const fromHome = home !== undefined && (pattern === '~' || pattern.startsWith('~/'));
+    const own = fromHome ? pattern.slice(2) : pattern;
+    const glob = hasGlob(own);
+    const { base: fixedPart, segments } = glob ? splitGlob(own) : { base: own, segments: [] };
+    const fixed = fromHome ? join(home, fixedPart) : isAbsolute(own) ? fixedPart : join(base, fixedPart);
     if (confine && root !== undefined) {
       // Lexically first, so a pattern such as /**/*.jsonl is not even walked.
-      const { base: fixed } = hasGlob(absolute) ? splitGlob(absolute) : { base: absolute };
       if (!isInside(realPathOf(fixed || '/'), root) && !isInside(resolve(fixed || '/'), resolve(confine.root))) {
         return { pattern, files: [], refused: `outside the repository ${confine.root}` };
       }
     }
-    const files = hasGlob(absolute) ? walkGlob(absolute) : namedPath(absolute);
+    const files = glob ? walkGlob(fixed, segments) : namedPath(fixed);
     if (!confine || root === undefined) return { pattern, files };
     // Symlinks resolved: a link inside the repository to a file outside it does not count.
     const inside = files.filter((file) => isInside(realPathOf(file), root));
@@ -279,8 +283,8 @@ function namedPath(path: string): string[] {
   return [];
 }
 
-function walkGlob(pattern: string): string[] {
-  const { base, segments } = splitGlob(pattern);
+/** The files below `base` whose path from it matches the glob's `segments` (see splitGlob). */
+function walkGlob(base: string, segments: readonly string[]): string[] {
   const out: string[] = [];
   const entries = (dir: string): { name: string; dir: boolean; file: boolean; link: boolean }[] => {
     try {
