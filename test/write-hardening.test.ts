@@ -52,6 +52,14 @@ function copyIn(dir: string, from = OVER_SOFT, name = 's.jsonl'): string {
   return path;
 }
 
+/** Spawns `prune` paused (test hook) at `phase`; sends `signal` when it says it is there. */
+async function interruptAt(phase: string, signal: NodeJS.Signals, args: readonly string[], cwd: string, env: Record<string, string>): Promise<ChildExit> {
+  const run = spawnChild(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), ...args], { cwd, env: cliEnv({ DEVS_CTX_TEST_PAUSE: phase, ...env }) });
+  await run.printed(new RegExp(`test pause at ${phase}`));
+  run.child.kill(signal);
+  return run.exited;
+}
+
 /** Prune events in the archive (0 when there is none yet). */
 function pruneEvents(archive: string): number {
   if (!existsSync(archive)) return 0;
@@ -134,6 +142,20 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
       assert.deepEqual(readdirSync(dir), ['session.jsonl'], `${args[0]}: no lock`);
     }
     assert.equal(pruneEvents(archive), 0);
+  });
+
+  test('-o to a FIFO nobody reads waits as a shell does, but Ctrl-C ends the wait: exit 130, nothing written, nothing archived', async () => {
+    const { dir, archive, env } = workspace('fifo-no-reader');
+    copyIn(dir);
+    const fifo = join(dir, 'pipe');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    const result = await interruptAt('fifo', 'SIGINT', ['prune', 's.jsonl', '-o', 'pipe', ...WINDOW], dir, env);
+    assert.equal(result.signal, null, `ended by ${result.signal}`);
+    assert.equal(result.code, ExitCode.interrupted, result.stderr);
+    assert.match(result.stderr, /nothing was written/);
+    assert.equal(pruneEvents(archive), 0, 'the prune was taken back out of the archive');
+    assert.ok(lstatSync(fifo).isFIFO(), 'still a FIFO');
+    assert.deepEqual(readdirSync(dir).sort(), ['pipe', 's.jsonl']);
   });
 
   test('a FIFO is written through (its reader gets the transcript) and stays a FIFO', async () => {
@@ -375,14 +397,6 @@ describe('the lock (item 7)', () => {
 });
 
 describe('signals mid-prune (item 8)', () => {
-  /** Spawns `prune` paused (test hook) at `phase`; sends `signal` when it says it is there. */
-  async function interruptAt(phase: string, signal: NodeJS.Signals, args: readonly string[], cwd: string, env: Record<string, string>): Promise<ChildExit> {
-    const run = spawnChild(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), ...args], { cwd, env: cliEnv({ DEVS_CTX_TEST_PAUSE: phase, ...env }) });
-    await run.printed(new RegExp(`test pause at ${phase}`));
-    run.child.kill(signal);
-    return run.exited;
-  }
-
   test('before the commit point: exit 130, nothing written, no lock, nothing archived', async () => {
     for (const [phase, signal] of [
       ['pipeline', 'SIGTERM'],

@@ -2,9 +2,10 @@ import { realpathSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { acquireLock, sameFile, writeFileAtomic } from '../io/atomic.js';
+import { acquireLock, sameFile, writeFileInterruptible } from '../io/atomic.js';
 import type { FileLock } from '../io/atomic.js';
 import { STDIN } from '../io/input.js';
+import { testMark } from './context.js';
 import type { CliContext, InterruptTrap } from './context.js';
 
 /** The output name that means standard output (`-o -`); `STDIN` is the same `-` as an input. */
@@ -75,10 +76,13 @@ export function realTarget(path: string): string {
   }
 }
 
-/** Stdout, or a file written atomically. */
-export function writeOutput(name: string, bytes: Buffer, ctx: CliContext): void {
+/**
+ * Stdout, or a file written atomically. `signal`: the command's Ctrl-C, heard while a FIFO waits for
+ * its reader (see writeFileInterruptible).
+ */
+export async function writeOutput(name: string, bytes: Buffer, ctx: CliContext, signal?: AbortSignal): Promise<void> {
   if (name === STDOUT) ctx.stdout.write(bytes);
-  else writeFileAtomic(resolve(ctx.cwd, name), bytes);
+  else await writeFileInterruptible(resolve(ctx.cwd, name), bytes, signal, () => testMark(ctx, 'fifo'));
 }
 
 /**

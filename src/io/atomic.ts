@@ -19,8 +19,10 @@ import {
   writeSync,
 } from 'node:fs';
 import type { Stats } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { InputError, LockedError } from '../core/errors.js';
+import { InputError, InterruptedError, LockedError } from '../core/errors.js';
 
 /**
  * [SPEC §8] Writes are atomic: the bytes go to a temporary file beside the target, are flushed to
@@ -60,6 +62,62 @@ export function writeFileAtomic(path: string, bytes: WriteData, options: AtomicW
     return;
   }
   replaceRegular(path, target, bytes, stat, options);
+}
+
+/**
+ * `writeFileAtomic` for a command that can be interrupted (`signal`: its Ctrl-C). A FIFO is opened
+ * on the thread pool: while it waits for a reader (as a shell's `>` waits), this thread still hears
+ * the signal, and an abort ends the wait with InterruptedError, nothing written (the open waiting is
+ * ended by opening the FIFO's other end for a moment). `onWaiting`: told once the open waits. Any
+ * other path is written by writeFileAtomic, at once.
+ */
+export async function writeFileInterruptible(path: string, bytes: Buffer, signal: AbortSignal | undefined, onWaiting?: () => void): Promise<void> {
+  const { target, stat } = outputTarget(path);
+  if (signal === undefined || !stat?.isFIFO()) {
+    writeFileAtomic(path, bytes);
+    return;
+  }
+  if (signal.aborted) throw new InterruptedError();
+  const opening = open(target, constants.O_WRONLY | constants.O_NOCTTY);
+  onWaiting?.();
+  let stop: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    stop = () => reject(new InterruptedError());
+    signal.addEventListener('abort', stop, { once: true });
+  });
+  let handle: FileHandle;
+  try {
+    handle = await Promise.race([opening, aborted]);
+  } catch (error) {
+    if (error instanceof InterruptedError) await endWaitingOpen(target, opening);
+    throw error instanceof InterruptedError ? error : writeError(path, error);
+  } finally {
+    if (stop) signal.removeEventListener('abort', stop);
+  }
+  try {
+    await handle.writeFile(bytes);
+  } catch (error) {
+    throw writeError(path, error);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Ends a FIFO's open for writing that waits for a reader: be its reader for a moment (non-blocking), then close both ends. */
+async function endWaitingOpen(target: string, opening: Promise<FileHandle>): Promise<void> {
+  let reader: number | undefined;
+  try {
+    reader = openSync(target, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    // gone meanwhile: its open has failed or will
+  }
+  try {
+    await (await opening).close();
+  } catch {
+    // the open failed: nothing to close
+  } finally {
+    if (reader !== undefined) closeSync(reader);
+  }
 }
 
 interface AtomicWriteOptions {

@@ -90,7 +90,7 @@ export async function runPrune(path: string | undefined, given: PruneOptions, ct
     const outputName = inPlace ? loaded.display : options.output && options.output !== STDOUT ? options.output : STDOUT;
     if (!written || !after) {
       // Nothing to do: the output is the input's exact bytes [SPEC §6].
-      if (!inPlace) writeOutput(outputName, serializeDocument(loaded.doc), ctx);
+      if (!inPlace) await writeOutput(outputName, serializeDocument(loaded.doc), ctx, held.trap?.signal);
       return finish(buildPruneReport({ ...base, dryRun: false, output: inPlace ? null : outputName }), ctx, json);
     }
     const archive = await writePrune(args, loaded, { ...run, written, after, outputName }, ctx, held);
@@ -399,7 +399,7 @@ async function writePrune(
     // The commit point: a signal that arrived before it is seen here (exit 130, nothing written).
     await pacer.settle();
     if (inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
-    else writeOutput(outputName, written.bytes, ctx);
+    else await writeOutput(outputName, written.bytes, ctx, held.trap?.signal);
   };
   await archiveThenWrite(archive, write, (id, error) => {
     if (!json) ctx.stderr.write(`devs-ctx: the archive still lists prune ${id}, which was not written (${error.message}); ignore it in recall\n`);

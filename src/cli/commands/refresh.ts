@@ -61,7 +61,7 @@ export async function runRefresh(path: string | undefined, options: RefreshOptio
 
     if (options.check || !decision.due) {
       // Nothing to write: the output is the input's exact bytes (like a prune with nothing to do).
-      if (!options.check && !inPlace && outputName !== null) writeOutput(outputName, serializeDocument(doc), ctx);
+      if (!options.check && !inPlace && outputName !== null) await writeOutput(outputName, serializeDocument(doc), ctx, trap?.signal);
       const report = buildRefreshReport({ ...base, output: inPlace ? null : outputName });
       finish(report, ctx, json);
       return options.check && decision.due ? ExitCode.refreshDue : ExitCode.ok;
@@ -110,7 +110,7 @@ export async function runRefresh(path: string | undefined, options: RefreshOptio
     counter.save();
     const originalBytes = serializeDocument(doc);
     if (inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
-    else if (outputName !== null) writeOutput(outputName, written.bytes, ctx);
+    else if (outputName !== null) await writeOutput(outputName, written.bytes, ctx, trap?.signal);
     finish(buildRefreshReport({ ...base, injected, output: outputName }), ctx, json);
     return ExitCode.ok;
   } catch (error) {

@@ -4,13 +4,13 @@ import type { Archive } from '../../archive/archive.js';
 import type { PruneEventSummary } from '../../archive/records.js';
 import { ExitCode, InterruptedError, InvalidTranscriptError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
-import { replaceKeepingAppends, writeFileAtomic } from '../../io/atomic.js';
+import { replaceKeepingAppends } from '../../io/atomic.js';
 import type { FileLock } from '../../io/atomic.js';
 import { readInputFile, STDIN } from '../../io/input.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import type { RestoreOptions } from '../flags/restore.js';
-import { checkInPlaceFile, lockInPlace, outputIsInput, STDOUT } from '../transcript-output.js';
+import { checkInPlaceFile, lockInPlace, outputIsInput, STDOUT, writeOutput } from '../transcript-output.js';
 import { archiveDisplay, checkOutputIsNotArchive, damagedArchiveError, openArchive, resolveArchivePath } from '../archive.js';
 import { reportError } from '../errors.js';
 
@@ -76,8 +76,7 @@ export async function runRestore(file: string, options: RestoreOptions, ctx: Cli
     await testPause(ctx, trap?.signal, 'restoring');
     if (trap?.signal.aborted) throw new InterruptedError();
     if (inPlace) replaceKeepingAppends(path, current, restored);
-    else if (options.output !== undefined && options.output !== STDOUT) writeFileAtomic(resolve(ctx.cwd, options.output), restored);
-    else ctx.stdout.write(restored);
+    else await writeOutput(options.output ?? STDOUT, restored, ctx, trap?.signal);
     await testPause(ctx, trap?.signal, 'restored');
     if (trap?.signal.aborted && !json) ctx.stderr.write('devs-ctx: interrupted after the restored transcript was written; the restore is complete\n');
     const target = inPlace ? file : (options.output ?? STDOUT);
