@@ -1,7 +1,7 @@
 import { realdataDir, realdataSkip } from './helpers/realdata.js';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigFileSchema } from '../src/core/config.js';
@@ -157,6 +157,20 @@ describe('devs-ctx init without a terminal', () => {
     assert.equal(replaced.exitCode, 0, replaced.stderr);
     assert.match(replaced.stdout, /\(replaced\)/);
     assert.equal((readConfig(dir) as { strategy: string }).strategy, 'recency');
+  });
+
+  test('--config naming a folder or a full disk: exit 3, said once', async () => {
+    const dir = folder();
+    mkdirSync(join(dir, 'a-folder'));
+    for (const [config, reason] of [
+      [join(dir, 'a-folder'), 'it is a folder'],
+      ['/dev/full', 'the disk is full'],
+    ] as const) {
+      if (!existsSync(config)) continue;
+      const result = await runInProcess(['init', '--yes', '--force', '--config', config], { cwd: dir });
+      assert.equal(result.exitCode, 3, result.stderr);
+      assert.match(result.stderr, new RegExp(`^devs-ctx: ${config}: cannot write: ${reason}; nothing was changed\n`));
+    }
   });
 
   test('gemini without a key: says how to set one, and the config is still written', async () => {

@@ -263,6 +263,8 @@ function keepOwner(fd: number, existing: Stats, required: boolean, path = ''): v
 }
 
 export function writeError(path: string, error: unknown): InputError {
+  // Already said (a folder, a device): not wrapped in a second "cannot write".
+  if (error instanceof InputError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const reason =
     code === 'ENOSPC'
