@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveGeminiBaseUrl } from '../src/core/config.js';
@@ -136,6 +136,8 @@ test("prune: a cloned project's archive URL or outside path is ignored, with a w
   copyFileSync(join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl'), join(dir, 's.jsonl'));
   const { symlinkSync, existsSync } = await import('node:fs');
   symlinkSync(outside, join(dir, 'link'));
+  // A link to a file that does not exist yet: SQLite would create it where the link points.
+  symlinkSync(join(outside, 'd.sqlite'), join(dir, 'dangling.sqlite'));
   const env = { HOME: home };
   const defaultArchive = join(home, '.local', 'share', 'devs-ctx', 'archive.sqlite');
   const prune = (archive: string) => {
@@ -144,7 +146,13 @@ test("prune: a cloned project's archive URL or outside path is ignored, with a w
     return runCliAsync(['prune', 's.jsonl', '-o', 'out.jsonl', '--window', '4000'], { cwd: dir, env });
   };
 
-  for (const archive of [`postgres://attacker:pw@127.0.0.1:${port}/loot`, '../elsewhere/a.sqlite', join(outside, 'b.sqlite'), 'link/c.sqlite']) {
+  for (const archive of [
+    `postgres://attacker:pw@127.0.0.1:${port}/loot`,
+    '../elsewhere/a.sqlite',
+    join(outside, 'b.sqlite'),
+    'link/c.sqlite',
+    'dangling.sqlite',
+  ]) {
     rmSync(defaultArchive, { force: true });
     const result = await prune(archive);
     assert.equal(result.exitCode, 0, `${archive}: ${result.stderr}`);
@@ -167,4 +175,15 @@ test("prune: a cloned project's archive URL or outside path is ignored, with a w
   const allowed = await prune('../elsewhere/a.sqlite');
   assert.equal(allowed.exitCode, 0, allowed.stderr);
   assert.ok(existsSync(join(outside, 'a.sqlite')), 'allowed by the user: the project archive is used');
+});
+
+test('a blank DEVS_CTX_ARCHIVE is unset: the default archive, not a file named " "', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'devs-ctx-blank-archive-'));
+  const home = join(root, 'home');
+  mkdirSync(home);
+  copyFileSync(join(repoRoot, 'fixtures/devs/over-soft-limit.jsonl'), join(root, 's.jsonl'));
+  const result = await runCliAsync(['prune', 's.jsonl', '-o', 'out.jsonl', '--window', '4000'], { cwd: root, env: { HOME: home, DEVS_CTX_ARCHIVE: ' ' } });
+  assert.equal(result.exitCode, 0, result.stderr);
+  assert.ok(existsSync(join(home, '.local', 'share', 'devs-ctx', 'archive.sqlite')));
+  assert.deepEqual(readdirSync(root).sort(), ['home', 'out.jsonl', 's.jsonl']);
 });

@@ -7,7 +7,8 @@ import { isAbsolute, join } from 'node:path';
  */
 export function defaultArchivePath(env: Readonly<Record<string, string | undefined>>, homedir: string): string {
   const explicit = env['DEVS_CTX_ARCHIVE'];
-  if (explicit) return explicit;
+  // Blank is unset, as everywhere else the variable is read (not a file named " ").
+  if (explicit?.trim()) return explicit;
   // The XDG spec says a relative XDG_DATA_HOME is invalid and must be ignored.
   const dataHome = env['XDG_DATA_HOME'];
   const base = dataHome && isAbsolute(dataHome) ? dataHome : join(homedir, '.local', 'share');
