@@ -138,6 +138,12 @@ test("prune: a cloned project's archive URL or outside path is ignored, with a w
   symlinkSync(outside, join(dir, 'link'));
   // A link to a file that does not exist yet: SQLite would create it where the link points.
   symlinkSync(join(outside, 'd.sqlite'), join(dir, 'dangling.sqlite'));
+  // The same, relative, through a symlinked folder: a/b → ../c, and c/db → ../../elsewhere/e.sqlite
+  // (from a/b it would read as inside the project; from c, where it is, it is not).
+  mkdirSync(join(dir, 'a'));
+  mkdirSync(join(dir, 'c'));
+  symlinkSync('../c', join(dir, 'a', 'b'));
+  symlinkSync('../../elsewhere/e.sqlite', join(dir, 'c', 'db'));
   const env = { HOME: home };
   const defaultArchive = join(home, '.local', 'share', 'devs-ctx', 'archive.sqlite');
   const prune = (archive: string) => {
@@ -152,6 +158,7 @@ test("prune: a cloned project's archive URL or outside path is ignored, with a w
     join(outside, 'b.sqlite'),
     'link/c.sqlite',
     'dangling.sqlite',
+    'a/b/db',
   ]) {
     rmSync(defaultArchive, { force: true });
     const result = await prune(archive);

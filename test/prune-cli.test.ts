@@ -550,7 +550,7 @@ describe('restore', () => {
     assert.deepEqual(strayFiles(dir, ['s.jsonl']), []);
   });
 
-  test('-o naming the archive (by its path, a hard link or its -wal file) is a usage error: prune and restore leave the archive whole', () => {
+  test('-o naming the archive (by its path, a hard link or its -wal file) is a usage error: prune, restore and refresh leave the archive whole', () => {
     const { dir, archive, env } = workspace('output-archive');
     copyFixture(OVER_SOFT, dir);
     assert.equal(runCli(['prune', 's.jsonl', '-o', 'p.jsonl', ...WINDOW], { cwd: dir, env }).exitCode, 0);
@@ -562,8 +562,14 @@ describe('restore', () => {
       ['prune', `${archive}-wal`],
       ['restore', archive],
       ['restore', join(dir, 'archive-link.sqlite')],
+      ['refresh', archive],
     ] as const) {
-      const args = command === 'prune' ? ['prune', 's.jsonl', '--force', '-o', output, ...WINDOW] : ['restore', 'p.jsonl', '-o', output];
+      const args =
+        command === 'prune'
+          ? ['prune', 's.jsonl', '--force', '-o', output, ...WINDOW]
+          : command === 'restore'
+            ? ['restore', 'p.jsonl', '-o', output]
+            : ['refresh', 'p.jsonl', '--force', '-o', output];
       const result = runCli(args, { cwd: dir, env });
       assert.equal(result.exitCode, 2, `${command} -o ${output}: ${result.stderr}`);
       assert.match(result.stderr, /-o names the archive [^\n]*: the transcript would replace every prune it keeps/);

@@ -13,7 +13,8 @@ export function realPathOf(path: string, links = 0): string {
     // A symlink to nothing (yet) leads where its target would be made: followed, not taken as a
     // file of its own name (an archive through one would be created wherever it points).
     const target = links < MAX_LINKS ? linkTarget(absolute) : undefined;
-    if (target !== undefined) return realPathOf(resolve(dirname(absolute), target), links + 1);
+    // Its target is relative to the folder it really is in (a symlinked folder on the way counts).
+    if (target !== undefined) return realPathOf(resolve(realPathOf(dirname(absolute), links + 1), target), links + 1);
     const parent = dirname(absolute);
     return parent === absolute ? absolute : join(realPathOf(parent, links), basename(absolute));
   }

@@ -22,6 +22,7 @@ import { CondensingSummaryProvider, MemorySummaryCache, StaticSummaryProvider } 
 import { pinnedDocuments } from '../../core/refresh/project-documents.js';
 import type { ProjectDocuments } from '../../core/refresh/project-documents.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
+import { checkOutputIsNotArchive, resolveArchivePath } from '../archive.js';
 import type { CliContext, InterruptTrap } from '../context.js';
 import { refreshCondenser } from '../choose-providers.js';
 import { reportError } from '../errors.js';
@@ -48,6 +49,9 @@ export async function runRefresh(path: string | undefined, options: RefreshOptio
     const { inPlace } = checkTranscriptDestination(input, options, json, { flag: '--check', given: options.check === true }, ctx.cwd);
     if (options.check && options.force) throw new UsageError('--check asks whether a refresh is due; --force would make the answer always yes');
     const { settings, file } = settingsFor(options, ctx);
+    // Refresh archives nothing, but -o must not replace the archive prunes go to either.
+    if (options.output !== undefined && options.output !== STDOUT)
+      checkOutputIsNotArchive(options.output, await resolveArchivePath(undefined, ctx, file), ctx.cwd);
 
     const target = inPlace ? realTarget(resolve(ctx.cwd, input)) : '';
     trap = ctx.trapInterrupt?.();
