@@ -797,6 +797,14 @@ test('the caches are private: what devs-ctx writes there (excerpts of transcript
   chmodSync(join(cache, 'analyze-rows.json'), 0o644);
   appendFileSync(join(dir, 'b.jsonl'), `${readFileSync(join(dir, 'b.jsonl'), 'utf8').trimEnd().split('\n').at(-1)}\n`);
   analyze(['.', '--ndjson']);
+  // And so is what an older version left readable by all and a run only reads (unchanged transcripts' reports).
+  analyze(['.', '--json']);
+  const loosen = (path: string): void => {
+    chmodSync(path, statSync(path).isDirectory() ? 0o755 : 0o644);
+    if (statSync(path).isDirectory()) for (const entry of readdirSync(path)) loosen(join(path, entry));
+  };
+  loosen(join(cache, 'reports'));
+  analyze(['.', '--json']);
   const seen: string[] = [];
   const walk = (path: string): void => {
     const mode = statSync(path).mode & 0o777;

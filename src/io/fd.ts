@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
 
 /** Reads the open file `fd` into `buffer` from `position` until the buffer is full or the file ends; returns how many bytes were read. */
 export function readFully(fd: number, buffer: Uint8Array, position = 0): number {
@@ -22,6 +22,14 @@ export function readRegularFile(path: string): Buffer {
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new Error(`${path}: not a regular file`);
+    // An older devs-ctx wrote its files readable by all (0644): made private as they are read.
+    if ((stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) {
+      try {
+        fchmodSync(fd, stat.mode & 0o700);
+      } catch {
+        // a read-only file system: read it all the same
+      }
+    }
     const bytes = Buffer.allocUnsafe(stat.size);
     return bytes.subarray(0, readFully(fd, bytes));
   } finally {

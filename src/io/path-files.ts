@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { readRegularFile } from './fd.js';
@@ -54,9 +54,12 @@ export class PathFiles {
     if (!this.dir) return undefined;
     if (this.#usable === undefined) {
       try {
-        this.#usable = lstatSync(this.dir).isDirectory();
+        const stat = lstatSync(this.dir);
+        this.#usable = stat.isDirectory();
+        // An older devs-ctx made it readable by all (0755): private, as the files in it are.
+        if (this.#usable && (stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) chmodSync(this.dir, stat.mode & 0o700);
       } catch {
-        this.#usable = true; // none yet
+        this.#usable ??= true; // none yet (or it could not be made private: its files still are)
       }
     }
     return this.#usable ? this.dir : undefined;
