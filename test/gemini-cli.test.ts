@@ -1,4 +1,5 @@
 import { describe, test } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -188,12 +189,24 @@ test('a config file others can read (a project config that came with a clone) le
   assert.equal(result.exitCode, 2, result.stderr);
   assert.match(
     result.stderr,
-    /warning: ignoring "geminiApiKey" in [^\n]*devs-ctx\.config\.json: other users can read the file \(mode 644\); a key is read only from a config file only you can read \(chmod 600 it if the key is yours\)/,
+    /warning: ignoring "geminiApiKey" in [^\n]*devs-ctx\.config\.json: other users can read or write the file \(mode 644\); a key is read only from a config file only you can read \(chmod 600 it if the key is yours\)/,
   );
   assert.match(result.stderr, /needs a Gemini API key, and none is set/);
   assert.equal(server.requests.length, 0, 'nothing sent');
   assert.doesNotMatch(result.stderr + result.stdout, /A-CLONED-PROJECT-KEY/);
   assert.ok(readFileSync(w.file).equals(w.original));
+
+  // Under umask 077 a clone's config is 0600 and yours: git tracking it still says where it came from.
+  chmodSync(config, 0o600);
+  for (const args of [
+    ['init', '-q'],
+    ['add', 'devs-ctx.config.json'],
+  ])
+    assert.equal(spawnSync('git', args, { cwd: w.dir }).status, 0);
+  const tracked = await runCliAsync(['prune', 'session.jsonl', '--dry-run', ...WINDOW], { env: noKey, cwd: w.dir });
+  assert.equal(tracked.exitCode, 2, tracked.stderr);
+  assert.match(tracked.stderr, /ignoring "geminiApiKey" in [^\n]*: git tracks the file/);
+  assert.equal(server.requests.length, 0, 'nothing sent');
 });
 
 describe('every failure mode: exit 5, the input byte-identical, nothing archived', () => {

@@ -41,7 +41,8 @@ export interface ProviderChoice {
   readonly baseUrl?: string;
 }
 
-const KEY_HINT = 'set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment, or "geminiApiKey" in devs-ctx.config.json';
+const KEY_HINT =
+  'set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment, or "geminiApiKey" in a devs-ctx.config.json only you can read (chmod 600) and git does not track';
 
 /**
  * [SPEC §7] Which summarizer and embedder a prune uses: flag, then environment, then config file;

@@ -75,16 +75,16 @@ export function terminalWidth(ctx: CliContext): number {
   return ctx.stdout.columns && ctx.stdout.columns >= 40 ? ctx.stdout.columns : 100;
 }
 
+/** testPause's hook (below) where the run itself waits (a FIFO's open): it only says it is at `phase`. */
+export function testMark(ctx: CliContext, phase: string): void {
+  if (ctx.env['DEVS_CTX_TEST_PAUSE'] === phase) ctx.stderr.write(`devs-ctx: test pause at ${phase}\n`);
+}
+
 /**
  * Test hook, for tests that must send a signal at an exact point of a run without timing:
  * with DEVS_CTX_TEST_PAUSE=<phase>, the run says `devs-ctx: test pause at <phase>` on stderr when it
  * reaches that phase and waits there until it is interrupted (SIGINT/SIGTERM). Unset, it does nothing.
  */
-/** The same test hook where the run itself waits (a FIFO's open): only says it is at `phase`. */
-export function testMark(ctx: CliContext, phase: string): void {
-  if (ctx.env['DEVS_CTX_TEST_PAUSE'] === phase) ctx.stderr.write(`devs-ctx: test pause at ${phase}\n`);
-}
-
 export async function testPause(ctx: CliContext, signal: AbortSignal | undefined, phase: string): Promise<void> {
   if (ctx.env['DEVS_CTX_TEST_PAUSE'] !== phase || !signal) return;
   ctx.stderr.write(`devs-ctx: test pause at ${phase}\n`);

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, lstatSync, openSync, statSync, constants as fsConstants } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { CONFIG_FILE_NAME, parseConfigFile, parseUserConfig, USER_CONFIG_RELATIVE_PATH } from '../core/config.js';
 import type { ConfigFile, UserConfig } from '../core/config.js';
 import { InputError, UsageError } from '../core/errors.js';
@@ -58,27 +59,31 @@ export function userConfigPath(env: Readonly<Record<string, string | undefined>>
 }
 
 /**
+ * Why a config file may not lend its `geminiApiKey`, or undefined when it may: a key is read only from
+ * a file that is this user's and only theirs to read, as `init` writes one (mode 0600), and that git
+ * does not track. A project's config arrives with a clone (git gives it the umask's mode, and tracks
+ * it): its key would send this user's transcripts to Gemini under someone else's account.
+ */
+export function keyFileProblem(path: string): string | undefined {
+  if (process.platform !== 'win32') {
+    try {
+      const { mode, uid } = statSync(path);
+      if (process.getuid !== undefined && uid !== process.getuid()) return 'the file is not yours';
+      if ((mode & 0o077) !== 0) return `other users can read or write the file (mode ${(mode & 0o777).toString(8)})`;
+    } catch (error) {
+      return `it cannot be checked (${(error as Error).message})`;
+    }
+  }
+  // Under umask 077 a clone's files are 0600 too: one that git tracks came with the repository.
+  const tracked = spawnSync('git', ['ls-files', '--error-unmatch', '--', basename(path)], { cwd: dirname(path), stdio: 'ignore', timeout: 10_000 });
+  if (tracked.status === 0) return 'git tracks the file (it came with the repository, or is committed for others to see)';
+  return undefined;
+}
+
+/**
  * The user's own config (see userConfigPath); none is fine. Only this file may let a project's
  * config redirect the Gemini key, reach files outside the repository, or send the archive elsewhere.
  */
-/**
- * Why a config file may not lend its `geminiApiKey`, or undefined when it may: a key is read only from
- * a file only this user can read, as `init` writes one (mode 0600). A file others can read is not a
- * secret's home, and it is how a project's config arrives with a clone (git gives it the umask's
- * mode): its key would send this user's transcripts to Gemini under someone else's account.
- */
-export function keyFileProblem(path: string): string | undefined {
-  if (process.platform === 'win32') return undefined;
-  try {
-    const { mode, uid } = statSync(path);
-    if (process.getuid !== undefined && uid !== process.getuid()) return 'the file is not yours';
-    if ((mode & 0o077) !== 0) return `other users can read the file (mode ${(mode & 0o777).toString(8)})`;
-    return undefined;
-  } catch (error) {
-    return `it cannot be checked (${(error as Error).message})`;
-  }
-}
-
 export function loadUserConfig(env: Readonly<Record<string, string | undefined>>): { path: string; config: UserConfig } | undefined {
   const path = userConfigPath(env, env['HOME']);
   if (!path || !entryExists(path)) return undefined;
