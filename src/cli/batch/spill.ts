@@ -22,10 +22,13 @@ export class Spill {
   private size = 0;
 
   constructor() {
+    let dir: string | undefined;
     try {
-      this.dir = mkdtempSync(join(tmpdir(), 'devs-ctx-analyze-'));
-      this.fd = openSync(join(this.dir, 'reports.json'), 'w+', 0o600);
+      dir = mkdtempSync(join(tmpdir(), 'devs-ctx-analyze-'));
+      this.fd = openSync(join(dir, 'reports.json'), 'w+', 0o600);
+      this.dir = dir;
     } catch (error) {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
       throw spillError('make', error);
     }
     try {
