@@ -3,10 +3,12 @@ import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  closeSync,
   copyFileSync,
   existsSync,
   lstatSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   statSync,
@@ -521,5 +523,28 @@ describe('phantom archive entries (item 9)', () => {
     assert.equal(pruneEvents(archive), 0, 'and its event removed when the write failed');
     const recall = runCli(['recall', 'REQ-202'], { cwd: dir, env });
     assert.doesNotMatch(recall.stdout, /dropped by prune/);
+  });
+
+  test('a prune to standard output that cannot be written (a full disk) removes its event too: exit 3, said once', {
+    skip: !existsSync('/dev/full') && 'no /dev/full here',
+  }, () => {
+    const { dir, archive, env } = workspace('phantom-stdout');
+    copyIn(dir);
+    const full = openSync('/dev/full', 'w');
+    try {
+      const result = spawnSync(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', ...WINDOW], {
+        cwd: dir,
+        env: cliEnv(env),
+        stdio: ['ignore', full, 'pipe'],
+        encoding: 'utf8',
+      });
+      assert.equal(result.status, ExitCode.input, result.stderr);
+      assert.equal(result.stderr.match(/standard output is not writable \(ENOSPC[^\n]*\); what it was to print is lost/g)?.length, 1, result.stderr);
+      assert.doesNotMatch(result.stderr, /undo with/, 'no report of a prune that was not written');
+    } finally {
+      closeSync(full);
+    }
+    assert.equal(existsSync(archive), true, 'the prune was archived before the write');
+    assert.equal(pruneEvents(archive), 0, 'and its event removed when the write failed');
   });
 });

@@ -13,7 +13,36 @@
  * process started is running (Node lists none: src/cli/live-workers.ts counts them).
  */
 
-import { ExitCode } from '../core/errors.js';
+import { ExitCode, InputError } from '../core/errors.js';
+
+/** Writes to standard output whose command waits for them (writeAwaited) and has not heard back yet. */
+let awaitedWrites = 0;
+/** A failed awaited write was thrown to its command, which reports it. */
+let failureSaid = false;
+
+/**
+ * Writes `bytes` to standard output and resolves once they have gone out, for a command that must
+ * know before it goes on (a prune to standard output takes its archived event back when the write
+ * fails). A failure other than a closed pipe is this command's error, thrown as output not writable
+ * (exit 3) and not also the process's (outputFailed); a closed pipe (`| head`) still ends the process
+ * quietly, as any write's does.
+ */
+export async function writeAwaited(stdout: { write(chunk: Buffer, callback: (error?: Error | null) => void): unknown }, bytes: Buffer): Promise<void> {
+  awaitedWrites += 1;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      stdout.write(bytes, (error) => {
+        if (!error) resolve();
+        else if ((error as NodeJS.ErrnoException).code !== 'EPIPE') {
+          failureSaid = true;
+          reject(new InputError(`standard output is not writable (${error.message}); what it was to print is lost`));
+        }
+      });
+    });
+  } finally {
+    awaitedWrites -= 1;
+  }
+}
 
 /** What `endWhenFlushed` uses of the process (`process` itself in the CLI). */
 export interface EndingProcess {
@@ -37,6 +66,9 @@ export function outputFailed(proc: Pick<EndingProcess, 'stderr' | 'exit'>, strea
     proc.exit(code);
     return;
   }
+  // A write awaited by its command (writeAwaited) fails that command, which says so and returns
+  // exit 3: not said twice, and not ended here before it has taken back what it must (its archive event).
+  if (stream === 'stdout' && (awaitedWrites > 0 || failureSaid)) return;
   if (stream === 'stdout') {
     try {
       proc.stderr.write(`devs-ctx: standard output is not writable (${error.message}); what it was to print is lost\n`);

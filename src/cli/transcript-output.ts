@@ -6,6 +6,7 @@ import { acquireLock, sameFile, writeFileInterruptible } from '../io/atomic.js';
 import type { FileLock } from '../io/atomic.js';
 import { STDIN } from '../io/input.js';
 import { testMark } from './context.js';
+import { writeAwaited } from './process-end.js';
 import type { CliContext, InterruptTrap } from './context.js';
 
 /** The output name that means standard output (`-o -`); `STDIN` is the same `-` as an input. */
@@ -81,7 +82,7 @@ export function realTarget(path: string): string {
  * its reader (see writeFileInterruptible).
  */
 export async function writeOutput(name: string, bytes: Buffer, ctx: CliContext, signal?: AbortSignal): Promise<void> {
-  if (name === STDOUT) ctx.stdout.write(bytes);
+  if (name === STDOUT) await writeAwaited(ctx.stdout, bytes);
   else await writeFileInterruptible(resolve(ctx.cwd, name), bytes, signal, () => testMark(ctx, 'fifo'));
 }
 
