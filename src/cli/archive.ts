@@ -16,7 +16,7 @@ import { STDOUT } from './transcript-output.js';
 const ARCHIVE_FILES = ['', '-wal', '-shm', '-journal'];
 
 /**
- * `-o` (prune, restore) must not name the SQLite archive or one of its journals, by any name (a
+ * `-o` (prune, restore, refresh) must not name the SQLite archive or one of its journals, by any name (a
  * symlink, a hard link): the transcript written there would replace every prune the archive keeps.
  * A usage error (exit 2), checked before anything is read or written.
  */

@@ -211,8 +211,8 @@ function replaceRegular(path: string, target: string, bytes: WriteData, existing
   // A file of the tool's own is private (a report holds excerpts of a transcript); a file replaced
   // keeps its mode; a new one gets 0666 less the umask, as a shell's `>` makes it.
   const mode = options.mode ?? (options.cache ? 0o600 : existing ? existing.mode & 0o7777 : undefined);
-  // A file of someone else's (not a cache of ours) is replaced only as a shell's `>` would write it:
-  // when we may write it, and keeping its owner and group; else exit 3 and it stays as it was.
+  // An existing file that is not one of ours (not a cache) is replaced only when we may write it, and
+  // with its owner and group kept; else exit 3 and it stays as it was.
   const othersFile = existing !== undefined && options.cache !== true;
   if (othersFile) {
     try {
