@@ -12,7 +12,7 @@ import { readTranscript } from '../formats/index.js';
 import type { Archive } from '../archive/archive.js';
 import { archivedTurns } from '../archive/prune-event.js';
 import { InputError } from '../core/errors.js';
-import { assertReadableKind } from '../io/input.js';
+import { fileKind } from '../io/input.js';
 import { parseDocument } from '../io/jsonl.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import type { AgentName } from '../io/agent-sessions.js';
@@ -45,8 +45,7 @@ function readSessionFile(path: string): Buffer {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
-    if (stat.isFIFO()) throw new InputError(`${path}: is a FIFO, not a session file`);
-    assertReadableKind(path, stat);
+    if (!stat.isFile()) throw new InputError(`${path}: is ${fileKind(stat)}, not a session file`);
     return readFileSync(fd);
   } finally {
     closeSync(fd);

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { acquireLock, sameFile, writeFileInterruptible } from '../io/atomic.js';
 import type { FileLock } from '../io/atomic.js';
-import { STDIN } from '../io/input.js';
+import { fileKind, STDIN } from '../io/input.js';
 import { testMark } from './context.js';
 import { writeAwaited } from './process-end.js';
 import type { CliContext, InterruptTrap } from './context.js';
@@ -59,8 +59,7 @@ export function checkInPlaceFile(input: string, cwd: string): void {
     return;
   }
   if (stat.isFile()) return;
-  const kind = stat.isFIFO() ? 'a FIFO' : stat.isDirectory() ? 'a folder' : 'not a regular file';
-  throw new UsageError(`--in-place needs a regular file, and ${input} is ${kind}`, 'write the result elsewhere with -o FILE (or to standard output)');
+  throw new UsageError(`--in-place needs a regular file, and ${input} is ${fileKind(stat)}`, 'write the result elsewhere with -o FILE (or to standard output)');
 }
 
 /** Whether `-o output` is the input file itself under another name. */

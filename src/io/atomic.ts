@@ -55,7 +55,11 @@ function tempPathFor(path: string): string {
  * tool's own (`cache`) differs: see AtomicWriteOptions.
  */
 export function writeFileAtomic(path: string, bytes: WriteData, options: AtomicWriteOptions = {}): void {
-  const { target, stat } = outputTarget(path, options.cache === true);
+  writeTo(path, outputTarget(path, options.cache === true), bytes, options);
+}
+
+/** writeFileAtomic to where `outputTarget` found the write lands. */
+function writeTo(path: string, { target, stat }: { target: string; stat: Stats | undefined }, bytes: WriteData, options: AtomicWriteOptions = {}): void {
   if (stat && (stat.isFIFO() || stat.isCharacterDevice())) {
     if (options.cache) throw new InputError(`${path}: cannot write: it is not a regular file; nothing was changed`);
     writeThrough(path, target, bytes);
@@ -72,9 +76,10 @@ export function writeFileAtomic(path: string, bytes: WriteData, options: AtomicW
  * other path is written by writeFileAtomic, at once.
  */
 export async function writeFileInterruptible(path: string, bytes: Buffer, signal: AbortSignal | undefined, onWaiting?: () => void): Promise<void> {
-  const { target, stat } = outputTarget(path);
+  const found = outputTarget(path);
+  const { target, stat } = found;
   if (signal === undefined || !stat?.isFIFO()) {
-    writeFileAtomic(path, bytes);
+    writeTo(path, found, bytes);
     return;
   }
   if (signal.aborted) throw new InterruptedError();

@@ -111,16 +111,17 @@ const READ_WHOLE_BYTES = 16 << 20;
  */
 export function assertReadableKind(shown: string, stat: Stats): void {
   if (stat.isFile() || stat.isFIFO()) return;
-  const kind = stat.isDirectory()
-    ? 'a directory'
-    : stat.isCharacterDevice()
-      ? 'a character device'
-      : stat.isBlockDevice()
-        ? 'a block device'
-        : stat.isSocket()
-          ? 'a socket'
-          : 'not a regular file';
-  throw new InputError(`${shown}: is ${kind}, not a file devs-ctx reads`, 'give a transcript file, or pipe it in with - (standard input)');
+  throw new InputError(`${shown}: is ${fileKind(stat)}, not a file devs-ctx reads`, 'give a transcript file, or pipe it in with - (standard input)');
+}
+
+/** What a path is, for messages that refuse it: `is ${fileKind(stat)}`. */
+export function fileKind(stat: Stats): string {
+  if (stat.isFile()) return 'a regular file';
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  return stat.isSocket() ? 'a socket' : 'not a regular file';
 }
 
 /** Reads a whole file given by path (a regular file or a FIFO; see assertReadableKind). */
