@@ -160,6 +160,25 @@ describe('-o never replaces what is not a regular file (item 1)', () => {
     assert.deepEqual(readdirSync(dir).sort(), ['pipe', 's.jsonl']);
   });
 
+  test('init --config naming a FIFO nobody reads waits, but Ctrl-C ends the wait: exit 130, nothing written', async () => {
+    const { dir, env } = workspace('init-fifo');
+    const fifo = join(dir, 'config.json');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    const result = await interruptAt('fifo', 'SIGINT', ['init', '--yes', '--force', '--config', 'config.json'], dir, env);
+    assert.equal(result.signal, null, `ended by ${result.signal}`);
+    assert.equal(result.code, ExitCode.interrupted, result.stderr);
+    assert.match(result.stderr, /nothing was written/);
+    assert.ok(lstatSync(fifo).isFIFO(), 'still a FIFO');
+    assert.deepEqual(readdirSync(dir), ['config.json']);
+    // With a reader, the config goes through the FIFO, as -o's transcript does.
+    const reader = spawnChild('cat', [fifo]);
+    const init = runCli(['init', '--yes', '--force', '--config', 'config.json'], { cwd: dir, env });
+    const read = await reader.exited;
+    assert.equal(init.exitCode, 0, init.stderr);
+    assert.match(read.stdout, /"pinnedTypes"/);
+    assert.ok(lstatSync(fifo).isFIFO(), 'still a FIFO');
+  });
+
   test('a FIFO is written through (its reader gets the transcript) and stays a FIFO', async () => {
     const { dir, env } = workspace('fifo');
     copyIn(dir);

@@ -73,13 +73,19 @@ function writeTo(path: string, { target, stat }: { target: string; stat: Stats |
  * on the thread pool: while it waits for a reader (as a shell's `>` waits), this thread still hears
  * the signal, and an abort ends the wait with InterruptedError, nothing written (the open waiting is
  * ended by opening the FIFO's other end for a moment). `onWaiting`: told once the open waits. Any
- * other path is written by writeFileAtomic, at once.
+ * other path is written by writeFileAtomic (with `options`), at once.
  */
-export async function writeFileInterruptible(path: string, bytes: Buffer, signal: AbortSignal | undefined, onWaiting?: () => void): Promise<void> {
+export async function writeFileInterruptible(
+  path: string,
+  bytes: Buffer,
+  signal: AbortSignal | undefined,
+  onWaiting?: () => void,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const found = outputTarget(path);
   const { target, stat } = found;
   if (signal === undefined || !stat?.isFIFO()) {
-    writeTo(path, found, bytes);
+    writeTo(path, found, bytes, options);
     return;
   }
   if (signal.aborted) throw new InterruptedError();

@@ -14,7 +14,8 @@ import type { PruneStrategy } from '../../core/prune/plan.js';
 import { TurnTypeSchema } from '../../core/turn.js';
 import type { TurnType } from '../../core/turn.js';
 import { parseTokenAmount } from '../../core/token-amount.js';
-import { writeError, writeFileAtomic } from '../../io/atomic.js';
+import { writeError, writeFileInterruptible } from '../../io/atomic.js';
+import { testMark } from '../context.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import { answer, canPrompt, loadClack, promptIO, shortTokens } from '../interactive/prompts.js';
@@ -119,11 +120,15 @@ export async function runInit(options: InitOptions, ctx: CliContext): Promise<Ex
       path,
     );
     const text = `${JSON.stringify(config, null, 2)}\n`;
+    // Ctrl-C is heard while a FIFO named by --config waits for its reader (exit 130, nothing written).
+    const trap = ctx.trapInterrupt?.();
     try {
       // A file holding the key is readable by its owner alone.
-      writeFileAtomic(path, Buffer.from(text), config.geminiApiKey !== undefined ? { mode: 0o600 } : {});
+      await writeFileInterruptible(path, Buffer.from(text), trap?.signal, () => testMark(ctx, 'fifo'), config.geminiApiKey !== undefined ? { mode: 0o600 } : {});
     } catch (error) {
-      throw writeError(path, error);
+      throw error instanceof InterruptedError ? error : writeError(path, error);
+    } finally {
+      trap?.release();
     }
     if (config.geminiApiKey !== undefined) notes.push('The Gemini key is stored in the file (mode 0600): do not commit it.');
 
