@@ -64,6 +64,13 @@ class LineCollector {
   private whole: Buffer[] | undefined = [];
   /** Whether the first non-blank line parsed on its own (then the input is JSONL, not a document). */
   private firstLineParsed: boolean | undefined;
+  /**
+   * The lines after a first line that did not parse alone, not parsed yet: the input may be one
+   * (pretty-printed) JSON document, none of whose lines parses alone, and trying each of them (a
+   * thrown error and an issue per line) took seconds and gigabytes on a large one. They are parsed
+   * in `documentValue` when the input turns out not to be one.
+   */
+  private deferred: { readonly line: Buffer; readonly eol: RawRecord['eol'] }[] = [];
 
   /**
    * `before`: how many records precede these bytes (bytes appended to a file read earlier, whose
@@ -142,6 +149,11 @@ class LineCollector {
       line = line.subarray(0, line.length - 1);
       eol = '\r\n';
     }
+    if (this.firstLineParsed === false && this.whole) this.deferred.push({ line, eol });
+    else this.addRecord(line, eol);
+  }
+
+  private addRecord(line: Buffer, eol: RawRecord['eol']): void {
     const index = (this.before ?? 0) + this.records.length;
     const lineNo = index + 1;
     const parsed = parseLine(line, lineNo);
@@ -164,13 +176,37 @@ class LineCollector {
 
   /** When no line parsed alone but the whole input is one JSON value, it is a JSON document. */
   documentValue(): { ok: true; value: unknown } | { ok: false } {
-    if (this.firstLineParsed !== false || !this.whole || this.records.length < 2) return { ok: false };
-    const text = Buffer.concat(this.whole).toString('utf8');
-    try {
-      return { ok: true, value: JSON.parse(text) };
-    } catch {
-      return { ok: false };
+    const lines = this.records.length + this.deferred.length;
+    if (this.firstLineParsed === false && this.whole && lines >= 2) {
+      const text = Buffer.concat(this.whole).toString('utf8');
+      try {
+        const value: unknown = JSON.parse(text);
+        for (const { line, eol } of this.deferred) this.records.push(this.documentLine(line, eol));
+        this.deferred = [];
+        return { ok: true, value };
+      } catch {
+        // JSONL after all, its first line broken: its other lines are read as usual.
+      }
     }
+    this.whole = undefined;
+    const deferred = this.deferred;
+    this.deferred = [];
+    for (const { line, eol } of deferred) this.addRecord(line, eol);
+    return { ok: false };
+  }
+
+  /** A line of a JSON document: its bytes, not parsed (the document is, whole). */
+  private documentLine(line: Buffer, eol: RawRecord['eol']): RawRecord {
+    const index = this.records.length;
+    return {
+      index,
+      line: index + 1,
+      ...(this.keepRaw ? { raw: line } : {}),
+      eol,
+      byteLength: line.length,
+      values: [],
+      blank: line.toString('utf8').trim().length === 0,
+    };
   }
 }
 

@@ -124,7 +124,13 @@ export async function runInit(options: InitOptions, ctx: CliContext): Promise<Ex
     const trap = ctx.trapInterrupt?.();
     try {
       // A file holding the key is readable by its owner alone.
-      await writeFileInterruptible(path, Buffer.from(text), trap?.signal, () => testMark(ctx, 'fifo'), config.geminiApiKey !== undefined ? { mode: 0o600 } : {});
+      await writeFileInterruptible(
+        path,
+        Buffer.from(text),
+        trap?.signal,
+        () => testMark(ctx, 'fifo'),
+        config.geminiApiKey !== undefined ? { mode: 0o600 } : {},
+      );
     } catch (error) {
       throw error instanceof InterruptedError ? error : writeError(path, error);
     } finally {
