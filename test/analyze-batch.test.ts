@@ -344,7 +344,7 @@ test('batch --json: one document, the multi-file shape with additions, reports e
   assert.deepEqual(Object.keys(doc), ['schemaVersion', 'transcripts', 'total', 'projects', 'range']);
   assert.equal(doc.schemaVersion, 1);
   assert.equal(doc.transcripts.length, 120);
-  assert.deepEqual(Object.keys(doc.total), ['transcripts', 'failed', 'turns', 'totalTokens', 'urgency', 'outOfRange', 'subagents']);
+  assert.deepEqual(Object.keys(doc.total), ['transcripts', 'failed', 'turns', 'totalTokens', 'urgency', 'outOfRange', 'subagents', 'notTranscripts']);
   assert.deepEqual(
     doc.projects.map((p) => p.project),
     ['alpha', 'beta'],
@@ -406,6 +406,73 @@ test('batch: unreadable transcripts are rows, the batch goes on, and the first o
       assert.ok(locked.rows.some((r) => r.file === 'b/locked' && r.error?.exitCode === 3));
     }
     assert.equal(some.sessions.length, 30);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('batch: a .json or .jsonl file found by a walk or a glob that is JSON but no transcript (Gemini CLI logs.json, a saved report) is left out and counted, not an error; named, it is one', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-other-'));
+  try {
+    // ~/.gemini/tmp/<hash>: a session, and Gemini CLI's own files beside it (FORMATS §3.4).
+    const project = join(dir, '.gemini', 'tmp', '0b7dfb12');
+    mkdirSync(join(project, 'chats'), { recursive: true });
+    mkdirSync(join(project, 'checkpoints'));
+    copyFileSync(join(repoRoot, 'fixtures/gemini/rewind-to.jsonl'), join(project, 'chats', 'session-2026-04-29T21-39-gemini_s.jsonl'));
+    writeFileSync(join(project, 'logs.json'), '[{"sessionId":"s","messageId":0,"type":"user","message":"hi","timestamp":"2026-01-01T00:00:00Z"}]');
+    writeFileSync(join(project, 'checkpoint-mytag.json'), '[{"role":"user","parts":[{"text":"hello"}]}]');
+    writeFileSync(join(project, 'checkpoints', 'restore.json'), JSON.stringify({ history: [], clientHistory: [], commitHash: 'abc' }, null, 2));
+    // A report saved where the next run walks, and another tool's JSONL log.
+    writeFileSync(join(dir, 'report.json'), JSON.stringify({ schemaVersion: 1, transcripts: [], total: { transcripts: 0 } }, null, 2));
+    writeFileSync(join(dir, 'events.jsonl'), '{"event":"start","at":1}\n{"event":"stop","at":2}\n');
+    // Damaged files stay errors: nothing in them is JSON.
+    writeFileSync(join(dir, 'junk.jsonl'), 'not json at all\n');
+    // Enough sessions for the worker threads (more than 16 files to read), and --jobs 1: the same.
+    writeBatch({ sessions: 20, projects: ['many'], seed: 5, start: START, stepMs: STEP, dir, maxTurns: 4 });
+    const cache = join(dir, 'cache');
+    for (const [run, jobs] of [
+      ['cold', '2'],
+      ['warm', '2'],
+      ['no cache, one thread', '1'],
+    ] as const) {
+      const nd = runCli(['analyze', '.', '--ndjson', '--jobs', jobs, ...(run.startsWith('no cache') ? ['--no-cache'] : [])], {
+        cwd: dir,
+        env: { DEVS_CTX_CACHE_DIR: cache },
+      });
+      const lines = nd.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as NdRow | (NdTotal & { total: { notTranscripts: number } }));
+      const sessions = lines.filter((l): l is NdRow => l.type === 'session');
+      assert.deepEqual(
+        sessions.filter((l) => !l.file.startsWith('many/')).map((l) => [l.file, l.error?.exitCode ?? l.format]),
+        [
+          ['.gemini/tmp/0b7dfb12/chats/session-2026-04-29T21-39-gemini_s.jsonl', 'gemini'],
+          ['junk.jsonl', 4],
+        ],
+        run,
+      );
+      assert.equal(sessions.length, 22, run);
+      const total = (lines.at(-1) as NdTotal & { total: { notTranscripts: number } }).total;
+      assert.equal(total.notTranscripts, 5, run);
+      assert.equal(total.transcripts, 22, run);
+      assert.equal(nd.exitCode, 4, `${run}: junk.jsonl`);
+    }
+    rmSync(join(dir, 'junk.jsonl'));
+    const human = runCli(['analyze', '.gemini/tmp'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
+    assert.equal(human.exitCode, 0, human.stderr);
+    assert.match(human.stdout, /^total {2}1 session: 0 hard · 0 soft · 1 none$/m);
+    assert.match(human.stdout, /^3 other \.json\/\.jsonl files left out: JSON, but no transcript format devs-ctx knows$/m);
+    // A quoted glob finds them as a walk does.
+    const glob = runCli(['analyze', '.gemini/tmp/*/*.json', '--ndjson'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
+    assert.equal(glob.exitCode, 0, glob.stdout);
+    assert.match(glob.stdout, /"notTranscripts":2/);
+    // Named, a file is read as asked: not a transcript is exit 4, from the cache too.
+    for (const args of [['report.json'], ['report.json', 'events.jsonl']]) {
+      const named = runCli(['analyze', ...args, '--json'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
+      assert.equal(named.exitCode, 4, args.join(' '));
+      assert.match(named.stdout, /not a transcript format devs-ctx knows/);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

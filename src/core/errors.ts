@@ -52,6 +52,12 @@ export class InvalidTranscriptError extends DevsCtxError {
   }
 }
 
+/**
+ * Exit 4, as any invalid transcript: the input is JSON, but in no format devs-ctx knows (another
+ * tool's file). A batch leaves such a file out when a walk or a glob found it (src/cli/batch).
+ */
+export class UnknownFormatError extends InvalidTranscriptError {}
+
 /** Exit 5: the summarizer or embedding provider failed or gave an unusable answer; input untouched. */
 export class ProviderError extends DevsCtxError {
   constructor(

@@ -1,4 +1,4 @@
-import { InvalidTranscriptError } from '../core/errors.js';
+import { InvalidTranscriptError, UnknownFormatError } from '../core/errors.js';
 import type { ParsedDocument } from '../io/jsonl.js';
 import { claudeCodeAdapter } from './claude-code/read.js';
 import { codexAdapter } from './codex/read.js';
@@ -56,10 +56,12 @@ export function detectFormat(doc: ParsedDocument): Detection {
   }
   if (!best) {
     const parsed = doc.records.some((r) => r.values.length > 0) || doc.kind === 'json-document';
-    throw new InvalidTranscriptError(
-      parsed ? `${doc.path}: not a transcript format devs-ctx knows` : `${doc.path}: nothing in it parses as JSON`,
-      parsed ? `known formats: ${FORMAT_NAMES.join(', ')}; pass --format to force one` : 'is this a JSONL transcript? each line should be one JSON object',
-    );
+    if (parsed)
+      throw new UnknownFormatError(
+        `${doc.path}: not a transcript format devs-ctx knows`,
+        `known formats: ${FORMAT_NAMES.join(', ')}; pass --format to force one`,
+      );
+    throw new InvalidTranscriptError(`${doc.path}: nothing in it parses as JSON`, 'is this a JSONL transcript? each line should be one JSON object');
   }
   return best;
 }

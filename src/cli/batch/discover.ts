@@ -6,8 +6,17 @@ import type { DevsCtxError } from '../../core/errors.js';
 import { STDIN, inputError } from '../../io/input.js';
 import { byCodeUnits } from '../../core/compare.js';
 
-/** One thing discovery found: a transcript to analyse, or a path that could not be walked. */
-export type Discovered = { readonly path: string; readonly error?: undefined } | { readonly path: string; readonly error: DevsCtxError };
+/**
+ * One thing discovery found: a transcript to analyse, or a path that could not be walked. `found`:
+ * a file a directory walk or a glob came upon, not one named (a batch leaves it out when it is JSON
+ * but no transcript, where a file named is read as asked).
+ */
+export type Discovered =
+  | { readonly path: string; readonly error?: undefined; readonly found?: boolean }
+  | { readonly path: string; readonly error: DevsCtxError; readonly found?: undefined };
+
+/** A file a walk or a glob came upon (see Discovered). */
+const foundBy = (item: Discovered): Discovered => (item.error ? item : { path: item.path, found: true });
 
 const TRANSCRIPT_EXTENSIONS = ['.jsonl', '.json'];
 const isTranscriptName = (name: string): boolean => TRANSCRIPT_EXTENSIONS.some((ext) => name.endsWith(ext));
@@ -130,7 +139,7 @@ export function* discoverTranscripts(paths: readonly string[], cwd: string, leav
       for (const item of expandGlob(path, cwd, left)) {
         if (item.error || fresh(item.path)) {
           found++;
-          yield item;
+          yield foundBy(item);
         }
       }
       if (found === 0)
@@ -147,7 +156,7 @@ export function* discoverTranscripts(paths: readonly string[], cwd: string, leav
     let found = 0;
     for (const item of walk(absolute, path, left)) {
       found++;
-      if (item.error || fresh(item.path)) yield item;
+      if (item.error || fresh(item.path)) yield foundBy(item);
     }
     if (found === 0) yield { path, error: new InputError(`${path}: no .jsonl or .json files in this directory`) };
   }

@@ -6,8 +6,11 @@ import { spanInRange } from './range.js';
 import { projectOf } from './session.js';
 import type { SessionOutcome, SessionRun, SessionSummary } from './session.js';
 
-/** What is kept of a row: everything but how the path was typed (the file and project are re-made from it). */
-type CachedRow = Omit<SessionSummary, 'file' | 'project'>;
+/**
+ * What is kept of a row: everything but how the path was typed (the file and project are re-made
+ * from it); or that the file is no transcript (JSON in no known format), found by a walk or a glob.
+ */
+type CachedRow = Omit<SessionSummary, 'file' | 'project'> | { readonly notTranscript: true };
 
 /**
  * A transcript's report as `--json` prints it in a batch, without what the batch adds to the single
@@ -93,18 +96,23 @@ export class BatchRows {
     if (on && cacheDir !== undefined && schema !== undefined) this.#resume = { dir: join(cacheDir, 'resume'), schema };
   }
 
-  lookup(path: string): RowLookup {
+  /** `found`: a walk or a glob found the file (one named is read as asked, even when no transcript). */
+  lookup(path: string, found = false): RowLookup {
     if (!this.#cache.enabled || path === STDIN) return { kind: 'none' };
     const absolute = resolve(this.#run.cwd, path);
     const identity = fileIdentity(absolute);
     if (identity === undefined) return { kind: 'none' };
     const row = this.#cache.get(absolute, identity);
     const remember = (outcome: SessionOutcome): void => {
+      if (outcome.kind === 'notTranscript') this.#cache.set(absolute, identity, { notTranscript: true });
       if (outcome.kind !== 'session') return;
       const { file: _file, project: _project, ...kept } = outcome.summary;
       this.#cache.set(absolute, identity, kept);
       if (this.#reports && outcome.reportJson !== undefined) keepReport(this.#reports, absolute, identity, outcome.summary, outcome.reportJson);
     };
+    if (row !== undefined && 'notTranscript' in row) {
+      return found ? { kind: 'hit', outcome: { kind: 'notTranscript', file: path, project: projectOf(path) } } : { kind: 'miss', remember, grown: false };
+    }
     if (row === undefined) return { kind: 'miss', remember, grown: this.#cache.grew(absolute, identity) };
     const outcome = this.#outcome(path, row, identity);
     const reports = this.#reports;
@@ -119,7 +127,7 @@ export class BatchRows {
     return { kind: 'report', read, miss: { remember, grown: false } };
   }
 
-  #outcome(path: string, row: CachedRow, identity: FileIdentity): SessionOutcome {
+  #outcome(path: string, row: Omit<SessionSummary, 'file' | 'project'>, identity: FileIdentity): SessionOutcome {
     const project = projectOf(path);
     const range = this.#run.range;
     if (range) {

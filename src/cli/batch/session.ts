@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { EntryTokens } from '../../core/accounting.js';
 import type { Settings } from '../../core/config.js';
-import { DevsCtxError } from '../../core/errors.js';
+import { DevsCtxError, UnknownFormatError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { PruneUrgency } from '../../core/policy.js';
 import { buildAnalyzeReport, summarizeAnalysis } from '../../core/reports/analyze.js';
@@ -54,7 +54,10 @@ export interface SessionSummary {
 export type SessionOutcome =
   | { readonly kind: 'session'; readonly summary: SessionSummary /** The full report as `--json` prints it, when asked for. */; readonly reportJson?: string }
   | { readonly kind: 'outOfRange'; readonly file: string; readonly project: string }
-  | { readonly kind: 'error'; readonly file: string; readonly project: string; readonly error: SessionError };
+  /** `unknownFormat`: JSON, but no transcript format devs-ctx knows (a batch leaves out such a file a walk found). */
+  | { readonly kind: 'error'; readonly file: string; readonly project: string; readonly error: SessionError; readonly unknownFormat?: true }
+  /** A file a walk or a glob found that is JSON but no transcript: left out of the rows, counted. */
+  | { readonly kind: 'notTranscript'; readonly file: string; readonly project: string };
 
 /** What every session of a batch is analysed with (plain data: it is sent to the workers). */
 export interface SessionRun {
@@ -162,7 +165,7 @@ export async function analyzeSession(
     return { kind: 'session', summary, reportJson: JSON.stringify({ ...full, project, firstTimestamp, lastTimestamp }, null, 2) };
   } catch (error) {
     if (!(error instanceof DevsCtxError)) throw error;
-    return { kind: 'error', file: path, project, error: sessionError(error) };
+    return { kind: 'error', file: path, project, error: sessionError(error), ...(error instanceof UnknownFormatError ? { unknownFormat: true } : {}) };
   }
 }
 

@@ -157,6 +157,8 @@ class BatchTally {
   turns = 0;
   totalTokens = 0;
   outOfRange = 0;
+  /** Files a walk or a glob found that are JSON but no transcript: left out. */
+  notTranscripts = 0;
   subagents = 0;
   urgency: PruneUrgency = 'none';
   /** A transcript that cannot be read matters more than a limit being reached; the first one decides. */
@@ -170,6 +172,10 @@ class BatchTally {
   add(outcome: SessionOutcome): BatchRow | undefined {
     if (outcome.kind === 'outOfRange') {
       this.outOfRange++;
+      return undefined;
+    }
+    if (outcome.kind === 'notTranscript') {
+      this.notTranscripts++;
       return undefined;
     }
     const name = outcome.kind === 'session' ? outcome.summary.project : outcome.project;
@@ -207,6 +213,7 @@ class BatchTally {
       urgency: this.urgency,
       outOfRange: this.outOfRange,
       subagents: this.subagents,
+      notTranscripts: this.notTranscripts,
     };
   }
 
@@ -299,7 +306,13 @@ class BatchScheduler {
     }
     const miss = cached.kind === 'report' ? cached.miss : cached.kind === 'miss' ? cached : undefined;
     this.run.analyze(item.path, miss?.grown === true).then(
-      (outcome) => {
+      (analysed) => {
+        // JSON in no transcript format, found by a walk or a glob: another tool's file (Gemini CLI's
+        // logs.json, a saved report), left out; named, it is the error it is.
+        const outcome: SessionOutcome =
+          item.found === true && analysed.kind === 'error' && analysed.unknownFormat
+            ? { kind: 'notTranscript', file: analysed.file, project: analysed.project }
+            : analysed;
         miss?.remember(outcome);
         try {
           this.finish(index, outcome);
@@ -343,7 +356,7 @@ class BatchScheduler {
  */
 function lookUpRows(discovered: Iterable<Discovered>, rows: BatchRows): { items: Iterator<BatchItem>; toRead: number } {
   const source = (function* (): Generator<BatchItem> {
-    for (const item of discovered) yield { ...item, cached: item.error ? { kind: 'none' } : rows.lookup(item.path) } as BatchItem;
+    for (const item of discovered) yield { ...item, cached: item.error ? { kind: 'none' } : rows.lookup(item.path, item.found === true) } as BatchItem;
   })();
   const head: BatchItem[] = [];
   let toRead = 0;

@@ -23,6 +23,8 @@ export interface BatchTotals {
   readonly outOfRange: number;
   /** Of the transcripts, Claude Code subagent transcripts (counted under their session, not as sessions). */
   readonly subagents: number;
+  /** Files a directory walk or a glob found that are JSON but no transcript format devs-ctx knows, left out. */
+  readonly notTranscripts: number;
 }
 
 export interface ProjectTotals {
@@ -223,6 +225,10 @@ export class BatchTable {
       out.push(
         totals.outOfRange === 0 ? `every session is within ${range.shown}` : `${n(totals.outOfRange)} more session(s) outside ${range.shown}, not shown`,
       );
+    if (totals.notTranscripts > 0) {
+      const files = totals.notTranscripts === 1 ? 'file' : 'files';
+      out.push(`${n(totals.notTranscripts)} other .json/.jsonl ${files} left out: JSON, but no transcript format devs-ctx knows`);
+    }
     if (showProjects(projects)) out.push('', this.bold('By project'), ...projectTable(projects, this.bold));
     this.write(`${out.join('\n')}\n`);
   }
