@@ -37,6 +37,7 @@ interface NdRow {
   format?: string;
   turns?: number;
   totalTokens?: number;
+  contextTokens?: number;
   urgency?: 'none' | 'soft' | 'hard';
   firstTimestamp?: string | null;
   lastTimestamp?: string | null;
@@ -225,7 +226,7 @@ test('batch --sort tokens|urgency: rows largest first, ties in discovery order, 
   for (let i = 1; i < byTokens.length; i++) {
     const [a, b] = [byTokens[i - 1], byTokens[i]];
     assert.ok(a && b);
-    assert.ok((a.totalTokens ?? 0) > (b.totalTokens ?? 0) || (a.totalTokens === b.totalTokens && (index.get(a.file) ?? 0) < (index.get(b.file) ?? 0)));
+    assert.ok((a.contextTokens ?? 0) > (b.contextTokens ?? 0) || (a.contextTokens === b.contextTokens && (index.get(a.file) ?? 0) < (index.get(b.file) ?? 0)));
   }
   const byUrgency = ndjson(['.', ...LIMITS, '--sort', 'urgency']).rows;
   const urgencies = byUrgency.map((r) => RANK[r.urgency ?? 'none']);
@@ -236,12 +237,31 @@ test('batch --sort tokens|urgency: rows largest first, ties in discovery order, 
   assert.ok(urgencies.includes(2) && urgencies.includes(1) && urgencies.includes(0), 'the batch has all three urgencies');
   for (let i = 1; i < byUrgency.length; i++) {
     const [a, b] = [byUrgency[i - 1], byUrgency[i]];
-    if (a?.urgency === b?.urgency) assert.ok((a?.totalTokens ?? 0) >= (b?.totalTokens ?? 0));
+    if (a?.urgency === b?.urgency) assert.ok((a?.contextTokens ?? 0) >= (b?.contextTokens ?? 0));
   }
   // The text table too.
   const human = runCli(['analyze', '.', ...LIMITS, '--sort', 'tokens'], { cwd: batch.dir });
   const firstRow = human.stdout.split('\n')[1] ?? '';
-  assert.equal(firstRow.split(/\s+/)[0], byTokens[0]?.file);
+  // A subagent's row goes under its session's (this one's session is not in the batch: at the end).
+  assert.equal(firstRow.split(/\s+/)[0], byTokens.find((r) => !r.file.includes('/subagents/'))?.file);
+});
+
+test('batch --sort tokens orders by the size the model sees (the context column, contextTokens), not the plain estimate', () => {
+  // Claude Code sessions record their context: it differs from the estimate of the turns in the file.
+  const rows = ndjson([join(repoRoot, 'fixtures/claude-code'), '--sort', 'tokens', '--no-cache']).rows.filter((r) => !r.error);
+  const context = rows.map((r) => r.contextTokens ?? 0);
+  assert.deepEqual(
+    context,
+    [...context].sort((a, b) => b - a),
+  );
+  const estimates = rows.map((r) => r.totalTokens ?? 0);
+  assert.notDeepEqual(
+    estimates,
+    [...estimates].sort((a, b) => b - a),
+    'the fixtures tell the two orders apart',
+  );
+  const human = runCli(['analyze', join(repoRoot, 'fixtures/claude-code'), '--sort', 'tokens', '--no-cache']);
+  assert.match(human.stdout.split('\n')[1] ?? '', /^multi-blo/);
 });
 
 test('batch --json --sort with no usable temporary folder (TMPDIR missing, or a file) is exit 3 naming TMPDIR, not an internal error', () => {

@@ -52,7 +52,8 @@ interface HeldRow {
 }
 
 function compareRows(sort: BatchSort): (a: HeldRow, b: HeldRow) => number {
-  const tokens = (r: BatchRow): number => (r.kind === 'session' ? r.summary.totalTokens : -1);
+  // The size the model sees (the table's `context`, which urgency follows), not the plain estimate.
+  const tokens = (r: BatchRow): number => (r.kind === 'session' ? r.summary.contextTokens : -1);
   const rank = (r: BatchRow): number => (r.kind === 'session' ? URGENCY_RANK[r.summary.urgency] : -1);
   // Unreadable transcripts last; ties in discovery order, so the order is stable.
   return (a, b) => (sort === 'urgency' ? rank(b.row) - rank(a.row) : 0) || tokens(b.row) - tokens(a.row) || a.index - b.index;

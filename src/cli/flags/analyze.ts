@@ -4,7 +4,10 @@ import type { OptionsOf } from '../options.js';
 export const analyzeFlags = [
   json('print one JSON document (with schemaVersion) and nothing else on stdout'),
   boolean('--ndjson', 'many sessions: print one JSON line per session as it is done, then a totals line'),
-  choice('--sort <key>', 'many sessions: order rows by tokens or urgency, largest first (rows then print at the end)', ['tokens', 'urgency']),
+  choice('--sort <key>', 'many sessions: order rows by tokens (the context the model sees) or urgency, largest first (rows then print at the end)', [
+    'tokens',
+    'urgency',
+  ]),
   text('--since <when>', 'many sessions: only sessions with a turn at or after this (2026-05-01, 2026-05-01T09:30Z, or an age: 12h, 7d, 2w)'),
   text('--until <when>', 'many sessions: only sessions with a turn before this (a date includes that whole day)'),
   flag(
