@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenCountCache } from '../src/io/count-cache.js';
+import { CountStore } from '../src/io/count-store.js';
+import { COUNTER_VERSION } from '../src/core/tokens/bpe.js';
 
 /** Which of `keys` a fresh open of the cache in `dir` holds. */
 const held = (dir: string, keys: readonly string[]) => keys.filter((k) => TokenCountCache.open(dir, 'o200k_base').get(k) !== undefined);
@@ -314,24 +316,37 @@ test('a truncated, padded or foreign cache file reads as empty; a damaged table 
   );
 });
 
-test("an earlier version's JSON cache is taken over: its counts are read once, saved in the binary file, and the JSON file removed", () => {
+test('counts cached by a counter of another version are not used: a fix that changes a count is not undone by the cache', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
+  const file = join(dir, 'token-counts-o200k_base.bin');
+  // A cache as devs-ctx wrote it before counters had versions (a zero where the version now is),
+  // holding the count the counter of then gave a text this one counts otherwise.
+  const old = CountStore.open(file, 1000, 0);
+  old.set(TokenCountCache.key('中'.repeat(21_846)), 21_848);
+  assert.ok(old.save());
+  assert.equal(CountStore.open(file, 1000, 0).get(TokenCountCache.key('中'.repeat(21_846))), 21_848, 'read back by its own version');
+  assert.ok(COUNTER_VERSION > 0);
+  const cache = TokenCountCache.open(dir, 'o200k_base');
+  assert.equal(cache.get(TokenCountCache.key('中'.repeat(21_846))), undefined);
+  assert.equal(cache.size, 0);
+  // This counter's counts replace them at the next save.
+  cache.set(TokenCountCache.key('alpha'), 1);
+  cache.save();
+  assert.equal(TokenCountCache.open(dir, 'o200k_base').get(TokenCountCache.key('alpha')), 1);
+  assert.equal(CountStore.open(file, 1000, 0).size, 0, 'the file is of this version now');
+});
+
+test("an earlier version's JSON cache is not read (an older counter made its counts) and is removed at the next save", () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-cc-'));
   const json = join(dir, 'token-counts-o200k_base.json');
   const old = { [TokenCountCache.key('alpha')]: 11, [TokenCountCache.key('beta')]: 22 };
   writeFileSync(json, JSON.stringify({ version: 1, counts: old }));
   const cache = TokenCountCache.open(dir, 'o200k_base');
-  assert.equal(cache.get(TokenCountCache.key('alpha')), 11);
+  assert.equal(cache.get(TokenCountCache.key('alpha')), undefined);
+  cache.set('x', 1);
   cache.save();
   assert.equal(existsSync(json), false);
-  const reopened = TokenCountCache.open(dir, 'o200k_base');
-  assert.deepEqual([reopened.get(TokenCountCache.key('alpha')), reopened.get(TokenCountCache.key('beta'))], [11, 22]);
-  // With a binary file there already, a JSON file is left alone and not read.
-  writeFileSync(json, JSON.stringify({ version: 1, counts: { [TokenCountCache.key('gamma')]: 33 } }));
-  const both = TokenCountCache.open(dir, 'o200k_base');
-  assert.equal(both.get(TokenCountCache.key('gamma')), undefined);
-  both.set('x', 1);
-  both.save();
-  assert.equal(existsSync(json), true);
+  assert.equal(TokenCountCache.open(dir, 'o200k_base').get(TokenCountCache.key('alpha')), undefined);
 });
 
 test('past maxEntries a save drops the oldest down to 90 % of it (the newest kept), so the next runs only add', () => {

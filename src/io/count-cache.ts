@@ -2,11 +2,9 @@ import { existsSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CountStore } from './count-store.js';
-import { JsonFileLru } from './json-lru.js';
+import { COUNTER_VERSION } from '../core/tokens/bpe.js';
 import { sha1 } from './sha1.js';
 
-/** The JSON cache of versions before the binary one: read once, while there is no binary cache to use, then removed. */
-const JSON_CACHE_VERSION = 1;
 /** Least recently used entries are dropped past this. */
 const MAX_ENTRIES = 200_000;
 
@@ -26,22 +24,18 @@ export function defaultCacheDir(env: Readonly<Record<string, string | undefined>
 export class TokenCountCache {
   private constructor(
     private readonly counts: CountStore,
-    /** The JSON file of an earlier version, whose counts were taken over: removed once they are saved. */
+    /** The JSON file of an early version (its counts not read): removed at the next save. */
     private readonly legacy: string | undefined,
   ) {}
 
   static open(dir: string | undefined, encoding: string, options: { maxEntries?: number } = {}): TokenCountCache {
     const maxEntries = options.maxEntries ?? MAX_ENTRIES;
     const file = dir ? join(dir, `token-counts-${encoding}.bin`) : undefined;
-    const counts = CountStore.open(file, maxEntries);
+    // Counts of this counter's version only: one an earlier counter made may differ (see COUNTER_VERSION).
+    const counts = CountStore.open(file, maxEntries, COUNTER_VERSION);
+    // The JSON cache of an early version: its counts are an older counter's, never read; removed at the next save.
     const json = dir ? join(dir, `token-counts-${encoding}.json`) : undefined;
-    // Taken over while there is no binary cache to use (none yet, or an unreadable one).
-    if (file === undefined || json === undefined || counts.size > 0 || !existsSync(json)) return new TokenCountCache(counts, undefined);
-    // An earlier version's cache (the same keys and counts): its entries, oldest first, become this run's.
-    const isValue = (value: unknown): value is number => typeof value === 'number';
-    const old = JsonFileLru.open(json, { version: JSON_CACHE_VERSION, field: 'counts', maxEntries, isValue });
-    for (const [key, count] of old.entriesOldestFirst()) counts.set(key, count);
-    return new TokenCountCache(counts, json);
+    return new TokenCountCache(counts, json !== undefined && existsSync(json) ? json : undefined);
   }
 
   static key(text: string): string {

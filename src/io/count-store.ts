@@ -26,8 +26,11 @@ import { readRegularFile } from './fd.js';
  * optimisation: a missing or foreign file reads as empty, a damaged entry as missing (each is checked
  * as it is read), and a failed save is ignored.
  *
+ * A file is of one `tag` (the token counter's version: see TokenCountCache): a file of another tag
+ * reads as empty, and is replaced at the next save.
+ *
  * Layout (little-endian, 4-byte aligned): magic u32 'DCTC', version u32, slots u32 (a power of two,
- * at least twice the entries), entries u32, generation u32, key bytes u32, two u32 zero; slots
+ * at least twice the entries), entries u32, generation u32, key bytes u32, tag u32, u32 zero; slots
  * i32[slots] (open addressing by the key's FNV-1a, linear probing, -1 empty); entries
  * i32[entries × 6] (count, generation, key offset, key length, the key's FNV-1a, a check of the
  * other four: an entry whose check fails, a zeroed page's among them, is missing); the keys' bytes.
@@ -79,14 +82,14 @@ function slotsFor(entries: number): number {
   return slots;
 }
 
-/** The table in `data`, or undefined when it is not one (another format or version, a cut or padded file). */
-function decode(data: Uint8Array): Table | undefined {
+/** The table in `data`, or undefined when it is not one (another format, version or tag, a cut or padded file). */
+function decode(data: Uint8Array, tag: number): Table | undefined {
   if (data.byteLength < HEADER_WORDS * 4) return undefined;
   // Typed views need 4-byte alignment: copy once when the bytes start elsewhere.
   const bytes = data.byteOffset % 4 === 0 ? data : new Uint8Array(data);
   const header = new Uint32Array(bytes.buffer, bytes.byteOffset, HEADER_WORDS);
-  const [magic, version, slots, size, generation, keyBytes] = header as unknown as [number, number, number, number, number, number];
-  if (magic !== MAGIC || version !== VERSION || slots < MIN_SLOTS || (slots & (slots - 1)) !== 0 || slots < 2 * size) return undefined;
+  const [magic, version, slots, size, generation, keyBytes, fileTag] = header as unknown as [number, number, number, number, number, number, number];
+  if (magic !== MAGIC || version !== VERSION || fileTag !== tag || slots < MIN_SLOTS || (slots & (slots - 1)) !== 0 || slots < 2 * size) return undefined;
   const { slotsAt, entriesAt, keysAt } = offsets(slots, size);
   if (keysAt + keyBytes !== bytes.byteLength) return undefined;
   return {
@@ -161,16 +164,18 @@ export class CountStore {
     private readonly maxEntries: number,
     private readonly table: Table | undefined,
     private readonly recent: Table | undefined,
+    private readonly tag: number,
   ) {
     // Only the files there are: a missing one is no generation 0 (past 2^31, 0 would count as newer).
     const last = table === undefined ? (recent?.generation ?? 0) : recent === undefined ? table.generation : newer(table.generation, recent.generation);
     this.generation = (last + 1) | 0;
   }
 
-  static open(file: string | undefined, maxEntries: number): CountStore {
+  /** `tag`: what the counts are of (a file of another tag is not read; see the layout above). */
+  static open(file: string | undefined, maxEntries: number, tag = 0): CountStore {
     return file === undefined
-      ? new CountStore(file, maxEntries, undefined, undefined)
-      : new CountStore(file, maxEntries, readTable(file), readTable(recentFile(file)));
+      ? new CountStore(file, maxEntries, undefined, undefined, tag)
+      : new CountStore(file, maxEntries, readTable(file, tag), readTable(recentFile(file), tag), tag);
   }
 
   /** Entries held: in the files and new this run (a count the recent file copied from the main one is counted twice until they merge). */
@@ -247,7 +252,7 @@ export class CountStore {
     if (table !== undefined) for (const e of this.usedInMain) copies.push({ from: table, e });
     let keyBytes = keyBytesOf(added.keys);
     for (const { from, e } of copies) keyBytes += from.entries[e + 3] as number;
-    const { file, bytes, keys } = layout(copies.length + added.keys.length, keyBytes, this.generation);
+    const { file, bytes, keys } = layout(copies.length + added.keys.length, keyBytes, this.generation, this.tag);
     let at = 0;
     for (const [entry, { from, e }] of copies.entries()) at = copyEntry(file, keys, entry, from, e, at);
     keys.write(added.keys.join(''), at, 'latin1');
@@ -307,7 +312,7 @@ export class CountStore {
     const newKeys = Buffer.from(added.keys.join(''), 'latin1');
     putNewEntries(part, old, added, this.generation, oldKeyBytes);
     return [
-      header(slots.length, size, this.generation, oldKeyBytes + newKeys.length),
+      header(slots.length, size, this.generation, oldKeyBytes + newKeys.length, this.tag),
       bytesOf(slots),
       bytesOf(table?.entries ?? part.entries.subarray(0, 0)),
       bytesOf(part.entries),
@@ -335,7 +340,7 @@ export class CountStore {
     let keyBytes = 0;
     for (const c of kept)
       keyBytes += c < live.length ? (source[(live[c] as number) * ENTRY_WORDS + 3] as number) : (added.keys[c - live.length] as string).length;
-    const { file, bytes, keys } = layout(kept.length, keyBytes, this.generation);
+    const { file, bytes, keys } = layout(kept.length, keyBytes, this.generation, this.tag);
     const from = { entries: source, keys: sourceKeys };
     let at = 0;
     for (const [entry, c] of kept.entries()) {
@@ -351,9 +356,9 @@ export class CountStore {
 }
 
 /** The table in `path`, or undefined when there is none or it is not one. */
-function readTable(path: string): Table | undefined {
+function readTable(path: string, tag: number): Table | undefined {
   try {
-    return decode(readRegularFile(path));
+    return decode(readRegularFile(path), tag);
   } catch {
     return undefined; // no cache yet, or an unreadable one: start empty
   }
@@ -443,9 +448,9 @@ function keyBytesOf(keys: readonly string[]): number {
 }
 
 /** The header of a file of `slots` slots, `size` entries and `keyBytes` bytes of keys. */
-function header(slots: number, size: number, generation: number, keyBytes: number): Uint8Array {
+function header(slots: number, size: number, generation: number, keyBytes: number, tag: number): Uint8Array {
   const words = new Uint32Array(HEADER_WORDS);
-  words.set([MAGIC, VERSION, slots, size, generation >>> 0, keyBytes]);
+  words.set([MAGIC, VERSION, slots, size, generation >>> 0, keyBytes, tag >>> 0]);
   return bytesOf(words);
 }
 
@@ -454,11 +459,11 @@ function bytesOf(view: Int32Array | Uint32Array): Uint8Array {
 }
 
 /** A whole file for `size` entries and `keyBytes` bytes of keys: the header written, every slot free. */
-function layout(size: number, keyBytes: number, generation: number): { readonly file: Layout; readonly bytes: Buffer; readonly keys: Buffer } {
+function layout(size: number, keyBytes: number, generation: number, tag: number): { readonly file: Layout; readonly bytes: Buffer; readonly keys: Buffer } {
   const slots = slotsFor(size);
   const { slotsAt, entriesAt, keysAt } = offsets(slots, size);
   const bytes = Buffer.alloc(keysAt + keyBytes);
-  bytes.set(header(slots, size, generation, keyBytes));
+  bytes.set(header(slots, size, generation, keyBytes, tag));
   const file: Layout = {
     slots: new Int32Array(bytes.buffer, bytes.byteOffset + slotsAt, slots).fill(-1),
     entries: new Int32Array(bytes.buffer, bytes.byteOffset + entriesAt, size * ENTRY_WORDS),

@@ -18,6 +18,14 @@ import { RankTable, type RankSource } from './rank-table.js';
 
 export type { RankSource } from './rank-table.js';
 
+/**
+ * The version of what this counter counts: one more whenever the count of any text may change (a
+ * fix of the merge, of the long-piece parts, of a table). Cached counts are kept with it
+ * (src/io/count-cache.ts), so a cache an earlier counter filled is not read: version 2 is the
+ * long-piece parts' fix (a piece over 64 KiB cut between characters, not bytes).
+ */
+export const COUNTER_VERSION = 2;
+
 /** Pieces at most this many bytes use the simple loop; longer ones a queue (measured: as fast from
  * about 10 bytes, with its pair cache, and far faster beyond). */
 const SHORT_PIECE_BYTES = 10;
