@@ -12,6 +12,7 @@ import { projectOf } from '../src/cli/batch/session.js';
 import { progressLine, startBatchProgress } from '../src/cli/render/analyze-batch-progress.js';
 import { ALIGN_BLOCK, shortModel, shortSize, truncateMiddle } from '../src/cli/render/analyze-batch.js';
 import { assertGolden, cliEnv, runCli, runInProcess } from './helpers/cli.js';
+import { spawnChild } from './helpers/child.js';
 import { writeBatch } from './helpers/batch-sessions.js';
 import type { GeneratedSession } from './helpers/batch-sessions.js';
 import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
@@ -262,6 +263,41 @@ test('batch --sort tokens orders by the size the model sees (the context column,
   );
   const human = runCli(['analyze', join(repoRoot, 'fixtures/claude-code'), '--sort', 'tokens', '--no-cache']);
   assert.match(human.stdout.split('\n')[1] ?? '', /^multi-blo/);
+});
+
+test('analyze stopped by Ctrl-C or SIGTERM: exit 130, and --json / --ndjson still print valid JSON that says so', async () => {
+  const bin = join(repoRoot, 'bin/devs-ctx.js');
+  const stop = async (args: readonly string[], phase: string, signal: NodeJS.Signals) => {
+    const run = spawnChild(process.execPath, [bin, 'analyze', ...args], { cwd: batch.dir, env: cliEnv({ DEVS_CTX_TEST_PAUSE: phase }) });
+    await run.printed(new RegExp(`test pause at ${phase}`));
+    run.child.kill(signal);
+    return run.exited;
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    // A batch, stopped after its first rows: the document is closed with the error instead of the totals.
+    const json = await stop(['.', '--json', '--no-cache', '--jobs', '2'], 'batch', signal);
+    assert.equal(json.signal, null, `${signal}: killed`);
+    assert.equal(json.code, 130, `${signal}: ${json.stderr}`);
+    const doc = JSON.parse(json.stdout) as { transcripts: unknown[]; error: { code: string; exitCode: number }; total?: unknown };
+    assert.ok(doc.transcripts.length > 0 && doc.transcripts.length < 241, `${doc.transcripts.length} transcripts`);
+    assert.deepEqual([doc.error.code, doc.error.exitCode, doc.total], ['interrupted', 130, undefined]);
+    const nd = await stop(['.', '--ndjson', '--no-cache'], 'batch', signal);
+    assert.equal(nd.code, 130, nd.stderr);
+    const lines = nd.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; error?: { code: string } });
+    assert.ok(lines.length > 1);
+    assert.deepEqual(lines.at(-1), { schemaVersion: 1, type: 'error', error: { code: 'interrupted', exitCode: 130, message: 'interrupted' } });
+    assert.ok(lines.slice(0, -1).every((l) => l.type === 'session'));
+    const text = await stop(['.', '--no-cache'], 'batch', signal);
+    assert.equal(text.code, 130);
+    assert.match(text.stderr, /^devs-ctx: interrupted$/m);
+    // One file: nothing printed yet, so the error document alone.
+    const one = await stop([join(repoRoot, 'fixtures/devs/basic-session.jsonl'), '--json', '--no-cache'], 'read', signal);
+    assert.equal(one.code, 130, one.stderr);
+    assert.equal((JSON.parse(one.stdout) as { error: { code: string } }).error.code, 'interrupted');
+  }
 });
 
 test('batch --json --sort with no usable temporary folder (TMPDIR missing, or a file) is exit 3 naming TMPDIR, not an internal error', () => {

@@ -1,10 +1,11 @@
 import { once } from 'node:events';
-import { ExitCode } from '../../core/errors.js';
+import { ExitCode, InterruptedError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { PruneUrgency } from '../../core/policy.js';
 import { worstUrgency } from '../../core/reports/analyze.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
 import { STDIN } from '../../io/input.js';
+import { testPause } from '../context.js';
 import type { CliContext } from '../context.js';
 import { BatchCounts } from '../batch/counts.js';
 import type { Discovered } from '../batch/discover.js';
@@ -38,6 +39,8 @@ export interface BatchOptions {
   readonly cacheDir: string | undefined;
   /** The table's file names: relative to the inputs' common root. */
   readonly names?: BatchNames;
+  /** Ctrl-C / SIGTERM: the batch stops at its next step, its output closed with the error (exit 130). */
+  readonly signal?: AbortSignal;
 }
 
 const URGENCY_RANK: Record<PruneUrgency, number> = { none: 0, soft: 1, hard: 2 };
@@ -125,6 +128,28 @@ class BatchOutputStream {
         this.write(`${this.head()}${this.jsonRows++ === 0 ? '\n' : ',\n'}    ${json.replace(/\n/g, '\n    ')}`);
         return;
       }
+      default:
+        this.output satisfies never;
+    }
+  }
+
+  /**
+   * The end of a batch stopped by a signal: the rows so far, then the error where the totals would
+   * be, so `--json` is still one valid document and `--ndjson` ends with a line that says why.
+   */
+  interrupted(error: SessionError): void {
+    switch (this.output) {
+      case 'text':
+        this.table?.flush();
+        this.progress.clear();
+        this.ctx.stderr.write(`devs-ctx: ${error.message}\n`);
+        break;
+      case 'ndjson':
+        this.write(`${JSON.stringify({ schemaVersion: ANALYZE_BATCH_SCHEMA_VERSION, type: 'error', error })}\n`);
+        break;
+      case 'json':
+        this.write(`${this.head()}${this.jsonRows > 0 ? '\n  ]' : ']'},\n  "error": ${JSON.stringify(error, null, 2).replace(/\n/g, '\n  ')}\n}\n`);
+        break;
       default:
         this.output satisfies never;
     }
@@ -238,6 +263,7 @@ class BatchScheduler {
   private failure: unknown;
   private wake: (() => void) | undefined;
   private readonly finished = new Map<number, { outcome: SessionOutcome; spilled?: SpillRef }>();
+  private pausedAfterFirstRows = false;
 
   constructor(
     private readonly items: Iterator<BatchItem>,
@@ -251,11 +277,18 @@ class BatchScheduler {
       readonly tokens: () => number;
       readonly take: (index: number, outcome: SessionOutcome, spilled: SpillRef | undefined) => void;
       readonly drained: () => Promise<unknown>;
+      /** Ctrl-C: no more sessions are started, and all() throws InterruptedError once it wakes. */
+      readonly signal?: AbortSignal;
+      /** After the first rows are taken (a test's pause: see testPause). */
+      readonly firstRows?: () => Promise<void>;
     },
-  ) {}
+  ) {
+    run.signal?.addEventListener('abort', () => this.wake?.(), { once: true });
+  }
 
   async all(): Promise<void> {
     for (;;) {
+      if (this.run.signal?.aborted) throw new InterruptedError('interrupted');
       while (this.discovering && this.inFlight < this.run.inFlightLimit && this.found < this.nextToTake + this.run.window && this.failure === undefined) {
         const next = this.items.next();
         if (next.done) {
@@ -268,6 +301,11 @@ class BatchScheduler {
         this.finished.delete(this.nextToTake);
         this.run.take(this.nextToTake, entry.outcome, entry.spilled);
         this.nextToTake++;
+      }
+      if (this.nextToTake > 0 && this.run.firstRows && !this.pausedAfterFirstRows) {
+        this.pausedAfterFirstRows = true;
+        await this.run.firstRows();
+        continue;
       }
       this.showProgress();
       if (this.failure !== undefined) {
@@ -422,9 +460,14 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
       else held.push(spilled ? { index, row, spilled } : { index, row });
     },
     drained: () => once(ctx.stdout, 'drain'),
+    ...(options.signal ? { signal: options.signal, firstRows: () => testPause(ctx, options.signal, 'batch') } : {}),
   });
+  let interrupted: SessionError | undefined;
   try {
     await scheduler.all();
+  } catch (error) {
+    if (!(error instanceof InterruptedError)) throw error;
+    interrupted = sessionError(error);
   } finally {
     progress.stop();
     // The workers stop (tens of milliseconds: each frees its heap) while the caches are written.
@@ -433,6 +476,11 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     rows.save();
     await closing;
     if (scheduler.failed) spill?.close();
+  }
+  if (interrupted !== undefined) {
+    spill?.close();
+    out.interrupted(interrupted);
+    return ExitCode.interrupted;
   }
   try {
     if (options.sort !== undefined) {

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { countEntries } from '../../core/accounting.js';
 import type { Settings } from '../../core/config.js';
-import { ExitCode, UsageError } from '../../core/errors.js';
+import { ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { buildAnalyzeReport } from '../../core/reports/analyze.js';
 import type { AnalyzeReport } from '../../core/reports/analyze.js';
@@ -10,6 +10,7 @@ import type { FormatName } from '../../formats/index.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { buildId, fileIdentity, ReportCache, reportSchemaKey } from '../../io/row-cache.js';
 import { STDIN } from '../../io/input.js';
+import { testPause } from '../context.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import type { AnalyzeOptions } from '../flags/analyze.js';
@@ -23,6 +24,8 @@ import { runAnalyzeBatch } from './analyze-batch.js';
 export async function runAnalyze(paths: readonly string[], options: AnalyzeOptions, ctx: CliContext): Promise<ExitCodeValue> {
   // Errors are JSON on stdout in both data modes (one line with --ndjson).
   const json = options.json === true || options.ndjson === true;
+  // Ctrl-C and SIGTERM stop the run at its next step: exit 130, and the JSON printed so far closed.
+  const trap = ctx.trapInterrupt?.();
   try {
     if (options.json === true && options.ndjson === true)
       throw new UsageError('--json and --ndjson cannot be used together', '--json prints one document, --ndjson one line per session');
@@ -55,7 +58,7 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
         report = { ...cached, file: only.path };
       } else {
         const counter = new CachedCounter(settings.encoding, cacheDir);
-        report = await analyzeOne(only.path, { settings, options, counter, format, ctx, jobs: options.jobs ?? availableParallelism() });
+        report = await analyzeOne(only.path, { settings, options, counter, format, ctx, jobs: options.jobs ?? availableParallelism(), signal: trap?.signal });
         counter.save();
         if (identity && absolute !== undefined) reports.set(absolute, identity, report);
       }
@@ -88,11 +91,14 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
         encoding: settings.encoding,
         cacheDir: options.cache === false ? undefined : defaultCacheDir(ctx.env),
         ...batchNames(paths, ctx),
+        ...(trap ? { signal: trap.signal } : {}),
       },
       ctx,
     );
   } catch (error) {
     return reportError(ctx, error, json);
+  } finally {
+    trap?.release();
   }
 }
 
@@ -129,11 +135,22 @@ function discoverInputs(paths: readonly string[], ctx: CliContext): Generator<Di
 
 async function analyzeOne(
   path: string,
-  run: { settings: Settings; options: AnalyzeOptions; counter: CachedCounter; format: FormatName | undefined; ctx: CliContext; jobs: number },
+  run: {
+    settings: Settings;
+    options: AnalyzeOptions;
+    counter: CachedCounter;
+    format: FormatName | undefined;
+    ctx: CliContext;
+    jobs: number;
+    signal: AbortSignal | undefined;
+  },
 ): Promise<AnalyzeReport> {
   const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.options.strict === true, ctx: run.ctx });
+  await testPause(run.ctx, run.signal, 'read');
+  if (run.signal?.aborted) throw new InterruptedError('interrupted');
   // A large transcript counted cold is counted across the cores (exactly the same counts).
   await run.counter.prepare(transcript.entries, run.jobs);
+  if (run.signal?.aborted) throw new InterruptedError('interrupted');
   const tokens = countEntries(transcript.entries, run.counter);
   return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.options.basis ?? 'auto' });
 }

@@ -208,14 +208,26 @@ export class BatchTable {
     }
   }
 
-  finish(totals: BatchTotals, projects: readonly ProjectTotals[], range: { readonly shown: string } | undefined): void {
+  /** The rows not written yet (held to size the columns, subagents waiting for their session's row), written now: a batch stopped by a signal. */
+  flush(): void {
+    const out = this.pending();
+    if (out.length > 0) this.write(`${out.join('\n')}\n`);
+  }
+
+  /** The lines of the rows not written yet, the header first when none was. */
+  private pending(): string[] {
     for (const rows of this.waiting.values()) for (const row of rows) this.place(cells(row, this.name));
     this.waiting.clear();
-    const out: string[] = [];
-    if (this.widths === undefined) {
-      const widths = widthsOf([HEADER, ...this.held], this.columns);
-      out.push(this.bold(line(HEADER, widths)), ...this.held.map((r) => line(r, widths)));
-    }
+    if (this.widths !== undefined) return [];
+    const widths = widthsOf([HEADER, ...this.held], this.columns);
+    this.widths = widths;
+    const out = [this.bold(line(HEADER, widths)), ...this.held.map((r) => line(r, widths))];
+    this.held.length = 0;
+    return out;
+  }
+
+  finish(totals: BatchTotals, projects: readonly ProjectTotals[], range: { readonly shown: string } | undefined): void {
+    const out = this.pending();
     const sessions = this.counts.hard + this.counts.soft + this.counts.none;
     const parts = [`${this.counts.hard} hard`, `${this.counts.soft} soft`, `${this.counts.none} none`];
     if (this.failed > 0) parts.push(`${n(this.failed)} unreadable`);
