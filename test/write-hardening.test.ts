@@ -24,7 +24,7 @@ import { ExitCode, InputError, InterruptedError } from '../src/core/errors.js';
 import { Pacer } from '../src/core/pace.js';
 import { preparePrune } from '../src/core/prune/engine.js';
 import { countEntries } from '../src/core/accounting.js';
-import { acquireLock, openWriters } from '../src/io/atomic.js';
+import { acquireLock, openWriters, tempPathFor } from '../src/io/atomic.js';
 import { DEFAULT_PRUNER_CONFIG } from '../src/core/policy.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { readTranscript } from '../src/formats/index.js';
@@ -378,6 +378,15 @@ describe('--in-place keeps owner, group and mode (item 6)', () => {
       assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o7777], [65534, 65534, 0o640], `${args[0]} kept owner, group and mode`);
     }
   });
+});
+
+test('temporary files are named apart even for one pid in one millisecond (containers sharing a cache folder share pids)', () => {
+  const names = Array.from({ length: 200 }, () => tempPathFor('/x/cache.json'));
+  assert.equal(new Set(names).size, names.length);
+  assert.ok(
+    names.every((n) => /^\/x\/\.cache\.json\.devs-ctx-\d+-[0-9a-z]+-[0-9a-f]{12}\.tmp$/.test(n)),
+    names[0],
+  );
 });
 
 describe('the lock (item 7)', () => {

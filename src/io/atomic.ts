@@ -19,6 +19,7 @@ import {
   writeSync,
 } from 'node:fs';
 import type { Stats } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -42,9 +43,13 @@ function writeData(fd: number, data: WriteData): void {
   for (const part of data instanceof Uint8Array ? [data] : data) writeAll(fd, part, part.byteLength);
 }
 
-/** A temporary file beside `path` (same file system, so the rename is atomic), named so a stray one is recognisable. */
-function tempPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}.tmp`);
+/**
+ * A temporary file beside `path` (same file system, so the rename is atomic), named so a stray one is
+ * recognisable; its random part keeps two processes apart that share a pid (containers sharing a
+ * cache folder) and write the same file in the same millisecond.
+ */
+export function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.devs-ctx-${process.pid}-${Date.now().toString(36)}-${randomBytes(6).toString('hex')}.tmp`);
 }
 
 /**
@@ -233,8 +238,10 @@ function replaceRegular(path: string, target: string, bytes: WriteData, existing
     }
   }
   let fd: number | undefined;
+  let made = false;
   try {
     fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666);
+    made = true;
     if (existing) keepOwner(fd, existing, othersFile, path);
     if (mode !== undefined) fchmodSync(fd, mode); // exactly this mode, whatever the umask
     writeData(fd, bytes);
@@ -244,10 +251,13 @@ function replaceRegular(path: string, target: string, bytes: WriteData, existing
     renameSync(tmp, target);
   } catch (error) {
     if (fd !== undefined) closeSync(fd);
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // the temporary file was never made, or is already gone
+    // Ours only: a file of that name we did not make is another process's.
+    if (made) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // already gone
+      }
     }
     if (error instanceof InputError) throw error;
     throw writeError(path, error);
@@ -457,8 +467,10 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
       copied += n;
     }
   };
+  let made = false;
   try {
     out = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    made = true;
     // The agent writing the transcript may run as another user: the new file keeps owner, group and mode.
     keepOwner(out, existing, true, path);
     fchmodSync(out, mode);
@@ -472,10 +484,12 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   } catch (error) {
     if (out !== undefined) closeSync(out);
     closeSync(source);
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // never made
+    if (made) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // already gone
+      }
     }
     if (error instanceof InputError) throw error;
     throw writeError(path, error);
