@@ -534,6 +534,29 @@ test('batch: a .json or .jsonl file found by a walk or a glob that is JSON but n
   }
 });
 
+test('batch: a file name with shell or control characters is quoted in the hint to paste, and stays on its row in the table', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-names-'));
+  try {
+    const lines = readFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), 'utf8');
+    // A skipped line gets a note that names the file, to paste into a shell.
+    writeFileSync(join(dir, 'a;touch PWNED;.jsonl'), `${lines}not json\n`);
+    writeFileSync(join(dir, "it's.jsonl"), `${lines}not json\n`);
+    writeFileSync(join(dir, 'new\nline.jsonl'), lines);
+    writeFileSync(join(dir, 'plain-name.jsonl'), `${lines}not json\n`);
+    const human = runCli(['analyze', '.', '--no-cache'], { cwd: dir });
+    assert.equal(human.exitCode, 0, human.stderr);
+    assert.match(human.stderr, /; run devs-ctx analyze 'a;touch PWNED;\.jsonl' for the reasons$/m);
+    assert.match(human.stderr, /; run devs-ctx analyze 'it'\\''s\.jsonl' for the reasons$/m);
+    assert.match(human.stderr, /; run devs-ctx analyze plain-name\.jsonl for the reasons$/m);
+    // The table: one line per row, the control character shown as `?` (as ls shows it).
+    assert.match(human.stdout, /^new\?line\.jsonl +\S/m);
+    assert.equal(human.stdout.split('\n').filter((l) => /\.jsonl/.test(l)).length, 4);
+    assert.doesNotMatch(human.stdout, /^line\.jsonl/m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('batch: a file whose name is not valid UTF-8 is a row that says so (Node cannot open it by the name it lists), found by a walk and by a glob', () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-name-'));
   try {

@@ -57,6 +57,11 @@ export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+/** A path as a person pastes it into `sh`: as it is when it holds nothing the shell reads (`a/b-c.jsonl`), else quoted. */
+export function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : shellQuote(value);
+}
+
 function withoutMetaLine(script: string): string {
   return script
     .split('\n')

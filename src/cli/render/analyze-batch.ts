@@ -7,6 +7,7 @@ import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
 import { headOf, tailOf } from '../../core/text-cut.js';
+import { shellWord } from '../../core/git-hook.js';
 
 /** A row of a batch in its final order: an analysed session, or a transcript that could not be read. */
 export type BatchRow =
@@ -80,12 +81,18 @@ function lastActive(iso: string | null): string {
   return iso === null ? '-' : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
 }
 
+/** A name as a table cell: a control character (a line break in a file name) shown as `?`, as `ls` shows it, so a row stays one line. */
+function printable(name: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is replaced
+  return name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
 function cells(row: BatchRow, name: (file: string) => string): string[] {
-  if (row.kind === 'error') return [name(row.file), '-', '-', '-', '-', '-', '-', `error (exit ${row.error.exitCode})`];
+  if (row.kind === 'error') return [printable(name(row.file)), '-', '-', '-', '-', '-', '-', `error (exit ${row.error.exitCode})`];
   const s = row.summary;
   const share = s.window ? `${Math.round((100 * s.contextTokens) / s.window)}% of ${shortSize(s.window)}` : '-';
   return [
-    name(s.file),
+    printable(name(s.file)),
     truncateMiddle(shortModel(s.model), MODEL_WIDTH),
     shortSize(s.contextTokens),
     share,
@@ -288,7 +295,7 @@ export function batchRowDiagnostic(row: BatchRow): string {
   return (
     `devs-ctx: ${s.file}: ${s.issues} skipped or odd line(s)` +
     (s.issueLines.length > 0 ? ` (line ${shown}${s.issueLines.length > 10 ? ', …' : ''})` : '') +
-    `; run devs-ctx analyze ${s.file} for the reasons\n`
+    `; run devs-ctx analyze ${shellWord(s.file)} for the reasons\n`
   );
 }
 
