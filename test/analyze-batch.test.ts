@@ -625,6 +625,38 @@ test('batch usage errors: bad --since, --json with --ndjson, bad --jobs (exit 2,
   assert.equal((JSON.parse(json.stdout) as { error: { exitCode: number } }).error.exitCode, 2);
 });
 
+test('--ndjson: every line has a type, a fatal error too; a symlink loop says so; standard input is (stdin) in an error row as in a row', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-nd-'));
+  try {
+    symlinkSync('loop', join(dir, 'loop'));
+    const lines = (args: readonly string[], input?: string) => {
+      const result = runCli(['analyze', ...args, '--ndjson', '--no-cache'], { cwd: dir, ...(input !== undefined ? { input } : {}) });
+      return {
+        ...result,
+        lines: result.stdout
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown> & { error?: { message: string; hint?: string } }),
+      };
+    };
+    for (const args of [['missing.jsonl'], ['loop'], ['--until', 'soon', '.']]) {
+      const run = lines(args);
+      assert.equal(run.lines.length, 1, args.join(' '));
+      assert.deepEqual(Object.keys(run.lines[0] ?? {}), ['schemaVersion', 'type', 'error'], args.join(' '));
+      assert.equal(run.lines[0]?.['type'], 'error');
+    }
+    const loop = lines(['loop']).lines[0]?.error;
+    assert.match(loop?.message ?? '', /^loop: too many levels of symbolic links \(a loop\?\)$/);
+    assert.ok(loop?.hint);
+    const empty = lines(['-'], '');
+    assert.equal(empty.lines[0]?.['file'], '(stdin)');
+    const read = lines(['-'], readFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), 'utf8'));
+    assert.equal(read.lines[0]?.['file'], '(stdin)');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('batch: the text table for a person, sorted, with projects (golden)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-batch-golden-'));
   try {

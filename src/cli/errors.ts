@@ -5,14 +5,18 @@ import type { CliContext } from './context.js';
 const ERROR_SCHEMA_VERSION = 1;
 
 /** The one boundary where errors become exit codes and messages (JSON in --json mode). */
-export function reportError(ctx: CliContext, error: unknown, json: boolean): ExitCodeValue {
+/** `json`: the error as a JSON document on stdout; `ndjson`: as a `--ndjson` line, with its `type` (`error`) as every line there has. */
+export function reportError(ctx: CliContext, error: unknown, json: boolean, ndjson = false): ExitCodeValue {
   const known = error instanceof DevsCtxError;
   const exitCode = known ? error.exitCode : ExitCode.internal;
   const code = known ? error.code : 'internal';
   const message = error instanceof Error ? error.message : String(error);
   const hint = known ? error.hint : 'this is a bug in devs-ctx; please report it with the command you ran';
   if (json) {
-    ctx.stdout.write(`${JSON.stringify({ schemaVersion: ERROR_SCHEMA_VERSION, error: { code, exitCode, message, ...(hint ? { hint } : {}) } })}\n`);
+    const body = { code, exitCode, message, ...(hint ? { hint } : {}) };
+    ctx.stdout.write(
+      `${JSON.stringify(ndjson ? { schemaVersion: ERROR_SCHEMA_VERSION, type: 'error', error: body } : { schemaVersion: ERROR_SCHEMA_VERSION, error: body })}\n`,
+    );
   } else {
     ctx.stderr.write(`devs-ctx: ${message}\n`);
     if (hint) ctx.stderr.write(`  hint: ${hint}\n`);

@@ -92,6 +92,12 @@ export function inputError(path: string, error: unknown): InputError {
       return new InputError(`${path}: permission denied`, 'check the file permissions');
     case 'EISDIR':
       return new InputError(`${path}: is a directory`);
+    case 'ELOOP':
+      return new InputError(`${path}: too many levels of symbolic links (a loop?)`, 'check where the symbolic links on the path point (ls -l)');
+    case 'ENOTDIR':
+      return new InputError(`${path}: a part of the path is a file, not a directory`, 'check the path');
+    case 'ENAMETOOLONG':
+      return new InputError(`${path}: the path is too long for the file system`);
     default:
       return new InputError(`${path}: cannot read (${code ?? (error instanceof Error ? error.message : String(error))})`);
   }

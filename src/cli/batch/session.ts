@@ -165,7 +165,9 @@ export async function analyzeSession(
     return { kind: 'session', summary, reportJson: JSON.stringify({ ...full, project, firstTimestamp, lastTimestamp }, null, 2) };
   } catch (error) {
     if (!(error instanceof DevsCtxError)) throw error;
-    return { kind: 'error', file: path, project, error: sessionError(error), ...(error instanceof UnknownFormatError ? { unknownFormat: true } : {}) };
+    // Standard input is `(stdin)` in an error row too, as in a row.
+    const file = path === STDIN ? '(stdin)' : path;
+    return { kind: 'error', file, project, error: sessionError(error), ...(error instanceof UnknownFormatError ? { unknownFormat: true } : {}) };
   }
 }
 

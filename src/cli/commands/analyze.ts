@@ -96,7 +96,7 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
       ctx,
     );
   } catch (error) {
-    return reportError(ctx, error, json);
+    return reportError(ctx, error, json, options.ndjson === true && options.json !== true);
   } finally {
     trap?.release();
   }
