@@ -673,6 +673,37 @@ for (const deferTrim of [false, true]) {
   });
 }
 
+test('report cache: once full, a trim drops the oldest down to 90 % of the most kept, so the next new reports do not each list the folder again', () => {
+  const dir = freshDir('reports-trim');
+  const cache = ReportCache.open<{ n: number }>(dir, 'schema', { maxReports: 20 });
+  const count = (): number => readdirSync(join(dir, 'reports')).length;
+  const write = (n: number): void => {
+    const path = join(dir, `t${n}.jsonl`);
+    writeFileSync(path, `{"n":${n}}\n`);
+    const identity = fileIdentity(path);
+    assert.ok(identity);
+    cache.set(path, identity, { n });
+    // Each an hour after the one before (the order does not hang on the clock's resolution).
+    utimesSync(
+      join(dir, 'reports', readdirSync(join(dir, 'reports')).find((f) => statSync(join(dir, 'reports', f)).mtimeMs > Date.now() - 60_000) ?? ''),
+      new Date(Date.UTC(2026, 0, 1, n)),
+      new Date(Date.UTC(2026, 0, 1, n)),
+    );
+  };
+  for (let n = 1; n <= 20; n++) write(n);
+  assert.equal(count(), 20);
+  write(21);
+  assert.equal(count(), 18, 'down to 90 %');
+  write(22);
+  write(23);
+  assert.equal(count(), 20, 'no trim until it is full again');
+  const kept = (n: number) => {
+    const identity = fileIdentity(join(dir, `t${n}.jsonl`));
+    return identity ? cache.get(join(dir, `t${n}.jsonl`), identity)?.n : undefined;
+  };
+  assert.deepEqual([kept(1), kept(3), kept(4), kept(23)], [undefined, undefined, 4, 23], 'the oldest went');
+});
+
 test('a first batch run (empty token cache) asks the main thread for nothing, yet fills the token cache for the next run', () => {
   const { dir } = writeBatch({ sessions: 40, projects: ['a', 'b'], seed: 0xf1a7, start: Date.UTC(2026, 0, 1), stepMs: 3_600_000, dir: freshDir('batch') });
   const cache = freshDir('cache');
