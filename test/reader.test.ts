@@ -112,6 +112,54 @@ test('a pretty-printed document is parsed whole, once, not tried line by line (a
   }
 });
 
+test('a JSON document keeps, for each line, the values and blankness that line has read alone (a format may read them)', () => {
+  const lines = [
+    '[',
+    '  {"id":"a","role":"user","type":"message","content":"x"},',
+    '  {"id":"b"}',
+    '  ,"alone"',
+    '  , "a string"',
+    '  ,42',
+    '  -1.5e3',
+    '  ,true',
+    '  ,null',
+    '  ,false',
+    '  , {"k": "v",',
+    '  "key": "not alone",',
+    '  "n": 1',
+    '  }',
+    '  ,[1,',
+    '  2]',
+    '\t \r',
+    '',
+    '  ,"\u00e9t\u00e9"',
+    '  ,{}',
+    '  ,[]',
+    '  ,',
+    '  "s"',
+    '  ,',
+    '  -7',
+    '  ,',
+    '  true',
+    '  ,',
+    '  null',
+    '  ,',
+    '  [1] ',
+    ']',
+  ];
+  const text = `${lines.join('\n')}\n`.replace('  -1.5e3', '  ,-1.5e3');
+  assert.doesNotThrow(() => JSON.parse(text), 'one JSON document');
+  const d = doc(text);
+  assert.equal(d.kind, 'json-document');
+  const each = text.split('\n').slice(0, -1);
+  assert.equal(d.records.length, each.length);
+  for (const [i, line] of each.entries()) {
+    const alone = doc(`${line}\n`).records[0];
+    assert.deepEqual([d.records[i]?.values, d.records[i]?.blank], [alone?.values, alone?.blank], `line ${i + 1}: ${line}`);
+  }
+  assert.equal(d.records.filter((r) => r.values.length > 0).length, 6, 'lines that are values alone');
+});
+
 test('a first line that does not parse, then JSONL: every line is read and reported as before, in order', () => {
   const d = doc('{"a":\n{"b":2}\nnot json\n\n{"c":3}\n');
   assert.equal(d.kind, 'jsonl');

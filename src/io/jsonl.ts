@@ -195,18 +195,59 @@ class LineCollector {
     return { ok: false };
   }
 
-  /** A line of a JSON document: its bytes, not parsed (the document is, whole). */
+  /**
+   * A line of a JSON document, as reading it alone gives it (a format may read the values of such
+   * lines: a pretty-printed array of turns, one to a line); parsed only when it can be a JSON value
+   * alone, by its first and last characters (`"key": 1,` or `},` cannot), so the lines of a large
+   * document do not each throw.
+   */
   private documentLine(line: Buffer, eol: RawRecord['eol']): RawRecord {
     const index = this.records.length;
+    let a = 0;
+    let b = line.length;
+    while (a < b && isJsonSpace(line[a] as number)) a++;
+    while (b > a && isJsonSpace(line[b - 1] as number)) b--;
+    const alone = a < b && canBeAlone(line[a] as number, line[b - 1] as number);
+    const parsed = alone ? parseLine(line, index + 1) : undefined;
+    // What parseLine calls blank: nothing but what String.prototype.trim takes away (a non-breaking space too).
+    const first = line[a] as number;
+    const blank = parsed ? parsed.blank : a === b || ((first < 0x21 || first > 0x7e) && line.toString('utf8').trim().length === 0);
     return {
       index,
       line: index + 1,
       ...(this.keepRaw ? { raw: line } : {}),
       eol,
       byteLength: line.length,
-      values: [],
-      blank: line.toString('utf8').trim().length === 0,
+      values: parsed ? parsed.values : [],
+      blank,
     };
+  }
+}
+
+/** The whitespace JSON allows around a value. */
+function isJsonSpace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x09 || byte === 0x0d || byte === 0x0a;
+}
+/**
+ * Whether a line from `first` to `last` (its first and last characters but whitespace) can be a JSON
+ * value alone, or objects and arrays glued: `{…}` or `[…]` (glued, either may end the other), `"…"`,
+ * a number, `true`, `false`, `null`. `"key": 1,`, `"key": 1`, `},` and `{` cannot.
+ */
+function canBeAlone(first: number, last: number): boolean {
+  const digit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+  switch (first) {
+    case 0x7b: // {
+    case 0x5b: // [
+      return last === 0x7d || last === 0x5d;
+    case 0x22: // "
+      return last === 0x22;
+    case 0x74: // t(rue)
+    case 0x66: // f(alse)
+      return last === 0x65;
+    case 0x6e: // n(ull)
+      return last === 0x6c;
+    default:
+      return (first === 0x2d || digit(first)) && digit(last);
   }
 }
 
