@@ -300,6 +300,38 @@ test('analyze stopped by Ctrl-C or SIGTERM: exit 130, and --json / --ndjson stil
   }
 });
 
+test('analyze waiting for input (a FIFO with no writer, standard input that stays open) ends at the first Ctrl-C or SIGTERM: exit 130', {
+  skip: process.platform === 'win32',
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-wait-'));
+  try {
+    assert.equal(spawnSync('mkfifo', [join(dir, 'pipe.jsonl')]).status, 0);
+    copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), join(dir, 'a.jsonl'));
+    const bin = join(repoRoot, 'bin/devs-ctx.js');
+    for (const [args, signal] of [
+      [['pipe.jsonl'], 'SIGTERM'],
+      [['pipe.jsonl', '--json'], 'SIGINT'],
+      [['pipe.jsonl', 'a.jsonl', '--ndjson'], 'SIGINT'],
+      [['-', '--json'], 'SIGTERM'],
+      [['a.jsonl', '-', '--ndjson', '--jobs', '1'], 'SIGTERM'],
+    ] as const) {
+      // Nobody writes the FIFO; standard input is a pipe the test keeps open without writing.
+      const run = spawnChild(process.execPath, [bin, 'analyze', ...args, '--no-cache'], { cwd: dir, env: cliEnv({ DEVS_CTX_TEST_PAUSE: 'reading' }) });
+      await run.printed(/test pause at reading/);
+      run.child.kill(signal);
+      const exit = await run.exited;
+      assert.equal(exit.signal, null, `${args.join(' ')}: ended by ${exit.signal}`);
+      assert.equal(exit.code, 130, `${args.join(' ')}: ${exit.stderr}`);
+      if ((args as readonly string[]).includes('--json')) assert.equal((JSON.parse(exit.stdout) as { error: { code: string } }).error.code, 'interrupted');
+      if ((args as readonly string[]).includes('--ndjson'))
+        assert.equal((JSON.parse(exit.stdout.trimEnd().split('\n').at(-1) ?? '') as { type: string }).type, 'error');
+      run.child.stdin?.end();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('batch --json --sort with no usable temporary folder (TMPDIR missing, or a file) is exit 3 naming TMPDIR, not an internal error', () => {
   const file = join(mkdtempSync(join(tmpdir(), 'devs-ctx-tmpdir-')), 'not-a-folder');
   writeFileSync(file, '');

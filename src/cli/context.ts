@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { InterruptedError } from '../core/errors.js';
 
 /** Everything a command touches of the outside world, injected so tests can run it in-process. */
 export interface CliContext {
@@ -73,6 +74,31 @@ export function terminalWidth(ctx: CliContext): number {
   const fromEnv = Number(ctx.env['COLUMNS']);
   if (Number.isInteger(fromEnv) && fromEnv >= 40) return fromEnv;
   return ctx.stdout.columns && ctx.stdout.columns >= 40 ? ctx.stdout.columns : 100;
+}
+
+/**
+ * `work`, or InterruptedError as soon as `signal` aborts, whichever comes first: a read waiting for a
+ * writer that never comes (a FIFO, standard input left open) is abandoned, not waited for. What the
+ * abandoned work does later is ignored; the run ends without it (an interrupted run ends once its
+ * output is flushed, whatever is still open: see endWhenFlushed).
+ */
+export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, message = 'interrupted'): Promise<T> {
+  if (signal === undefined) return work;
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    throw new InterruptedError(message);
+  }
+  let stop: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    stop = () => reject(new InterruptedError(message));
+    signal.addEventListener('abort', stop, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    if (stop) signal.removeEventListener('abort', stop);
+    work.catch(() => undefined);
+  }
 }
 
 /** testPause's hook (below) where the run itself waits (a FIFO's open): it only says it is at `phase`. */

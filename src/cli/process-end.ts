@@ -14,6 +14,7 @@
  */
 
 import { ExitCode, InputError } from '../core/errors.js';
+import { endFifoReads } from '../io/input.js';
 
 /** Writes to standard output whose command waits for them (writeAwaited) and has not heard back yet. */
 let awaitedWrites = 0;
@@ -97,11 +98,16 @@ function onlyStandardStreamsOpen(proc: EndingProcess, liveWorkers: number): bool
 
 /**
  * Ends `proc` with `code` once standard output and error have flushed, when nothing else is open
- * (`onlyStandardStreamsOpen`); otherwise does nothing, and the process ends as Node ends it.
+ * (`onlyStandardStreamsOpen`) or the run was interrupted (130); otherwise does nothing, and the
+ * process ends as Node ends it.
  * Returns whether it will end it.
  */
 export function endWhenFlushed(proc: EndingProcess, code: number, liveWorkers: number): boolean {
-  if (!onlyStandardStreamsOpen(proc, liveWorkers)) return false;
+  // An interrupted run (exit 130) has stopped, its cleanup done: what is still open (a read waiting
+  // for a writer that never comes, a worker told to stop) is abandoned, not waited for.
+  if (code !== ExitCode.interrupted && !onlyStandardStreamsOpen(proc, liveWorkers)) return false;
+  // A thread blocked on a FIFO would keep even exit() from ending the process.
+  if (code === ExitCode.interrupted) endFifoReads();
   let waiting = 2;
   // A write's callback runs once what was written before it has gone out, or with the stream's error.
   const flushed =

@@ -10,6 +10,7 @@ import { loadConfig } from '../io/config.js';
 import { TokenCountCache } from '../io/count-cache.js';
 import { STDIN, readInput } from '../io/input.js';
 import type { ParsedDocument, ReadOptions } from '../io/jsonl.js';
+import { testMark } from './context.js';
 import type { CliContext } from './context.js';
 import type { LimitOptions } from './options.js';
 import { countAcrossThreads } from './parallel-count.js';
@@ -153,6 +154,7 @@ export async function loadTranscriptInput(
   path: string,
   run: { format: FormatName | undefined; strict: boolean; ctx: CliContext; keepRaw?: boolean; digest?: ReadOptions['digest'] },
 ): Promise<LoadedTranscript> {
+  testMark(run.ctx, 'reading');
   const doc = await readInput(path, { stdin: run.ctx.stdin, cwd: run.ctx.cwd, keepRaw: run.keepRaw === true, ...(run.digest ? { digest: run.digest } : {}) });
   const display = path === STDIN ? '(stdin)' : path;
   if (doc.records.every((r) => r.blank)) {

@@ -1,4 +1,4 @@
-import { closeSync, createReadStream, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { join, relative, resolve } from 'node:path';
@@ -150,6 +150,33 @@ export function readInputFile(path: string, shown: string): Buffer {
 }
 
 /** Reads one transcript (a path or `-` for `stdin`), streaming (a small file in one read), into records. */
+/** FIFOs being read: their open or a read may wait for a writer on a thread of the pool (see endFifoReads). */
+const fifoReads = new Set<{ readonly path: string; readonly stream: Readable }>();
+
+/**
+ * Ends the reads of FIFOs that wait for a writer, for a run that gives them up (Ctrl-C): a thread
+ * of the pool blocked in open() or read() on a FIFO keeps the process from exiting, whatever exit
+ * is asked, and only a writer ends it. Each stream is destroyed, then this process is that writer
+ * for a moment: opened for writing without waiting (there is a reader: the blocked open or read), a
+ * line break written, closed. The abandoned read sees that and stops.
+ */
+export function endFifoReads(): void {
+  for (const { path, stream } of fifoReads) {
+    stream.destroy();
+    try {
+      const fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+      try {
+        writeSync(fd, '\n');
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      // Gone, or no reader waiting on it any more.
+    }
+  }
+  fifoReads.clear();
+}
+
 export async function readInput(
   path: string,
   options: { keepRaw?: boolean; stdin: Readable; cwd: string; digest?: ReadOptions['digest'] },
@@ -167,7 +194,11 @@ export async function readInput(
     }
     assertReadableKind(path, stat);
     if (stat.isFIFO()) {
-      stream = createReadStream(absolute);
+      const fifo = createReadStream(absolute);
+      const reading = { path: absolute, stream: fifo };
+      fifoReads.add(reading);
+      fifo.once('close', () => fifoReads.delete(reading));
+      stream = fifo;
     } else {
       // The kind is checked again on the open file: the path may have been replaced in between.
       let fd: number;

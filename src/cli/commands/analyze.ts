@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { countEntries } from '../../core/accounting.js';
 import type { Settings } from '../../core/config.js';
-import { ExitCode, InterruptedError, UsageError } from '../../core/errors.js';
+import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import { buildAnalyzeReport } from '../../core/reports/analyze.js';
 import type { AnalyzeReport } from '../../core/reports/analyze.js';
@@ -10,7 +10,7 @@ import type { FormatName } from '../../formats/index.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { buildId, fileIdentity, ReportCache, reportSchemaKey } from '../../io/row-cache.js';
 import { STDIN } from '../../io/input.js';
-import { testPause } from '../context.js';
+import { testPause, untilAborted } from '../context.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
 import type { AnalyzeOptions } from '../flags/analyze.js';
@@ -145,12 +145,14 @@ async function analyzeOne(
     signal: AbortSignal | undefined;
   },
 ): Promise<AnalyzeReport> {
-  const { doc, transcript, display } = await loadTranscriptInput(path, { format: run.format, strict: run.options.strict === true, ctx: run.ctx });
+  // A read that waits (a FIFO with no writer, standard input left open) is given up at Ctrl-C.
+  const { doc, transcript, display } = await untilAborted(
+    loadTranscriptInput(path, { format: run.format, strict: run.options.strict === true, ctx: run.ctx }),
+    run.signal,
+  );
   await testPause(run.ctx, run.signal, 'read');
-  if (run.signal?.aborted) throw new InterruptedError('interrupted');
   // A large transcript counted cold is counted across the cores (exactly the same counts).
-  await run.counter.prepare(transcript.entries, run.jobs);
-  if (run.signal?.aborted) throw new InterruptedError('interrupted');
+  await untilAborted(run.counter.prepare(transcript.entries, run.jobs), run.signal);
   const tokens = countEntries(transcript.entries, run.counter);
   return buildAnalyzeReport({ file: display, transcript, tokens, settings: run.settings, readIssues: doc.issues, basis: run.options.basis ?? 'auto' });
 }
