@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -91,6 +91,35 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     assert.equal(readFileSync(join(project, '.claude', 'settings.json'), 'utf8'), settings);
     assert.equal(readFileSync(join(project, '.mcp.json'), 'utf8'), mcp);
     assert.equal(JSON.parse(runCli(['hook', 'status', '--agent', 'claude-code', '--json'], { cwd: project, env }).stdout).installed, false);
+  });
+
+  it("a file changed since devs-ctx wrote it is what an install keeps as the original: uninstall never takes the user's later file or edits away", () => {
+    const { project, env } = sandbox();
+    const path = join(project, '.claude', 'settings.json');
+    const install = (): void => assert.equal(runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
+    const uninstall = (): void => assert.equal(runCli(['hook', 'uninstall', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
+    // No settings yet: devs-ctx makes the file. Then it goes (git clean, a fresh clone at the same path)
+    // and the user writes one of their own; devs-ctx is installed again, then uninstalled.
+    install();
+    rmSync(join(project, '.claude'), { recursive: true });
+    rmSync(join(project, '.mcp.json'));
+    mkdirSync(join(project, '.claude'));
+    const mine = '{"permissions": {"allow": ["Bash(npm test)"]}, "env": {"A": "1"}}\n';
+    writeFileSync(path, mine);
+    install();
+    uninstall();
+    assert.equal(readFileSync(path, 'utf8'), mine, 'their own file is given back, not removed');
+
+    // Installed; the user adds a setting and takes devs-ctx's SessionStart group out (/hooks); installed again; uninstalled.
+    install();
+    const edited = JSON.parse(readFileSync(path, 'utf8')) as { env: Record<string, string>; hooks: Record<string, unknown> };
+    edited.env['MY_VAR'] = 'kept';
+    delete edited.hooks['SessionStart'];
+    const editedText = `${JSON.stringify(edited, null, 2)}\n`;
+    writeFileSync(path, editedText);
+    install();
+    uninstall();
+    assert.equal(readFileSync(path, 'utf8'), editedText, 'their edits are kept: the file as it was before the second install');
   });
 
   it('a symlink where a backup belongs is replaced, never followed: the file it names is left as it is, and uninstall gives the files back', () => {

@@ -177,8 +177,11 @@ function installInto(target: Target, agent: AgentKind, runner: ReturnType<typeof
   }
   const summary = describe(target, after);
   if (after === before) return { path: target.path, action: 'unchanged', ...summary };
-  // Keep the bytes from before devs-ctx's first change (an earlier install's backup stays the original).
-  const previous = readBackup(target.path, env);
+  // Keep the bytes from before devs-ctx's first change: an earlier install's backup stays the original
+  // while the file is still exactly what that install wrote. A file changed since (the user's edits,
+  // or a file of their own where devs-ctx's was removed) is the original now: it is what uninstall gives back.
+  const earlier = readBackup(target.path, env);
+  const previous = earlier && before !== undefined && earlier.written === sha(before) ? earlier : undefined;
   const createdDirs: string[] = [];
   for (let dir = dirname(target.path); !existsSync(dir); dir = dirname(dir)) createdDirs.push(dir);
   mkdirSync(dirname(target.path), { recursive: true });
