@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import { after, mock, test } from 'node:test';
 import { parseTimeBound, parseTimeRange, spanInRange } from '../src/cli/batch/range.js';
 import { inputRoot } from '../src/cli/batch/discover.js';
+import { Spill } from '../src/cli/batch/spill.js';
 import { byCodeUnits } from '../src/core/compare.js';
 import { projectOf } from '../src/cli/batch/session.js';
 import { progressLine, startBatchProgress } from '../src/cli/render/analyze-batch-progress.js';
@@ -293,6 +294,20 @@ test('analyze stopped by Ctrl-C or SIGTERM: exit 130, and --json / --ndjson stil
     const text = await stop(['.', '--no-cache'], 'batch', signal);
     assert.equal(text.code, 130);
     assert.match(text.stderr, /^devs-ctx: interrupted$/m);
+    // Sorted, the rows done so far are printed, in order, before the error.
+    const sorted = await stop(['.', '--json', '--no-cache', '--sort', 'tokens'], 'batch', signal);
+    assert.equal(sorted.code, 130, sorted.stderr);
+    const sortedDoc = JSON.parse(sorted.stdout) as { transcripts: { context: { tokens: number } }[]; error: { code: string } };
+    assert.ok(sortedDoc.transcripts.length > 0, 'the reports done so far');
+    const sizes = sortedDoc.transcripts.map((t) => t.context.tokens);
+    assert.deepEqual(
+      sizes,
+      [...sizes].sort((a, b) => b - a),
+    );
+    assert.equal(sortedDoc.error.code, 'interrupted');
+    const sortedText = await stop(['.', '--no-cache', '--sort', 'tokens'], 'batch', signal);
+    assert.equal(sortedText.code, 130);
+    assert.ok(sortedText.stdout.split('\n').filter((l) => l.includes('.jsonl')).length > 0, 'the table has the rows done so far');
     // One file: nothing printed yet, so the error document alone.
     const one = await stop([join(repoRoot, 'fixtures/devs/basic-session.jsonl'), '--json', '--no-cache'], 'read', signal);
     assert.equal(one.code, 130, one.stderr);
@@ -330,6 +345,14 @@ test('analyze waiting for input (a FIFO with no writer, standard input that stay
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the --sort spill file closes once: a second close (a failure and an interrupt together) is no internal error', () => {
+  const spill = new Spill();
+  const ref = spill.write('{"a":1}');
+  assert.equal(spill.read(ref), '{"a":1}');
+  spill.close();
+  assert.doesNotThrow(() => spill.close());
 });
 
 test('batch --json --sort with no usable temporary folder (TMPDIR missing, or a file) is exit 3 naming TMPDIR, not an internal error', () => {

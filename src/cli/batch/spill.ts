@@ -56,7 +56,12 @@ export class Spill {
     return bytes.toString('utf8');
   }
 
+  private closed = false;
+
+  /** Closes and removes the file; closing again does nothing (a batch that fails and is interrupted at once closes on both paths). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     try {
       closeSync(this.fd);
     } finally {

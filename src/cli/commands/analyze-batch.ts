@@ -288,7 +288,8 @@ class BatchScheduler {
 
   async all(): Promise<void> {
     for (;;) {
-      if (this.run.signal?.aborted) throw new InterruptedError('interrupted');
+      // A failure is said rather than the interrupt that came with it (a full TMPDIR is exit 3).
+      if (this.run.signal?.aborted && this.failure === undefined) throw new InterruptedError('interrupted');
       while (this.discovering && this.inFlight < this.run.inFlightLimit && this.found < this.nextToTake + this.run.window && this.failure === undefined) {
         const next = this.items.next();
         if (next.done) {
@@ -477,18 +478,18 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     await closing;
     if (scheduler.failed) spill?.close();
   }
-  if (interrupted !== undefined) {
-    spill?.close();
-    out.interrupted(interrupted);
-    return ExitCode.interrupted;
-  }
   try {
+    // Sorted, the rows done so far (all of them, or those before a Ctrl-C).
     if (options.sort !== undefined) {
       held.sort(compareRows(options.sort));
       for (const h of held) out.row(h.spilled && spill && h.row.kind === 'session' ? { ...h.row, reportJson: spill.read(h.spilled) } : h.row);
     }
   } finally {
     spill?.close();
+  }
+  if (interrupted !== undefined) {
+    out.interrupted(interrupted);
+    return ExitCode.interrupted;
   }
   out.end(tally.totals(), tally.projectList(options.sort), options.range);
   if (tally.firstError !== undefined) return tally.firstError.exitCode;
