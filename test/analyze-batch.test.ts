@@ -574,6 +574,10 @@ test('batch: a .json or .jsonl file found by a walk or a glob that is JSON but n
     assert.equal(human.exitCode, 0, human.stderr);
     assert.match(human.stdout, /^total {2}1 session: 0 hard · 0 soft · 1 none$/m);
     assert.match(human.stdout, /^3 other \.json\/\.jsonl files left out: JSON, but no transcript format devs-ctx knows$/m);
+    // A folder holding one such file alone (a Gemini CLI project with no chat saved): left out too.
+    const alone = runCli(['analyze', '.gemini/tmp/0b7dfb12/checkpoints'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
+    assert.equal(alone.exitCode, 0, alone.stdout + alone.stderr);
+    assert.match(alone.stdout, /^1 other \.json\/\.jsonl file left out: JSON, but no transcript format devs-ctx knows$/m);
     // A quoted glob finds them as a walk does.
     const glob = runCli(['analyze', '.gemini/tmp/*/*.json', '--ndjson'], { cwd: dir, env: { DEVS_CTX_CACHE_DIR: cache } });
     assert.equal(glob.exitCode, 0, glob.stdout);
