@@ -698,7 +698,7 @@ test('--ndjson: every line has a type, a fatal error too; a symlink loop says so
           .map((l) => JSON.parse(l) as Record<string, unknown> & { error?: { message: string; hint?: string } }),
       };
     };
-    for (const args of [['missing.jsonl'], ['loop'], ['--until', 'soon', '.']]) {
+    for (const args of [['missing.jsonl'], ['loop'], ['--until', 'soon', '.'], ['.', '--jobs', 'x'], ['.', '--bogus'], ['.', '--sort', 'nope']]) {
       const run = lines(args);
       assert.equal(run.lines.length, 1, args.join(' '));
       assert.deepEqual(Object.keys(run.lines[0] ?? {}), ['schemaVersion', 'type', 'error'], args.join(' '));

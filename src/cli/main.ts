@@ -40,14 +40,16 @@ function addCommand(parent: Command, definition: CommandDefinition, ctx: CliCont
       result.exitCode = await run(raw, params.slice(0, -2), ctx, path, main);
     } catch (error) {
       // Errors are JSON on stdout in both data modes.
-      result.exitCode = reportError(ctx, error, raw['json'] === true || raw['ndjson'] === true);
+      result.exitCode = reportError(ctx, error, raw['json'] === true || raw['ndjson'] === true, raw['ndjson'] === true && raw['json'] !== true);
     }
   });
 }
 
 /** Runs the command line; returns the exit code (bin/ sets process.exitCode, nothing below exits). */
 export async function main(argv: readonly string[], given?: CliContext): Promise<number> {
-  const json = argv.includes('--json');
+  // A usage error commander finds is JSON on stdout too in the data modes (a --ndjson line with its type).
+  const ndjson = argv.includes('--ndjson') && !argv.includes('--json');
+  const json = argv.includes('--json') || ndjson;
   let ctx: CliContext;
   try {
     ctx = given ?? processContext();
@@ -80,7 +82,7 @@ export async function main(argv: readonly string[], given?: CliContext): Promise
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
-    if (!(error instanceof CommanderError)) return reportError(ctx, error, json);
+    if (!(error instanceof CommanderError)) return reportError(ctx, error, json, ndjson);
     if (error.exitCode === 0) return ExitCode.ok;
     if (argv[0] === 'agent-hook') {
       // What an agent runs never blocks it (exit 2 blocks Claude Code's PreCompact and any Gemini CLI hook).
@@ -89,7 +91,7 @@ export async function main(argv: readonly string[], given?: CliContext): Promise
       if (argv.includes('gemini')) ctx.stdout.write('{}\n');
       return ExitCode.ok;
     }
-    if (json) return reportError(ctx, new UsageError(commanderError.replace(/^error: /, '').trim() || error.message, 'see --help'), true);
+    if (json) return reportError(ctx, new UsageError(commanderError.replace(/^error: /, '').trim() || error.message, 'see --help'), true, ndjson);
     return ExitCode.usage;
   }
   return result.exitCode;
