@@ -602,15 +602,23 @@ test('batch: a file name with shell or control characters is quoted in the hint 
     writeFileSync(join(dir, "it's.jsonl"), `${lines}not json\n`);
     writeFileSync(join(dir, 'new\nline.jsonl'), lines);
     writeFileSync(join(dir, 'plain-name.jsonl'), `${lines}not json\n`);
+    writeFileSync(join(dir, '-dash.jsonl'), `${lines}not json\n`);
+    mkdirSync(join(dir, 'new\ndir'));
+    writeFileSync(join(dir, 'new\ndir', 's1.jsonl'), lines);
+    writeFileSync(join(dir, 'new\ndir', 's2.jsonl'), lines);
     const human = runCli(['analyze', '.', '--no-cache'], { cwd: dir });
     assert.equal(human.exitCode, 0, human.stderr);
     assert.match(human.stderr, /; run devs-ctx analyze 'a;touch PWNED;\.jsonl' for the reasons$/m);
     assert.match(human.stderr, /; run devs-ctx analyze 'it'\\''s\.jsonl' for the reasons$/m);
     assert.match(human.stderr, /; run devs-ctx analyze plain-name\.jsonl for the reasons$/m);
+    assert.match(human.stderr, /; run devs-ctx analyze \.\/-dash\.jsonl for the reasons$/m, 'not taken for an option');
     // The table: one line per row, the control character shown as `?` (as ls shows it).
     assert.match(human.stdout, /^new\?line\.jsonl +\S/m);
-    assert.equal(human.stdout.split('\n').filter((l) => /\.jsonl/.test(l)).length, 4);
+    assert.equal(human.stdout.split('\n').filter((l) => /\.jsonl/.test(l)).length, 7);
     assert.doesNotMatch(human.stdout, /^line\.jsonl/m);
+    // The project table too.
+    assert.match(human.stdout, /^new\?dir +2 /m);
+    assert.doesNotMatch(human.stdout, /^dir/m);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

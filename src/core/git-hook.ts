@@ -57,9 +57,13 @@ export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** A path as a person pastes it into `sh`: as it is when it holds nothing the shell reads (`a/b-c.jsonl`), else quoted. */
+/**
+ * A path as a person pastes it into `sh` as a command's argument: as it is when it holds nothing the
+ * shell reads (`a/b-c.jsonl`), else quoted; one that starts with `-` gets `./` (else it is an option).
+ */
 export function shellWord(value: string): string {
-  return /^[\w@%+=:,./-]+$/.test(value) ? value : shellQuote(value);
+  const path = value.startsWith('-') ? `./${value}` : value;
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : shellQuote(path);
 }
 
 function withoutMetaLine(script: string): string {

@@ -271,7 +271,7 @@ function projectTable(projects: readonly ProjectTotals[], bold: (s: string) => s
   const align: readonly ('l' | 'r')[] = ['l', 'r', 'r', 'r', 'l'];
   const rows = [
     ['project', 'sessions', 'turns', 'tokens', 'worst'],
-    ...projects.map((p) => [p.project, sessionCount(p), n(p.turns), n(p.totalTokens), p.transcripts > p.failed ? p.urgency : '-']),
+    ...projects.map((p) => [printable(p.project), sessionCount(p), n(p.turns), n(p.totalTokens), p.transcripts > p.failed ? p.urgency : '-']),
   ];
   const widths = align.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length)));
   const lines = rows.map((r) =>
@@ -295,7 +295,7 @@ export function batchRowDiagnostic(row: BatchRow): string {
   return (
     `devs-ctx: ${s.file}: ${s.issues} skipped or odd line(s)` +
     (s.issueLines.length > 0 ? ` (line ${shown}${s.issueLines.length > 10 ? ', …' : ''})` : '') +
-    `; run devs-ctx analyze ${shellWord(s.file)} for the reasons\n`
+    (s.file === '(stdin)' ? '; analyze it alone (devs-ctx analyze -) for the reasons\n' : `; run devs-ctx analyze ${shellWord(s.file)} for the reasons\n`)
   );
 }
 
