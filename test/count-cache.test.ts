@@ -334,6 +334,15 @@ test('counts cached by a counter of another version are not used: a fix that cha
   cache.save();
   assert.equal(TokenCountCache.open(dir, 'o200k_base').get(TokenCountCache.key('alpha')), 1);
   assert.equal(CountStore.open(file, 1000, 0).size, 0, 'the file is of this version now');
+  // A recent file of another version beside a small main table is removed by the save that writes the main one.
+  const foreign = CountStore.open(join(dir, 'old.bin'), 1000, 0);
+  foreign.set('x', 1);
+  assert.ok(foreign.save());
+  writeFileSync(`${file}.recent`, readFileSync(join(dir, 'old.bin')));
+  const more = TokenCountCache.open(dir, 'o200k_base');
+  more.set(TokenCountCache.key('beta'), 2);
+  more.save();
+  assert.equal(existsSync(`${file}.recent`), false);
 });
 
 test("an earlier version's JSON cache is not read (an older counter made its counts) and is removed at the next save", () => {

@@ -67,7 +67,7 @@ export class TokenCountCache {
     try {
       rmSync(this.legacy, { force: true });
     } catch {
-      // Not ours to remove (another user's, in a shared folder): it is read again next time, harmlessly.
+      // Not ours to remove (another user's, in a shared folder): left; it is never read.
     }
   }
 }

@@ -234,7 +234,8 @@ export class CountStore {
       }
       const merged = this.mergeRecent(added);
       writeFileAtomic(this.file, main + merged.keys.length > this.maxEntries ? this.evicted(merged) : this.extended(merged), { durable: false, cache: true });
-      if (this.recent !== undefined) rmSync(recentFile(this.file), { force: true });
+      // Merged in (or foreign: another version's, unread): its counts are in the main file or not ours.
+      rmSync(recentFile(this.file), { force: true });
       return true;
     } catch {
       return false;
