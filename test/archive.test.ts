@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { ArchiveSchemaError, ArchiveUnavailableError, ArchiveWriteError, TranscriptChangedError, UnknownPruneEventError } from '../src/archive/errors.js';
 import { EXCERPT_AFTER, EXCERPT_BEFORE } from '../src/archive/excerpt.js';
 import { ftsQueries } from '../src/archive/fts-query.js';
+import { buildExcerpt, termPattern } from '../src/archive/excerpt.js';
 import { computeLayout, recordBytes, restoreBytes, sha256 } from '../src/archive/layout.js';
 import { defaultArchivePath } from '../src/archive/paths.js';
 import { MIGRATIONS, prepareDatabase, SCHEMA_VERSION, schemaVersion } from '../src/archive/schema.js';
@@ -590,6 +591,12 @@ test('recall takes any text as search terms, never as FTS syntax', (t) => {
 
   assert.deepEqual(ftsQueries('a "b" c*'), { allTerms: '"a" """b""" "c"*', anyTerm: '"a" OR """b""" OR "c"*' });
   assert.equal(ftsQueries(' * ** '), undefined);
+  // The excerpt's pattern too: a term again (in any case) is one alternative, and the excerpt is the same.
+  assert.equal(termPattern(`${'error '.repeat(8000)}Error`)?.source, termPattern('error')?.source);
+  const marks = { open: '[', close: ']' };
+  assert.equal(buildExcerpt('an Error, then error', `${'error '.repeat(50)}ERROR`, marks), 'an [Error], then [error]');
+  // A term said again adds nothing but work: 8,000 of one word took a minute to search.
+  assert.deepEqual(ftsQueries(`${'error '.repeat(8000)}Error ÉRROR error*`), { allTerms: '"error" "error"*', anyTerm: '"error" OR "error"*' });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -28,9 +28,22 @@ export function buildExcerpt(content: string, query: string, marks: { readonly o
   return `${start > 0 ? '…' : ''}${marked}${end < content.length ? '…' : ''}`;
 }
 
-/** One global, case-insensitive regular expression for any of the query's terms; undefined when none. */
-function termPattern(query: string): RegExp | undefined {
-  const alternatives: string[] = [];
+/** The last query's pattern: a recall builds an excerpt per hit, all for one query. */
+let lastPattern: { readonly query: string; readonly pattern: RegExp | undefined } | undefined;
+
+/**
+ * One global, case-insensitive regular expression for any of the query's terms; undefined when none.
+ * A term said again is in it once (8,000 times one word made a pattern that took a second per hit).
+ */
+export function termPattern(query: string): RegExp | undefined {
+  if (lastPattern?.query === query) return lastPattern.pattern;
+  const pattern = newTermPattern(query);
+  lastPattern = { query, pattern };
+  return pattern;
+}
+
+function newTermPattern(query: string): RegExp | undefined {
+  const alternatives = new Map<string, string>();
   for (const word of query.normalize('NFC').split(/\s+/u)) {
     const prefix = /[^*]\*+$/u.test(word);
     const tokens = word
@@ -39,10 +52,13 @@ function termPattern(query: string): RegExp | undefined {
       .filter((t) => t !== '');
     if (tokens.length === 0) continue;
     const body = tokens.map(escapeRegExp).join('[^\\p{L}\\p{N}]+');
-    alternatives.push(`${body}${prefix ? `[\\p{L}\\p{N}]{0,${PREFIX_TAIL}}` : '(?![\\p{L}\\p{N}])'}`);
+    const alternative = `${body}${prefix ? `[\\p{L}\\p{N}]{0,${PREFIX_TAIL}}` : '(?![\\p{L}\\p{N}])'}`;
+    // The pattern ignores case: `Error` after `error` is the same alternative.
+    const key = alternative.toLowerCase();
+    if (!alternatives.has(key)) alternatives.set(key, alternative);
   }
-  if (alternatives.length === 0) return undefined;
-  return new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives.join('|')})`, 'giu');
+  if (alternatives.size === 0) return undefined;
+  return new RegExp(`(?<![\\p{L}\\p{N}])(?:${[...alternatives.values()].join('|')})`, 'giu');
 }
 
 function escapeRegExp(text: string): string {
