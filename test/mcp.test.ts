@@ -171,6 +171,18 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
     assert.ok(loadCounter('o200k_base').count(textOf(result)) <= 300);
   });
 
+  it('recall stays valid JSON within maxTokens even when its notes or the query alone would not fit', async () => {
+    const counter = loadCounter('o200k_base');
+    for (const [query, maxTokens] of [
+      [`${Array.from({ length: 1500 }, (_, i) => `word${i}`).join(' ')} error`, 2000],
+      ['zzz-nothing-matches-this', 100],
+    ] as const) {
+      const text = textOf(await client.callTool({ name: 'recall', arguments: { query, maxTokens } }));
+      assert.doesNotThrow(() => JSON.parse(text), `${maxTokens}: ${text.slice(-120)}`);
+      assert.ok(counter.count(text) <= maxTokens, `${counter.count(text)} tokens`);
+    }
+  });
+
   it('answers bad arguments with MCP errors and keeps serving', async () => {
     const empty = await client.callTool({ name: 'recall', arguments: { query: '' } });
     assert.equal((empty as ToolText).isError, true);

@@ -343,13 +343,15 @@ function registerRecall(server: McpServer, t: Tools): void {
       // Whole hits only, so the answer stays valid JSON: the ones that do not fit are left off, and counted.
       const maxTokens = args.maxTokens ?? DEFAULT_MAX_TOKENS;
       const shown = hits.map(({ score: _score, ...hit }) => hit);
-      const answer = (list: typeof shown): string => {
+      const answer = (list: typeof shown, brief = false): string => {
         const leftOff = shown.length - list.length;
+        // Brief: the query and the notes cut short, when even no hit with them whole fits.
+        const cut = (text: string, chars: number): string => (brief && text.length > chars ? `${text.slice(0, chars)}…` : text);
         return JSON.stringify(
           {
-            query: args.query,
+            query: cut(args.query, 200),
             hits: list,
-            ...(notes.length > 0 ? { notes } : {}),
+            ...(notes.length > 0 ? { notes: notes.map((note) => cut(note, 120)) } : {}),
             ...(leftOff > 0
               ? { leftOff, more: `${leftOff} more hit(s) did not fit in ${maxTokens} tokens: ask with a larger maxTokens or a narrower query` }
               : {}),
@@ -361,7 +363,11 @@ function registerRecall(server: McpServer, t: Tools): void {
       };
       let list = shown;
       while (list.length > 0 && t.counter.count(answer(list)) > maxTokens) list = list.slice(0, -1);
-      return t.text(capText(answer(list), maxTokens, t.counter, 'ask with a larger maxTokens'));
+      // Whatever fits stays valid JSON, never text cut in the middle: the answer whole, else brief, else only that it does not fit.
+      const fitting = [answer(list), answer(list, true)].find((text) => t.counter.count(text) <= maxTokens);
+      return t.text(
+        fitting ?? JSON.stringify({ hits: [], more: `the answer does not fit in ${maxTokens} tokens: ask with a larger maxTokens or a shorter query` }),
+      );
     },
   );
 }
