@@ -219,3 +219,40 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
     assert.match(missing, /no session "nope" found/);
   });
 });
+
+describe('get_turn pages of a long turn', () => {
+  it('join to exactly the turn, across page 999 to 1000 too (the header reserve does not change with the page number)', async () => {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-mcp-pages-')));
+    let big = '';
+    for (let i = 0; i < 3000; i++) big += `línea ${i} 🙂🙂 日本語テキスト \u{1F600}${i % 5 === 0 ? '\n' : ' '}`;
+    const session = join(home, 'uni.jsonl');
+    const turns = [
+      { id: 's1', role: 'system', type: 'system', content: 'You are a bot.' },
+      { id: 'u1', role: 'user', type: 'message', content: 'hello' },
+      { id: 'bigturn-1', role: 'assistant', type: 'message', content: big },
+      { id: 'u2', role: 'user', type: 'message', content: 'ok' },
+    ];
+    writeFileSync(session, `${turns.map((t) => JSON.stringify(t)).join('\n')}\n`);
+    const archive = join(home, 'archive.sqlite');
+    const env = { HOME: home, DEVS_CTX_ARCHIVE: archive };
+    const hook = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: home, env, input: JSON.stringify({ transcript_path: session }) });
+    assert.match(hook.stderr, /archived 4 turn/);
+    const client = await connect(home, env);
+    try {
+      const page = async (n: number): Promise<{ text: string; pages: number }> => {
+        const text = textOf(await client.callTool({ name: 'get_turn', arguments: { turnId: 'bigturn-1', page: n, maxTokens: 100 } }));
+        return { text: text.slice(text.indexOf('\n\n') + 2), pages: Number(/^page \d+ of (\d+)/.exec(text)?.[1]) };
+      };
+      const first = await page(1);
+      assert.ok(first.pages > 1000, `${first.pages} pages`);
+      // Pages 998 to 1001 follow each other in the turn, with nothing twice and nothing left out.
+      const texts = await Promise.all([998, 999, 1000, 1001].map(async (n) => (await page(n)).text));
+      const at = big.indexOf(texts[0] as string);
+      assert.ok(at > 0);
+      assert.equal(big.slice(at, at + texts.join('').length), texts.join(''));
+      assert.equal(big.indexOf(texts.join('')), at);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -412,14 +412,15 @@ function registerGetTurn(server: McpServer, t: Tools): void {
             ? `no turn ${args.turnId} in the session's history, and ${t.openFailure()}`
             : `no turn ${args.turnId} in the archive or the session's history; find turn ids with recall`,
         );
-      const headerFor = (pages: number): string =>
+      const headerFor = (at: number, pages: number): string =>
         // Short (the caller knows the turn id it asked for): with maxTokens 100 a header naming it twice left no room.
-        `page ${page} of ${pages}${page < pages ? ` (next: get_turn { page: ${page + 1} })` : ''} ${JSON.stringify(meta)}\n\n`;
-      // The header counts against maxTokens too: the page gets what the longest header leaves.
-      const reserve = t.counter.count(headerFor(Math.max(page + 1, 999_999)));
+        `page ${at} of ${pages}${at < pages ? ` (next: get_turn { page: ${at + 1} })` : ''} ${JSON.stringify(meta)}\n\n`;
+      // The header counts against maxTokens too: the page gets what the longest header leaves, the same
+      // for every page asked for (a reserve that grew with the page's digits cut page 1000 from other pages than 999).
+      const reserve = t.counter.count(headerFor(999_998, 999_999));
       const { text: pageText, pages } = pageOf(body as string, page, Math.max(1, maxTokens - reserve), t.counter);
       if (page > pages) fail(`page ${page} is past the last page (${pages}) of turn ${args.turnId}`);
-      const header = headerFor(pages);
+      const header = headerFor(page, pages);
       return t.text(`${header}${pageText}`);
     },
   );
