@@ -71,6 +71,16 @@ test('restore and recall work on an archive in a folder nobody may write (no -sh
   assert.match(turn.stdout, /marmalade/);
 });
 
+test('archive copy --from an archive nobody may write copies it, and leaves it as it was', (t) => {
+  const { dir, archiveDir, archive, env } = prunedWorkspace(t);
+  if (!makeImmutable(t, [archive, archiveDir])) return;
+  const before = readFileSync(archive);
+  const copied = runCli(['archive', 'copy', '--from', archive, '--to', join(dir, 'copy.sqlite'), '--json'], { cwd: dir, env });
+  assert.equal(copied.exitCode, 0, copied.stdout + copied.stderr);
+  assert.equal((JSON.parse(copied.stdout) as { copied: number }).copied, 1);
+  assert.deepEqual(readFileSync(archive), before);
+});
+
 test('restore and recall work on a read-only archive file in a writable folder', (t) => {
   const { dir, archive, env } = prunedWorkspace(t);
   if (!makeImmutable(t, [archive])) return;

@@ -6,6 +6,7 @@ import { isPostgresUrl, redactUrl } from '../archive/archive.js';
 import type { ArchiveStore } from '../archive/store.js';
 import type { EmbeddingCache } from '../providers/gemini/embedder.js';
 import { DevsCtxError, InputError, UsageError } from '../core/errors.js';
+import { shellWord } from '../core/git-hook.js';
 import { loadConfig, loadUserConfig } from '../io/config.js';
 import { sameFile } from '../io/atomic.js';
 import { isInside, realPathOf } from '../io/paths.js';
@@ -130,10 +131,6 @@ export function damagedArchiveError(path: string, error: unknown): InputError | 
     `the archive at ${path} is damaged (${reason})`,
     `check it with \`sqlite3 ${shellWord(path)} "PRAGMA integrity_check"\`; restore from a backup of the archive if it reports errors`,
   );
-}
-
-function shellWord(path: string): string {
-  return /^[\w./@%+=:,-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -23,7 +23,8 @@ export async function runArchiveCopy(options: ArchiveCopyOptions, ctx: CliContex
     const source = at(options.from);
     const target = at(options.to);
     if (source === target) throw new UsageError('--from and --to are the same archive');
-    from = await openArchive(source, { mustExist: true, named: true });
+    // Read only: copying never changes the archive copied from (no migration of an older one's schema).
+    from = await openArchive(source, { mustExist: true, named: true, readOnly: true });
     to = await openArchive(target, { mustExist: false, named: true });
     const { copyArchive } = await import('../../archive/copy.js');
     const result = await copyArchive(from, to);
