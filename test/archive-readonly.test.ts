@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import { loadSqlite } from '../src/archive/sqlite.js';
+import { cliEnv } from './helpers/cli.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runCli } from './helpers/cli.js';
@@ -79,6 +81,50 @@ test('archive copy --from an archive nobody may write copies it, and leaves it a
   assert.equal(copied.exitCode, 0, copied.stdout + copied.stderr);
   assert.equal((JSON.parse(copied.stdout) as { copied: number }).copied, 1);
   assert.deepEqual(readFileSync(archive), before);
+});
+
+test('as a user: their own archive in a folder they cannot write, its last prune still in the -wal, is read (recall, restore, archive copy)', (t) => {
+  const setpriv = spawnSync('setpriv', ['--version']);
+  if (process.getuid?.() !== 0 || setpriv.status !== 0) {
+    t.skip('needs root and setpriv to run as another user');
+    return;
+  }
+  const w = prunedWorkspace(t);
+  // A second prune, of a transcript saying quince where the first says marmalade: its writes stay in
+  // the -wal, as a connection held open meanwhile keeps them from being folded into the archive.
+  const Database = loadSqlite();
+  const other = new Database(w.archive);
+  other.prepare('SELECT count(*) FROM prune_events').get();
+  writeFileSync(join(w.dir, 's2.jsonl'), readFileSync(join(repoRoot, OVER_SOFT), 'utf8').replaceAll('marmalade', 'quince'));
+  const pruned = runCli(['prune', 's2.jsonl', '-o', 'out.jsonl', '--window', '4000'], { cwd: w.dir, env: w.env });
+  assert.equal(pruned.exitCode, 0, pruned.stderr);
+  const user = mkdtempSync(join(tmpdir(), 'devs-ctx-ro-user-'));
+  t.after(() => rmSync(user, { recursive: true, force: true }));
+  const archive = join(user, 'archive', 'archive.sqlite');
+  spawnSync('mkdir', [join(user, 'archive')]);
+  copyFileSync(w.archive, archive);
+  copyFileSync(`${w.archive}-wal`, `${archive}-wal`);
+  other.close();
+  assert.ok(statSync(`${archive}-wal`).size > 0, 'the prune is in the -wal');
+  copyFileSync(join(w.dir, 'out.jsonl'), join(user, 'out.jsonl'));
+  for (const path of [user, join(user, 'out.jsonl'), archive, `${archive}-wal`, join(user, 'archive')]) chownSync(path, 65534, 65534);
+  chmodSync(join(user, 'archive'), 0o555);
+  const before = [readFileSync(archive), readFileSync(`${archive}-wal`)];
+  const asUser = (args: readonly string[]) =>
+    spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), ...args], {
+      cwd: user,
+      env: cliEnv({ HOME: user, TMPDIR: user, DEVS_CTX_CACHE_DIR: join(user, 'cache'), DEVS_CTX_ARCHIVE: archive }),
+      encoding: 'utf8',
+    });
+  const recalled = asUser(['recall', 'quince']);
+  assert.equal(recalled.status, 0, recalled.stderr);
+  assert.match(recalled.stdout, /^r2 /m);
+  const restored = asUser(['restore', 'out.jsonl']);
+  assert.equal(restored.status, 0, restored.stderr);
+  assert.equal(restored.stdout, readFileSync(join(w.dir, 's2.jsonl'), 'utf8'));
+  const copied = asUser(['archive', 'copy', '--from', archive, '--to', join(user, 'copy.sqlite')]);
+  assert.equal(copied.status, 0, copied.stderr);
+  assert.deepEqual([readFileSync(archive), readFileSync(`${archive}-wal`)], before, 'the archive and its -wal are as they were');
 });
 
 test('restore and recall work on a read-only archive file in a writable folder', (t) => {

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import * as z from 'zod/mini';
 import '../core/zod-english.js';
-import { InputError } from '../core/errors.js';
+import { DevsCtxError, InputError } from '../core/errors.js';
 import type { ContextEntry } from '../core/prune/context-entry.js';
 import { serializeDocument } from '../io/jsonl.js';
 import { ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
@@ -140,12 +141,7 @@ export class ArchiveStore {
    */
   private static snapshot(path: string): ArchiveStore {
     const wal = `${path}-wal`;
-    if (existsSync(wal) && statSync(wal).size > 0) {
-      throw new InputError(
-        `cannot read the archive at ${path}: ${wal} holds writes that can only be read with write access to ${dirname(path)}`,
-        'run this once as a user who can write that folder (any recall does), then again read-only',
-      );
-    }
+    if (existsSync(wal) && statSync(wal).size > 0) return ArchiveStore.walSnapshot(path, wal);
     const bytes = readFileSync(path);
     // Bytes 18 and 19 of the header are the read and write format versions: 2 is WAL, 1 rollback.
     if (bytes.length >= 20 && bytes[18] === 2 && bytes[19] === 2) {
@@ -166,8 +162,44 @@ export class ArchiveStore {
     return new ArchiveStore(db, path, true);
   }
 
+  /**
+   * The same, when a -wal file holds writes not yet in the archive file (another user's recall or
+   * prune left them): the archive and its -wal copied into a private temporary folder, where SQLite
+   * can read the -wal, and read there; the folder is removed on close. The archive is never written.
+   */
+  private static walSnapshot(path: string, wal: string): ArchiveStore {
+    const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-archive-'));
+    const cleanup = (): void => rmSync(dir, { recursive: true, force: true });
+    try {
+      const copy = join(dir, 'archive.sqlite');
+      copyFileSync(path, copy);
+      copyFileSync(wal, `${copy}-wal`);
+      const Database = loadSqlite();
+      const db = new Database(copy);
+      // A copy of an older schema is brought up to date there (the archive itself cannot be).
+      prepareDatabase(db, path);
+      const store = new ArchiveStore(db, path, true);
+      store.onClose = cleanup;
+      return store;
+    } catch (error) {
+      cleanup();
+      if (error instanceof DevsCtxError) throw error;
+      throw new InputError(
+        `cannot read the archive at ${path}: ${error instanceof Error ? error.message : String(error)}`,
+        `check that ${tmpdir()} (TMPDIR) has room for a copy`,
+      );
+    }
+  }
+
+  /** Run after close (a temporary copy's folder removed). */
+  private onClose: (() => void) | undefined;
+
   close(): void {
-    this.db.close();
+    try {
+      this.db.close();
+    } finally {
+      this.onClose?.();
+    }
   }
 
   /** Cached vectors of these content hashes for `model` (an `EmbeddingCache`). */
@@ -680,6 +712,12 @@ export function planRecord(event: PruneEventInput): { readonly row: RawPruneEven
 }
 
 /** SQLite could not open the file for reading as asked (a WAL archive whose -shm cannot be created). */
+/**
+ * SQLite could not open the archive read-only where it is: no -shm file can be made there (a folder
+ * this process cannot write: CANTOPEN as root under chattr, READONLY_DIRECTORY or another READONLY
+ * code for a user), or one is another user's and read-only.
+ */
 function isCantOpen(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CANTOPEN';
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY'));
 }
