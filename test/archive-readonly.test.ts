@@ -127,6 +127,49 @@ test('as a user: their own archive in a folder they cannot write, its last prune
   assert.deepEqual([readFileSync(archive), readFileSync(`${archive}-wal`)], before, 'the archive and its -wal are as they were');
 });
 
+test("another user's recall leaves nothing beside the archive that would stop its owner's next prune", (t) => {
+  if (process.getuid?.() !== 0 || spawnSync('setpriv', ['--version']).status !== 0) {
+    t.skip('needs root and setpriv to run as another user');
+    return;
+  }
+  const owner = mkdtempSync(join(tmpdir(), 'devs-ctx-ro-owner-'));
+  t.after(() => rmSync(owner, { recursive: true, force: true }));
+  copyFileSync(join(repoRoot, OVER_SOFT), join(owner, 's.jsonl'));
+  chownSync(owner, 65534, 65534);
+  chownSync(join(owner, 's.jsonl'), 65534, 65534);
+  chmodSync(owner, 0o1777); // a shared folder, as /tmp
+  const archive = join(owner, 'archive.sqlite');
+  const asOwner = (args: readonly string[]) =>
+    spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), ...args], {
+      cwd: owner,
+      env: cliEnv({ HOME: owner, DEVS_CTX_CACHE_DIR: join(owner, 'cache'), DEVS_CTX_ARCHIVE: archive }),
+      encoding: 'utf8',
+    });
+  const first = asOwner(['prune', 's.jsonl', '-o', 'out.jsonl', '--window', '4000']);
+  assert.equal(first.status, 0, first.stderr);
+  // Shared with the team: readable by all. Another user searches it.
+  chmodSync(archive, 0o644);
+  const reader = mkdtempSync(join(tmpdir(), 'devs-ctx-ro-reader-'));
+  t.after(() => rmSync(reader, { recursive: true, force: true }));
+  chownSync(reader, 1001, 1001);
+  const recalled = spawnSync(
+    'setpriv',
+    ['--reuid=1001', '--regid=1001', '--clear-groups', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), 'recall', 'marmalade'],
+    { cwd: reader, env: cliEnv({ HOME: reader, DEVS_CTX_CACHE_DIR: join(reader, 'cache'), DEVS_CTX_ARCHIVE: archive }), encoding: 'utf8' },
+  );
+  assert.equal(recalled.status, 0, recalled.stderr);
+  assert.match(recalled.stdout, /^r2 /m);
+  for (const name of ['archive.sqlite-shm', 'archive.sqlite-wal']) {
+    try {
+      assert.equal(statSync(join(owner, name)).uid, 65534, `${name} is the owner's`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  const again = asOwner(['prune', 's.jsonl', '-o', 'out2.jsonl', '--window', '4000', '--force']);
+  assert.equal(again.status, 0, again.stderr);
+});
+
 test('restore and recall work on a read-only archive file in a writable folder', (t) => {
   const { dir, archive, env } = prunedWorkspace(t);
   if (!makeImmutable(t, [archive])) return;

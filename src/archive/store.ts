@@ -112,6 +112,9 @@ export class ArchiveStore {
    * SQLite's shared-memory file is read from a copy in memory.
    */
   static openForReading(path: string): ArchiveStore {
+    // Another user's archive is read from a copy: opened in place, SQLite would leave -shm and -wal
+    // files of this user's beside it, which its owner could then not write (their next prune: exit 3).
+    if (ownedByAnother(path)) return ArchiveStore.snapshot(path);
     const Database = loadSqlite();
     let db: SqliteDatabase;
     try {
@@ -149,15 +152,13 @@ export class ArchiveStore {
       bytes[19] = 1;
     }
     const Database = loadSqlite();
-    const db = new Database(bytes, { readonly: true });
-    const version = schemaVersion(db);
-    if (version !== SCHEMA_VERSION) {
+    // A copy in memory: one of an older schema is brought up to date there (the archive itself is not written).
+    const db = new Database(bytes);
+    try {
+      prepareDatabase(db, path);
+    } catch (error) {
       db.close();
-      if (version > SCHEMA_VERSION) throw new ArchiveSchemaError(path, version, SCHEMA_VERSION);
-      throw new InputError(
-        `cannot read the archive at ${path}: it has the older schema version ${version} and cannot be upgraded read-only`,
-        'run devs-ctx recall once as a user who can write it',
-      );
+      throw error;
     }
     return new ArchiveStore(db, path, true);
   }
@@ -389,18 +390,20 @@ export class ArchiveStore {
       return 'archived_turns_fts';
     }
     if (this.pendingCount() === 0) return 'archived_turns_fts';
-    // Another connection may be able to write even though this one was opened read-only.
-    try {
-      const writer = ArchiveStore.open(this.path);
+    // Another connection may be able to write even though this one was opened read-only; never in
+    // another user's archive (a failed try would leave this user's -shm and -wal files beside it).
+    if (!ownedByAnother(this.path))
       try {
-        writer.indexPending();
-      } finally {
-        writer.close();
+        const writer = ArchiveStore.open(this.path);
+        try {
+          writer.indexPending();
+        } finally {
+          writer.close();
+        }
+        if (this.pendingCount() === 0) return 'archived_turns_fts';
+      } catch {
+        // cannot write: index in memory below
       }
-      if (this.pendingCount() === 0) return 'archived_turns_fts';
-    } catch {
-      // cannot write: index in memory below
-    }
     const exists = this.db.prepare("SELECT count(*) FROM temp.sqlite_master WHERE name = 'recall_fts'").pluck().get() as number;
     if (exists === 0) {
       this.db.exec("CREATE VIRTUAL TABLE temp.recall_fts USING fts5 (content, turn_id, type, tokenize = 'unicode61 remove_diacritics 2')");
@@ -712,6 +715,17 @@ export function planRecord(event: PruneEventInput): { readonly row: RawPruneEven
 }
 
 /** SQLite could not open the file for reading as asked (a WAL archive whose -shm cannot be created). */
+/** Whether the file at `path` belongs to another user than this process's (false where uids are unknown, or it is missing). */
+function ownedByAnother(path: string): boolean {
+  const uid = process.getuid?.();
+  if (uid === undefined) return false;
+  try {
+    return statSync(path).uid !== uid;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * SQLite could not open the archive read-only where it is: no -shm file can be made there (a folder
  * this process cannot write: CANTOPEN as root under chattr, READONLY_DIRECTORY or another READONLY
