@@ -380,6 +380,34 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     assert.deepEqual(JSON.parse(second.stdout), {});
   });
 
+  it('gemini: a PreCompress that cannot archive (a damaged archive) still has the next BeforeAgent re-ground the agent', () => {
+    const { home, project, env } = sandbox();
+    const transcript = join(project, 'session.jsonl');
+    copyFileSync(join(repoRoot, 'fixtures', 'gemini', 'tool-calls-paired.jsonl'), transcript);
+    const damaged = join(home, 'damaged.sqlite');
+    writeFileSync(damaged, Buffer.alloc(50_000, 0xa5));
+    const damagedEnv = { ...env, DEVS_CTX_ARCHIVE: damaged };
+    assert.equal(runCli(['hook', 'install', '--agent', 'gemini'], { cwd: project, env: damagedEnv }).exitCode, 0);
+    const settingsPath = join(project, '.gemini', 'settings.json');
+    const pre = runHookCommand(
+      installedCommand(settingsPath, 'PreCompress'),
+      fixture('gemini-pre-compress.json', { transcript_path: transcript, cwd: project }),
+      project,
+      damagedEnv,
+    );
+    assert.equal(pre.status, 0, pre.stderr);
+    assert.deepEqual(JSON.parse(pre.stdout), {});
+    assert.match(pre.stderr, /damaged/);
+    const next = runHookCommand(
+      installedCommand(settingsPath, 'BeforeAgent'),
+      fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }),
+      project,
+      damagedEnv,
+    );
+    const output = JSON.parse(next.stdout) as { hookSpecificOutput?: { additionalContext: string } };
+    assert.match(output.hookSpecificOutput?.additionalContext ?? '', /compacted/);
+  });
+
   it('restore undoes the prune, never an archived window (a compaction event changed no file)', () => {
     const { project, env } = sandbox();
     const transcript = join(project, 'session.jsonl');

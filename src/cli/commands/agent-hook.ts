@@ -87,6 +87,13 @@ export async function runAgentHook(event: string, options: AgentHookOptions, ctx
       const path = sessionPath(input, agent, projectCtx);
       if (!path)
         throw new Error(`no session transcript to archive (transcript_path ${input.transcript_path ?? 'missing'}, session ${input.session_id ?? 'unknown'})`);
+      // Gemini CLI compacts whether or not the window can be archived: its next BeforeAgent
+      // re-grounds the agent either way (the marker first, so a failed archive does not skip it).
+      if (agent === 'gemini') {
+        const marker = pendingMarker(archivePath, input.session_id ?? path, ctx.env);
+        mkdirSync(dirname(marker), { recursive: true });
+        writeFileSync(marker, path);
+      }
       const session = loadAgentSession(path);
       const { settings } = settingsFor({}, projectCtx);
       const counter = new CachedCounter(settings.encoding, defaultCacheDir(ctx.env));
@@ -99,11 +106,6 @@ export async function runAgentHook(event: string, options: AgentHookOptions, ctx
         );
       } finally {
         await store.close();
-      }
-      if (agent === 'gemini') {
-        const marker = pendingMarker(archivePath, input.session_id ?? path, ctx.env);
-        mkdirSync(dirname(marker), { recursive: true });
-        writeFileSync(marker, path);
       }
       geminiEmpty();
       return ExitCode.ok;
