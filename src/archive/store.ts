@@ -386,8 +386,13 @@ export class ArchiveStore {
    */
   private searchIndex(): string {
     if (!this.readOnly) {
-      this.indexPending();
-      return 'archived_turns_fts';
+      try {
+        withoutWaiting(this.db, () => this.indexPending());
+        return 'archived_turns_fts';
+      } catch (error) {
+        // Another process is writing (a prune): this search indexes in memory rather than wait for it.
+        if (!isBusy(error)) throw error;
+      }
     }
     if (this.pendingCount() === 0) return 'archived_turns_fts';
     // Another connection may be able to write even though this one was opened read-only; never in
@@ -396,7 +401,7 @@ export class ArchiveStore {
       try {
         const writer = ArchiveStore.open(this.path);
         try {
-          writer.indexPending();
+          withoutWaiting(writer.db, () => writer.indexPending());
         } finally {
           writer.close();
         }
@@ -715,6 +720,25 @@ export function planRecord(event: PruneEventInput): { readonly row: RawPruneEven
 }
 
 /** SQLite could not open the file for reading as asked (a WAL archive whose -shm cannot be created). */
+/**
+ * Runs `work` on `db` without waiting for another process's write lock (SQLITE_BUSY at once): an
+ * index a search could do without, not worth the 10 s a prune may hold the lock (a recall through
+ * the MCP server held every other tool that long).
+ */
+function withoutWaiting<T>(db: SqliteDatabase, work: () => T): T {
+  db.pragma('busy_timeout = 0');
+  try {
+    return work();
+  } finally {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
 /** Whether the file at `path` belongs to another user than this process's (false where uids are unknown, or it is missing). */
 function ownedByAnother(path: string): boolean {
   const uid = process.getuid?.();
