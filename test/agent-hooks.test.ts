@@ -6,6 +6,10 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ArchiveStore } from '../src/archive/store.js';
+import type { Archive } from '../src/archive/archive.js';
+import { openArchiveAt } from '../src/archive/open.js';
+import { archiveWindow, loadAgentSession } from '../src/cli/agent-session.js';
+import { loadCounter } from '../src/core/tokens/encodings.js';
 import { cliEnv, runCli } from './helpers/cli.js';
 import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
 
@@ -406,6 +410,33 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     );
     const output = JSON.parse(next.stdout) as { hookSpecificOutput?: { additionalContext: string } };
     assert.match(output.hookSpecificOutput?.additionalContext ?? '', /compacted/);
+  });
+
+  it('two hooks archiving one window at once make one event: the second, finding none yet, is refused on insert and says already archived', async () => {
+    const { home } = sandbox();
+    const transcript = join(home, 'session.jsonl');
+    copyFileSync(join(repoRoot, 'fixtures', 'claude-code', 'parallel-tool-calls-2.1.jsonl'), transcript);
+    const store = await openArchiveAt(join(home, 'archive.sqlite'));
+    try {
+      const session = loadAgentSession(transcript);
+      const counter = loadCounter('o200k_base');
+      const first = await archiveWindow(store, session, { trigger: 'auto', counter });
+      assert.equal(first.alreadyArchived, false);
+      // The other hook looked before the first one's event was there: its first look finds nothing.
+      let looks = 0;
+      const late = new Proxy(store, {
+        get(target, name, receiver) {
+          if ((name === 'getEvent' || name === 'listEvents') && looks++ < 2) return async () => (name === 'getEvent' ? undefined : []);
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }) as Archive;
+      const second = await archiveWindow(late, session, { trigger: 'auto', counter });
+      assert.deepEqual([second.alreadyArchived, second.eventId], [true, first.eventId]);
+      assert.equal((await store.listEvents()).length, 1, 'one event');
+    } finally {
+      await store.close();
+    }
   });
 
   it('restore undoes the prune, never an archived window (a compaction event changed no file)', () => {

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import type { TextTokenCounter } from '../core/accounting.js';
 import { countEntries } from '../core/accounting.js';
@@ -10,6 +10,7 @@ import { formatRefresh } from '../core/refresh/context-refresher.js';
 import type { Transcript } from '../core/transcript.js';
 import { readTranscript } from '../formats/index.js';
 import type { Archive } from '../archive/archive.js';
+import type { PruneEventInput, PruneEventSummary } from '../archive/records.js';
 import { archivedTurns } from '../archive/prune-event.js';
 import { InputError } from '../core/errors.js';
 import { fileKind } from '../io/input.js';
@@ -67,14 +68,17 @@ export async function archiveWindow(
 ): Promise<{ eventId: string; turns: number; tokens: number; alreadyArchived: boolean }> {
   const { doc, transcript } = session;
   const sha = createHash('sha256').update(session.bytes).digest('hex');
-  const previous = (await store.listEvents({ sourcePath: session.path, limit: 20 })).find(
-    (e) => e.strategy === COMPACTION_STRATEGY && e.original.sha256 === sha,
-  );
+  // One id per file and content: two hooks archiving the same window at once (installed for the
+  // project and the user) make one event, the second's insert refused as already there.
+  const eventId = compactionEventId(session.path, sha);
+  const already = async (): Promise<PruneEventSummary | undefined> =>
+    (await store.getEvent(eventId)) ??
+    (await store.listEvents({ sourcePath: session.path, limit: 20 })).find((e) => e.strategy === COMPACTION_STRATEGY && e.original.sha256 === sha);
+  const previous = await already();
+  if (previous) return { eventId: previous.id, turns: previous.removedTurnCount, tokens: previous.tokensBefore, alreadyArchived: true };
   const tokens = countEntries(transcript.entries, options.counter);
   const total = tokens.reduce((sum, t) => sum + t.total, 0);
-  if (previous) return { eventId: previous.id, turns: previous.removedTurnCount, tokens: previous.tokensBefore, alreadyArchived: true };
-  const eventId = randomUUID();
-  await store.recordPrune({
+  const event: PruneEventInput = {
     id: eventId,
     createdAt: (options.now ?? new Date()).toISOString(),
     sourcePath: session.path,
@@ -95,10 +99,24 @@ export async function archiveWindow(
       transcript.entries.map((_, i) => i),
       () => 'dropped',
     ),
-  });
+  };
+  try {
+    await store.recordPrune(event);
+  } catch (error) {
+    // Another hook archived this very window meanwhile: its event stands.
+    const meanwhile = await already();
+    if (meanwhile) return { eventId: meanwhile.id, turns: meanwhile.removedTurnCount, tokens: meanwhile.tokensBefore, alreadyArchived: true };
+    throw error;
+  }
   // The SQLite store indexes new turns at the next search, PostgreSQL as it writes them: either way a
   // recall right after this finds them.
   return { eventId, turns: transcript.entries.length, tokens: total, alreadyArchived: false };
+}
+
+/** A compaction event's id: UUID-shaped, from the session file's path and content (see archiveWindow). */
+function compactionEventId(path: string, sha: string): string {
+  const h = createHash('sha256').update(`${path}\0${sha}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 /** The turns the agent's latest compaction summarised (the span just before its last boundary). */
