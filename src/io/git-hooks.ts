@@ -20,7 +20,7 @@ import type { HookMeta, ParsedHook } from '../core/git-hook.js';
 import type { GitHookName } from '../core/names.js';
 import { hasGlob, segmentRegExp, splitGlob } from '../core/path-glob.js';
 import type { TranscriptMatch } from '../core/reports/hook.js';
-import { writeFileAtomic } from './atomic.js';
+import { tempPathFor, writeFileAtomic } from './atomic.js';
 import { expandInputs } from './input.js';
 import { isInside, realPathOf } from './paths.js';
 
@@ -195,8 +195,7 @@ function movePreviousHook(from: string, to: string): void {
   }
   const down = dirname(to) !== dirname(from) && dirname(dirname(to)) === dirname(from);
   const moved = down ? join('..', target) : target.startsWith(`..${sep}`) || target.startsWith('../') ? target.slice(3) : target;
-  const temporary = `${to}.devs-ctx-tmp`;
-  rmSync(temporary, { force: true });
+  const temporary = tempPathFor(to);
   symlinkSync(moved, temporary);
   renameSync(temporary, to); // the new link in one step
   rmSync(from, { force: true });
