@@ -206,3 +206,18 @@ test('a damaged archive page: restore and recall exit 3 naming the archive and t
     assert.doesNotMatch(result.stderr, /bug/);
   }
 });
+
+test('hints name the flag that named the archive, and a file that is no database is said to be no archive', (t) => {
+  const { dir, archive, env } = prunedWorkspace(t);
+  writeFileSync(join(dir, 'notes.jsonl'), '{"a":1}\n'.repeat(200));
+  const missing = runCli(['archive', 'copy', '--from', join(dir, 'missing.sqlite'), '--to', join(dir, 'x.sqlite')], { cwd: dir, env });
+  assert.equal(missing.exitCode, 3);
+  assert.match(missing.stderr, /hint: check the --from path/);
+  const notArchive = runCli(['archive', 'copy', '--from', archive, '--to', join(dir, 'notes.jsonl')], { cwd: dir, env });
+  assert.equal(notArchive.exitCode, 3);
+  assert.match(notArchive.stderr, /notes\.jsonl is not a devs-ctx archive: not a SQLite database/);
+  const recall = runCli(['recall', 'marmalade'], { cwd: dir, env: { DEVS_CTX_ARCHIVE: join(dir, 'notes.jsonl') } });
+  assert.equal(recall.exitCode, 3);
+  assert.match(recall.stderr, /not a devs-ctx archive/);
+  assert.doesNotMatch(recall.stderr, /--no-archive/);
+});

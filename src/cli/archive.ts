@@ -92,7 +92,9 @@ export function archiveDisplay(location: string): string {
  * the way, a file that is not SQLite, no permission, a server that cannot be reached) is exit 3
  * naming where, never the password, not a crash.
  */
-export async function openArchive(path: string, options: { mustExist: boolean; named: boolean; readOnly?: boolean }): Promise<Archive> {
+/** `flag`: the option that named the archive, for hints (`--archive` unless given: `archive copy`'s `--from`, `--to`). */
+export async function openArchive(path: string, options: { mustExist: boolean; named: boolean; readOnly?: boolean; flag?: string }): Promise<Archive> {
+  const flag = options.flag ?? '--archive';
   if (isPostgresUrl(path)) {
     const { openArchiveAt } = await import('../archive/open.js');
     return openArchiveAt(path, { mustExist: options.mustExist });
@@ -100,7 +102,7 @@ export async function openArchive(path: string, options: { mustExist: boolean; n
   if (options.mustExist && !existsSync(path)) {
     throw new InputError(
       `no archive at ${path}`,
-      options.named ? 'check the --archive path' : 'prune something first, or pass --archive PATH (or set DEVS_CTX_ARCHIVE)',
+      options.named ? `check the ${flag} path` : 'prune something first, or pass --archive PATH (or set DEVS_CTX_ARCHIVE)',
     );
   }
   const { SqliteArchive } = await import('../archive/sqlite-archive.js');
@@ -114,7 +116,9 @@ export async function openArchive(path: string, options: { mustExist: boolean; n
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new InputError(
       `cannot open the archive at ${path}: ${reason}`,
-      'check the path (it must be a SQLite file or not exist yet), or pass --no-archive to prune without it',
+      options.readOnly
+        ? `check the ${flag} path: it must be a devs-ctx archive (a SQLite file)`
+        : `check the ${flag} path (it must be a SQLite file or not exist yet), or pass --no-archive to prune without it`,
     );
   }
 }
@@ -127,6 +131,12 @@ export function damagedArchiveError(path: string, error: unknown): InputError | 
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   if (typeof code !== 'string' || !(code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')) return undefined;
   const reason = error instanceof Error ? error.message.split('\n')[0] : code;
+  if (code === 'SQLITE_NOTADB') {
+    return new InputError(
+      `${path} is not a devs-ctx archive: not a SQLite database (a file of another kind, or a damaged archive)`,
+      `check the path; if it is the archive, check it with \`sqlite3 ${shellWord(path)} "PRAGMA integrity_check"\``,
+    );
+  }
   return new InputError(
     `the archive at ${path} is damaged (${reason})`,
     `check it with \`sqlite3 ${shellWord(path)} "PRAGMA integrity_check"\`; restore from a backup of the archive if it reports errors`,

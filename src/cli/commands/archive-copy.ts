@@ -24,8 +24,8 @@ export async function runArchiveCopy(options: ArchiveCopyOptions, ctx: CliContex
     const target = at(options.to);
     if (source === target) throw new UsageError('--from and --to are the same archive');
     // Read only: copying never changes the archive copied from (no migration of an older one's schema).
-    from = await openArchive(source, { mustExist: true, named: true, readOnly: true });
-    to = await openArchive(target, { mustExist: false, named: true });
+    from = await openArchive(source, { mustExist: true, named: true, readOnly: true, flag: '--from' });
+    to = await openArchive(target, { mustExist: false, named: true, flag: '--to' });
     const { copyArchive } = await import('../../archive/copy.js');
     const result = await copyArchive(from, to);
     const report = { schemaVersion: ARCHIVE_COPY_SCHEMA_VERSION, from: archiveDisplay(source), to: archiveDisplay(target), ...result };
