@@ -6,6 +6,9 @@ export const mcpFlags = [
     z.optional(z.string().check(z.minLength(1))),
   ),
   agent("only look at this agent's sessions"),
-  text('--archive <path>', 'the SQLite archive (default: $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)'),
+  text(
+    '--archive <path|url>',
+    'the archive to search: a SQLite file or a postgres:// URL (default: $DEVS_CTX_ARCHIVE_URL, else $DEVS_CTX_ARCHIVE, else $XDG_DATA_HOME/devs-ctx/archive.sqlite)',
+  ),
 ] as const;
 export type McpOptions = OptionsOf<typeof mcpFlags>;
