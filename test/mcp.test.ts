@@ -183,6 +183,14 @@ describe('devs-ctx mcp, through the real SDK client over stdio', { skip: realdat
     }
   });
 
+  it('recall with a session that cannot be read (a folder) still searches the archive, and says so in a note', async () => {
+    const result = await client.callTool({ name: 'recall', arguments: { query: 'checkpoint', session: home } });
+    assert.notEqual((result as ToolText).isError, true, textOf(result));
+    const answer = JSON.parse(textOf(result)) as { hits: unknown[]; notes?: string[] };
+    assert.ok(answer.hits.length > 0, 'archive hits');
+    assert.match((answer.notes ?? []).join('\n'), /session could not be read .*only the archive was searched/);
+  });
+
   it('answers bad arguments with MCP errors and keeps serving', async () => {
     const empty = await client.callTool({ name: 'recall', arguments: { query: '' } });
     assert.equal((empty as ToolText).isError, true);

@@ -298,8 +298,16 @@ function registerRecall(server: McpServer, t: Tools): void {
     },
     async (args) => {
       const limit = args.limit ?? 10;
-      const current = t.session(args);
       const notes: string[] = [];
+      // A session that cannot be read (a FIFO, a folder) still leaves the archive to search: said as a note.
+      let current: ReturnType<typeof t.session>;
+      let unreadable = false;
+      try {
+        current = t.session(args);
+      } catch (error) {
+        unreadable = true;
+        notes.push(`the session could not be read (${error instanceof Error ? error.message : String(error)}): only the archive was searched`);
+      }
       const archived = await t.withArchive(async (store): Promise<Hit[]> => {
         if (!store) {
           if (t.openFailure()) {
@@ -331,7 +339,7 @@ function registerRecall(server: McpServer, t: Tools): void {
             limit,
           )
         : [];
-      if (!current) notes.push(t.noSession(args));
+      if (!current && !unreadable) notes.push(t.noSession(args));
       // Interleave the two rankings (their scores are not comparable): best of each first.
       const hits: Hit[] = [];
       for (let i = 0; hits.length < limit && (i < archived.length || i < compacted.length); i++) {
