@@ -154,24 +154,21 @@ export function readInputFile(path: string, shown: string): Buffer {
 const fifoReads = new Set<{ readonly path: string; readonly stream: Readable }>();
 
 /**
- * Ends the reads of FIFOs that wait for a writer, for a run that gives them up (Ctrl-C): a thread
- * of the pool blocked in open() or read() on a FIFO keeps the process from exiting, whatever exit
- * is asked, and only a writer ends it. Each stream is destroyed, then this process is that writer
- * for a moment: opened for writing without waiting (there is a reader: the blocked open or read), a
- * line break written, closed. The abandoned read sees that and stops.
+ * Ends the reads of FIFOs that wait for a writer, for a run that gives them up (Ctrl-C) and is about
+ * to exit: a thread of the pool blocked in open() or read() on a FIFO keeps the process from exiting,
+ * whatever exit is asked, and only a writer ends it. Each stream is destroyed, then this process is
+ * that writer: the FIFO opened for reading and writing (which never waits), a line break written for
+ * a read that waits for data, and the descriptor left open until the process ends, so an open still
+ * queued on the pool (not yet started: a loaded machine) does not wait either. A destroyed stream
+ * closes what it opens without reading.
  */
 export function endFifoReads(): void {
   for (const { path, stream } of fifoReads) {
     stream.destroy();
     try {
-      const fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
-      try {
-        writeSync(fd, '\n');
-      } finally {
-        closeSync(fd);
-      }
+      writeSync(openSync(path, constants.O_RDWR | constants.O_NONBLOCK), '\n');
     } catch {
-      // Gone, or no reader waiting on it any more.
+      // Gone, or full (a reader is not waiting for data then).
     }
   }
   fifoReads.clear();
