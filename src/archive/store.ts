@@ -109,7 +109,7 @@ export class ArchiveStore {
    * Opens an existing archive for restore and recall, which only read: read-only, so an archive
    * the user cannot write (mode 0400, another owner, a read-only folder or mount) still works. An
    * archive of an older schema is migrated if it can be written; one whose folder cannot hold
-   * SQLite's shared-memory file is read from a copy in memory.
+   * SQLite's shared-memory file, or another user's, is read from a copy (see snapshot).
    */
   static openForReading(path: string): ArchiveStore {
     // Another user's archive is read from a copy: opened in place, SQLite would leave -shm and -wal
@@ -719,7 +719,6 @@ export function planRecord(event: PruneEventInput): { readonly row: RawPruneEven
   return { row, archivedRecords };
 }
 
-/** SQLite could not open the file for reading as asked (a WAL archive whose -shm cannot be created). */
 /**
  * Runs `work` on `db` without waiting for another process's write lock (SQLITE_BUSY at once): an
  * index a search could do without, not worth the 10 s a prune may hold the lock (a recall through
