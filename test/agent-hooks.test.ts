@@ -237,6 +237,16 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
   });
 });
 
+it('a hook input field of an unexpected type (an agent version sending a number) is ignored: the window is still archived', () => {
+  const { home, project, env } = sandbox();
+  const transcript = join(home, 'session.jsonl');
+  copyFileSync(join(repoRoot, 'fixtures', 'claude-code', 'parallel-tool-calls-2.1.jsonl'), transcript);
+  const input = JSON.stringify({ session_id: 's', transcript_path: transcript, cwd: 7, hook_event_name: 'PreCompact', trigger: 7, source: ['x'] });
+  const result = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], { cwd: project, env, input });
+  assert.equal(result.exitCode, 0);
+  assert.match(result.stderr, /archived \d+ turn\(s\)/);
+});
+
 it('a hook whose transcript_path is no regular file (/dev/zero, /dev/null, a folder, a FIFO) says so and lets the agent go on (exit 0), reading nothing', () => {
   const { home, project, env } = sandbox();
   const fifo = join(home, 'session.fifo');

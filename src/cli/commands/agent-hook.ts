@@ -31,14 +31,19 @@ import { CachedCounter, settingsFor } from '../shared.js';
  * first `BeforeAgent` after a `PreCompress` (it documents no event after a compression).
  */
 
-/** The fields every agent sends (Claude Code and Codex hook input; Gemini CLI's base input schema). */
+/**
+ * The fields every agent sends (Claude Code and Codex hook input; Gemini CLI's base input schema).
+ * One of an unexpected type (another agent version's) is read as missing, not a reason to skip the
+ * hook: a window not archived before its compaction is lost.
+ */
+const lenient = <T extends z.ZodMiniType>(schema: T) => z.catch(z.optional(schema), undefined);
 const HookInputSchema = z.looseObject({
-  session_id: z.optional(z.string()),
-  transcript_path: z.optional(z.nullable(z.string())),
-  cwd: z.optional(z.string()),
-  hook_event_name: z.optional(z.string()),
-  trigger: z.optional(z.nullable(z.string())),
-  source: z.optional(z.string()),
+  session_id: lenient(z.string()),
+  transcript_path: lenient(z.nullable(z.string())),
+  cwd: lenient(z.string()),
+  hook_event_name: lenient(z.string()),
+  trigger: lenient(z.nullable(z.string())),
+  source: lenient(z.string()),
 });
 type HookInput = z.infer<typeof HookInputSchema>;
 
