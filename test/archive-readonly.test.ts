@@ -1,7 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { loadSqlite } from '../src/archive/sqlite.js';
 import { cliEnv } from './helpers/cli.js';
 import { tmpdir } from 'node:os';
@@ -55,6 +68,25 @@ function makeImmutable(t: { skip(message: string): void }, paths: readonly strin
   return true;
 }
 
+/**
+ * Whether the CLI can be run as another user here (root, with setpriv): what a read-only archive is
+ * to a user, root does not see (it ignores file modes). Skips the test when it cannot.
+ */
+function canRunAsAnotherUser(t: { skip(message: string): void }): boolean {
+  if (process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0) return true;
+  t.skip('needs root and setpriv to run as another user');
+  return false;
+}
+
+/** The CLI run as user `uid` (group the same) in `home`, its HOME, with `env` added. */
+function runAs(uid: number, home: string, args: readonly string[], env: Record<string, string>) {
+  return spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), ...args], {
+    cwd: home,
+    env: cliEnv({ HOME: home, DEVS_CTX_CACHE_DIR: join(home, 'cache'), ...env }),
+    encoding: 'utf8',
+  });
+}
+
 test('restore and recall work on an archive in a folder nobody may write (no -shm can be created)', (t) => {
   const { dir, archiveDir, archive, env } = prunedWorkspace(t);
   if (!makeImmutable(t, [archive, archiveDir])) return;
@@ -84,11 +116,7 @@ test('archive copy --from an archive nobody may write copies it, and leaves it a
 });
 
 test('as a user: their own archive in a folder they cannot write, its last prune still in the -wal, is read (recall, restore, archive copy)', (t) => {
-  const setpriv = spawnSync('setpriv', ['--version']);
-  if (process.getuid?.() !== 0 || setpriv.status !== 0) {
-    t.skip('needs root and setpriv to run as another user');
-    return;
-  }
+  if (!canRunAsAnotherUser(t)) return;
   const w = prunedWorkspace(t);
   // A second prune, of a transcript saying quince where the first says marmalade: its writes stay in
   // the -wal, as a connection held open meanwhile keeps them from being folded into the archive.
@@ -101,7 +129,7 @@ test('as a user: their own archive in a folder they cannot write, its last prune
   const user = mkdtempSync(join(tmpdir(), 'devs-ctx-ro-user-'));
   t.after(() => rmSync(user, { recursive: true, force: true }));
   const archive = join(user, 'archive', 'archive.sqlite');
-  spawnSync('mkdir', [join(user, 'archive')]);
+  mkdirSync(join(user, 'archive'));
   copyFileSync(w.archive, archive);
   copyFileSync(`${w.archive}-wal`, `${archive}-wal`);
   other.close();
@@ -110,12 +138,7 @@ test('as a user: their own archive in a folder they cannot write, its last prune
   for (const path of [user, join(user, 'out.jsonl'), archive, `${archive}-wal`, join(user, 'archive')]) chownSync(path, 65534, 65534);
   chmodSync(join(user, 'archive'), 0o555);
   const before = [readFileSync(archive), readFileSync(`${archive}-wal`)];
-  const asUser = (args: readonly string[]) =>
-    spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), ...args], {
-      cwd: user,
-      env: cliEnv({ HOME: user, TMPDIR: user, DEVS_CTX_CACHE_DIR: join(user, 'cache'), DEVS_CTX_ARCHIVE: archive }),
-      encoding: 'utf8',
-    });
+  const asUser = (args: readonly string[]) => runAs(65534, user, args, { TMPDIR: user, DEVS_CTX_ARCHIVE: archive });
   const recalled = asUser(['recall', 'quince']);
   assert.equal(recalled.status, 0, recalled.stderr);
   assert.match(recalled.stdout, /^r2 /m);
@@ -128,10 +151,7 @@ test('as a user: their own archive in a folder they cannot write, its last prune
 });
 
 test("another user's recall leaves nothing beside the archive that would stop its owner's next prune", (t) => {
-  if (process.getuid?.() !== 0 || spawnSync('setpriv', ['--version']).status !== 0) {
-    t.skip('needs root and setpriv to run as another user');
-    return;
-  }
+  if (!canRunAsAnotherUser(t)) return;
   const owner = mkdtempSync(join(tmpdir(), 'devs-ctx-ro-owner-'));
   t.after(() => rmSync(owner, { recursive: true, force: true }));
   copyFileSync(join(repoRoot, OVER_SOFT), join(owner, 's.jsonl'));
@@ -139,12 +159,7 @@ test("another user's recall leaves nothing beside the archive that would stop it
   chownSync(join(owner, 's.jsonl'), 65534, 65534);
   chmodSync(owner, 0o1777); // a shared folder, as /tmp
   const archive = join(owner, 'archive.sqlite');
-  const asOwner = (args: readonly string[]) =>
-    spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), ...args], {
-      cwd: owner,
-      env: cliEnv({ HOME: owner, DEVS_CTX_CACHE_DIR: join(owner, 'cache'), DEVS_CTX_ARCHIVE: archive }),
-      encoding: 'utf8',
-    });
+  const asOwner = (args: readonly string[]) => runAs(65534, owner, args, { DEVS_CTX_ARCHIVE: archive });
   const first = asOwner(['prune', 's.jsonl', '-o', 'out.jsonl', '--window', '4000']);
   assert.equal(first.status, 0, first.stderr);
   // Shared with the team: readable by all. Another user searches it.
@@ -152,11 +167,7 @@ test("another user's recall leaves nothing beside the archive that would stop it
   const reader = mkdtempSync(join(tmpdir(), 'devs-ctx-ro-reader-'));
   t.after(() => rmSync(reader, { recursive: true, force: true }));
   chownSync(reader, 1001, 1001);
-  const recalled = spawnSync(
-    'setpriv',
-    ['--reuid=1001', '--regid=1001', '--clear-groups', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), 'recall', 'marmalade'],
-    { cwd: reader, env: cliEnv({ HOME: reader, DEVS_CTX_CACHE_DIR: join(reader, 'cache'), DEVS_CTX_ARCHIVE: archive }), encoding: 'utf8' },
-  );
+  const recalled = runAs(1001, reader, ['recall', 'marmalade'], { DEVS_CTX_ARCHIVE: archive });
   assert.equal(recalled.status, 0, recalled.stderr);
   assert.match(recalled.stdout, /^r2 /m);
   for (const name of ['archive.sqlite-shm', 'archive.sqlite-wal']) {
