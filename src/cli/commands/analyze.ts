@@ -42,34 +42,8 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
     }
     const only = peeked.length === 1 ? peeked[0] : undefined;
     if (!batch && only !== undefined) {
-      const single = async (): Promise<ExitCodeValue> => {
-        if (only.error) throw only.error;
-        const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
-        // An unchanged transcript's finished report comes from the cache (src/io/row-cache.ts).
-        const build = buildId();
-        const reports = ReportCache.open<AnalyzeReport>(
-          cacheDir,
-          build === undefined ? undefined : reportSchemaKey(build, { settings, format, strict: options.strict === true, basis: options.basis ?? 'auto' }),
-        );
-        const absolute = only.path === STDIN ? undefined : resolve(ctx.cwd, only.path);
-        const identity = reports.enabled && absolute !== undefined ? fileIdentity(absolute) : undefined;
-        const cached = identity && absolute !== undefined ? reports.get(absolute, identity) : undefined;
-        let report: AnalyzeReport;
-        if (cached !== undefined) {
-          report = { ...cached, file: only.path };
-        } else {
-          const counter = new CachedCounter(settings.encoding, cacheDir);
-          report = await analyzeOne(only.path, { settings, options, counter, format, ctx, jobs: options.jobs ?? availableParallelism(), signal: trap?.signal });
-          counter.save();
-          if (identity && absolute !== undefined) reports.set(absolute, identity, report);
-        }
-        if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-        // The text renderer (and chalk, which sets itself up as it loads) only for text output.
-        else ctx.stdout.write((await import('../render/analyze-text.js')).renderAnalyzeReport(report, ctx));
-        return urgencyExit(report.urgency);
-      };
       try {
-        return await single();
+        return await analyzeSingle(only, { settings, format, options, json, ctx, signal: trap?.signal });
       } catch (error) {
         // One file a walk or a glob found that is JSON but no transcript: the batch leaves it out, as it does any such file.
         if (!(only.found === true && error instanceof UnknownFormatError)) throw error;
@@ -108,6 +82,45 @@ export async function runAnalyze(paths: readonly string[], options: AnalyzeOptio
   } finally {
     trap?.release();
   }
+}
+
+/** One transcript, as `analyze FILE` reports it: from the report cache when unchanged; printed, and its urgency's exit code. */
+async function analyzeSingle(
+  only: Discovered,
+  run: {
+    settings: Settings;
+    format: FormatName | undefined;
+    options: AnalyzeOptions;
+    json: boolean;
+    ctx: CliContext;
+    signal: AbortSignal | undefined;
+  },
+): Promise<ExitCodeValue> {
+  if (only.error) throw only.error;
+  const { settings, format, options, json, ctx } = run;
+  const cacheDir = options.cache === false ? undefined : defaultCacheDir(ctx.env);
+  // An unchanged transcript's finished report comes from the cache (src/io/row-cache.ts).
+  const build = buildId();
+  const reports = ReportCache.open<AnalyzeReport>(
+    cacheDir,
+    build === undefined ? undefined : reportSchemaKey(build, { settings, format, strict: options.strict === true, basis: options.basis ?? 'auto' }),
+  );
+  const absolute = only.path === STDIN ? undefined : resolve(ctx.cwd, only.path);
+  const identity = reports.enabled && absolute !== undefined ? fileIdentity(absolute) : undefined;
+  const cached = identity && absolute !== undefined ? reports.get(absolute, identity) : undefined;
+  let report: AnalyzeReport;
+  if (cached !== undefined) {
+    report = { ...cached, file: only.path };
+  } else {
+    const counter = new CachedCounter(settings.encoding, cacheDir);
+    report = await analyzeOne(only.path, { settings, options, counter, format, ctx, jobs: options.jobs ?? availableParallelism(), signal: run.signal });
+    counter.save();
+    if (identity && absolute !== undefined) reports.set(absolute, identity, report);
+  }
+  if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  // The text renderer (and chalk, which sets itself up as it loads) only for text output.
+  else ctx.stdout.write((await import('../render/analyze-text.js')).renderAnalyzeReport(report, ctx));
+  return urgencyExit(report.urgency);
 }
 
 /** A quoted glob keeps its `~` (the shell did not expand it): devs-ctx does, from HOME. */
