@@ -78,6 +78,17 @@ const lazyChildProcess = {
   },
 };
 
+/**
+ * jsonc-parser's `main` is a UMD build whose factory requires its own files by relative paths
+ * esbuild cannot follow: its ES module build (`module`) is bundled instead.
+ */
+const jsoncParserEsm = {
+  name: 'jsonc-parser-esm',
+  setup(build) {
+    build.onResolve({ filter: /^jsonc-parser$/ }, () => ({ path: join(process.cwd(), 'node_modules', 'jsonc-parser', 'lib', 'esm', 'main.js') }));
+  },
+};
+
 await build({
   entryPoints: Object.entries(entries).map(([name, file]) => ({ in: file, out: `${name}.bundle` })),
   outdir: out,
@@ -85,7 +96,7 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  plugins: [requireExternals, leaveOutZodExtras, lazyChildProcess],
+  plugins: [requireExternals, leaveOutZodExtras, lazyChildProcess, jsoncParserEsm],
   // The sources find their files (build id, rank tables, workers, package.json) from import.meta.url:
   // in the bundle that is the bundle's own URL, one level below dist/ as dist/cli/ is.
   define: { 'import.meta.url': '__devsCtxUrl' },

@@ -225,6 +225,48 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     assert.equal(readFileSync(join(project, '.gemini', 'settings.json'), 'utf8'), settings);
   });
 
+  it("gemini: a settings.json with comments (Gemini CLI reads them) is edited in place; uninstall after the user's edits takes out only devs-ctx's entries", () => {
+    const { project, env } = sandbox();
+    mkdirSync(join(project, '.gemini'));
+    const path = join(project, '.gemini', 'settings.json');
+    const settings =
+      '{\n  // the team theme\n  "theme": "Dracula",\n  "hooks": {\n    /* audit every shell command */\n    "BeforeTool": [\n      { "matcher": "run_shell_command", "hooks": [{ "type": "command", "command": "./audit.sh" }] } // ours\n    ]\n  }\n}\n';
+    writeFileSync(path, settings);
+    const installed = runCli(['hook', 'install', '--agent', 'gemini'], { cwd: project, env });
+    assert.equal(installed.exitCode, 0, installed.stderr);
+    const text = readFileSync(path, 'utf8');
+    for (const kept of [
+      '  // the team theme\n  "theme": "Dracula",\n',
+      '/* audit every shell command */',
+      '"./audit.sh" }] } // ours\n    ],\n    "PreCompress": [\n',
+    ])
+      assert.ok(text.includes(kept), `${kept} is kept:\n${text}`);
+    assert.match(text, /"PreCompress": \[\n {6}\{\n[\s\S]*agent-hook pre-compact --agent gemini/);
+    assert.match(text, /"mcpServers": \{\n {4}"devs-ctx": \{/);
+    // The user changes the theme; uninstall then takes out devs-ctx's entries only.
+    writeFileSync(path, text.replace('"Dracula"', '"GitHub"'));
+    const removed = runCli(['hook', 'uninstall', '--agent', 'gemini'], { cwd: project, env });
+    assert.equal(removed.exitCode, 0, removed.stderr);
+    assert.equal(readFileSync(path, 'utf8'), settings.replace('"Dracula"', '"GitHub"'));
+  });
+
+  it('claude-code: what JSON.parse cannot keep stays as written (a 20-digit number, 1e3, a \\u escape); a comment, which Claude Code does not read, is exit 2', () => {
+    const { project, env } = sandbox();
+    mkdirSync(join(project, '.claude'));
+    const path = join(project, '.claude', 'settings.json');
+    const settings = '{\n  "env": {"BUILD_ID": 12345678901234567890, "RETRIES": 1e3, "NAME": "caf\\u00e9"},\n  "model": "opus"\n}\n';
+    writeFileSync(path, settings);
+    assert.equal(runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
+    assert.ok(readFileSync(path, 'utf8').startsWith(settings.replace(/\n\}\n$/, ',\n  "hooks": {\n')), readFileSync(path, 'utf8'));
+
+    const commented = '{\n  // mine\n  "model": "opus"\n}\n';
+    writeFileSync(path, commented);
+    const refused = runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env });
+    assert.equal(refused.exitCode, 2);
+    assert.match(refused.stderr, /settings\.json: has comments, which its agent does not read/);
+    assert.equal(readFileSync(path, 'utf8'), commented);
+  });
+
   it('a settings file that is not JSON: exit 2, nothing written anywhere', () => {
     const { project, env } = sandbox();
     mkdirSync(join(project, '.claude'));

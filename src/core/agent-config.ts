@@ -75,12 +75,15 @@ export function withHooks(settings: Json, commands: readonly HookCommand[]): Jso
   return { ...settings, hooks };
 }
 
-/** Settings without devs-ctx's hook groups (events left empty are removed, and `hooks` if it empties). */
+/**
+ * Settings without devs-ctx's hook groups: an event this empties is removed, and `hooks` if that
+ * empties it. What was empty already (the user's `"Stop": []`) stays.
+ */
 export function withoutHooks(settings: Json): Json {
-  if (!isRecord(settings['hooks'])) return settings;
+  if (!isRecord(settings['hooks']) || installedHookEvents(settings).length === 0) return settings;
   const hooks: Json = {};
   for (const [event, groups] of Object.entries(settings['hooks'])) {
-    if (!Array.isArray(groups)) {
+    if (!Array.isArray(groups) || !groups.some(ours)) {
       hooks[event] = groups;
       continue;
     }

@@ -27,6 +27,7 @@ import type { CliContext } from '../context.js';
 import type { AgentOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
 import { readRegularFile } from '../../io/fd.js';
+import { editJsonText, readJsonText } from '../../core/json-text-edit.js';
 
 /**
  * `devs-ctx hook install|uninstall|status --agent claude-code|codex|gemini [--user]` [issue 17]:
@@ -48,6 +49,8 @@ interface Target {
   readonly mcp: boolean;
   /** Extra fields of the MCP entry (Claude Code's `.mcp.json` names the transport). */
   readonly mcpExtra?: Record<string, unknown>;
+  /** Whether the agent reads comments in this JSON file (Gemini CLI does; Claude Code and Codex read strict JSON). */
+  readonly comments?: boolean;
 }
 
 function home(env: Env): string {
@@ -76,7 +79,15 @@ function agentTargets(agent: AgentKind, scope: { user: boolean; cwd: string; env
       ];
     }
     case 'gemini':
-      return [{ path: join(scope.user ? join(home(scope.env), '.gemini') : join(root, '.gemini'), 'settings.json'), kind: 'json', hooks: true, mcp: true }];
+      return [
+        {
+          path: join(scope.user ? join(home(scope.env), '.gemini') : join(root, '.gemini'), 'settings.json'),
+          kind: 'json',
+          hooks: true,
+          mcp: true,
+          comments: true,
+        },
+      ];
     default:
       return agent satisfies never;
   }
@@ -132,17 +143,59 @@ function readText(path: string): string | undefined {
   }
 }
 
-function parseJsonSettings(path: string, text: string | undefined): Record<string, unknown> {
+function parseJsonSettings(target: Target, text: string | undefined): Record<string, unknown> {
+  const { path } = target;
   if (text === undefined || text.trim() === '') return {};
+  const comments = target.comments === true;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = readJsonText(text, { comments });
   } catch (error) {
+    if (!comments && readsWithComments(text))
+      throw new UsageError(
+        `${path}: has comments, which its agent does not read (it reads strict JSON); devs-ctx changes nothing in it`,
+        'take the comments out, then run the install again',
+      );
     throw new UsageError(`${path}: not valid JSON (${(error as Error).message}); devs-ctx changes nothing in it`, 'fix the file, then run the install again');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new UsageError(`${path}: expected a JSON object`, 'fix the file, then run the install again');
   return value as Record<string, unknown>;
+}
+
+function readsWithComments(text: string): boolean {
+  try {
+    readJsonText(text, { comments: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The settings text holding `settings`: the file's own text with only what changes edited in place
+ * (its comments, layout and numbers kept), or a new file in two-space JSON. A text that cannot be
+ * edited so (a key written twice) is written anew, unless that would lose its comments.
+ */
+function settingsText(target: Target, before: string | undefined, settings: Record<string, unknown>): string {
+  if (before === undefined || before.trim() === '') return formatJson(settings, before);
+  const edited = editJsonText(before, settings, { comments: target.comments === true });
+  if (edited !== undefined) return edited;
+  if (target.comments === true && !readsWithoutComments(before))
+    throw new UsageError(
+      `${target.path}: cannot be edited in place (is a key written twice?), and writing it anew would lose its comments; devs-ctx changes nothing in it`,
+      'make each key appear once, then run the install again',
+    );
+  return formatJson(settings, before);
+}
+
+function readsWithoutComments(text: string): boolean {
+  try {
+    readJsonText(text, { comments: false });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 interface FileResult {
@@ -169,11 +222,11 @@ function installInto(target: Target, agent: AgentKind, runner: ReturnType<typeof
     checkToml(target.path, before, runner);
     after = tomlWithServer(before ?? '', runner.mcp);
   } else {
-    let settings = parseJsonSettings(target.path, before);
+    let settings = parseJsonSettings(target, before);
     if (target.hooks) settings = withHooks(settings, hookCommands(agent, runner.prefix));
     if (target.mcp) settings = withMcpServer(settings, runner.mcp, target.mcpExtra);
-    const unchanged = before !== undefined && JSON.stringify(settings) === JSON.stringify(parseJsonSettings(target.path, before));
-    after = unchanged ? before : formatJson(settings, before);
+    const unchanged = before !== undefined && JSON.stringify(settings) === JSON.stringify(parseJsonSettings(target, before));
+    after = unchanged ? before : settingsText(target, before, settings);
   }
   const summary = describe(target, after);
   if (after === before) return { path: target.path, action: 'unchanged', ...summary };
@@ -202,7 +255,7 @@ function describe(target: Target, text: string | undefined): { hooks: string[]; 
   if (target.kind === 'toml') return { hooks: [], mcpServer: tomlHasServer(text) };
   let settings: Record<string, unknown>;
   try {
-    settings = parseJsonSettings(target.path, text);
+    settings = parseJsonSettings(target, text);
   } catch {
     return { hooks: [], mcpServer: false };
   }
@@ -236,10 +289,10 @@ function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>,
   let after: string;
   if (target.kind === 'toml') after = tomlHasOurBlock(current) ? tomlWithoutServer(current) : current;
   else {
-    let settings = parseJsonSettings(target.path, current);
+    let settings = parseJsonSettings(target, current);
     if (target.hooks) settings = withoutHooks(settings);
     if (target.mcp) settings = withoutMcpServer(settings, runner.mcp);
-    after = JSON.stringify(settings) === JSON.stringify(parseJsonSettings(target.path, current)) ? current : formatJson(settings, current);
+    after = JSON.stringify(settings) === JSON.stringify(parseJsonSettings(target, current)) ? current : settingsText(target, current, settings);
   }
   if (backup) rmSync(backupPath(target.path, env), { force: true });
   if (after === current) return { path: target.path, action: 'unchanged', ...describe(target, current) };
@@ -313,7 +366,7 @@ export async function runAgentInstall(options: AgentOptions, bin: string | null,
     if (options.user !== true) confineToProject(targets, ctx.cwd);
     // Read and check every file before writing any, so a broken file leaves all of them as they were.
     for (const target of targets) {
-      if (target.kind === 'json') parseJsonSettings(target.path, readText(target.path));
+      if (target.kind === 'json') parseJsonSettings(target, readText(target.path));
       else checkToml(target.path, readText(target.path), runner);
     }
     const files = targets.map((target) => installInto(target, options.agent, runner, ctx.env));
