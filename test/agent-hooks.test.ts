@@ -370,6 +370,7 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     const hints = context.split('\n').filter((l) => /^- (error|instruction|file|command|symbol): .*\(recall "/.test(l));
     assert.equal(hints.length, 10, 'ten lookup hints');
     assert.match(context, /`recall`/);
+    assert.match(context, /is archived and searchable/, 'PreCompact archived the file, the compacted turns with it');
   });
 
   it('codex: PreCompact archives; SessionStart compact re-grounds', () => {
@@ -395,6 +396,7 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     const output = JSON.parse(post.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
     assert.equal(output.hookSpecificOutput.hookEventName, 'SessionStart');
     assert.match(output.hookSpecificOutput.additionalContext, /recall/);
+    assert.match(output.hookSpecificOutput.additionalContext, /is archived and searchable/);
   });
 
   it('gemini: PreCompress answers {} and archives; the next BeforeAgent re-grounds once, later ones answer {}', () => {
@@ -427,6 +429,7 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
     const output = JSON.parse(first.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
     assert.equal(output.hookSpecificOutput.hookEventName, 'BeforeAgent');
     assert.match(output.hookSpecificOutput.additionalContext, /compacted/);
+    assert.match(output.hookSpecificOutput.additionalContext, /is archived and searchable/);
     const second = runHookCommand(
       installedCommand(settingsPath, 'BeforeAgent'),
       fixture('gemini-before-agent.json', { transcript_path: transcript, cwd: project }),
@@ -461,7 +464,45 @@ describe('the hook commands, fed the documented stdin', { skip: realdataSkip }, 
       damagedEnv,
     );
     const output = JSON.parse(next.stdout) as { hookSpecificOutput?: { additionalContext: string } };
-    assert.match(output.hookSpecificOutput?.additionalContext ?? '', /compacted/);
+    const context = output.hookSpecificOutput?.additionalContext ?? '';
+    assert.match(context, /compacted/);
+    assert.doesNotMatch(context, /is archived/, 'nothing was archived: the agent is not told it was');
+    assert.match(context, /could not archive/);
+  });
+
+  it('claude-code: SessionStart says the compacted turns are archived only when PreCompact archived them', () => {
+    const { home, project, env } = sandbox();
+    // The session as PreCompact saw it (every line before the last compaction's boundary), then as SessionStart sees it.
+    const lines = readFileSync(sample01, 'utf8').split('\n');
+    const boundary = lines.findLastIndex((l) => l !== '' && (JSON.parse(l) as { subtype?: string }).subtype === 'compact_boundary');
+    assert.ok(boundary > 0, 'the sample has a compaction');
+    const transcript = join(home, 'session.jsonl');
+    const post = (): string => {
+      const result = runCli(['agent-hook', 'post-compact', '--agent', 'claude-code'], {
+        cwd: project,
+        env,
+        input: fixture('claude-code-session-start-compact.json', { transcript_path: transcript, cwd: project }),
+      });
+      assert.equal(result.exitCode, 0, result.stderr);
+      return (JSON.parse(result.stdout) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext;
+    };
+    // No PreCompact ran (not installed then, or it failed): the turns are only in the session file.
+    copyFileSync(sample01, transcript);
+    const unarchived = post();
+    assert.doesNotMatch(unarchived, /is archived/);
+    assert.match(unarchived, /could not archive/);
+
+    writeFileSync(transcript, `${lines.slice(0, boundary).join('\n')}\n`);
+    const pre = runCli(['agent-hook', 'pre-compact', '--agent', 'claude-code'], {
+      cwd: project,
+      env,
+      input: fixture('claude-code-pre-compact.json', { transcript_path: transcript, cwd: project }),
+    });
+    assert.match(pre.stderr, /archived \d+ turn\(s\)/);
+    copyFileSync(sample01, transcript);
+    const archived = post();
+    assert.match(archived, /What the summary may have dropped is archived and searchable/);
+    assert.doesNotMatch(archived, /could not archive/);
   });
 
   it('two hooks archiving one window at once make one event: the second, finding none yet, is refused on insert and says already archived', async () => {

@@ -119,6 +119,40 @@ function compactionEventId(path: string, sha: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * Whether the agent's latest compaction was archived before it happened [issue 17]: a `compaction`
+ * event of this file whose bytes are the file's first bytes, every line of the compacted turns
+ * among them (the agent appends to its session file, and the hook archived the file as it was
+ * then). Undefined when the file records no compaction; false with no archive (`store` undefined).
+ */
+export async function lastCompactionArchived(store: Archive | undefined, session: AgentSession): Promise<boolean | undefined> {
+  const last = session.history.compactions[session.history.compactions.length - 1];
+  if (!last) return undefined;
+  if (!store) return false;
+  const span = lastCompactedSpan(session.history);
+  const lastLine = span.length > 0 ? Math.max(...span.map((t) => t.line)) : last.line - 1;
+  const covered = lineEnd(session.bytes, lastLine);
+  const events = await store.listEvents({ sourcePath: session.path, limit: 50 });
+  return events.some(
+    (e) =>
+      e.strategy === COMPACTION_STRATEGY &&
+      e.original.length >= covered &&
+      e.original.length <= session.bytes.length &&
+      createHash('sha256').update(session.bytes.subarray(0, e.original.length)).digest('hex') === e.original.sha256,
+  );
+}
+
+/** Where line `line` (1-based) of `bytes` ends, its line break included (0 for line 0). */
+function lineEnd(bytes: Buffer, line: number): number {
+  let at = 0;
+  for (let k = 0; k < line; k++) {
+    const next = bytes.indexOf(0x0a, at);
+    if (next < 0) return bytes.length;
+    at = next + 1;
+  }
+  return at;
+}
+
 /** The turns the agent's latest compaction summarised (the span just before its last boundary). */
 function lastCompactedSpan(history: AgentHistory): readonly HistoryTurn[] {
   const last = history.compactions[history.compactions.length - 1];
@@ -150,11 +184,18 @@ export function regrounding(input: {
   readonly agent: AgentName;
   readonly history: AgentHistory;
   readonly docs: readonly PinnedDocument[];
-  readonly archived?: number;
+  /** Whether devs-ctx archived the window before this compaction (undefined: not known). */
+  readonly archived: boolean | undefined;
 }): string {
   const span = lastCompactedSpan(input.history);
   const hints = lookupHints(span.length > 0 ? span : input.history.turns, 10);
-  const parts = ['[devs-ctx] Your context was just compacted. What the summary may have dropped is archived and searchable.'];
+  const parts = [
+    input.archived === true
+      ? '[devs-ctx] Your context was just compacted. What the summary may have dropped is archived and searchable.'
+      : input.archived === false
+        ? '[devs-ctx] Your context was just compacted, and devs-ctx could not archive it first: what the summary dropped is searchable only where the session file still holds it.'
+        : '[devs-ctx] Your context was just compacted. What devs-ctx archived before compactions is searchable.',
+  ];
   const refresh = pinnedRefresh(input.docs, 6000);
   if (refresh) parts.push(refresh);
   if (hints.length > 0) parts.push(`Lookup hints from the compacted turns:\n${renderHints(hints)}`);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { isPostgresUrl } from '../../archive/archive.js';
@@ -13,7 +13,9 @@ import { findSession } from '../../io/agent-sessions.js';
 import type { AgentName } from '../../io/agent-sessions.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { findPinnedDocuments } from '../../io/project-docs.js';
-import { archiveWindow, loadAgentSession, regrounding } from '../agent-session.js';
+import { archiveWindow, lastCompactionArchived, loadAgentSession, regrounding } from '../agent-session.js';
+import type { AgentSession } from '../agent-session.js';
+import type { Archive } from '../../archive/archive.js';
 import { openArchive, resolveArchivePath } from '../archive.js';
 import type { CliContext } from '../context.js';
 import type { AgentHookOptions } from '../flags/agent-hook.js';
@@ -57,6 +59,44 @@ function pendingMarker(archivePath: string, session: string, env: CliContext['en
   return join(base, 'pending-regrounding', `${createHash('sha256').update(session).digest('hex').slice(0, 32)}`);
 }
 
+/** The marker's text: the session file, and whether its window was archived (written false first, true once it is). */
+function markerText(path: string, archived: boolean): string {
+  return `${JSON.stringify({ path, archived })}\n`;
+}
+
+/** Whether the marker says the window was archived (undefined: a marker without that, from an older devs-ctx). */
+function markerArchived(marker: string): boolean | undefined {
+  try {
+    const { archived } = JSON.parse(readFileSync(marker, 'utf8')) as { archived?: unknown };
+    return typeof archived === 'boolean' ? archived : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the session's latest compaction was archived before it (lastCompactionArchived): false
+ * when there is no archive at all, undefined when that cannot be told (no compaction recorded, an
+ * archive that does not open).
+ */
+async function compactionArchived(archivePath: string, session: AgentSession | undefined): Promise<boolean | undefined> {
+  if (!session || session.history.compactions.length === 0) return undefined;
+  if (!isPostgresUrl(archivePath) && !existsSync(archivePath)) return false;
+  let store: Archive;
+  try {
+    store = await openArchive(archivePath, { mustExist: true, named: false, readOnly: true });
+  } catch {
+    return undefined;
+  }
+  try {
+    return await lastCompactionArchived(store, session);
+  } catch {
+    return undefined;
+  } finally {
+    await store.close().catch(() => {});
+  }
+}
+
 function sessionPath(input: HookInput, agent: AgentName, ctx: CliContext): string | undefined {
   const cwd = input.cwd ?? ctx.cwd;
   if (input.transcript_path) {
@@ -94,10 +134,10 @@ export async function runAgentHook(event: string, options: AgentHookOptions, ctx
         throw new Error(`no session transcript to archive (transcript_path ${input.transcript_path ?? 'missing'}, session ${input.session_id ?? 'unknown'})`);
       // Gemini CLI compacts whether or not the window can be archived: its next BeforeAgent
       // re-grounds the agent either way (the marker first, so a failed archive does not skip it).
-      if (agent === 'gemini') {
-        const marker = pendingMarker(archivePath, input.session_id ?? path, ctx.env);
+      const marker = agent === 'gemini' ? pendingMarker(archivePath, input.session_id ?? path, ctx.env) : undefined;
+      if (marker) {
         mkdirSync(dirname(marker), { recursive: true });
-        writeFileSync(marker, path);
+        writeFileSync(marker, markerText(path, false));
       }
       const session = loadAgentSession(path);
       const { settings } = settingsFor({}, projectCtx);
@@ -105,6 +145,7 @@ export async function runAgentHook(event: string, options: AgentHookOptions, ctx
       const store = await openArchive(archivePath, { mustExist: false, named: false });
       try {
         const result = await archiveWindow(store, session, { trigger: input.trigger ?? 'auto', counter });
+        if (marker) writeFileSync(marker, markerText(path, true));
         counter.save();
         ctx.stderr.write(
           `devs-ctx: ${result.alreadyArchived ? 'already archived' : 'archived'} ${result.turns} turn(s), ${result.tokens} tokens of ${path} before compaction (event ${result.eventId.slice(0, 8)}); recall brings any of it back\n`,
@@ -124,16 +165,19 @@ export async function runAgentHook(event: string, options: AgentHookOptions, ctx
         geminiEmpty(); // nothing compacted since the last prompt: the common, fast case
         return ExitCode.ok;
       }
+      const archived = markerArchived(marker);
       rmSync(marker, { force: true });
       const session = path ? loadAgentSession(path) : undefined;
-      const context = regrounding({ agent, history: session?.history ?? { turns: [], compactions: [] }, docs: findPinnedDocuments(projectCtx.cwd) });
+      const history = session?.history ?? { turns: [], compactions: [] };
+      const context = regrounding({ agent, history, docs: findPinnedDocuments(projectCtx.cwd), archived });
       ctx.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: 'BeforeAgent', additionalContext: context } })}\n`);
       return ExitCode.ok;
     }
     if (input.source !== undefined && input.source !== 'compact') return ExitCode.ok; // another SessionStart: nothing to add
     const path = sessionPath(input, agent, projectCtx);
     const session = path ? loadAgentSession(path) : undefined;
-    const context = regrounding({ agent, history: session?.history ?? { turns: [], compactions: [] }, docs: findPinnedDocuments(projectCtx.cwd) });
+    const archived = await compactionArchived(archivePath, session);
+    const context = regrounding({ agent, history: session?.history ?? { turns: [], compactions: [] }, docs: findPinnedDocuments(projectCtx.cwd), archived });
     ctx.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: input.hook_event_name ?? 'SessionStart', additionalContext: context } })}\n`);
     return ExitCode.ok;
   } catch (error) {
