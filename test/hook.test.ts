@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -9,9 +9,10 @@ import { parseHookScript, renderHookScript } from '../src/core/git-hook.js';
 import type { HookSettings } from '../src/core/git-hook.js';
 import { segmentRegExp } from '../src/core/path-glob.js';
 import { expandTranscripts } from '../src/io/git-hooks.js';
-import { assertGolden } from './helpers/cli.js';
+import { assertGolden, cliEnv } from './helpers/cli.js';
 import type { CliResult } from './helpers/cli.js';
 import { tempRepo } from './helpers/git-repo.js';
+import { packageCopy } from './helpers/package-copy.js';
 import type { TempRepo } from './helpers/git-repo.js';
 import { repoRoot } from './helpers/realdata.js';
 
@@ -121,6 +122,51 @@ describe('hook install, then commit', () => {
     const again = repo.git(['commit', '-q', '-m', 'again']);
     assert.equal(again.exitCode, 0, again.stderr);
     assert.equal(commits(repo), 1);
+  });
+
+  test('a config made invalid by a pull never blocks the commit: the hook says why and lets it through', () => {
+    const repo = projectRepo('bad-config', { window: 4000 });
+    assert.equal(repo.devsCtx(['hook', 'install', '--block-on', 'soft']).exitCode, 0);
+    for (const bad of ['{"window": -5, "transcripts": ["sessions/*.jsonl"]}\n', '{"transcripts": ["sessions/*.jsonl"], "nope": 1}\n', '{not json\n']) {
+      repo.write('devs-ctx.config.json', bad);
+      const before = commits(repo);
+      const result = commit(repo, `bad-${before}`);
+      assert.equal(result.exitCode, 0, `${bad}: ${result.stderr}`);
+      assert.equal(commits(repo), before + 1);
+      assert.match(result.stderr, /devs-ctx\.config\.json/, 'the reason names the config');
+      assert.match(result.stderr, /pre-commit not blocked: it goes on/);
+    }
+  });
+
+  test('a devs-ctx that crashes (its build gone: an interrupted upgrade) never blocks the commit, even under --block-on', () => {
+    const repo = projectRepo('crash', { window: 4000 });
+    const copy = packageCopy(join(dirname(repo.dir), 'devs-ctx-copy'));
+    const install = spawnSync(process.execPath, [copy, 'hook', 'install', '--block-on', 'soft'], { cwd: repo.dir, env: cliEnv(repo.env), encoding: 'utf8' });
+    assert.equal(install.status, 0, install.stderr);
+    rmSync(join(dirname(copy), '..', 'dist'), { recursive: true });
+    const result = commit(repo, 'crash');
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(commits(repo), 1);
+    assert.match(result.stderr, /devs-ctx: failed \(exit 1\); the pre-commit goes on/);
+  });
+
+  test('a pruned transcript named like a pathspec (sessions/[ab].jsonl) is staged alone: an untracked sessions/a.jsonl stays out of the commit', () => {
+    const repo = tempRepo('pathspec');
+    repo.write('devs-ctx.config.json', `${JSON.stringify({ window: 4000 })}\n`);
+    const transcript = repo.copyFixture(OVER_SOFT, 'sessions/[ab].jsonl');
+    repo.git(['add', '-A']);
+    assert.equal(repo.git(['commit', '-q', '-m', 'base']).exitCode, 0);
+    repo.write('sessions/a.jsonl', '{"id":"p","role":"user","type":"message","content":"private, never added"}\n');
+    assert.equal(repo.devsCtx(['hook', 'install', '--transcript', 'sessions/?ab?.jsonl']).exitCode, 0);
+    repo.write('work.txt', 'work\n');
+    repo.git(['add', 'work.txt']);
+    const result = repo.git(['commit', '-q', '-m', 'work']);
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /pruned .* staged/);
+    const inCommit = repo.git(['show', '--name-only', '--format=', 'HEAD']).stdout.split('\n').filter(Boolean).sort();
+    assert.ok(inCommit.includes('sessions/[ab].jsonl'), inCommit.join(', '));
+    assert.ok(!inCommit.includes('sessions/a.jsonl'), `an untracked file was committed: ${inCommit.join(', ')}`);
+    assert.ok(readFileSync(transcript, 'utf8').includes(SUMMARY));
   });
 
   test('--block-on hard does not block at the soft limit', () => {

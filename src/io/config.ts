@@ -75,7 +75,11 @@ export function keyFileProblem(path: string): string | undefined {
     }
   }
   // Under umask 077 a clone's files are 0600 too: one that git tracks came with the repository.
-  const tracked = spawnSync('git', ['ls-files', '--error-unmatch', '--', basename(path)], { cwd: dirname(path), stdio: 'ignore', timeout: 10_000 });
+  const tracked = spawnSync('git', ['--literal-pathspecs', 'ls-files', '--error-unmatch', '--', basename(path)], {
+    cwd: dirname(path),
+    stdio: 'ignore',
+    timeout: 10_000,
+  });
   if (tracked.status === 0) return 'git tracks the file (it came with the repository, or is committed for others to see)';
   return undefined;
 }

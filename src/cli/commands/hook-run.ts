@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import * as z from 'zod/mini';
 import '../../core/zod-english.js';
@@ -59,8 +59,9 @@ function readState(path: string, settings: string): State {
   return { version: 1, settings, files: {} };
 }
 
+/** A git command whose paths are paths, never pathspec magic: `sessions/[ab].jsonl` names that file, not `a.jsonl`. */
 function git(args: readonly string[], cwd: string, env: CliContext['env']): number {
-  const result = spawnSync('git', args, { cwd, env: env as NodeJS.ProcessEnv, stdio: 'ignore' });
+  const result = spawnSync('git', ['--literal-pathspecs', ...args], { cwd, env: env as NodeJS.ProcessEnv, stdio: 'ignore' });
   return result.status ?? 1;
 }
 
@@ -151,12 +152,16 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
       did.length > 0 ? did.join('; ') : files.length === 1 ? 'nothing due (1 transcript checked)' : `nothing due (${files.length} transcripts checked)`;
     if (blocked.length > 0) {
       say(`${summary}; ${meta.hook} blocked by --block-on ${meta.blockOn}: ${blocked.join(', ')} had reached it before this hook pruned it; try again`);
-      return 1 as ExitCodeValue;
+      // The urgency reached, as analyze says it: the hook script turns it into its exit 1.
+      return blocked.some((b) => b.endsWith('(hard)')) ? ExitCode.hardLimit : ExitCode.softLimit;
     }
     say(summary);
     return ExitCode.ok;
   } catch (error) {
-    return reportError(ctx, error, false);
+    // Only --block-on stops the hook: anything else (a config that is not valid, say) is told, and the hook goes on.
+    if (reportError(ctx, error, false) === ExitCode.interrupted) return ExitCode.interrupted;
+    say(`${basename(options.hookFile)} not blocked: it goes on`);
+    return ExitCode.ok;
   }
 }
 
