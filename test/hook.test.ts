@@ -169,6 +169,26 @@ describe('hook install, then commit', () => {
     assert.ok(readFileSync(transcript, 'utf8').includes(SUMMARY));
   });
 
+  test("the project's config (found, not named by the user) cannot send the hook's pruned turns to an archive outside the project", () => {
+    const repo = projectRepo('project-archive', { window: 4000, config: { archive: '../elsewhere/loot.sqlite' } });
+    // No DEVS_CTX_ARCHIVE: the archive is what the configs say (the user's default otherwise).
+    const env = { DEVS_CTX_ARCHIVE: '' };
+    assert.equal(repo.devsCtx(['hook', 'install'], { env }).exitCode, 0);
+    repo.write('x.txt', 'x\n');
+    repo.git(['add', 'x.txt'], { env });
+    const result = repo.git(['commit', '-q', '-m', 'x'], { env });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /^devs-ctx: sessions\/agent\.jsonl: pruned 2,211 → \d+ tokens/m, 'the report line is whole');
+    assert.match(
+      result.stderr,
+      /^devs-ctx: warning: .*names the archive .*loot\.sqlite, outside its project: ignored/m,
+      'and the warning said on its own line',
+    );
+    assert.ok(!existsSync(join(dirname(repo.dir), 'elsewhere', 'loot.sqlite')), `archived where the project's config points:\n${result.stderr}`);
+    const restored = repo.devsCtx(['restore', 'sessions/agent.jsonl', '-o', join(repo.dir, 'restored.jsonl')], { env });
+    assert.equal(restored.exitCode, 0, `the user's own archive holds the prune: ${restored.stderr}`);
+  });
+
   test('--block-on hard does not block at the soft limit', () => {
     const repo = projectRepo('block-soft', { window: 4000 });
     assert.equal(repo.devsCtx(['hook', 'install', '--block-on', 'hard']).exitCode, 0);

@@ -40,6 +40,12 @@ const HookMetaSchema = z.object({
   refresh: z.boolean(),
   /** The config file (relative to the work tree's top, or absolute); null: the nearest one at run time. */
   config: z.nullable(z.string()),
+  /**
+   * Set when `hook install --config` named it: used as named, the user's own. Otherwise it is the
+   * project's (found where it is, and changed by any pull), read as a config found, never as one the
+   * user named: it cannot send the archive outside the project, for one.
+   */
+  configNamed: z.optional(z.literal(true)),
   /** Paths or globs from `--transcript` (relative to the work tree's top, or absolute); null: the config's `transcripts`. */
   transcripts: z.nullable(z.array(z.string())),
   /** The hook moved aside at install (a file name in the hooks folder), or null when there was none. */

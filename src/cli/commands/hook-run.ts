@@ -74,7 +74,10 @@ async function devsCtx(args: readonly string[], ctx: CliContext, main: Main): Pr
   stdout.on('data', (d: Buffer) => (said += d.toString()));
   stderr.on('data', (d: Buffer) => (said += d.toString()));
   const code = await main(args, { ...ctx, stdin: Readable.from([]), stdout, stderr });
-  return { code, first: said.split('\n')[0] ?? '' };
+  // A warning (a config's archive ignored, say) is passed on as it is, on its own line: the first other line is the report.
+  const lines = said.split('\n');
+  for (const line of lines) if (line.startsWith('devs-ctx: warning: ')) ctx.stderr.write(`${line}\n`);
+  return { code, first: lines.find((line) => !line.startsWith('devs-ctx: warning: ')) ?? '' };
 }
 
 export async function runHookRun(options: HookRunOptions, ctx: CliContext, main: Main): Promise<ExitCodeValue> {
@@ -99,8 +102,12 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
       return ExitCode.ok;
     }
     const config = meta.config !== null ? resolve(top, meta.config) : undefined;
-    const configArgs = config !== undefined ? ['--config', config] : [];
-    const { settings, file: configFile } = settingsFor(config !== undefined ? { config } : {}, ctx);
+    const named = config !== undefined && meta.configNamed === true;
+    const configArgs = named ? ['--config', config] : [];
+    // A config the install found (the project's, which any pull may change) is found again from its
+    // own folder, so it counts as found, never as named by the user (see HookMeta.configNamed).
+    const runCtx = config !== undefined && !named ? { ...ctx, cwd: dirname(config) } : ctx;
+    const { settings, file: configFile } = settingsFor(named ? { config } : {}, runCtx);
     const statePath = join(dirname(hookPath), '.devs-ctx-state', `${meta.hook}.json`);
     const settingsKey = createHash('sha256')
       .update(
@@ -125,7 +132,7 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
         top,
         settings,
         configArgs,
-        ctx,
+        ctx: runCtx,
         main,
         counter: () => (counter ??= new CachedCounter(settings.encoding, defaultCacheDir(ctx.env))),
       });

@@ -48,6 +48,7 @@ export async function runHookInstall(options: HookInstallOptions, ctx: CliContex
       blockOn: options.blockOn ?? 'none',
       refresh: options.refresh !== false,
       config: file ? pathForHook(file.path, top) : null,
+      ...(file && options.config ? { configNamed: true as const } : {}),
       transcripts: flagged.length > 0 ? flagged.map((p) => (p === '~' || p.startsWith('~/') ? p : pathForHook(resolve(ctx.cwd, p), top))) : null,
       // --stdout is for a hook manager's file that is committed: no paths of this machine in it.
       runner: options.stdout ? { node: null, bin: null } : { node: process.execPath, bin: pkg.bin },
