@@ -1,6 +1,7 @@
 import { realdataDir, realdataSkip } from './helpers/realdata.js';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -341,6 +342,21 @@ describe('devs-ctx init on a terminal', () => {
     assert.equal((readConfig(dir) as { geminiApiKey: string }).geminiApiKey, SECRET);
     assert.equal(statSync(join(dir, 'devs-ctx.config.json')).mode & 0o777, 0o600);
   });
+});
+
+test('--store-api-key into a config git tracks: exit 2, the file unchanged (the next commit would publish the key)', async () => {
+  const dir = folder();
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir } });
+  git('init', '-q');
+  const first = await runInProcess(['init', '--yes'], { cwd: dir });
+  assert.equal(first.exitCode, 0, first.stderr);
+  git('add', 'devs-ctx.config.json');
+  const before = readFileSync(join(dir, 'devs-ctx.config.json'), 'utf8');
+  const stored = await runInProcess(['init', '--yes', '--force', '--store-api-key'], { cwd: dir, env: { GEMINI_API_KEY: SECRET } });
+  assert.equal(stored.exitCode, 2, stored.stderr);
+  assert.match(stored.stderr, /devs-ctx\.config\.json is tracked by git: a key stored there would be committed/);
+  assert.ok(!stored.stderr.includes(SECRET));
+  assert.equal(readFileSync(join(dir, 'devs-ctx.config.json'), 'utf8'), before);
 });
 
 describe('devs-ctx init in a real pseudo-terminal', { skip: hasScript() ? false : 'needs `script` (util-linux) for a pseudo-terminal' }, () => {

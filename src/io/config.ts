@@ -75,13 +75,18 @@ export function keyFileProblem(path: string): string | undefined {
     }
   }
   // Under umask 077 a clone's files are 0600 too: one that git tracks came with the repository.
+  if (trackedByGit(path)) return 'git tracks the file (it came with the repository, or is committed for others to see)';
+  return undefined;
+}
+
+/** Whether git tracks the file at `path` (in the index of the work tree it is in; false outside one, or without git). */
+export function trackedByGit(path: string): boolean {
   const tracked = spawnSync('git', ['--literal-pathspecs', 'ls-files', '--error-unmatch', '--', basename(path)], {
     cwd: dirname(path),
     stdio: 'ignore',
     timeout: 10_000,
   });
-  if (tracked.status === 0) return 'git tracks the file (it came with the repository, or is committed for others to see)';
-  return undefined;
+  return tracked.status === 0;
 }
 
 /**

@@ -15,6 +15,7 @@ import { TurnTypeSchema } from '../../core/turn.js';
 import type { TurnType } from '../../core/turn.js';
 import { parseTokenAmount } from '../../core/token-amount.js';
 import { writeError, writeFileInterruptible } from '../../io/atomic.js';
+import { trackedByGit } from '../../io/config.js';
 import { testMark } from '../context.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
@@ -168,6 +169,13 @@ function checkInit(
     throw new UsageError(
       '--store-api-key copies the key from GEMINI_API_KEY or GOOGLE_API_KEY, and neither is set',
       'set one first; keeping it only in the environment is better',
+    );
+  }
+  // The next `git commit -a` would publish it, and devs-ctx reads no key from a file git tracks anyway.
+  if (options.storeApiKey && existsSync(dirname(path)) && trackedByGit(path)) {
+    throw new UsageError(
+      `${path} is tracked by git: a key stored there would be committed with it (and devs-ctx does not read a key from a tracked file); nothing was written`,
+      'keep the key in GEMINI_API_KEY, or store it in your own config: devs-ctx init --config ~/.config/devs-ctx/config.json --store-api-key',
     );
   }
   return { exists, apiKeyVariable };
