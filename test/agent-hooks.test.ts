@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ArchiveStore } from '../src/archive/store.js';
 import type { Archive } from '../src/archive/archive.js';
@@ -11,6 +11,7 @@ import { openArchiveAt } from '../src/archive/open.js';
 import { archiveWindow, loadAgentSession } from '../src/cli/agent-session.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { cliEnv, runCli } from './helpers/cli.js';
+import { packageCopy } from './helpers/package-copy.js';
 import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 /**
@@ -123,7 +124,12 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     writeFileSync(path, editedText);
     install();
     uninstall();
-    assert.equal(readFileSync(path, 'utf8'), editedText, 'their edits are kept: the file as it was before the second install');
+    const { hooks: _ours, ...theirs } = edited;
+    assert.equal(
+      readFileSync(path, 'utf8'),
+      `${JSON.stringify(theirs, null, 2)}\n`,
+      "their edits are kept, devs-ctx's entries (the PreCompact hook left in) are not",
+    );
   });
 
   it('a symlink where a backup belongs is replaced, never followed: the file it names is left as it is, and uninstall gives the files back', () => {
@@ -265,6 +271,57 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     assert.equal(refused.exitCode, 2);
     assert.match(refused.stderr, /settings\.json: has comments, which its agent does not read/);
     assert.equal(readFileSync(path, 'utf8'), commented);
+  });
+
+  it('installed from one copy of devs-ctx, edited, installed from another (an upgrade): the MCP server follows, and uninstall leaves nothing of either', () => {
+    const { home, project, env } = sandbox();
+    mkdirSync(join(project, '.gemini'));
+    const path = join(project, '.gemini', 'settings.json');
+    writeFileSync(path, '{\n  "theme": "dark"\n}\n');
+    const old = packageCopy(join(home, 'old-copy'));
+    const fromOld = spawnSync(process.execPath, [old, 'hook', 'install', '--agent', 'gemini'], { cwd: project, env: cliEnv(env), encoding: 'utf8' });
+    assert.equal(fromOld.status, 0, fromOld.stderr);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"dark"', '"light"'));
+    assert.equal(runCli(['hook', 'install', '--agent', 'gemini'], { cwd: project, env }).exitCode, 0);
+    const installed = readFileSync(path, 'utf8');
+    assert.ok(!installed.includes('old-copy'), `nothing of the old copy is left:\n${installed}`);
+    assert.equal(runCli(['hook', 'uninstall', '--agent', 'gemini'], { cwd: project, env }).exitCode, 0);
+    assert.equal(readFileSync(path, 'utf8'), '{\n  "theme": "light"\n}\n', "the user's edit stays, devs-ctx's entries go");
+    assert.equal(JSON.parse(runCli(['hook', 'status', '--agent', 'gemini', '--json'], { cwd: project, env }).stdout).installed, false);
+  });
+
+  it("a hook the user added into devs-ctx's hook group stays through uninstall and a new install", () => {
+    const { project, env } = sandbox();
+    mkdirSync(join(project, '.claude'));
+    const path = join(project, '.claude', 'settings.json');
+    writeFileSync(path, '{\n  "model": "opus"\n}\n');
+    assert.equal(runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
+    const settings = JSON.parse(readFileSync(path, 'utf8')) as { hooks: Record<string, { hooks: { type: string; command: string }[] }[]> };
+    settings.hooks['SessionStart']?.[0]?.hooks.push({ type: 'command', command: 'echo my-own-after-compact' });
+    writeFileSync(path, `${JSON.stringify(settings, null, 2)}\n`);
+    const mine = (): boolean => readFileSync(path, 'utf8').includes('echo my-own-after-compact');
+    // A new install (another path to devs-ctx would replace its group) keeps the user's command.
+    const copy = packageCopy(join(dirname(project), 'other-copy'));
+    assert.equal(spawnSync(process.execPath, [copy, 'hook', 'install', '--agent', 'claude-code'], { cwd: project, env: cliEnv(env) }).status, 0);
+    assert.ok(mine(), 'kept by the install from another copy');
+    assert.equal(runCli(['hook', 'uninstall', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
+    assert.ok(mine(), 'kept by uninstall');
+    const left = JSON.parse(readFileSync(path, 'utf8')) as { hooks: Record<string, { matcher?: string; hooks: { command: string }[] }[]> };
+    assert.deepEqual(left.hooks, { SessionStart: [{ matcher: 'compact', hooks: [{ type: 'command', command: 'echo my-own-after-compact' }] }] });
+  });
+
+  it('uninstall on a file devs-ctx never wrote changes nothing, byte for byte, and says so', () => {
+    const { project, env } = sandbox();
+    mkdirSync(join(project, '.claude'));
+    const path = join(project, '.claude', 'settings.json');
+    const settings = '{\n  "hooks": {},\n  "n": 12345678901234567890,\n  "Stop": []\n}\n';
+    writeFileSync(path, settings);
+    for (let round = 0; round < 2; round++) {
+      const result = runCli(['hook', 'uninstall', '--agent', 'claude-code', '--json'], { cwd: project, env });
+      assert.equal(result.exitCode, 0, result.stderr);
+      assert.equal((JSON.parse(result.stdout) as { files: { action: string }[] }).files[0]?.action, 'unchanged');
+      assert.equal(readFileSync(path, 'utf8'), settings);
+    }
   });
 
   it('a settings file that is not JSON: exit 2, nothing written anywhere', () => {

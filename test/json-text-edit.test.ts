@@ -22,7 +22,7 @@ function installed(text: string, comments: boolean): string {
 
 function uninstalled(text: string, comments: boolean): string {
   const value = readJsonText(text, { comments }) as Record<string, unknown>;
-  const edited = editJsonText(text, withoutMcpServer(withoutHooks(value), runner), { comments });
+  const edited = editJsonText(text, withoutMcpServer(withoutHooks(value)), { comments });
   assert.ok(edited !== undefined, 'edited in place');
   return edited;
 }

@@ -5,6 +5,8 @@
  * comment and every byte of the user's TOML stays as it was.
  */
 
+import { isDeepStrictEqual } from 'node:util';
+
 export type AgentKind = 'claude-code' | 'codex' | 'gemini';
 
 /** One hook devs-ctx installs: the agent's event, its matcher, and the devs-ctx hook it runs. */
@@ -48,13 +50,21 @@ function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Whether a hook group is one devs-ctx installed. */
+/** Whether a hook (one command of a group) is one devs-ctx installed. */
+function ourHook(hook: unknown): boolean {
+  return isRecord(hook) && typeof hook['command'] === 'string' && hook['command'].includes(` ${HOOK_MARK} `);
+}
+
+/** Whether a hook group holds a hook devs-ctx installed. */
 function ours(group: unknown): boolean {
-  return (
-    isRecord(group) &&
-    Array.isArray(group['hooks']) &&
-    group['hooks'].some((h) => isRecord(h) && typeof h['command'] === 'string' && h['command'].includes(` ${HOOK_MARK} `))
-  );
+  return isRecord(group) && Array.isArray(group['hooks']) && group['hooks'].some(ourHook);
+}
+
+/** A hook group without devs-ctx's hooks: as it is when it has none, gone when it had only those. */
+function withoutOurHooks(group: unknown): unknown[] {
+  if (!ours(group) || !isRecord(group)) return [group];
+  const kept = (group['hooks'] as unknown[]).filter((h) => !ourHook(h));
+  return kept.length > 0 ? [{ ...group, hooks: kept }] : [];
 }
 
 export interface HookCommand {
@@ -62,15 +72,19 @@ export interface HookCommand {
   readonly command: string;
 }
 
-/** Settings with devs-ctx's hook groups added to `hooks.<event>` after the user's own (theirs replaced if present). */
+/**
+ * Settings with devs-ctx's hook group added to `hooks.<event>` after the user's own. An older
+ * devs-ctx hook (another path to devs-ctx) is taken out; a command the user added beside it in its
+ * group stays there.
+ */
 export function withHooks(settings: Json, commands: readonly HookCommand[]): Json {
   const hooks: Json = isRecord(settings['hooks']) ? { ...settings['hooks'] } : {};
   for (const { spec, command } of commands) {
     const existing = Array.isArray(hooks[spec.event]) ? (hooks[spec.event] as unknown[]) : [];
     const group = { ...(spec.matcher !== undefined ? { matcher: spec.matcher } : {}), hooks: [{ type: 'command', command, timeout: spec.timeout }] };
-    const already = existing.some((g) => JSON.stringify(g) === JSON.stringify(group));
-    // An older devs-ctx group (another path to devs-ctx) is replaced; the user's groups stay first.
-    hooks[spec.event] = already ? existing : [...existing.filter((g) => !ours(g)), group];
+    const same = (g: unknown): boolean => isDeepStrictEqual(g, group);
+    const cleaned = existing.flatMap((g) => (same(g) ? [g] : withoutOurHooks(g)));
+    hooks[spec.event] = cleaned.some(same) ? cleaned : [...cleaned, group];
   }
   return { ...settings, hooks };
 }
@@ -87,7 +101,7 @@ export function withoutHooks(settings: Json): Json {
       hooks[event] = groups;
       continue;
     }
-    const kept = groups.filter((g) => !ours(g));
+    const kept = groups.flatMap(withoutOurHooks);
     if (kept.length > 0) hooks[event] = kept;
   }
   const { hooks: _dropped, ...rest } = settings;
@@ -107,18 +121,32 @@ export interface McpServerEntry {
   readonly args: readonly string[];
 }
 
-/** Settings with `mcpServers.devs-ctx` (a server of that name the user wrote is left alone). */
+/**
+ * Whether `mcpServers.devs-ctx` is a server devs-ctx installed: `devs-ctx mcp`, or a node running a
+ * devs-ctx bin with `mcp` (this copy's or another's: an upgrade, a move, another node).
+ */
+function ourServer(server: unknown): boolean {
+  if (!isRecord(server) || !Array.isArray(server['args']) || server['args'].at(-1) !== 'mcp') return false;
+  const args = server['args'] as unknown[];
+  if (server['command'] === 'devs-ctx') return args.length === 1;
+  return args.length === 2 && typeof args[0] === 'string' && /(^|\/)bin\/devs-ctx\.js$/.test(args[0]);
+}
+
+/** Settings with `mcpServers.devs-ctx`: added, or brought up to date when devs-ctx installed it (a server of that name the user wrote is left alone). */
 export function withMcpServer(settings: Json, entry: McpServerEntry, extra: Json = {}): Json {
   const servers: Json = isRecord(settings['mcpServers']) ? { ...settings['mcpServers'] } : {};
-  if (servers[MCP_SERVER_NAME] !== undefined) return settings;
-  servers[MCP_SERVER_NAME] = { ...extra, command: entry.command, args: [...entry.args] };
+  const existing = servers[MCP_SERVER_NAME];
+  const server = { ...extra, command: entry.command, args: [...entry.args] };
+  if (existing !== undefined && (!ourServer(existing) || isDeepStrictEqual({ ...(existing as Json), ...server }, existing))) return settings;
+  servers[MCP_SERVER_NAME] = isRecord(existing) ? { ...existing, ...server } : server;
   return { ...settings, mcpServers: servers };
 }
 
-export function withoutMcpServer(settings: Json, entry: McpServerEntry): Json {
+/** Settings without `mcpServers.devs-ctx` when devs-ctx installed it (from any copy: see ourServer). */
+export function withoutMcpServer(settings: Json): Json {
   if (!isRecord(settings['mcpServers'])) return settings;
   const server = settings['mcpServers'][MCP_SERVER_NAME];
-  if (!isRecord(server) || !Array.isArray(server['args']) || !server['args'].includes('mcp') || server['command'] !== entry.command) return settings;
+  if (!ourServer(server)) return settings;
   const { [MCP_SERVER_NAME]: _dropped, ...servers } = settings['mcpServers'];
   const { mcpServers: _old, ...rest } = settings;
   return Object.keys(servers).length > 0 ? { ...rest, mcpServers: servers } : rest;
@@ -167,6 +195,11 @@ export function tomlHasOurBlock(text: string): boolean {
  * changes (a table may start anywhere after the others). Unchanged when the server is there already.
  */
 export function tomlWithServer(text: string, entry: McpServerEntry): string {
+  // devs-ctx's own block (this copy's, or another's: an upgrade, a move) is written again, in place at the end.
+  if (tomlHasOurBlock(text)) {
+    const bare = tomlWithoutServer(text);
+    return tomlHasServer(bare) ? text : tomlWithServer(bare, entry);
+  }
   if (tomlHasServer(text)) return text;
   const str = (s: string): string => JSON.stringify(s); // a JSON string is a valid TOML basic string
   const block = [

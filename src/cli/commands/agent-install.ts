@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, rmdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
@@ -240,7 +241,8 @@ function installInto(target: Target, agent: AgentKind, runner: ReturnType<typeof
   mkdirSync(dirname(target.path), { recursive: true });
   const backup: Backup = {
     path: target.path,
-    original: previous ? previous.original : before === undefined ? null : Buffer.from(before, 'utf8').toString('base64'),
+    // A file that holds devs-ctx's entries already (installed from another copy, then edited) is kept without them.
+    original: previous ? previous.original : before === undefined ? null : Buffer.from(withoutOurs(target, before), 'utf8').toString('base64'),
     createdDirs: previous ? previous.createdDirs : createdDirs,
     written: sha(after),
   };
@@ -262,7 +264,17 @@ function describe(target: Target, text: string | undefined): { hooks: string[]; 
   return { hooks: target.hooks ? installedHookEvents(settings) : [], mcpServer: target.mcp && hasMcpServer(settings) };
 }
 
-function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>, env: Env): FileResult {
+/** The settings text without devs-ctx's entries (hooks and MCP server of any copy of devs-ctx), edited in place. */
+function withoutOurs(target: Target, text: string): string {
+  if (target.kind === 'toml') return tomlHasOurBlock(text) ? tomlWithoutServer(text) : text;
+  const current = parseJsonSettings(target, text);
+  let settings = current;
+  if (target.hooks) settings = withoutHooks(settings);
+  if (target.mcp) settings = withoutMcpServer(settings);
+  return isDeepStrictEqual(settings, current) ? text : settingsText(target, text, settings);
+}
+
+function uninstallFrom(target: Target, env: Env): FileResult {
   const current = readText(target.path);
   const backup = readBackup(target.path, env);
   if (current === undefined) {
@@ -286,14 +298,7 @@ function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>,
     rmSync(backupPath(target.path, env), { force: true });
     return { path: target.path, action: backup.original === null ? 'removed' : 'restored', hooks: [], mcpServer: false };
   }
-  let after: string;
-  if (target.kind === 'toml') after = tomlHasOurBlock(current) ? tomlWithoutServer(current) : current;
-  else {
-    let settings = parseJsonSettings(target, current);
-    if (target.hooks) settings = withoutHooks(settings);
-    if (target.mcp) settings = withoutMcpServer(settings, runner.mcp);
-    after = JSON.stringify(settings) === JSON.stringify(parseJsonSettings(target, current)) ? current : settingsText(target, current, settings);
-  }
+  const after = withoutOurs(target, current);
   if (backup) rmSync(backupPath(target.path, env), { force: true });
   if (after === current) return { path: target.path, action: 'unchanged', ...describe(target, current) };
   writeFileAtomic(target.path, Buffer.from(after, 'utf8'));
@@ -301,7 +306,9 @@ function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>,
     path: target.path,
     action: 'entries-removed',
     ...describe(target, after),
-    note: "the file changed since devs-ctx wrote it: only devs-ctx's entries were taken out (the rest is as you left it)",
+    note: backup
+      ? "the file changed since devs-ctx wrote it: only devs-ctx's entries were taken out (the rest is as you left it)"
+      : "only devs-ctx's entries were taken out (the rest is as it was)",
   };
 }
 
@@ -387,13 +394,12 @@ export async function runAgentInstall(options: AgentOptions, bin: string | null,
   }
 }
 
-export async function runAgentUninstall(options: AgentOptions, bin: string | null, ctx: CliContext): Promise<ExitCodeValue> {
+export async function runAgentUninstall(options: AgentOptions, ctx: CliContext): Promise<ExitCodeValue> {
   const json = options.json === true;
   try {
-    const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
     if (options.user !== true) confineToProject(targets, ctx.cwd);
-    const files = targets.map((target) => uninstallFrom(target, runner, ctx.env));
+    const files = targets.map((target) => uninstallFrom(target, ctx.env));
     render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'uninstall', files });
     return ExitCode.ok;
   } catch (error) {
