@@ -290,6 +290,22 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     assert.equal(JSON.parse(runCli(['hook', 'status', '--agent', 'gemini', '--json'], { cwd: project, env }).stdout).installed, false);
   });
 
+  it("codex: an install from another copy writes devs-ctx's config.toml block again for that copy; uninstall gives the file back", () => {
+    const { home, env } = sandbox();
+    const codexHome = join(home, '.codex');
+    mkdirSync(codexHome);
+    const toml = '# mine\nmodel = "gpt-5-codex"\n';
+    writeFileSync(join(codexHome, 'config.toml'), toml);
+    const old = packageCopy(join(home, 'old-copy'));
+    assert.equal(spawnSync(process.execPath, [old, 'hook', 'install', '--agent', 'codex', '--user'], { cwd: home, env: cliEnv(env) }).status, 0);
+    assert.ok(readFileSync(join(codexHome, 'config.toml'), 'utf8').includes('old-copy'));
+    assert.equal(runCli(['hook', 'install', '--agent', 'codex', '--user'], { cwd: home, env }).exitCode, 0);
+    const upgraded = readFileSync(join(codexHome, 'config.toml'), 'utf8');
+    assert.ok(!upgraded.includes('old-copy') && upgraded.startsWith(toml), upgraded);
+    assert.equal(runCli(['hook', 'uninstall', '--agent', 'codex', '--user'], { cwd: home, env }).exitCode, 0);
+    assert.equal(readFileSync(join(codexHome, 'config.toml'), 'utf8'), toml);
+  });
+
   it("a hook the user added into devs-ctx's hook group stays through uninstall and a new install", () => {
     const { project, env } = sandbox();
     mkdirSync(join(project, '.claude'));
