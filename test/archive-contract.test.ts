@@ -536,5 +536,17 @@ describe('PostgreSQL store', () => {
     assert.equal(redactUrl('postgres://u:secret@h:5432/db?sslmode=require'), 'postgres://u:***@h:5432/db?sslmode=require');
     assert.equal(redactUrl('postgres://u@h/db?password=secret'), 'postgres://u@h/db?password=***');
     assert.doesNotMatch(redactUrl('postgres://u:se cret@h/db%'), /se cret/);
+    // A password written without percent-encoding: every character of it stays hidden, however the URL parses.
+    for (const url of [
+      'postgres://devs_ctx:hunter2/SECRET@127.0.0.1:5432/team',
+      'postgres://devs_ctx:p@ss/SECRET@127.0.0.1:5432/team',
+      'postgres:/devs_ctx:hunter2-SECRET@db.internal:5432/team',
+      'postgresql://u:a:b?c#SECRET@h/db',
+      'postgres://u@h/db?sslmode=require&password=SECRET&x=1',
+    ]) {
+      const shown = redactUrl(url);
+      assert.doesNotMatch(shown, /SECRET|hunter2|ss\//, `${url} -> ${shown}`);
+      assert.match(shown, /@/, `${url}: the host stays readable (${shown})`);
+    }
   });
 });

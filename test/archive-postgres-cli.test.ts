@@ -303,3 +303,50 @@ describe('devs-ctx with a PostgreSQL archive', () => {
     assert.equal(await cachedRows(), rows, 'no vector added by the second prune or the dry run');
   });
 });
+
+describe('a PostgreSQL URL whose password is not percent-encoded, or that is mistyped', () => {
+  const SECRET = 'SECRET-9f2';
+  test('prune, recall and archive copy never print the password, whatever the URL holds', async (t) => {
+    const { dir, env } = machine(t, 'odd-url');
+    const path = session(dir);
+    // Port 9 (discard): nothing answers there, and the URL fails before any connection anyway.
+    for (const url of [`postgres://devs_ctx:hunter2/${SECRET}@127.0.0.1:9/team`, `postgres://devs_ctx:p@ss/${SECRET}@127.0.0.1:9/team`]) {
+      for (const args of [
+        ['prune', path, '--force', ...WINDOW, '-o', join(dir, 'out.jsonl'), '--archive', url],
+        ['prune', path, '--force', ...WINDOW, '-o', join(dir, 'out.jsonl'), '--archive', url, '--json'],
+        ['recall', 'anything', '--archive', url],
+        ['archive', 'copy', '--from', join(dir, 'none.sqlite'), '--to', url],
+      ]) {
+        const result = await runCliAsync(args, { cwd: dir, env });
+        assert.notEqual(result.exitCode, 0, args.join(' '));
+        assertNoSecret(result, SECRET);
+        assertNoSecret(result, 'hunter2');
+      }
+    }
+  });
+
+  test('postgres:/ with one slash is a usage error (exit 2), not a SQLite file in a folder named after the URL', async (t) => {
+    const { dir, env } = machine(t, 'typo-url');
+    const path = session(dir);
+    const url = `postgres:/devs_ctx:hunter2-${SECRET}@db.internal:5432/team`;
+    const result = await runCliAsync(['prune', path, '--force', ...WINDOW, '-o', join(dir, 'out.jsonl'), '--archive', url, '--json'], { cwd: dir, env });
+    assert.equal(result.exitCode, 2, result.stderr);
+    assert.match(result.stdout, /is not a PostgreSQL URL: one starts with postgres:\/\//);
+    assertNoSecret(result, SECRET);
+    assert.ok(!existsSync(join(dir, 'postgres:')), 'no folder named after the URL');
+    assert.ok(!existsSync(join(dir, 'out.jsonl')), 'nothing written');
+    const fromEnv = await runCliAsync(['recall', 'anything'], { cwd: dir, env: { ...env, DEVS_CTX_ARCHIVE: url } });
+    assert.equal(fromEnv.exitCode, 2);
+    assertNoSecret(fromEnv, SECRET);
+  });
+
+  test('init --archive with a password written without percent-encoding: exit 2, nothing written, the password not shown', async (t) => {
+    const { dir, env } = machine(t, 'init-url');
+    for (const url of [`postgres://devs_ctx:hunter2/${SECRET}@db:5432/team`, `postgres:/devs_ctx:${SECRET}@db/team`]) {
+      const result = await runInProcess(['init', '--yes', '--archive', url], { cwd: dir, env });
+      assert.equal(result.exitCode, 2, result.stderr);
+      assertNoSecret(result, SECRET);
+      assert.ok(!existsSync(join(dir, 'devs-ctx.config.json')));
+    }
+  });
+});

@@ -53,19 +53,22 @@ export function isPostgresUrl(location: string): boolean {
   return /^postgres(?:ql)?:\/\//iu.test(location.trim());
 }
 
-/** The URL with its password replaced by `***`, safe for messages, `--json` and logs. */
+/**
+ * The URL with its password replaced by `***`, safe for messages, `--json` and logs. Read as text,
+ * not parsed: a password written without percent-encoding (`u:pa/ss@h`, `u:p@ss@h`) is split
+ * elsewhere by a URL parser, and part of it would show. Everything between the first `:` after the
+ * user name and the last `@` is hidden, and so are password-like parameters.
+ */
 export function redactUrl(location: string): string {
-  try {
-    const url = new URL(location);
-    if (url.password) url.password = '***';
-    for (const key of [...url.searchParams.keys()]) {
-      if (/^(password|sslpassword|sslkey)$/iu.test(key)) url.searchParams.set(key, '***');
-    }
-    return url.toString();
-  } catch {
-    // Not parseable: hide everything between "//" and "@", where a password would be.
-    return location.replace(/\/\/[^@/]*@/u, '//***@');
+  let out = location;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/*/iu.exec(location);
+  if (scheme) {
+    const rest = location.slice(scheme[0].length);
+    const at = rest.lastIndexOf('@');
+    const colon = rest.indexOf(':');
+    if (at >= 0 && colon >= 0 && colon < at) out = `${scheme[0]}${rest.slice(0, colon)}:***${rest.slice(at)}`;
   }
+  return out.replace(/([?&](?:password|sslpassword|sslkey)=)[^&#]*/giu, '$1***');
 }
 
 /** A content hash of an exported event, the same whichever store it came from (`archive copy` compares them). */

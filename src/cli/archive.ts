@@ -37,6 +37,22 @@ export function checkOutputIsNotArchive(output: string | undefined, archivePath:
 }
 
 /**
+ * An archive named by the user: a postgres:// URL as given, else a SQLite file path relative to
+ * `base`. A location that starts like a PostgreSQL URL but is not one (`postgres:/host/db`, one
+ * slash) is a usage error: taken for a path, it made a folder named after the URL, password and all.
+ */
+export function archiveLocation(base: string, location: string): string {
+  if (isPostgresUrl(location)) return location.trim();
+  if (/^\s*postgres(?:ql)?:/iu.test(location)) {
+    throw new UsageError(
+      `"${redactUrl(location.trim())}" is not a PostgreSQL URL: one starts with postgres:// (or postgresql://)`,
+      'write it as postgres://user@host:5432/database (the password in PGPASSWORD or ~/.pgpass)',
+    );
+  }
+  return resolve(base, location);
+}
+
+/**
  * Where the archive lives, the same for prune, restore and recall: `--archive PATH|URL`, else
  * `$DEVS_CTX_ARCHIVE_URL`, else `$DEVS_CTX_ARCHIVE`, else `archive` in the config file (a path
  * relative to the file, or a URL), else the XDG data dir. A postgres:// URL is kept as given (it is
@@ -48,7 +64,7 @@ export async function resolveArchivePath(
   configFile?: ReturnType<typeof loadConfig>,
 ): Promise<string | undefined> {
   if (flag === false) return undefined;
-  const at = (base: string, location: string): string => (isPostgresUrl(location) ? location.trim() : resolve(base, location));
+  const at = archiveLocation;
   if (typeof flag === 'string') return at(ctx.cwd, flag);
   const url = ctx.env['DEVS_CTX_ARCHIVE_URL']?.trim();
   if (url) {

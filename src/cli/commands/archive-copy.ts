@@ -1,11 +1,9 @@
-import { resolve } from 'node:path';
 import type { Archive } from '../../archive/archive.js';
-import { isPostgresUrl } from '../../archive/archive.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import type { ArchiveCopyOptions } from '../flags/archive.js';
-import { archiveDisplay, openArchive } from '../archive.js';
+import { archiveDisplay, archiveLocation, openArchive } from '../archive.js';
 import { reportError } from '../errors.js';
 
 const ARCHIVE_COPY_SCHEMA_VERSION = 1;
@@ -19,7 +17,7 @@ export async function runArchiveCopy(options: ArchiveCopyOptions, ctx: CliContex
   let from: Archive | undefined;
   let to: Archive | undefined;
   try {
-    const at = (location: string): string => (isPostgresUrl(location) ? location : resolve(ctx.cwd, location));
+    const at = (location: string): string => archiveLocation(ctx.cwd, location);
     const source = at(options.from);
     const target = at(options.to);
     if (source === target) throw new UsageError('--from and --to are the same archive');

@@ -16,6 +16,7 @@ import type { TurnType } from '../../core/turn.js';
 import { parseTokenAmount } from '../../core/token-amount.js';
 import { writeError, writeFileInterruptible } from '../../io/atomic.js';
 import { trackedByGit } from '../../io/config.js';
+import { archiveLocation } from '../archive.js';
 import { testMark } from '../context.js';
 import type { CliContext } from '../context.js';
 import { reportError } from '../errors.js';
@@ -202,6 +203,7 @@ async function chooseArchive(
 ): Promise<string | undefined> {
   const { clack, io, ctx, home, note } = run;
   const archive = options.archive !== undefined ? expandHome(options.archive, home) : clack ? await askArchive(clack, io, ctx, home) : undefined;
+  if (archive !== undefined) archiveLocation(ctx.cwd, archive); // `postgres:/…` (one slash) is no path: refused, not written
   if (archive !== undefined && isPostgresUrl(archive) && urlHoldsPassword(archive)) {
     throw new UsageError(
       `--archive ${redactUrl(archive)}: the config file would hold the database password`,
@@ -503,8 +505,7 @@ async function askArchive(clack: Clack, io: PromptIO, ctx: CliContext, home: str
 }
 
 /** Whether a postgres:// URL carries a password: `user:password@`, or `?password=` / `?sslpassword=` (node-postgres reads both). */
+/** Whether the URL holds a password: anything redactUrl would hide (a password written without percent-encoding too). */
 function urlHoldsPassword(url: string): boolean {
-  if (/^[^:]+:\/\/[^/@]*:[^/@]*@/u.test(url)) return true;
-  const query = url.indexOf('?');
-  return query >= 0 && [...new URLSearchParams(url.slice(query + 1)).keys()].some((key) => /^(?:password|sslpassword)$/iu.test(key));
+  return redactUrl(url) !== url;
 }
