@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -347,6 +347,99 @@ describe('a PostgreSQL URL whose password is not percent-encoded, or that is mis
       assert.equal(result.exitCode, 2, result.stderr);
       assertNoSecret(result, SECRET);
       assert.ok(!existsSync(join(dir, 'devs-ctx.config.json')));
+    }
+  });
+});
+
+/**
+ * A TCP proxy to `port` that cuts the connection (both ways, at once) when the client sends a
+ * message holding `pattern`: the server goes away at that moment, as the client sees it. With
+ * `afterServerGotIt`, the message reaches the server and its answer is what is lost.
+ */
+async function cuttingProxy(t: T, port: number, pattern: string, options: { afterServerGotIt?: boolean } = {}): Promise<number> {
+  const sockets: Socket[] = [];
+  const proxy = createServer((client) => {
+    const server = connect(port, '127.0.0.1');
+    sockets.push(client, server);
+    client.on('error', () => {});
+    server.on('error', () => {});
+    let answerLost = false;
+    const cut = (): void => {
+      client.destroy();
+      server.destroy();
+    };
+    client.on('data', (data: Buffer) => {
+      if (!data.includes(pattern)) server.write(data);
+      else if (options.afterServerGotIt) {
+        answerLost = true;
+        server.write(data);
+      } else cut();
+    });
+    server.on('data', (data: Buffer) => (answerLost ? cut() : client.write(data)));
+    client.on('close', () => server.destroy());
+    server.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    for (const s of sockets) s.destroy();
+    proxy.close();
+  });
+  return (proxy.address() as { port: number }).port;
+}
+
+describe('the PostgreSQL server going away in the middle of a command', () => {
+  test("during the prune's archive transaction: exit 3 with the reason, no crash, the input untouched, no lock left, nothing in the archive", async (t) => {
+    const { url, port } = await startPostgres(t);
+    const m = machine(t, 'cut-prune');
+    const path = session(m.dir);
+    // The schema first (another transcript pruned), through the real port: the cut then falls on the prune's own inserts.
+    session(m.dir, 'first.jsonl');
+    const first = await runCliAsync(['prune', 'first.jsonl', '--in-place', '--force', ...WINDOW], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: url } });
+    assert.equal(first.exitCode, 0, first.stderr);
+    const cut = url.replace(`:${port}/`, `:${await cuttingProxy(t, port, 'INSERT INTO archived_turns')}/`);
+    const result = await runCliAsync(['prune', 's.jsonl', '--in-place', '--force', ...WINDOW], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: cut } });
+    assert.equal(result.exitCode, 3, result.stderr);
+    assert.match(result.stderr, /could not archive the prune/);
+    assert.doesNotMatch(result.stderr, /Unhandled|at .*node_modules/);
+    assert.ok(readFileSync(path).equals(fixtureBytes), 'the input untouched');
+    assert.ok(!existsSync(`${path}.devs-ctx.lock`), 'no lock left behind');
+    const recall = (file: string) => runCliAsync(['recall', 'test', '--file', file, '--json'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: url } });
+    assert.ok((JSON.parse((await recall('first.jsonl')).stdout) as { hits: unknown[] }).hits.length > 0, 'the query finds what a prune archived');
+    assert.equal((JSON.parse((await recall('s.jsonl')).stdout) as { hits: unknown[] }).hits.length, 0, 'no turn of a prune that did not happen');
+  });
+
+  test('after the commit reached the server, its answer lost: exit 3, and the event taken out again (recall shows no prune that did not happen)', async (t) => {
+    const { url, port } = await startPostgres(t);
+    const m = machine(t, 'cut-commit');
+    const path = session(m.dir);
+    session(m.dir, 'first.jsonl');
+    assert.equal(
+      (await runCliAsync(['prune', 'first.jsonl', '--in-place', '--force', ...WINDOW], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: url } })).exitCode,
+      0,
+    );
+    const cut = url.replace(`:${port}/`, `:${await cuttingProxy(t, port, 'COMMIT', { afterServerGotIt: true })}/`);
+    const result = await runCliAsync(['prune', 's.jsonl', '--in-place', '--force', ...WINDOW], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: cut } });
+    assert.equal(result.exitCode, 3, result.stderr);
+    assert.ok(readFileSync(path).equals(fixtureBytes), 'the input untouched');
+    const hits = await runCliAsync(['recall', 'test', '--file', 's.jsonl', '--json'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: url } });
+    assert.equal((JSON.parse(hits.stdout) as { hits: unknown[] }).hits.length, 0, `a prune that did not happen is listed: ${hits.stdout}`);
+  });
+
+  test('during a recall or a restore: exit 3 with the reason, not an internal error', async (t) => {
+    const { url, port } = await startPostgres(t);
+    const m = machine(t, 'cut-read');
+    const path = session(m.dir);
+    const env = { ...m.env, DEVS_CTX_ARCHIVE_URL: url };
+    assert.equal((await runCliAsync(['prune', 's.jsonl', '--in-place', '--force', ...WINDOW], { cwd: m.dir, env })).exitCode, 0);
+    for (const [args, pattern] of [
+      [['recall', 'architecture'], 'ts_rank'],
+      [['restore', path, '-o', join(m.dir, 'r.jsonl')], 'FROM archived_records'],
+    ] as const) {
+      const cut = url.replace(`:${port}/`, `:${await cuttingProxy(t, port, pattern)}/`);
+      const result = await runCliAsync([...args], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: cut } });
+      assert.equal(result.exitCode, 3, `${args[0]}: ${result.stderr}`);
+      assert.match(result.stderr, /PostgreSQL archive/, args[0]);
+      assert.doesNotMatch(result.stderr, /this is a bug|Unhandled/, args[0]);
     }
   });
 });

@@ -102,3 +102,18 @@ export class ArchiveConnectError extends DevsCtxError {
     );
   }
 }
+
+/** A query of the PostgreSQL archive failed once it was open (the server went away, say): exit 3, with the reason. */
+export class ArchiveQueryError extends DevsCtxError {
+  constructor(
+    location: string,
+    readonly reason: string,
+  ) {
+    super(
+      `the PostgreSQL archive at ${location} failed: ${reason}`,
+      ExitCode.input,
+      'archive_query',
+      'check that the server is up and reachable, then run the command again',
+    );
+  }
+}

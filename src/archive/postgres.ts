@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { Archive, RawPruneEvent } from './archive.js';
 import { redactUrl } from './archive.js';
-import { InputError } from '../core/errors.js';
-import { ArchiveConnectError, ArchiveCorruptError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
+import { DevsCtxError, InputError } from '../core/errors.js';
+import { ArchiveConnectError, ArchiveCorruptError, ArchiveQueryError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { snippetOf, tsQueries } from './fts-query.js';
 import { assertStartsWithOutput, restoreBytes, RestoreLayoutSchema, startsWithOutput } from './layout.js';
 import { ArchivedTurnRowSchema, PruneEventRowSchema, RecallRowSchema } from './records.js';
@@ -125,7 +125,8 @@ export function connectTimeoutMs(url: string): number {
 
 /** An error's message with the URL's password taken out, wherever a driver put it. */
 function scrub(error: unknown, url: string): string {
-  let message = error instanceof Error ? error.message : String(error);
+  // A failed query's reason, without the "archive failed" around it (the caller says what failed).
+  let message = error instanceof ArchiveQueryError ? error.reason : error instanceof Error ? error.message : String(error);
   try {
     const password = decodeURIComponent(new URL(url).password);
     if (password) message = message.replaceAll(password, '***');
@@ -243,23 +244,52 @@ export class PostgresArchive implements Archive {
 
   /** The schema version recorded in the database, undefined when devs-ctx never migrated it. */
   async schemaVersion(): Promise<number | undefined> {
-    const exists = await this.pool.query("SELECT to_regclass('devs_ctx_schema_migrations') IS NOT NULL AS present");
+    const exists = await this.query("SELECT to_regclass('devs_ctx_schema_migrations') IS NOT NULL AS present");
     if (exists.rows[0]?.present !== true) return undefined;
-    return Number((await this.pool.query('SELECT coalesce(max(version), 0) AS v FROM devs_ctx_schema_migrations')).rows[0]?.v ?? 0);
+    return Number((await this.query('SELECT coalesce(max(version), 0) AS v FROM devs_ctx_schema_migrations')).rows[0]?.v ?? 0);
+  }
+
+  /**
+   * A query on a connection of the pool. A failure that is not ours (the server gone, a connection
+   * cut) is the archive's failure, with its reason (exit 3), not a bug of devs-ctx.
+   */
+  private async query(text: string, values?: unknown[]): Promise<QueryResult> {
+    try {
+      return await this.pool.query(text, values);
+    } catch (error) {
+      throw this.queryError(error);
+    }
+  }
+
+  private queryError(error: unknown): Error {
+    return error instanceof DevsCtxError ? error : new ArchiveQueryError(this.location, scrub(error, this.url));
   }
 
   private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw this.queryError(error);
+    }
+    // A connection that drops while checked out emits 'error' on its client: with no listener the
+    // process would crash. The query under way fails too, and that failure is the one reported.
+    const ignore = (): void => {};
+    client.on('error', ignore);
+    let failure: Error | undefined;
     try {
       await client.query('BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
       await client.query('ROLLBACK').catch(() => {});
-      throw error;
+      throw this.queryError(error);
     } finally {
-      client.release();
+      client.off('error', ignore);
+      // A connection that failed is not given back to the pool for another query: it is closed.
+      client.release(failure);
     }
   }
 
@@ -353,15 +383,15 @@ export class PostgresArchive implements Archive {
   }
 
   async getEvent(eventId: string): Promise<PruneEventSummary | undefined> {
-    const { rows } = await this.pool.query(`SELECT ${EVENT_COLUMNS} FROM prune_events WHERE id = $1`, [eventId]);
+    const { rows } = await this.query(`SELECT ${EVENT_COLUMNS} FROM prune_events WHERE id = $1`, [eventId]);
     return rows[0] === undefined ? undefined : PruneEventRowSchema.parse(rows[0]);
   }
 
   async listEvents(options: { readonly sourcePath?: string; readonly limit?: number } = {}): Promise<PruneEventSummary[]> {
-    const { rows } = await this.pool.query(
-      `SELECT ${EVENT_COLUMNS} FROM prune_events WHERE ($1::text IS NULL OR source_path = $1) ORDER BY seq DESC LIMIT $2`,
-      [options.sourcePath ?? null, options.limit ?? null],
-    );
+    const { rows } = await this.query(`SELECT ${EVENT_COLUMNS} FROM prune_events WHERE ($1::text IS NULL OR source_path = $1) ORDER BY seq DESC LIMIT $2`, [
+      options.sourcePath ?? null,
+      options.limit ?? null,
+    ]);
     return rows.map((row) => PruneEventRowSchema.parse(row));
   }
 
@@ -373,10 +403,9 @@ export class PostgresArchive implements Archive {
     const sizes =
       // A `compaction` event (an agent's window archived before it compacted) changed no file: nothing to undo.
       (
-        await this.pool.query(
-          `SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= $1 AND strategy <> 'compaction' ORDER BY output_bytes`,
-          [currentBytes.length],
-        )
+        await this.query(`SELECT DISTINCT output_bytes AS size FROM prune_events WHERE output_bytes <= $1 AND strategy <> 'compaction' ORDER BY output_bytes`, [
+          currentBytes.length,
+        ])
       ).rows.map((row: { size: number }) => row.size);
     if (sizes.length === 0) return undefined;
     // One pass over the file: hash it incrementally, a copy of the digest at each candidate size.
@@ -388,7 +417,7 @@ export class PostgresArchive implements Archive {
       hashed = size;
       digests.push(hash.copy().digest('hex'));
     }
-    const { rows } = await this.pool.query(
+    const { rows } = await this.query(
       `SELECT e.id FROM prune_events e JOIN unnest($1::bigint[], $2::text[]) AS p (size, sha) ON e.output_bytes = p.size AND e.output_sha256 = p.sha
        WHERE e.strategy <> 'compaction' ORDER BY e.seq DESC LIMIT 1`,
       [sizes, digests],
@@ -398,7 +427,7 @@ export class PostgresArchive implements Archive {
   }
 
   async restore(eventId: string, currentBytes: Buffer): Promise<Buffer> {
-    const { rows } = await this.pool.query('SELECT layout FROM prune_events WHERE id = $1', [eventId]);
+    const { rows } = await this.query('SELECT layout FROM prune_events WHERE id = $1', [eventId]);
     const event = await this.getEvent(eventId);
     const row = rows[0] as { layout: string } | undefined;
     if (!row || !event) throw new UnknownPruneEventError(eventId);
@@ -412,7 +441,7 @@ export class PostgresArchive implements Archive {
     const parsed = RestoreLayoutSchema.safeParse(layout);
     if (!parsed.success) throw new ArchiveCorruptError(eventId, 'its restore layout is not readable', 'postgres');
     const archived = new Map<number, Buffer>();
-    const records = await this.pool.query('SELECT record_index, bytes FROM archived_records WHERE event_id = $1', [eventId]);
+    const records = await this.query('SELECT record_index, bytes FROM archived_records WHERE event_id = $1', [eventId]);
     for (const record of records.rows as Array<{ record_index: number; bytes: Buffer }>) archived.set(record.record_index, record.bytes);
     try {
       return restoreBytes({ eventId, layout: parsed.data, archived, current: currentBytes, output: event.output, original: event.original });
@@ -428,7 +457,7 @@ export class PostgresArchive implements Archive {
     if (!queries) return [];
     const [open, close] = options.highlight ?? ['«', '»'];
     const run = async (tsquery: string): Promise<RecallHit[]> => {
-      const { rows } = await this.pool.query(
+      const { rows } = await this.query(
         `SELECT hit.event_id, hit.entry_index, hit.turn_id, hit.role, hit.type, hit.action, hit.tokens, hit.timestamp,
            hit.created_at, hit.source_path, hit.strategy, -hit.score AS rank,
            left(hit.content, ${HEADLINE_CHARS}) AS excerpt
@@ -453,7 +482,7 @@ export class PostgresArchive implements Archive {
 
   async getTurn(eventId: string, turnIdOrEntryIndex: string | number): Promise<ArchivedTurn | undefined> {
     const byIndex = typeof turnIdOrEntryIndex === 'number';
-    const { rows } = await this.pool.query(
+    const { rows } = await this.query(
       `SELECT ${TURN_COLUMNS} FROM archived_turns WHERE event_id = $1 AND ${byIndex ? 'entry_index = $2::integer' : 'turn_id = $2::text'} ORDER BY entry_index LIMIT 1`,
       [eventId, turnIdOrEntryIndex],
     );
@@ -462,7 +491,7 @@ export class PostgresArchive implements Archive {
 
   async findTurn(turnId: string, options: { readonly eventId?: string } = {}): Promise<ArchivedTurn | undefined> {
     if (options.eventId !== undefined) return this.getTurn(options.eventId, turnId);
-    const { rows } = await this.pool.query(
+    const { rows } = await this.query(
       `SELECT ${TURN_COLUMNS.split(', ')
         .map((c) => `t.${c}`)
         .join(', ')} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id
@@ -473,20 +502,20 @@ export class PostgresArchive implements Archive {
   }
 
   async listTurns(eventId: string): Promise<ArchivedTurn[]> {
-    const { rows } = await this.pool.query(`SELECT ${TURN_COLUMNS} FROM archived_turns WHERE event_id = $1 ORDER BY entry_index`, [eventId]);
+    const { rows } = await this.query(`SELECT ${TURN_COLUMNS} FROM archived_turns WHERE event_id = $1 ORDER BY entry_index`, [eventId]);
     return rows.map((row) => ArchivedTurnRowSchema.parse(row));
   }
 
   async eventIds(): Promise<string[]> {
-    const { rows } = await this.pool.query('SELECT id FROM prune_events ORDER BY seq');
+    const { rows } = await this.query('SELECT id FROM prune_events ORDER BY seq');
     return rows.map((row: { id: string }) => row.id);
   }
 
   async exportEvent(eventId: string): Promise<RawPruneEvent | undefined> {
-    const { rows } = await this.pool.query(`SELECT ${EVENT_COLUMNS}, bom, layout FROM prune_events WHERE id = $1`, [eventId]);
+    const { rows } = await this.query(`SELECT ${EVENT_COLUMNS}, bom, layout FROM prune_events WHERE id = $1`, [eventId]);
     if (rows[0] === undefined) return undefined;
-    const records = await this.pool.query('SELECT record_index, bytes FROM archived_records WHERE event_id = $1 ORDER BY record_index', [eventId]);
-    const turns = await this.pool.query(`SELECT ${TURN_COLUMNS} FROM archived_turns WHERE event_id = $1 ORDER BY entry_index`, [eventId]);
+    const records = await this.query('SELECT record_index, bytes FROM archived_records WHERE event_id = $1 ORDER BY record_index', [eventId]);
+    const turns = await this.query(`SELECT ${TURN_COLUMNS} FROM archived_turns WHERE event_id = $1 ORDER BY entry_index`, [eventId]);
     return {
       event: rawEventFromRow(rows[0]),
       records: (records.rows as RawRecordRow[]).map(rawRecordFromRow),
@@ -503,7 +532,7 @@ export class PostgresArchive implements Archive {
   }
 
   async counts(): Promise<{ events: number; records: number; turns: number }> {
-    const { rows } = await this.pool.query(
+    const { rows } = await this.query(
       'SELECT (SELECT count(*) FROM prune_events) AS events, (SELECT count(*) FROM archived_records) AS records, (SELECT count(*) FROM archived_turns) AS turns',
     );
     const row = rows[0] as { events: number; records: number; turns: number };
@@ -514,10 +543,7 @@ export class PostgresArchive implements Archive {
     const found = new Map<string, Float32Array>();
     const unique = [...new Set(hashes)];
     if (unique.length === 0) return found;
-    const { rows } = await this.pool.query('SELECT content_hash, vector FROM embedding_cache WHERE model = $1 AND content_hash = ANY($2::text[])', [
-      model,
-      unique,
-    ]);
+    const { rows } = await this.query('SELECT content_hash, vector FROM embedding_cache WHERE model = $1 AND content_hash = ANY($2::text[])', [model, unique]);
     for (const row of rows as Array<{ content_hash: string; vector: Buffer }>) found.set(row.content_hash, vectorFromBytes(row.vector));
     return found;
   }
@@ -535,7 +561,7 @@ export class PostgresArchive implements Archive {
     if (hashes.length === 0) return;
     // One statement, so one transaction. A vector another machine cached meanwhile is kept: same
     // model, endpoint and text, same vector; and so the role needs no UPDATE (README's grants).
-    await this.pool.query(
+    await this.query(
       `INSERT INTO embedding_cache (model, content_hash, dims, vector, created_at)
        SELECT $1, h, d, v, $5 FROM unnest($2::text[], $3::integer[], $4::bytea[]) AS e(h, d, v)
        ON CONFLICT (model, content_hash) DO NOTHING`,

@@ -4,7 +4,8 @@ import type { PruneEventInput } from '../archive/records.js';
 /**
  * The archive step and the commit point of a prune: the event is archived first, then the pruned
  * transcript is written; when the write fails, the event is taken back out of the archive (it must
- * not list a prune that did not happen) and the write's error is thrown. `onForgetFailed` is told
+ * not list a prune that did not happen) and the write's error is thrown; so it is when archiving
+ * fails (the commit may have reached a server whose answer was lost). `onForgetFailed` is told
  * when even taking it out fails.
  */
 export async function archiveThenWrite(
@@ -12,17 +13,28 @@ export async function archiveThenWrite(
   write: () => Promise<void>,
   onForgetFailed: (eventId: string, error: Error) => void,
 ): Promise<void> {
-  if (archive) await archive.store.recordPrune(archive.event);
+  const forget = async (): Promise<void> => {
+    if (!archive) return;
+    try {
+      await archive.store.forgetPrune(archive.event.id);
+    } catch (forgetError) {
+      onForgetFailed(archive.event.id, forgetError as Error);
+    }
+  };
+  if (archive) {
+    try {
+      await archive.store.recordPrune(archive.event);
+    } catch (error) {
+      // A connection lost after the commit reached the server leaves the event there, unknown to
+      // us: it is taken out again (nothing to take out when it did roll back).
+      await forget();
+      throw error;
+    }
+  }
   try {
     await write();
   } catch (error) {
-    if (archive) {
-      try {
-        await archive.store.forgetPrune(archive.event.id);
-      } catch (forgetError) {
-        onForgetFailed(archive.event.id, forgetError as Error);
-      }
-    }
+    await forget();
     throw error;
   }
 }

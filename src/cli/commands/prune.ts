@@ -402,7 +402,7 @@ async function writePrune(
     else await writeOutput(outputName, written.bytes, ctx, held.trap?.signal);
   };
   await archiveThenWrite(archive, write, (id, error) => {
-    if (!json) ctx.stderr.write(`devs-ctx: the archive still lists prune ${id}, which was not written (${error.message}); ignore it in recall\n`);
+    if (!json) ctx.stderr.write(`devs-ctx: the archive may still list prune ${id}, which was not written (${error.message}); ignore it in recall\n`);
   });
   await testPause(ctx, held.trap?.signal, 'written');
   if (held.trap?.signal.aborted && !json) {
