@@ -443,3 +443,81 @@ describe('the PostgreSQL server going away in the middle of a command', () => {
     }
   });
 });
+
+describe('what PostgreSQL text cannot hold (U+0000) in a turn', () => {
+  /** The fixture with NUL in a dropped turn's content, id and timestamp (JSON allows it: \u0000). */
+  function nulSession(dir: string): string {
+    const lines = fixtureBytes.toString('utf8').split('\n');
+    // Line 9 (a1), a turn the prune drops.
+    const before = lines[8] as string;
+    lines[8] = before
+      .replace('"id":"a1"', '"id":"a\\u00001"')
+      .replace('the matching by account exists', 'the matching\\u0000by account exists')
+      .replace('"timestamp":"2026-11-20T10:08:00.000Z"', '"timestamp":"2026-11-20T10:08:00\\u0000Z"');
+    assert.notEqual(lines[8], before);
+    const path = join(dir, 'nul.jsonl');
+    writeFileSync(path, lines.join('\n'));
+    return path;
+  }
+
+  test('a prune into PostgreSQL keeps it (as U+FFFD in searchable text) and restores the bytes exactly', async (t) => {
+    const { url } = await startPostgres(t);
+    const m = machine(t, 'nul-prune');
+    const path = nulSession(m.dir);
+    const original = readFileSync(path);
+    const env = { ...m.env, DEVS_CTX_ARCHIVE_URL: url };
+    const pruned = await runCliAsync(['prune', 'nul.jsonl', '--in-place', '--force', ...WINDOW], { cwd: m.dir, env });
+    assert.equal(pruned.exitCode, 0, pruned.stderr);
+    const restored = await runCliAsync(['restore', 'nul.jsonl', '-o', join(m.dir, 'back.jsonl')], { cwd: m.dir, env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.ok(readFileSync(join(m.dir, 'back.jsonl')).equals(original), 'byte for byte');
+  });
+
+  test('archive copy SQLite -> PostgreSQL -> SQLite of such a prune: done, verified, twice over (nothing "differs")', async (t) => {
+    const { url } = await startPostgres(t);
+    const m = machine(t, 'nul-copy');
+    const path = nulSession(m.dir);
+    const original = readFileSync(path);
+    const sqlite = join(m.dir, 'a.sqlite');
+    assert.equal((await runCliAsync(['prune', 'nul.jsonl', '--in-place', '--force', ...WINDOW, '--archive', sqlite], { cwd: m.dir, env: m.env })).exitCode, 0);
+    session(m.dir, 'plain.jsonl');
+    assert.equal(
+      (await runCliAsync(['prune', 'plain.jsonl', '--in-place', '--force', ...WINDOW, '--archive', sqlite], { cwd: m.dir, env: m.env })).exitCode,
+      0,
+    );
+    for (let round = 0; round < 2; round++) {
+      const copy = await runCliAsync(['archive', 'copy', '--from', sqlite, '--to', url, '--json'], { cwd: m.dir, env: m.env });
+      assert.equal(copy.exitCode, 0, `round ${round}: ${copy.stdout}${copy.stderr}`);
+      assert.equal((JSON.parse(copy.stdout) as { verified: { events: number } }).verified.events, 2);
+    }
+    const back = join(m.dir, 'b.sqlite');
+    assert.equal((await runCliAsync(['archive', 'copy', '--from', url, '--to', back], { cwd: m.dir, env: m.env })).exitCode, 0);
+    const restored = await runCliAsync(['restore', 'nul.jsonl', '-o', join(m.dir, 'back.jsonl'), '--archive', back], { cwd: m.dir, env: m.env });
+    assert.equal(restored.exitCode, 0, restored.stderr);
+    assert.ok(readFileSync(join(m.dir, 'back.jsonl')).equals(original));
+  });
+
+  test('archive copy: one agent window archived into both archives (at other times) is the same event, not a conflict', async (t) => {
+    const { url } = await startPostgres(t);
+    const m = machine(t, 'compaction-copy');
+    const transcript = join(m.dir, 'session.jsonl');
+    copyFileSync(join(repoRoot, 'fixtures', 'claude-code', 'parallel-tool-calls-2.1.jsonl'), transcript);
+    const sqlite = join(m.dir, 'a.sqlite');
+    const hookInput = (trigger: string): string =>
+      JSON.stringify({ session_id: 's', transcript_path: transcript, cwd: m.dir, hook_event_name: 'PreCompact', trigger });
+    for (const [archive, trigger] of [
+      [sqlite, 'manual'],
+      [url, 'auto'],
+    ] as const) {
+      const hook = await runCliAsync(['agent-hook', 'pre-compact', '--agent', 'claude-code'], {
+        cwd: m.dir,
+        env: { ...m.env, DEVS_CTX_ARCHIVE: archive.startsWith('postgres') ? '' : archive, DEVS_CTX_ARCHIVE_URL: archive.startsWith('postgres') ? archive : '' },
+        input: hookInput(trigger),
+      });
+      assert.match(hook.stderr, /archived \d+ turn/, hook.stderr);
+    }
+    const copy = await runCliAsync(['archive', 'copy', '--from', sqlite, '--to', url, '--json'], { cwd: m.dir, env: m.env });
+    assert.equal(copy.exitCode, 0, copy.stdout + copy.stderr);
+    assert.equal((JSON.parse(copy.stdout) as { alreadyThere: number }).alreadyThere, 1);
+  });
+});

@@ -71,10 +71,27 @@ export function redactUrl(location: string): string {
   return out.replace(/([?&](?:password|sslpassword|sslkey)=)[^&#]*/giu, '$1***');
 }
 
-/** A content hash of an exported event, the same whichever store it came from (`archive copy` compares them). */
+/**
+ * Text as every store keeps it: a PostgreSQL text column cannot hold U+0000 (which JSON allows in a
+ * string), so it is kept as U+FFFD there. Only the turns' searchable text and the event's fields are
+ * text; the archived bytes restore uses are exact in both stores.
+ */
+export function storableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
+/**
+ * A content hash of an exported event, the same whichever store it came from (`archive copy` compares
+ * them): its text fields as every store keeps them (storableText), its bytes exactly.
+ */
 export function rawEventHash(raw: RawPruneEvent, hash: (data: string | Buffer) => string): string {
   // Keys sorted: the hash depends on the values only, not on the order a store built them in.
-  const canonical = (row: object): string => JSON.stringify(row, Object.keys(row).sort());
+  const canonical = (row: object): string =>
+    JSON.stringify(row, (key, value: unknown) => {
+      if (typeof value === 'string') return storableText(value);
+      if (key !== '' || typeof value !== 'object' || value === null) return value;
+      return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    });
   const parts: (string | Buffer)[] = [canonical(raw.event)];
   for (const record of raw.records) parts.push(`\nrecord ${record.index} ${record.bytes.length}\n`, record.bytes);
   for (const turn of raw.turns) parts.push(`\nturn ${canonical(turn)}`);

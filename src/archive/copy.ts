@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Archive } from './archive.js';
+import type { Archive, RawPruneEvent } from './archive.js';
 import { rawEventHash } from './archive.js';
 import { DevsCtxError, ExitCode } from '../core/errors.js';
 
@@ -14,14 +14,27 @@ export interface CopyResult {
 
 /** The destination holds an event with the source's id but other content, or lacks what was copied (exit 3). */
 class ArchiveCopyMismatchError extends DevsCtxError {
-  constructor(message: string) {
+  constructor(message: string, copied = false) {
     super(
       message,
       ExitCode.input,
       'archive_copy_mismatch',
-      'nothing in either archive was changed or deleted; compare the two events with devs-ctx recall --event ID --archive …',
+      copied
+        ? 'the event was written to the destination and reads back otherwise; nothing was deleted; compare the two with devs-ctx recall --event ID --archive …'
+        : 'nothing in either archive was changed or deleted; compare the two events with devs-ctx recall --event ID --archive …',
     );
   }
+}
+
+/**
+ * Whether two exports are the same event: the same content hash. An agent's compaction event is
+ * named by the session file's path and bytes, so two with one id archived the same window: they
+ * may differ only in when, and on which trigger, each was archived.
+ */
+function sameEvent(a: RawPruneEvent, b: RawPruneEvent): boolean {
+  const hashOf = (raw: RawPruneEvent): string =>
+    rawEventHash(raw.event.strategy === 'compaction' ? { ...raw, event: { ...raw.event, createdAt: '', urgency: '' } } : raw, sha256);
+  return hashOf(a) === hashOf(b);
 }
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -40,11 +53,17 @@ export async function copyArchive(from: Archive, to: Archive): Promise<CopyResul
   for (const id of ids) {
     const raw = await from.exportEvent(id);
     if (!raw) throw new ArchiveCopyMismatchError(`event ${id} vanished from ${from.location} during the copy`);
-    if (await to.importEvent(raw)) copied++;
+    const written = await to.importEvent(raw);
+    if (written) copied++;
     else alreadyThere++;
     const landed = await to.exportEvent(id);
-    if (!landed || rawEventHash(landed, sha256) !== rawEventHash(raw, sha256)) {
-      throw new ArchiveCopyMismatchError(`event ${id} in ${to.location} differs from the one in ${from.location} (same id, other content)`);
+    if (!landed || !sameEvent(landed, raw)) {
+      throw new ArchiveCopyMismatchError(
+        written
+          ? `event ${id} was copied into ${to.location} but reads back other content than in ${from.location}`
+          : `event ${id} in ${to.location} differs from the one in ${from.location} (same id, other content)`,
+        written,
+      );
     }
     records += raw.records.length;
     turns += raw.turns.length;

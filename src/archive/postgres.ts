@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { Archive, RawPruneEvent } from './archive.js';
-import { redactUrl } from './archive.js';
+import { redactUrl, storableText } from './archive.js';
 import { DevsCtxError, InputError } from '../core/errors.js';
 import { ArchiveConnectError, ArchiveCorruptError, ArchiveQueryError, ArchiveSchemaError, ArchiveWriteError, UnknownPruneEventError } from './errors.js';
 import { snippetOf, tsQueries } from './fts-query.js';
@@ -134,14 +134,6 @@ function scrub(error: unknown, url: string): string {
     // not a URL: nothing to take out
   }
   return message.replaceAll(url, redactUrl(url)).split('\n')[0] ?? message;
-}
-
-/**
- * Text as a PostgreSQL text column can hold it: U+0000 (which JSON allows in a string) becomes
- * U+FFFD. Only searchable text is affected; the archived bytes restore uses are bytea, exact.
- */
-function pgText(text: string): string {
-  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
 const TURN_COLUMNS = 'event_id, entry_index, turn_id, role, type, action, tokens, content, timestamp, records';
@@ -322,18 +314,18 @@ export class PostgresArchive implements Archive {
       [
         e.id,
         e.createdAt,
-        e.sourcePath,
+        storableText(e.sourcePath),
         e.format,
         e.strategy,
         e.targetTokens,
-        e.urgency,
-        e.goal === null ? null : pgText(e.goal),
+        storableText(e.urgency),
+        e.goal === null ? null : storableText(e.goal),
         e.tokensBefore,
         e.tokensAfter,
         e.removedTurnCount,
         e.maskedTurnCount,
         e.tokensSaved,
-        e.summaryText === null ? null : pgText(e.summaryText),
+        e.summaryText === null ? null : storableText(e.summaryText),
         e.originalSha256,
         e.originalBytes,
         e.outputSha256,
@@ -361,13 +353,13 @@ export class PostgresArchive implements Archive {
         [
           eventId,
           turns.map((t) => t.entryIndex),
-          turns.map((t) => t.turnId),
-          turns.map((t) => t.role),
-          turns.map((t) => t.type),
+          turns.map((t) => storableText(t.turnId)),
+          turns.map((t) => storableText(t.role)),
+          turns.map((t) => storableText(t.type)),
           turns.map((t) => t.action),
           turns.map((t) => t.tokens),
-          turns.map((t) => pgText(t.content)),
-          turns.map((t) => t.timestamp),
+          turns.map((t) => storableText(t.content)),
+          turns.map((t) => (t.timestamp === null ? null : storableText(t.timestamp))),
           turns.map((t) => t.records),
         ],
       );
