@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cliEnv, runCliAsync, runInProcess } from './helpers/cli.js';
@@ -520,4 +521,58 @@ describe('what PostgreSQL text cannot hold (U+0000) in a turn', () => {
     assert.equal(copy.exitCode, 0, copy.stdout + copy.stderr);
     assert.equal((JSON.parse(copy.stdout) as { alreadyThere: number }).alreadyThere, 1);
   });
+});
+
+/**
+ * TLS in front of the PostgreSQL engine, as a server with a self-signed certificate (test/tls,
+ * CN devs-ctx-test-server) does it: it answers the client's SSLRequest with 'S', then speaks TLS
+ * and passes the plain protocol on to `port`.
+ */
+async function tlsFront(t: T, port: number): Promise<number> {
+  const key = readFileSync(join(repoRoot, 'test', 'tls', 'server.key'));
+  const cert = readFileSync(join(repoRoot, 'test', 'tls', 'server.crt'));
+  const sockets: Socket[] = [];
+  const front = createServer((raw) => {
+    sockets.push(raw);
+    raw.on('error', () => {});
+    raw.once('data', (first: Buffer) => {
+      // SSLRequest: length 8, code 80877103.
+      if (first.length !== 8 || first.readInt32BE(4) !== 80877103) return void raw.destroy();
+      raw.write('S');
+      const secure = new TLSSocket(raw, { isServer: true, key, cert });
+      const backend = connect(port, '127.0.0.1');
+      sockets.push(secure, backend);
+      secure.on('error', () => backend.destroy());
+      backend.on('error', () => secure.destroy());
+      secure.pipe(backend).pipe(secure);
+    });
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    for (const s of sockets) s.destroy();
+    front.close();
+  });
+  return (front.address() as { port: number }).port;
+}
+
+test('sslmode as libpq reads it: require encrypts without checking the certificate, verify-ca checks the chain not the name, verify-full both', async (t) => {
+  const { url, port } = await startPostgres(t);
+  const m = machine(t, 'tls');
+  session(m.dir);
+  assert.equal(
+    (await runCliAsync(['prune', 's.jsonl', '--in-place', '--force', ...WINDOW], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: url } })).exitCode,
+    0,
+  );
+  const tls = url.replace(`:${port}/`, `:${await tlsFront(t, port)}/`).replace('?sslmode=disable', '');
+  const ca = join(repoRoot, 'test', 'tls', 'server.crt');
+  const recall = (query: string) => runCliAsync(['recall', 'test'], { cwd: m.dir, env: { ...m.env, DEVS_CTX_ARCHIVE_URL: `${tls}?${query}` } });
+  for (const query of ['sslmode=require', 'sslmode=no-verify', `sslmode=verify-ca&sslrootcert=${ca}`, `sslmode=require&sslrootcert=${ca}`]) {
+    const result = await recall(query);
+    assert.equal(result.exitCode, 0, `${query}: ${result.stderr}`);
+    assert.doesNotMatch(result.stderr, /SECURITY WARNING/, query);
+  }
+  for (const query of ['sslmode=verify-full', `sslmode=verify-full&sslrootcert=${ca}`, 'sslmode=verify-ca']) {
+    const result = await recall(query);
+    assert.equal(result.exitCode, 3, `${query}: ${result.stderr}`);
+  }
 });

@@ -123,6 +123,21 @@ export function connectTimeoutMs(url: string): number {
   }
 }
 
+/**
+ * The URL for node-postgres with `sslmode` read as libpq reads it (and as the README says): `prefer`
+ * and `require` encrypt without checking the certificate (`require` with `sslrootcert` checks the
+ * chain), `verify-ca` checks the chain but not the host name. node-postgres 8 reads all three as
+ * `verify-full` unless told `uselibpqcompat=true` (and warns on stderr); `no-verify`, which libpq
+ * lacks, is left to it as it is.
+ */
+function withLibpqSslModes(url: string): string {
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  const params = new URLSearchParams(url.slice(query + 1));
+  if (params.has('uselibpqcompat') || !['prefer', 'require', 'verify-ca'].includes(params.get('sslmode') ?? '')) return url;
+  return `${url}&uselibpqcompat=true`;
+}
+
 /** An error's message with the URL's password taken out, wherever a driver put it. */
 function scrub(error: unknown, url: string): string {
   // A failed query's reason, without the "archive failed" around it (the caller says what failed).
@@ -198,7 +213,7 @@ export class PostgresArchive implements Archive {
     const pg = loadPg();
     const parseInt8 = (value: string): number => Number(value);
     const pool = new pg.Pool({
-      connectionString: url,
+      connectionString: withLibpqSslModes(url),
       connectionTimeoutMillis: connectTimeoutMs(url),
       max: 4,
       application_name: 'devs-ctx',
