@@ -16,7 +16,7 @@ import {
   closeSync,
 } from 'node:fs';
 import { loadSqlite } from '../src/archive/sqlite.js';
-import { cliEnv } from './helpers/cli.js';
+import { canRunAsAnotherUser, runAs } from './helpers/other-user.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runCli } from './helpers/cli.js';
@@ -66,25 +66,6 @@ function makeImmutable(t: { skip(message: string): void }, paths: readonly strin
   }
   for (const path of paths) immutable.add(dirname(path)).add(path);
   return true;
-}
-
-/**
- * Whether the CLI can be run as another user here (root, with setpriv): what a read-only archive is
- * to a user, root does not see (it ignores file modes). Skips the test when it cannot.
- */
-function canRunAsAnotherUser(t: { skip(message: string): void }): boolean {
-  if (process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0) return true;
-  t.skip('needs root and setpriv to run as another user');
-  return false;
-}
-
-/** The CLI run as user `uid` (group the same) in `home`, its HOME, with `env` added. */
-function runAs(uid: number, home: string, args: readonly string[], env: Record<string, string>) {
-  return spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', process.execPath, join(repoRoot, 'bin/devs-ctx.js'), ...args], {
-    cwd: home,
-    env: cliEnv({ HOME: home, DEVS_CTX_CACHE_DIR: join(home, 'cache'), ...env }),
-    encoding: 'utf8',
-  });
 }
 
 test('restore and recall work on an archive in a folder nobody may write (no -shm can be created)', (t) => {

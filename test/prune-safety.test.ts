@@ -1,5 +1,18 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -7,6 +20,8 @@ import { assertUnchangedOrAppended, replaceKeepingAppends } from '../src/io/atom
 import { spawnChild } from './helpers/child.js';
 import { cliEnv, runCli } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
+import { canRunAsAnotherUser, runAs } from './helpers/other-user.js';
+import { loadSqlite } from '../src/archive/sqlite.js';
 
 /** What a prune must never do to the user's files, found by a review of the first version. */
 
@@ -191,3 +206,45 @@ describe('read-back verification', () => {
     assert.ok(verifyReadBack(before, edit, gone, [0]).includes('pinned turn s is missing or altered'));
   });
 });
+
+test('--in-place on a transcript its owner made read-only (0444): exit 3, the file and the archive as they were (prune, refresh, restore)', (t) => {
+  if (!canRunAsAnotherUser(t)) return;
+  const uid = 65534;
+  const home = mkdtempSync(join(tmpdir(), 'devs-ctx-readonly-'));
+  chmodSync(home, 0o777);
+  const path = join(home, 's.jsonl');
+  copyFileSync(join(repoRoot, 'fixtures', 'devs', 'over-soft-limit.jsonl'), path);
+  const env = { DEVS_CTX_ARCHIVE: join(home, 'a.sqlite') };
+  // A pruned copy to restore from, archived as that user.
+  copyFileSync(path, join(home, 'p.jsonl'));
+  chownSync(join(home, 'p.jsonl'), uid, uid);
+  assert.equal(runAs(uid, home, ['prune', 'p.jsonl', '--in-place', '--force', '--window', '4000'], env).status, 0);
+  for (const [file, args] of [
+    ['s.jsonl', ['prune', 's.jsonl', '--in-place', '--force', '--window', '4000']],
+    ['s.jsonl', ['refresh', 's.jsonl', '--in-place', '--force']],
+    ['p.jsonl', ['restore', 'p.jsonl', '--in-place']],
+  ] as const) {
+    const target = join(home, file);
+    chownSync(target, uid, uid);
+    chmodSync(target, 0o444);
+    const before = readFileSync(target);
+    const events = archiveEvents(env.DEVS_CTX_ARCHIVE);
+    const result = runAs(uid, home, [...args], env);
+    assert.equal(result.status, 3, `${args[0]}: ${result.stderr}`);
+    assert.match(result.stderr, /permission denied|read-only|may not write/i, args[0]);
+    assert.ok(readFileSync(target).equals(before), `${args[0]}: the file is as it was`);
+    assert.equal(statSync(target).mode & 0o777, 0o444);
+    assert.equal(archiveEvents(env.DEVS_CTX_ARCHIVE), events, `${args[0]}: the archive is as it was`);
+    chmodSync(target, 0o644);
+  }
+});
+
+/** How many prune events the SQLite archive holds. */
+function archiveEvents(path: string): number {
+  const db = new (loadSqlite())(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM prune_events').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}

@@ -452,6 +452,12 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   const existing = statSync(path);
   if (!existing.isFile()) throw new InputError(`${path}: cannot replace: it is not a regular file; nothing was changed`, 'write the result elsewhere with -o');
   assertNoOtherWriters(path);
+  // A file its owner made read-only (or one we may not write) is not replaced, as a shell's `>` would not write it: exit 3.
+  try {
+    accessSync(path, constants.W_OK);
+  } catch (error) {
+    throw writeError(path, error);
+  }
   const mode = existing.mode & 0o7777;
   const tmp = tempPathFor(path);
   const source = openSync(path, 'r');
@@ -478,8 +484,6 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
     copyTail(out);
     fsyncSync(out);
     copyTail(out);
-    closeSync(out);
-    out = undefined;
     renameSync(tmp, path);
   } catch (error) {
     if (out !== undefined) closeSync(out);
@@ -494,16 +498,13 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
     if (error instanceof InputError) throw error;
     throw writeError(path, error);
   }
-  // Lines written to the old file in the instant before the rename: add them to the new one.
+  // Lines written to the old file in the instant before the rename: added to the new one through the
+  // descriptor it was written with (opening it again by name could fail: its mode may forbid writing).
   try {
-    const fd = openSync(path, 'a');
-    try {
-      copyTail(fd);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    copyTail(out);
+    fsyncSync(out);
   } finally {
+    closeSync(out);
     closeSync(source);
   }
 }
