@@ -320,8 +320,21 @@ describe('prune -o OUT', () => {
     assert.equal(result.exitCode, 0, result.stderr);
     assert.equal(result.stderr, '');
     assert.match(result.stdout, /^s\.jsonl \(devs\): pruned 2,211 → [\d,]+ tokens \(target 1,000, urgency soft\)$/m);
-    assert.match(result.stdout, /undo with: devs-ctx restore s\.jsonl/);
+    // The hint names the file the restore reads: the pruned one.
+    const hint = /undo with: (devs-ctx restore \S+)$/m.exec(result.stdout)?.[1];
+    assert.equal(hint, 'devs-ctx restore out.jsonl');
     assert.match(result.stdout, /written to out\.jsonl/);
+    const undone = runCli(['restore', 'out.jsonl', '-o', 'back.jsonl'], { cwd: dir, env });
+    assert.equal(undone.exitCode, 0, undone.stderr);
+    assert.ok(readFileSync(join(dir, 'back.jsonl')).equals(readFileSync(join(dir, 's.jsonl'))));
+  });
+
+  test('the undo hint of a transcript pruned to stdout names no file of its own', () => {
+    const { dir, env } = workspace('out-stdout');
+    copyFixture(OVER_SOFT, dir);
+    const result = runCli(['prune', 's.jsonl', ...WINDOW], { cwd: dir, env });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /undo with: devs-ctx restore FILE \(the file you saved the pruned transcript to\)$/m);
   });
 });
 

@@ -1,3 +1,4 @@
+import { shellWord } from '../../core/git-hook.js';
 import { Chalk } from 'chalk';
 import type { PruneReport } from '../../core/reports/prune.js';
 import { colorEnabled } from '../context.js';
@@ -58,11 +59,11 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
     if (report.actions.length > MAX_ACTION_ROWS) lines.push(`  … and ${n(report.actions.length - MAX_ACTION_ROWS)} more actions (--json lists them all)`);
     lines.push('', '  dry run: nothing was written');
   } else {
-    if (report.archive)
-      lines.push(
-        `  archived in ${report.archive.path} (prune ${report.archive.eventId}); undo with: devs-ctx restore ${report.file === '(stdin)' ? 'FILE' : report.file}`,
-      );
-    else lines.push(c.yellow('  not archived (--no-archive): the removed turns exist only in the original file'));
+    if (report.archive) {
+      // restore reads the pruned transcript: the file written, or the one standard output went to.
+      const pruned = report.output === '-' || report.output === null ? 'FILE (the file you saved the pruned transcript to)' : shellWord(report.output);
+      lines.push(`  archived in ${report.archive.path} (prune ${report.archive.eventId}); undo with: devs-ctx restore ${pruned}`);
+    } else lines.push(c.yellow('  not archived (--no-archive): the removed turns exist only in the original file'));
     if (report.output && report.output !== '-') lines.push(`  written to ${report.output}`);
   }
   return `${lines.join('\n')}\n`;
