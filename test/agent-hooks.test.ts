@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -12,6 +24,7 @@ import { archiveWindow, loadAgentSession } from '../src/cli/agent-session.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { cliEnv, runCli } from './helpers/cli.js';
 import { packageCopy } from './helpers/package-copy.js';
+import { canRunAsAnotherUser, runAs } from './helpers/other-user.js';
 import { realdataDir, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 /**
@@ -338,6 +351,43 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
       assert.equal((JSON.parse(result.stdout) as { files: { action: string }[] }).files[0]?.action, 'unchanged');
       assert.equal(readFileSync(path, 'utf8'), settings);
     }
+  });
+
+  it('a settings file that is a FIFO or a link to /dev/zero: exit 3 at once, nothing written (status, install, uninstall)', () => {
+    const { home, env } = sandbox();
+    mkdirSync(join(home, '.gemini'));
+    const path = join(home, '.gemini', 'settings.json');
+    for (const make of [() => assert.equal(spawnSync('mkfifo', [path]).status, 0), () => symlinkSync('/dev/zero', path)]) {
+      rmSync(path, { force: true });
+      make();
+      for (const action of ['status', 'install', 'uninstall']) {
+        const result = spawnSync(process.execPath, [join(repoRoot, 'bin', 'devs-ctx.js'), 'hook', action, '--agent', 'gemini', '--user'], {
+          cwd: home,
+          env: cliEnv(env),
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        assert.equal(result.signal, null, `${action}: still reading`);
+        assert.equal(result.status, 3, `${action}: ${result.stderr}`);
+        assert.match(result.stderr, /settings\.json: is a (FIFO|character device), not a settings file/);
+      }
+    }
+  });
+
+  it('one of the files cannot be written (a read-only ~/.claude.json): exit 3 before any file is changed', (t) => {
+    if (!canRunAsAnotherUser(t)) return;
+    const uid = 65534;
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'devs-ctx-agent-ro-')));
+    mkdirSync(join(home, '.claude'));
+    const settings = '{\n  "model": "opus"\n}\n';
+    writeFileSync(join(home, '.claude', 'settings.json'), settings);
+    writeFileSync(join(home, '.claude.json'), '{\n  "numStartups": 3\n}\n');
+    spawnSync('chown', ['-R', `${uid}:${uid}`, home]);
+    chmodSync(join(home, '.claude.json'), 0o444);
+    const result = runAs(uid, home, ['hook', 'install', '--agent', 'claude-code', '--user'], { DEVS_CTX_ARCHIVE: join(home, 'a.sqlite') });
+    assert.equal(result.status, 3, result.stderr);
+    assert.match(result.stderr, /\.claude\.json: cannot be written .*changed nothing/);
+    assert.equal(readFileSync(join(home, '.claude', 'settings.json'), 'utf8'), settings, 'settings.json untouched');
   });
 
   it('a settings file that is not JSON: exit 2, nothing written anywhere', () => {

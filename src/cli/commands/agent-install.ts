@@ -1,6 +1,19 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, rmdirSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  rmdirSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import {
@@ -28,6 +41,7 @@ import type { CliContext } from '../context.js';
 import type { AgentOptions } from '../flags/hook.js';
 import { reportError } from '../errors.js';
 import { readRegularFile } from '../../io/fd.js';
+import { fileKind } from '../../io/input.js';
 import { editJsonText, readJsonText } from '../../core/json-text-edit.js';
 
 /**
@@ -135,12 +149,43 @@ function readBackup(path: string, env: Env): Backup | undefined {
 
 const sha = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 
-function readText(path: string): string | undefined {
+/**
+ * That `path` can be written as devs-ctx writes it (a new file beside it, renamed over it): the file
+ * and its folder writable, or for a new file the nearest folder that exists. Else exit 3.
+ */
+function checkWritable(path: string): void {
+  let at = path;
   try {
-    return readFileSync(path, 'utf8');
+    if (existsSync(path)) accessSync(path, constants.W_OK);
+    for (at = dirname(path); !existsSync(at) && dirname(at) !== at; at = dirname(at));
+    accessSync(at, constants.W_OK);
+  } catch (error) {
+    throw new InputError(
+      `${at}: cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); devs-ctx changed nothing`,
+      'make it writable, then run the install again',
+    );
+  }
+}
+
+/**
+ * A settings file's text, undefined when there is none. Only a regular file is read (through a link,
+ * as a dotfile manager's): opened without blocking, so a FIFO is not waited on and a device
+ * (`/dev/zero`) is not read until memory runs out.
+ */
+function readText(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new InputError(`${path}: cannot read (${(error as Error).message})`);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new InputError(`${path}: is ${fileKind(stat)}, not a settings file; devs-ctx changes nothing`, 'make it a regular file');
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -371,10 +416,12 @@ export async function runAgentInstall(options: AgentOptions, bin: string | null,
     const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
     if (options.user !== true) confineToProject(targets, ctx.cwd);
-    // Read and check every file before writing any, so a broken file leaves all of them as they were.
+    // Read and check every file before writing any, so a broken file (or one we may not write)
+    // leaves all of them as they were.
     for (const target of targets) {
       if (target.kind === 'json') parseJsonSettings(target, readText(target.path));
       else checkToml(target.path, readText(target.path), runner);
+      checkWritable(target.path);
     }
     const files = targets.map((target) => installInto(target, options.agent, runner, ctx.env));
     render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'install', files });
