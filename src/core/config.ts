@@ -57,7 +57,8 @@ export const ConfigFileSchema = z.strictObject({
   /** Gemini API base URL, for a proxy or gateway (DEVS_CTX_GEMINI_BASE_URL takes precedence). */
   geminiBaseUrl: z.optional(z.url()),
   /** Seconds one Gemini request may take. */
-  timeout: z.optional(z.number().check(z.positive())),
+  // At most an hour, as --timeout: a larger value (1e7) overflowed the request timer (an internal error).
+  timeout: z.optional(z.number().check(z.positive(), z.lte(3600))),
   /** When Gemini fails: use the offline providers instead of exiting 5. */
   fallback: z.optional(z.enum(FALLBACK_NAMES)),
   /** Mask secrets before text is sent to Gemini (default true). */
@@ -304,7 +305,7 @@ function describeExpected(key: string | undefined): string {
   if (key === 'summaryShare') return 'a percentage of the removed tokens, more than 0 and at most 50 (e.g. 3)';
   if (key.startsWith('transcripts')) return 'an array of paths or globs, relative to the config file';
   if (key === 'archive') return 'a path to the SQLite archive, relative to the config file';
-  if (key === 'timeout') return 'a number of seconds above 0';
+  if (key === 'timeout') return 'a number of seconds above 0, at most 3600';
   if (key === 'geminiApiKey') return 'the Gemini API key, a non-empty string';
   if (key === 'geminiBaseUrl') return 'an https URL';
   if (key === 'model' || key === 'embeddingModel') return 'a Gemini model id such as gemini-3.5-flash';
