@@ -41,8 +41,9 @@ const TURNS: ConversationTurn[] = [
   ),
 ];
 
+/** A prune's request: the turns it removes, archived (as every prune but --no-archive). */
 function request(turns = TURNS, extra: Partial<Parameters<FlashSummarizer['summarize']>[0]> = {}) {
-  return { turns, activeTask: 'REQ-42: empty config files must load defaults', budgetTokens: 2000, ...extra };
+  return { turns, activeTask: 'REQ-42: empty config files must load defaults', budgetTokens: 2000, archive: { eventId: 'e1' }, ...extra };
 }
 
 function generateRequests() {

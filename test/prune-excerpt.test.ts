@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -274,33 +274,39 @@ describe('goal excerpts found ahead of the plan (while the counting runs elsewhe
   });
 });
 
+/** A session whose large log answers the goal, and many turns about something else: written to `dir`/s.jsonl; its text. */
+function webhookSession(dir: string): string {
+  const lines: Record<string, unknown>[] = [
+    { id: 'sys', role: 'system', type: 'system', content: 'You are a coding agent.' },
+    { id: 'ask', role: 'user', type: 'message', content: 'The payment webhook retry fails: a redelivered event is processed twice. Look at the logs.' },
+    { id: 'c1', role: 'assistant', type: 'tool_call', callId: 'k1', content: 'run_shell {"command":"kubectl logs deploy/payments"}' },
+    { id: 'r1', role: 'tool', type: 'tool_result', callId: 'k1', content: logs(400, FACT, 250) },
+  ];
+  for (let i = 0; i < 12; i++) {
+    lines.push({
+      id: `u${i}`,
+      role: 'user',
+      type: 'message',
+      content: `Unrelated: rename the CSV export column ${i} and update the report header. ${'Pagination cursor details. '.repeat(40)}`,
+    });
+    lines.push({
+      id: `a${i}`,
+      role: 'assistant',
+      type: 'message',
+      content: `Renamed the report column ${i}. ${'The export stream writes rows as it reads them. '.repeat(40)}`,
+    });
+  }
+  lines.push({ id: 'goal', role: 'user', type: 'message', content: GOAL });
+  const original = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+  writeFileSync(join(dir, 's.jsonl'), original);
+  return original;
+}
+
 describe('prune keeps the excerpt end to end', () => {
   test('the excerpt holds the goal line and the archive pointer; a second prune changes nothing; restore gives the bytes back', () => {
     const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-excerpt-'));
     const env = { DEVS_CTX_ARCHIVE: join(mkdtempSync(join(tmpdir(), 'devs-ctx-excerpt-archive-')), 'archive.sqlite') };
-    const lines: Record<string, unknown>[] = [
-      { id: 'sys', role: 'system', type: 'system', content: 'You are a coding agent.' },
-      { id: 'ask', role: 'user', type: 'message', content: 'The payment webhook retry fails: a redelivered event is processed twice. Look at the logs.' },
-      { id: 'c1', role: 'assistant', type: 'tool_call', callId: 'k1', content: 'run_shell {"command":"kubectl logs deploy/payments"}' },
-      { id: 'r1', role: 'tool', type: 'tool_result', callId: 'k1', content: logs(400, FACT, 250) },
-    ];
-    for (let i = 0; i < 12; i++) {
-      lines.push({
-        id: `u${i}`,
-        role: 'user',
-        type: 'message',
-        content: `Unrelated: rename the CSV export column ${i} and update the report header. ${'Pagination cursor details. '.repeat(40)}`,
-      });
-      lines.push({
-        id: `a${i}`,
-        role: 'assistant',
-        type: 'message',
-        content: `Renamed the report column ${i}. ${'The export stream writes rows as it reads them. '.repeat(40)}`,
-      });
-    }
-    lines.push({ id: 'goal', role: 'user', type: 'message', content: GOAL });
-    const original = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
-    writeFileSync(join(dir, 's.jsonl'), original);
+    const original = webhookSession(dir);
     const first = runCli(['prune', 's.jsonl', '--force', '--target', '5k', '-o', 'p.jsonl', '--json'], { cwd: dir, env });
     assert.equal(first.exitCode, 0, first.stderr);
     const pruned = readFileSync(join(dir, 'p.jsonl'), 'utf8');
@@ -331,4 +337,28 @@ describe('prune keeps the excerpt end to end', () => {
     assert.equal(restored.exitCode, 0, restored.stderr);
     assert.equal(readFileSync(join(dir, 'r.jsonl'), 'utf8'), original);
   });
+});
+
+test('--no-archive: the transcript never says the removed text is archived, nor how to recall or restore it; a second prune still reads the masked sizes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-excerpt-noarchive-'));
+  const env = { DEVS_CTX_ARCHIVE: join(dir, 'never.sqlite') };
+  webhookSession(dir);
+  const first = runCli(['prune', 's.jsonl', '--force', '--target', '5k', '-o', 'p.jsonl', '--no-archive', '--json'], { cwd: dir, env });
+  assert.equal(first.exitCode, 0, first.stderr);
+  const turns = readFileSync(join(dir, 'p.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { id: string; content: string });
+  const summary = turns.find((t) => t.content.startsWith('[Context Summary]'));
+  assert.ok(summary, 'a summary');
+  const r1 = turns.find((t) => t.id === 'r1');
+  assert.match(r1?.content ?? '', /^\[devs-ctx: [\d,]+ tokens of tool output removed, not archived; kept below: \d+ of its 400 lines/);
+  for (const turn of [summary, r1]) {
+    assert.doesNotMatch(turn?.content ?? '', /(?<!not )archived|recall|restore/, `${turn?.id}: ${turn?.content.slice(0, 300)}`);
+  }
+  assert.match(summary?.content ?? '', /were removed by devs-ctx and not archived/);
+  assert.ok(!existsSync(env.DEVS_CTX_ARCHIVE));
+  const again = runCli(['prune', 'p.jsonl', '--force', '--target', '5k', '--dry-run', '--json', '--no-archive'], { cwd: dir, env });
+  assert.equal(again.exitCode, 0, again.stderr);
+  assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, 'no-change');
 });

@@ -103,7 +103,7 @@ export function fitUsage(points: readonly { readonly estimate: number; readonly 
  * The original size a masked tool result's placeholder records (core/prune/engine.ts maskPlaceholder).
  * A batch that reads a grown file on keeps, of an old turn's text, only this match (its calibration).
  */
-export const MASKED_TOKENS = /^\[devs-ctx: ([\d,]+) tokens of tool output archived/;
+export const MASKED_TOKENS = /^\[devs-ctx: ([\d,]+) tokens of tool output (?:archived|removed, not archived)/;
 
 /**
  * Pure: the calibration of one transcript from its recorded calls, given each entry's estimated

@@ -48,12 +48,17 @@ export class ExtractiveSummarizer implements Summarizer {
     const first = turns[0]?.id ?? '';
     const last = turns[turns.length - 1]?.id ?? '';
     // No prune id in the text: it is random, and a dry run must count the same summary every time.
-    const header = `${SUMMARY_PREFIX}\n${turns.length} earlier turns were removed and archived by devs-ctx. What they held, verbatim where it matters:`;
+    // Without an archive (--no-archive) nothing can be recalled or restored: the summary says so, and gives no way to.
+    const archived = request.archive !== undefined;
+    const header = archived
+      ? `${SUMMARY_PREFIX}\n${turns.length} earlier turns were removed and archived by devs-ctx. What they held, verbatim where it matters:`
+      : `${SUMMARY_PREFIX}\n${turns.length} earlier turns were removed by devs-ctx and not archived. What they held, verbatim where it matters:`;
     const latest = structure.requests[structure.requests.length - 1];
+    const which = archived ? 'archived' : 'removed';
     const hints = [
-      turns.length > 1 ? `archived turns: ${first} … ${last}` : `archived turn: ${first}`,
+      turns.length > 1 ? `${which} turns: ${first} … ${last}` : `${which} turn: ${first}`,
       ...(latest ? [`latest request: turn ${latest.turnId}${structure.lastPlan ? `; last plan: turn ${structure.lastPlan.turnId}` : ''}`] : []),
-      'full text: devs-ctx recall "<words>" (or --turn ID); undo: devs-ctx restore FILE',
+      ...(archived ? ['full text: devs-ctx recall "<words>" (or --turn ID); undo: devs-ctx restore FILE'] : []),
     ];
     // The active task is the latest user line, which may be injected text (`<local-command-stdout>Bye!…`):
     // never quoted, as anywhere else in the summary; the latest real request stands in for it.

@@ -300,6 +300,7 @@ async function runService(
       summarizer: set.summarizer,
       eventId,
       ...(loaded.archivePath ? { archiveLocation: archiveDisplay(loaded.archivePath) } : {}),
+      ...(options.archive === false ? { notArchived: true } : {}),
       now: new Date().toISOString(),
       newId: randomUUID,
       ...(loaded.session.calibration.basis !== 'estimate'

@@ -44,6 +44,11 @@ export interface PruneRequest {
   /** Id of the prune event (archive reference in placeholders and the summary). */
   readonly eventId: string;
   readonly archiveLocation?: string;
+  /**
+   * `--no-archive`: nothing is archived, so the placeholders and the summary say the text was
+   * removed and not archived, and give no way to recall or restore it (there is none).
+   */
+  readonly notArchived?: boolean;
   readonly now: string;
   readonly newId: () => string;
   /** The session's calibration (when it is not the plain estimate), recorded where the format allows. */
@@ -89,8 +94,12 @@ export function summaryReserveFor(share?: number): SummaryBudgetRule {
   return summaryRule(share);
 }
 
-/** The text a masked tool result keeps: how much was archived and how to get it back (no random ids, so a dry run repeats exactly). */
-function maskPlaceholder(tokens: number, turnId: string): string {
+/**
+ * The text a masked tool result keeps: how much was archived and how to get it back (no random ids,
+ * so a dry run repeats exactly); or, when nothing is archived, that it was removed.
+ */
+function maskPlaceholder(tokens: number, turnId: string, archived: boolean): string {
+  if (!archived) return `[devs-ctx: ${thousands(tokens)} tokens of tool output removed, not archived]`;
   return `[devs-ctx: ${thousands(tokens)} tokens of tool output archived; full text: devs-ctx recall --turn ${turnId}]`;
 }
 
@@ -98,8 +107,9 @@ function maskPlaceholder(tokens: number, turnId: string): string {
  * A large tool result's partial mask: the same placeholder (so the archived size is read back the
  * same way, core/context-size.ts), saying how many lines it keeps, then those lines.
  */
-function excerptPlaceholder(tokens: number, turnId: string, excerpt: GoalExcerpt): string {
+function excerptPlaceholder(tokens: number, turnId: string, excerpt: GoalExcerpt, archived: boolean): string {
   const kept = `kept below: ${excerpt.keptLines} of its ${excerpt.totalLines} lines, those about the goal`;
+  if (!archived) return `[devs-ctx: ${thousands(tokens)} tokens of tool output removed, not archived; ${kept}]\n${excerpt.text}`;
   return `[devs-ctx: ${thousands(tokens)} tokens of tool output archived; ${kept}; full text: devs-ctx recall --turn ${turnId}]\n${excerpt.text}`;
 }
 
@@ -163,7 +173,7 @@ async function rankWithFallback(
 /** What the plan step needs: the entries, their counts, the goal and the embedder (the summary comes later). */
 type PlanRequest = Pick<
   PruneRequest,
-  'entries' | 'tokens' | 'counter' | 'goal' | 'embedder' | 'fallbackEmbedder' | 'signal' | 'pacer' | 'onProgress' | 'goalExcerpts'
+  'entries' | 'tokens' | 'counter' | 'goal' | 'embedder' | 'fallbackEmbedder' | 'signal' | 'pacer' | 'onProgress' | 'goalExcerpts' | 'notArchived'
 >;
 
 /** One plan: what it was made from (each entry's tokens, masked size and relevance once ranked) and what it decided. */
@@ -250,7 +260,7 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
       const now = tokens[i] ?? 0;
       let maskedTokens: number | undefined;
       if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
-        const placeholder = maskPlaceholder(now, entry.turn.id);
+        const placeholder = maskPlaceholder(now, entry.turn.id, request.notArchived !== true);
         placeholders.set(i, placeholder);
         maskedTokens = counter.count(placeholder);
       }
@@ -280,7 +290,7 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
     // A ranking an earlier plan made (a review at another target) is used and reported again.
     if (policy.strategy === 'relevance' && (probe.outcome === 'prune' || ranking)) {
       // The excerpts' placeholders are counted (on another thread when the counter has one) while the turns are ranked here.
-      excerptTokens ??= excerptAll(base, { goal, found: request.goalExcerpts }, counter, excerpts, pacer, async () => {
+      excerptTokens ??= excerptAll(base, { goal, found: request.goalExcerpts, archived: request.notArchived !== true }, counter, excerpts, pacer, async () => {
         await rank(policy);
       });
       const excerptSizes = await excerptTokens;
@@ -302,7 +312,7 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
 /** What the summarize step needs besides the plan. */
 type SummarizeRequest = Pick<
   PruneRequest,
-  'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'now' | 'newId' | 'calibration' | 'signal' | 'pacer' | 'onProgress'
+  'counter' | 'summarizer' | 'eventId' | 'archiveLocation' | 'notArchived' | 'now' | 'newId' | 'calibration' | 'signal' | 'pacer' | 'onProgress'
 > & {
   readonly policy: Pick<PrunePolicy, 'summaryReserveTokens'>;
 };
@@ -330,7 +340,7 @@ export async function summarizePlan(planned: PlannedPrune, request: SummarizeReq
       turns: removed,
       activeTask: goal,
       budgetTokens,
-      archive: { eventId: request.eventId, ...(request.archiveLocation ? { location: request.archiveLocation } : {}) },
+      ...(request.notArchived ? {} : { archive: { eventId: request.eventId, ...(request.archiveLocation ? { location: request.archiveLocation } : {}) } }),
       ...(request.signal ? { signal: request.signal } : {}),
     });
     await pacer?.tick();
@@ -370,7 +380,7 @@ export async function preparePrune(request: PruneRequest): Promise<PreparedPrune
  */
 async function excerptAll(
   planEntries: readonly PlanEntry[],
-  goal: { readonly goal: string; readonly found: GoalExcerptsFound | undefined },
+  goal: { readonly goal: string; readonly found: GoalExcerptsFound | undefined; readonly archived: boolean },
   counter: TextTokenCounter,
   texts: Map<number, string>,
   pacer: Pacer | undefined,
@@ -390,7 +400,7 @@ async function excerptAll(
         excerpts ??= new GoalExcerpts(goal.goal);
         excerpt = excerpts.of(content);
       }
-      return excerpt ? excerptPlaceholder(e.tokens, id, excerpt) : undefined;
+      return excerpt ? excerptPlaceholder(e.tokens, id, excerpt, goal.archived) : undefined;
     },
     pacer,
   );

@@ -182,7 +182,8 @@ export class FlashSummarizer implements Summarizer {
       body = await this.ask(mergeInstruction(words), mergePrompt(request.activeTask, parts, factText), request.signal, 'the merged summary');
     }
 
-    const summary = `${SUMMARY_PREFIX}\n${request.turns.length} earlier turns were removed and archived by devs-ctx; summary by ${this.model}:\n\n${body.trim()}`;
+    const how = request.archive ? 'removed and archived by devs-ctx' : 'removed by devs-ctx and not archived';
+    const summary = `${SUMMARY_PREFIX}\n${request.turns.length} earlier turns were ${how}; summary by ${this.model}:\n\n${body.trim()}`;
     const summaryTokens = this.count(summary);
     if (summaryTokens >= inputTokens) {
       throw new ProviderError(
