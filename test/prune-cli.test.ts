@@ -854,3 +854,30 @@ describe('fault: SIGKILL during prune --in-place', () => {
     assert.ok(readFileSync(join(dir, 'restored.jsonl')).equals(original));
   });
 });
+
+describe('damage the input already had is not a writer bug', () => {
+  test('a tool output with no call (Codex fixture, an OpenAI chat) before the end: pruned (exit 0), the orphan kept as it was', () => {
+    const { dir, env } = workspace('orphan');
+    const chat = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'go' },
+      ...Array.from({ length: 20 }, (_, i) => [
+        { role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'sh', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: `call_${i}`, content: `out ${i}\n`.repeat(300) },
+      ]).flat(),
+      { role: 'tool', tool_call_id: 'call_orphan', content: 'orphan' },
+      { role: 'assistant', content: 'done' },
+    ];
+    writeFileSync(join(dir, 'chat.jsonl'), `${chat.map((m) => JSON.stringify(m)).join('\n')}\n`);
+    for (const [file, target, orphan] of [
+      [join(repoRoot, 'fixtures', 'codex', 'tool-output-shapes.jsonl'), '500', 'call_missing'],
+      [join(dir, 'chat.jsonl'), '1000', 'call_orphan'],
+    ] as const) {
+      const out = join(dir, 'out.jsonl');
+      const result = runCli(['prune', file, '--force', '--target', target, '-o', out, '--json'], { cwd: dir, env });
+      assert.equal(result.exitCode, 0, `${file}: ${result.stdout}${result.stderr}`);
+      assert.equal((JSON.parse(result.stdout) as { outcome: string }).outcome, 'pruned');
+      assert.ok(readFileSync(out, 'utf8').includes(orphan), `${file}: the orphaned output is kept`);
+    }
+  });
+});

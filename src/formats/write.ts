@@ -69,9 +69,20 @@ function readBackCheck(doc: ParsedDocument, transcript: Transcript, records: rea
   // Damage the input already had (an agent's orphaned call, say) is not the writer's doing: only
   // problems the output adds are a bug. (The input is validated only when the output has problems.)
   const found = writer.validate(document, readBack);
-  const before = new Set(found.length > 0 ? writer.validate(doc, transcript) : []);
-  const problems = found.filter((p) => !before.has(p));
+  const before = new Map<string, number>();
+  for (const problem of found.length > 0 ? writer.validate(doc, transcript) : []) before.set(placeless(problem), (before.get(placeless(problem)) ?? 0) + 1);
+  // Told apart by what they say, not where: a problem the input had moves up as turns before it go.
+  const problems = found.filter((problem) => {
+    const left = before.get(placeless(problem)) ?? 0;
+    if (left > 0) before.set(placeless(problem), left - 1);
+    return left === 0;
+  });
   return { bytes, document, readBack, problems };
+}
+
+/** A validator's problem without its place in the file (`history item 9`, `line 12`, an OpenAI chat's `line-8` id, `history[3]`). */
+function placeless(problem: string): string {
+  return problem.replace(/\b(history item |line[ -]|turn |history\[|message\[|toolCalls\[)\d+/g, '$1#');
 }
 
 export interface AppendedRefresh {
