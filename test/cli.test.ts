@@ -341,3 +341,20 @@ test('standard output that cannot be written (a full disk: /dev/full) is exit 3 
     }
   }
 });
+
+test('prune to a pipe closed early (| head): the transcript was not delivered, so its event is taken out of the archive, and exit 3 says so', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-epipe-prune-'));
+  const archive = join(dir, 'a.sqlite');
+  copyFileSync(join(repoRoot, 'fixtures', 'devs', 'over-soft-limit.jsonl'), join(dir, 's.jsonl'));
+  const run = spawnChild(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '--force', '--window', '4000'], {
+    cwd: dir,
+    env: cliEnv({ DEVS_CTX_ARCHIVE: archive }),
+  });
+  run.child.stdout?.destroy();
+  const { code, stderr } = await run.exited;
+  assert.equal(code, 3, stderr);
+  assert.match(stderr, /standard output was closed before the whole transcript was written/);
+  assert.doesNotMatch(stderr, /undo with/, 'no report of a prune that was not delivered');
+  const recalled = runCli(['recall', 'reconcile', '--json'], { cwd: dir, env: { DEVS_CTX_ARCHIVE: archive } });
+  assert.deepEqual((JSON.parse(recalled.stdout) as { hits: unknown[] }).hits, [], 'no turn "dropped by" a prune nobody got');
+});

@@ -18,6 +18,8 @@ import { endFifoReads } from '../io/input.js';
 
 /** Writes to standard output whose command waits for them (writeAwaited) and has not heard back yet. */
 let awaitedWrites = 0;
+/** Awaited writes of a command's whole result (`payload`): a closed pipe fails them too. */
+let payloadWrites = 0;
 /** A failed awaited write was thrown to its command, which reports it. */
 let failureSaid = false;
 
@@ -26,10 +28,16 @@ let failureSaid = false;
  * know before it goes on (a prune to standard output takes its archived event back when the write
  * fails). A failure other than a closed pipe is this command's error, thrown as output not writable
  * (exit 3) and not also the process's (outputFailed); a closed pipe (`| head`) still ends the process
- * quietly, as any write's does.
+ * quietly, as any write's does, unless the bytes are the command's `payload`: a pruned transcript
+ * a reader stopped taking was not delivered, and the prune must not stand (exit 3 too).
  */
-export async function writeAwaited(stdout: { write(chunk: Buffer, callback: (error?: Error | null) => void): unknown }, bytes: Buffer): Promise<void> {
+export async function writeAwaited(
+  stdout: { write(chunk: Buffer, callback: (error?: Error | null) => void): unknown },
+  bytes: Buffer,
+  options: { readonly payload?: boolean } = {},
+): Promise<void> {
   awaitedWrites += 1;
+  if (options.payload) payloadWrites += 1;
   try {
     await new Promise<void>((resolve, reject) => {
       stdout.write(bytes, (error) => {
@@ -37,11 +45,14 @@ export async function writeAwaited(stdout: { write(chunk: Buffer, callback: (err
         else if ((error as NodeJS.ErrnoException).code !== 'EPIPE') {
           failureSaid = true;
           reject(new InputError(`standard output is not writable (${error.message}); what it was to print is lost`));
+        } else if (options.payload) {
+          reject(new InputError('standard output was closed before the whole transcript was written (its reader stopped early)'));
         }
       });
     });
   } finally {
     awaitedWrites -= 1;
+    if (options.payload) payloadWrites -= 1;
   }
 }
 
@@ -64,6 +75,8 @@ export interface EndingProcess {
  */
 export function outputFailed(proc: Pick<EndingProcess, 'stderr' | 'exit'>, stream: 'stdout' | 'stderr', error: Error, code: number): void {
   if ((error as NodeJS.ErrnoException).code === 'EPIPE') {
+    // A command's payload not delivered: the command takes back what it must and says so (writeAwaited).
+    if (stream === 'stdout' && payloadWrites > 0) return;
     proc.exit(code);
     return;
   }

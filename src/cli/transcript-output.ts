@@ -78,10 +78,17 @@ export function realTarget(path: string): string {
 
 /**
  * Stdout, or a file written atomically. `signal`: the command's Ctrl-C, heard while a FIFO waits for
- * its reader (see writeFileInterruptible).
+ * its reader (see writeFileInterruptible). `payload`: the command's result, which a reader that
+ * stops early (`| head`) did not get: an error, not a quiet end (see writeAwaited).
  */
-export async function writeOutput(name: string, bytes: Buffer, ctx: CliContext, signal?: AbortSignal): Promise<void> {
-  if (name === STDOUT) await writeAwaited(ctx.stdout, bytes);
+export async function writeOutput(
+  name: string,
+  bytes: Buffer,
+  ctx: CliContext,
+  signal?: AbortSignal,
+  options: { readonly payload?: boolean } = {},
+): Promise<void> {
+  if (name === STDOUT) await writeAwaited(ctx.stdout, bytes, options);
   else await writeFileInterruptible(resolve(ctx.cwd, name), bytes, signal, () => testMark(ctx, 'fifo'));
 }
 

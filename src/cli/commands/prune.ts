@@ -400,7 +400,7 @@ async function writePrune(
     // The commit point: a signal that arrived before it is seen here (exit 130, nothing written).
     await pacer.settle();
     if (inPlace) replaceKeepingAppends(target, originalBytes, written.bytes);
-    else await writeOutput(outputName, written.bytes, ctx, held.trap?.signal);
+    else await writeOutput(outputName, written.bytes, ctx, held.trap?.signal, { payload: true });
   };
   await archiveThenWrite(archive, write, (id, error) => {
     if (!json) ctx.stderr.write(`devs-ctx: the archive may still list prune ${id}, which was not written (${error.message}); ignore it in recall\n`);
