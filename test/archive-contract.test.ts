@@ -16,7 +16,7 @@ import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/records.
 import { readTranscript } from '../src/formats/index.js';
 import { renderOutput, writeTranscript } from '../src/formats/write.js';
 import { writerFor } from '../src/formats/index.js';
-import { serializeDocument } from '../src/io/jsonl.js';
+import { parseDocument, serializeDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
 import { archivedTurn as turn, pruneEvent as event, recallEvents } from './helpers/archive-events.js';
 import { dropMiddleEdit } from './helpers/edits.js';
@@ -230,6 +230,15 @@ for (const [kind, open] of Object.entries(stores)) {
       assert.equal((await archive.findTurn('turn-0'))?.eventId, 'r2', 'without an event, the latest one that archived it');
       assert.equal((await archive.findTurn('turn-0', { eventId: 'r1' }))?.content, 'The database migration failed with a lock timeout after the deploy.');
       assert.equal(await archive.findTurn('nope'), undefined);
+    });
+
+    test('findTurn gives the whole text of a turn a later prune archived as its placeholder (masked, then dropped)', async (t) => {
+      const archive = await recallArchive(t, open);
+      const input = parseDocument(Buffer.from('{"a":1}\n{"b":2}\n'), { path: 'inline', keepRaw: true });
+      const placeholder = '[devs-ctx: 9 tokens of tool output archived; full text: devs-ctx recall --turn turn-2]';
+      await archive.recordPrune(event('r3', input, [{ from: 0 }], { sourcePath: '/p/one.jsonl', turns: [turn(2, placeholder)] }));
+      assert.equal((await archive.findTurn('turn-2'))?.content, 'Cats sleep most of the day.');
+      assert.equal((await archive.findTurn('turn-2', { eventId: 'r3' }))?.content, placeholder, 'in the later event, what it archived');
     });
 
     test('recall takes any text as search terms, never as query syntax', async (t) => {

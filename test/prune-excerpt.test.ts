@@ -362,3 +362,24 @@ test('--no-archive: the transcript never says the removed text is archived, nor 
   assert.equal(again.exitCode, 0, again.stderr);
   assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, 'no-change');
 });
+
+test('a masked tool result dropped by a later prune: recall --turn still gives its whole text, not the placeholder the later prune archived', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-excerpt-twice-'));
+  const env = { DEVS_CTX_ARCHIVE: join(dir, 'archive.sqlite') };
+  webhookSession(dir);
+  assert.equal(runCli(['prune', 's.jsonl', '--force', '--target', '5k', '-o', 'p.jsonl'], { cwd: dir, env }).exitCode, 0);
+  const masked = (file: string): string | undefined =>
+    readFileSync(join(dir, file), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: string; content: string })
+      .find((t) => t.id === 'r1')?.content;
+  assert.match(masked('p.jsonl') ?? '', /^\[devs-ctx: [\d,]+ tokens of tool output archived/, 'the first prune masked r1');
+  // The second prune, with a target it can only reach by dropping r1 (and its call) too.
+  const second = runCli(['prune', 'p.jsonl', '--force', '--target', '1k', '-o', 'p2.jsonl', '--strategy', 'recency'], { cwd: dir, env });
+  assert.equal(second.exitCode, 0, second.stderr);
+  assert.equal(masked('p2.jsonl'), undefined, 'the second prune dropped r1');
+  const recalled = runCli(['recall', '--turn', 'r1'], { cwd: dir, env });
+  assert.equal(recalled.exitCode, 0, recalled.stderr);
+  assert.ok(recalled.stdout.includes('delivery=1399'), `the whole log, not the placeholder:\n${recalled.stdout.slice(0, 400)}`);
+});

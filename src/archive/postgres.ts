@@ -9,7 +9,7 @@ import { snippetOf, tsQueries } from './fts-query.js';
 import { assertStartsWithOutput, restoreBytes, RestoreLayoutSchema, startsWithOutput } from './layout.js';
 import { ArchivedTurnRowSchema, PruneEventRowSchema, RecallRowSchema } from './records.js';
 import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './records.js';
-import { EVENT_COLUMNS, planRecord, rawEventFromRow, rawRecordFromRow, rawTurnFromRow } from './store.js';
+import { EVENT_COLUMNS, planRecord, rawEventFromRow, rawRecordFromRow, rawTurnFromRow, WHOLE_TEXT_FIRST } from './store.js';
 import type { RawRecordRow, RawTurnRow } from './store.js';
 
 /**
@@ -502,7 +502,7 @@ export class PostgresArchive implements Archive {
       `SELECT ${TURN_COLUMNS.split(', ')
         .map((c) => `t.${c}`)
         .join(', ')} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id
-       WHERE t.turn_id = $1 ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
+       WHERE t.turn_id = $1 ORDER BY ${WHOLE_TEXT_FIRST}, e.seq DESC, t.entry_index LIMIT 1`,
       [turnId],
     );
     return rows[0] === undefined ? undefined : ArchivedTurnRowSchema.parse(rows[0]);

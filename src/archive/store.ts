@@ -56,6 +56,9 @@ const DEFAULT_RECALL_LIMIT = 20;
 /** bm25 column weights for (content, turn_id, type): an id match is a strong signal, the type a weak one. */
 const TURN_WEIGHTS = '1.0, 5.0, 0.5';
 
+/** SQL ordering an archived turn's whole text before a devs-ctx placeholder (`[devs-ctx: …`), shared with the PostgreSQL store. */
+export const WHOLE_TEXT_FIRST = "(t.content LIKE '[devs-ctx: %')";
+
 /**
  * The SQLite archive [SPEC §8]: every prune event with the bytes and turns it removed, so the
  * original can be restored byte for byte and removed turns recalled by full-text search.
@@ -468,14 +471,18 @@ export class ArchiveStore {
     return row === undefined ? undefined : ArchivedTurnRowSchema.parse(row);
   }
 
-  /** An archived turn by id: in the given event, else from the latest event that archived it. */
+  /**
+   * An archived turn by id: in the given event, else from the latest event that archived its whole text. A later prune
+   * that dropped it after an earlier one masked it archived the placeholder (`[devs-ctx: … tokens of
+   * tool output archived …]`), not the text the placeholder points to.
+   */
   findTurn(turnId: string, options: { readonly eventId?: string } = {}): ArchivedTurn | undefined {
     if (options.eventId !== undefined) return this.getTurn(options.eventId, turnId);
     const row = this.db
       .prepare(
         `SELECT t.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.content, t.timestamp, t.records
          FROM archived_turns t JOIN prune_events e ON e.id = t.event_id
-         WHERE t.turn_id = ? ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
+         WHERE t.turn_id = ? ORDER BY ${WHOLE_TEXT_FIRST}, e.seq DESC, t.entry_index LIMIT 1`,
       )
       .get(turnId);
     return row === undefined ? undefined : ArchivedTurnRowSchema.parse(row);
