@@ -881,3 +881,17 @@ describe('damage the input already had is not a writer bug', () => {
     }
   });
 });
+
+test('a target out of reach: the text report says how many tokens are left and how many of them are the summary, as --json counts them', () => {
+  const { dir, env } = workspace('unreachable');
+  copyFixture(OVER_SOFT, dir);
+  const args = ['prune', 's.jsonl', '--force', '--target', '10', '--dry-run', ...WINDOW];
+  const text = runCli(args, { cwd: dir, env });
+  assert.equal(text.exitCode, 0, text.stderr);
+  const report = JSON.parse(runCli([...args, '--json'], { cwd: dir, env }).stdout) as { after: { tokens: number }; summary: { tokens: number } };
+  const said = /the target was not reached: ([\d,]+) tokens are left, ([\d,]+) of them the summary; the rest are turns a prune keeps/.exec(
+    text.stdout + text.stderr,
+  );
+  assert.ok(said, text.stdout + text.stderr);
+  assert.deepEqual([Number(said[1]?.replaceAll(',', '')), Number(said[2]?.replaceAll(',', ''))], [report.after.tokens, report.summary.tokens]);
+});

@@ -46,7 +46,11 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
   if (report.dropped.fromProtectedTail > 0)
     lines.push(c.yellow(`  hard limit: ${n(report.dropped.fromProtectedTail)} turns of the protected tail were dropped too`));
   if (!report.reachedTarget)
-    lines.push(c.yellow(`  the target was not reached: the pinned turns and the protected tail hold ${n(report.after.tokens)} tokens`));
+    lines.push(
+      c.yellow(
+        `  the target was not reached: ${n(report.after.tokens)} tokens are left${report.summary ? `, ${n(report.summary.tokens)} of them the summary;` : ':'} the rest are turns a prune keeps (pinned, the protected tail)`,
+      ),
+    );
   if (report.dryRun) {
     lines.push('', `  ${'action'.padEnd(6)}  ${'turn'.padEnd(38)}  ${'type'.padEnd(11)}  ${'saved'.padStart(9)}  why`);
     for (const action of report.actions.slice(0, MAX_ACTION_ROWS)) {
