@@ -358,3 +358,19 @@ test('prune to a pipe closed early (| head): the transcript was not delivered, s
   const recalled = runCli(['recall', 'reconcile', '--json'], { cwd: dir, env: { DEVS_CTX_ARCHIVE: archive } });
   assert.deepEqual((JSON.parse(recalled.stdout) as { hits: unknown[] }).hits, [], 'no turn "dropped by" a prune nobody got');
 });
+
+test('an error naming a file with control characters in its name prints them as ?, never as terminal escapes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-escape-'));
+  const name = 'x\u001b]0;pwned\u0007\u001b[2J\u009b31m.jsonl';
+  writeFileSync(join(dir, name), 'not json at all\n');
+  for (const args of [
+    ['analyze', name],
+    ['analyze', `missing-${name}`],
+    ['prune', name, '--force'],
+  ]) {
+    const result = runCli(args, { cwd: dir });
+    assert.notEqual(result.exitCode, 0);
+    assert.doesNotMatch(result.stderr, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/, `${args[0]}: ${JSON.stringify(result.stderr)}`);
+    assert.match(result.stderr, /x\?\]0;pwned\?\?\[2J\?31m\.jsonl/);
+  }
+});
