@@ -1,6 +1,7 @@
 import { DevsCtxError, ExitCode } from '../core/errors.js';
 import type { ExitCodeValue } from '../core/errors.js';
 import type { CliContext } from './context.js';
+import { printable } from '../core/text-cut.js';
 
 const ERROR_SCHEMA_VERSION = 1;
 
@@ -18,18 +19,9 @@ export function reportError(ctx: CliContext, error: unknown, json: boolean, ndjs
       `${JSON.stringify(ndjson ? { schemaVersion: ERROR_SCHEMA_VERSION, type: 'error', error: body } : { schemaVersion: ERROR_SCHEMA_VERSION, error: body })}\n`,
     );
   } else {
-    ctx.stderr.write(`devs-ctx: ${printable(message)}\n`);
-    if (hint) ctx.stderr.write(`  hint: ${printable(hint)}\n`);
+    ctx.stderr.write(`devs-ctx: ${printable(message, { lines: true })}\n`);
+    if (hint) ctx.stderr.write(`  hint: ${printable(hint, { lines: true })}\n`);
     if (!known && error instanceof Error && error.stack && ctx.env['DEVS_CTX_DEBUG']) ctx.stderr.write(`${error.stack}\n`);
   }
   return exitCode;
-}
-
-/**
- * Text for a terminal: control characters (but for tab and line break) shown as `?`. A file name
- * can hold an escape sequence (`\e]0;…`, `\e[2J`), which printed in an error would drive the
- * terminal of whoever runs the command. JSON output escapes them itself.
- */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
 }

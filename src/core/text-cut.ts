@@ -39,3 +39,14 @@ export function clip(text: string, max: number): string {
 export function clipLine(text: string, max: number): string {
   return clip(text.replace(/\s+/g, ' ').trim(), max);
 }
+
+/**
+ * Text for a terminal: control characters shown as `?`, as `ls` shows them. A file name can hold an
+ * escape sequence (`\e]0;…`, `\e[2J`) that, printed as it is, would drive the terminal of whoever
+ * runs the command; and a line break in a table cell would break its row. `lines`: keep tabs and
+ * line breaks (a multi-line message), else they are shown as `?` too (a table cell).
+ */
+export function printable(text: string, options: { readonly lines?: boolean } = {}): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is replaced
+  return text.replace(options.lines ? /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g : /[\u0000-\u001f\u007f-\u009f]/g, '?');
+}

@@ -6,7 +6,7 @@ import type { SessionError, SessionSummary } from '../batch/session.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
-import { headOf, tailOf } from '../../core/text-cut.js';
+import { headOf, printable, tailOf } from '../../core/text-cut.js';
 import { shellWord } from '../../core/git-hook.js';
 
 /** A row of a batch in its final order: an analysed session, or a transcript that could not be read. */
@@ -79,12 +79,6 @@ export function truncateMiddle(text: string, width: number): string {
 /** When the session was last active, in UTC to the minute. */
 function lastActive(iso: string | null): string {
   return iso === null ? '-' : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
-}
-
-/** A name as a table cell: a control character (a line break in a file name) shown as `?`, as `ls` shows it, so a row stays one line. */
-function printable(name: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is replaced
-  return name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
 function cells(row: BatchRow, name: (file: string) => string): string[] {
