@@ -370,6 +370,7 @@ test('an error naming a file with control characters in its name prints them as 
   ]) {
     const result = runCli(args, { cwd: dir });
     assert.notEqual(result.exitCode, 0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what must not be printed
     assert.doesNotMatch(result.stderr, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/, `${args[0]}: ${JSON.stringify(result.stderr)}`);
     assert.match(result.stderr, /x\?\]0;pwned\?\?\[2J\?31m\.jsonl/);
   }
