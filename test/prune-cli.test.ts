@@ -895,3 +895,17 @@ test('a target out of reach: the text report says how many tokens are left and h
   assert.ok(said, text.stdout + text.stderr);
   assert.deepEqual([Number(said[1]?.replaceAll(',', '')), Number(said[2]?.replaceAll(',', ''))], [report.after.tokens, report.summary.tokens]);
 });
+
+test('lines prune cannot read (a truncated last line) are reported with their line number, in the text and in --json, as analyze reports them', () => {
+  const { dir, env } = workspace('malformed');
+  copyFixture(OVER_SOFT, dir);
+  writeFileSync(join(dir, 's.jsonl'), `${readFileSync(join(dir, 's.jsonl'), 'utf8')}{"id":"cut","role":"user","type":"mess`);
+  const text = runCli(['prune', 's.jsonl', '--force', '-o', 'out.jsonl', ...WINDOW], { cwd: dir, env });
+  assert.equal(text.exitCode, 0, text.stderr);
+  assert.match(text.stdout, /skipped or odd lines \(1\): line 18: /);
+  const json = JSON.parse(runCli(['prune', 's.jsonl', '--force', '--dry-run', '--json', ...WINDOW], { cwd: dir, env }).stdout) as {
+    issues: { line: number; severity: string; reason: string }[];
+  };
+  assert.equal(json.issues.length, 1);
+  assert.equal(json.issues[0]?.line, 18);
+});

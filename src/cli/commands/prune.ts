@@ -83,6 +83,7 @@ export async function runPrune(path: string | undefined, given: PruneOptions, ct
       providers: providerBlock,
       calibration,
       modelLimits: { soft: session.limits.soft, hard: session.limits.hard, target: modelTarget },
+      issues: [...loaded.doc.issues, ...transcript.issues],
     };
     counter.save();
     if (options.dryRun) return finish(buildPruneReport({ ...base, dryRun: true, output: null }), ctx, json);

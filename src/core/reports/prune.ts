@@ -7,6 +7,7 @@ import type { PruneActionKind, PruneStrategy } from '../prune/plan.js';
 import { toModelTokens } from '../context-size.js';
 import type { Calibration, ContextBasis } from '../context-size.js';
 import { clip } from '../text-cut.js';
+import type { ReadIssue } from '../issues.js';
 
 export const PRUNE_SCHEMA_VERSION = 1;
 
@@ -48,6 +49,8 @@ export interface PruneReport {
   readonly output: string | null;
   /** Who summarized and ranked, and what remote calls cost (absent before issue 4's fields existed: additive). */
   readonly providers?: ProvidersReport;
+  /** [SPEC §4] Lines the transcript's reader skipped or found odd, with their line numbers, as `analyze` reports them (additive). */
+  readonly issues: readonly ReadIssue[];
   readonly actions: readonly {
     readonly kind: PruneActionKind;
     readonly turns: readonly { readonly id: string; readonly type: string; readonly tokens: number }[];
@@ -89,6 +92,8 @@ export interface PruneReportInput {
   /** The session's calibration (estimate → model tokens) and hard limit in model tokens; identity when absent. */
   readonly calibration?: Calibration;
   readonly modelLimits?: { readonly soft: number; readonly hard: number; readonly target: number };
+  /** Lines the reader skipped or found odd (the document's and the format's). */
+  readonly issues?: readonly ReadIssue[];
 }
 
 export function buildPruneReport(input: PruneReportInput): PruneReport {
@@ -140,6 +145,7 @@ export function buildPruneReport(input: PruneReportInput): PruneReport {
     archive: input.archive ?? null,
     output: input.output,
     ...(input.providers ? { providers: input.providers } : {}),
+    issues: input.issues ?? [],
     actions: plan.actions.map((action) => ({
       kind: action.kind,
       turns: action.entries.map((i) => ({ id: entries[i]?.turn.id ?? `#${i}`, type: entries[i]?.turn.type ?? 'message', tokens: tokens[i] ?? 0 })),
