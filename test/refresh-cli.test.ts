@@ -384,3 +384,16 @@ describe('refresh in every format', () => {
     assertGolden('refresh-realdata-claude-check', runCli(['refresh', join('..', 'shared', 'realdata', realdataName(path)), '--check']));
   });
 });
+
+test('lines refresh cannot read (a truncated last line) are reported with their line number, in the text and in --json', () => {
+  const { dir, env } = workspace('malformed');
+  const path = copyIn(dir, fixture('devs/over-soft-limit.jsonl'), 's.jsonl');
+  writeFileSync(path, `${readFileSync(path, 'utf8')}{"id":"cut","role":"user","type":"mess`);
+  const text = runCli(['refresh', 's.jsonl', '--check'], { cwd: dir, env });
+  assert.match(text.stdout + text.stderr, /skipped or odd lines \(1\): line 18: /);
+  const json = report(runCli(['refresh', 's.jsonl', '--check', '--json'], { cwd: dir, env }));
+  assert.deepEqual(
+    json.issues.map((i) => i.line),
+    [18],
+  );
+});

@@ -61,7 +61,7 @@ export async function runRefresh(path: string | undefined, options: RefreshOptio
     const decision = decideRefresh(transcript, options, { settings, file, ctx });
     const lastRefreshId = decision.lastRefreshIndex !== undefined ? turns[decision.lastRefreshIndex]?.id : undefined;
     const outputName = options.check ? null : inPlace ? display : (options.output ?? STDOUT);
-    const base = { file: display, format: transcript.format, decision, lastRefreshId };
+    const base = { file: display, format: transcript.format, decision, lastRefreshId, issues: [...doc.issues, ...transcript.issues] };
 
     if (options.check || !decision.due) {
       // Nothing to write: the output is the input's exact bytes (like a prune with nothing to do).

@@ -1,4 +1,5 @@
 import { shellWord } from '../../core/git-hook.js';
+import { issuesLine } from './issues-line.js';
 import { Chalk } from 'chalk';
 import type { PruneReport } from '../../core/reports/prune.js';
 import { colorEnabled } from '../context.js';
@@ -6,8 +7,6 @@ import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
 import { clipLine } from '../../core/text-cut.js';
 
-/** Read issues listed in the text report (all of them in --json). */
-const MAX_ISSUES = 3;
 const MAX_ACTION_ROWS = 40;
 
 /** The human report of a prune (or, with --dry-run, of the plan). */
@@ -47,11 +46,8 @@ export function renderPruneReport(report: PruneReport, ctx: CliContext): string 
     lines.push(c.yellow(`  fallback: ${fallback.provider} failed; the offline ${fallback.usedInstead} was used instead`));
   if (report.dropped.fromProtectedTail > 0)
     lines.push(c.yellow(`  hard limit: ${n(report.dropped.fromProtectedTail)} turns of the protected tail were dropped too`));
-  if (report.issues.length > 0) {
-    const shown = report.issues.slice(0, MAX_ISSUES).map((i) => `${i.line > 0 ? `line ${i.line}` : 'file'}: ${clipLine(i.reason, 90)}`);
-    const more = report.issues.length > MAX_ISSUES ? `; and ${n(report.issues.length - MAX_ISSUES)} more (--json lists them)` : '';
-    lines.push(c.yellow(`  skipped or odd lines (${n(report.issues.length)}): ${shown.join('; ')}${more}`));
-  }
+  const issues = issuesLine(report.issues);
+  if (issues) lines.push(c.yellow(issues));
   if (!report.reachedTarget)
     lines.push(
       c.yellow(

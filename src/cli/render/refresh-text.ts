@@ -3,6 +3,7 @@ import type { RefreshReport } from '../../core/reports/refresh.js';
 import { colorEnabled } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
+import { issuesLine } from './issues-line.js';
 
 /** The human report of `devs-ctx refresh`. */
 export function renderRefreshReport(report: RefreshReport, ctx: CliContext): string {
@@ -38,6 +39,8 @@ export function renderRefreshReport(report: RefreshReport, ctx: CliContext): str
     lines.push(`  ${how} (${n(injected.tokens)} tokens${injected.condensed ? `, condensed to fit --refresh-tokens ${n(injected.budgetTokens)}` : ''})`);
     lines.push(`  TAS from ${injected.sources.tas ?? c.yellow('nowhere (none found)')}; PRD from ${injected.sources.prd ?? c.yellow('nowhere (none found)')}`);
   }
+  const issues = issuesLine(report.issues);
+  if (issues) lines.push(c.yellow(issues));
   if (report.output && report.output !== '-') lines.push(`  ${injected ? 'written to' : 'written unchanged to'} ${report.output}`);
   return `${lines.join('\n')}\n`;
 }

@@ -1,5 +1,6 @@
 import type { FallbackEvent } from '../provider-contracts.js';
 import type { FormatName } from '../transcript.js';
+import type { ReadIssue } from '../issues.js';
 import type { RefreshDecision, RefreshStatus } from '../refresh/decision.js';
 
 export const REFRESH_SCHEMA_VERSION = 1;
@@ -44,6 +45,8 @@ export interface RefreshReport {
   readonly injected: InjectedRefresh | null;
   /** Where the transcript went: a path, `-` (stdout), or null (--check, or --in-place with nothing to do). */
   readonly output: string | null;
+  /** [SPEC §4] Lines the transcript's reader skipped or found odd, as `analyze` reports them (additive). */
+  readonly issues: readonly ReadIssue[];
 }
 
 export function buildRefreshReport(input: {
@@ -53,6 +56,7 @@ export function buildRefreshReport(input: {
   readonly lastRefreshId: string | undefined;
   readonly injected?: InjectedRefresh;
   readonly output: string | null;
+  readonly issues?: readonly ReadIssue[];
 }): RefreshReport {
   const { decision } = input;
   return {
@@ -68,5 +72,6 @@ export function buildRefreshReport(input: {
     lastRefresh: input.lastRefreshId !== undefined ? { turnId: input.lastRefreshId } : null,
     injected: input.injected ?? null,
     output: input.output,
+    issues: input.issues ?? [],
   };
 }
