@@ -175,7 +175,7 @@ test('restore and recall work on a read-only archive file in a writable folder',
   assert.deepEqual(readFileSync(archive), before, 'the archive is untouched');
 });
 
-test('a damaged archive page: restore and recall exit 3 naming the archive and the integrity check', (t) => {
+test('a damaged archive page: restore, recall and archive copy --from exit 3 naming the archive and the integrity check', (t) => {
   const { dir, archive, env } = prunedWorkspace(t);
   // Every page after the first (the schema's) overwritten: the rows restore reads are garbage.
   const pageSize = readFileSync(archive).readUInt16BE(16);
@@ -190,6 +190,7 @@ test('a damaged archive page: restore and recall exit 3 naming the archive and t
   for (const args of [
     ['restore', 'out.jsonl'],
     ['recall', 'marmalade'],
+    ['archive', 'copy', '--from', archive, '--to', join(dir, 'copy.sqlite')],
   ]) {
     const result = runCli(args, { cwd: dir, env });
     assert.equal(result.exitCode, 3, `${args[0]}: ${result.stderr}`);

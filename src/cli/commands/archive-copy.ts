@@ -3,7 +3,7 @@ import { ExitCode, UsageError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import type { ArchiveCopyOptions } from '../flags/archive.js';
-import { archiveDisplay, archiveLocation, openArchive } from '../archive.js';
+import { archiveDisplay, archiveLocation, damagedArchiveError, openArchive } from '../archive.js';
 import { reportError } from '../errors.js';
 
 const ARCHIVE_COPY_SCHEMA_VERSION = 1;
@@ -25,7 +25,7 @@ export async function runArchiveCopy(options: ArchiveCopyOptions, ctx: CliContex
     from = await openArchive(source, { mustExist: true, named: true, readOnly: true, flag: '--from' });
     to = await openArchive(target, { mustExist: false, named: true, flag: '--to' });
     const { copyArchive } = await import('../../archive/copy.js');
-    const result = await copyArchive(from, to);
+    const result = await copyArchive(sayingDamage(from, source), sayingDamage(to, target));
     const report = { schemaVersion: ARCHIVE_COPY_SCHEMA_VERSION, from: archiveDisplay(source), to: archiveDisplay(target), ...result };
     if (json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else {
@@ -41,4 +41,25 @@ export async function runArchiveCopy(options: ArchiveCopyOptions, ctx: CliContex
     await from?.close().catch(() => {});
     await to?.close().catch(() => {});
   }
+}
+
+/**
+ * The archive, its failures from damage (a SQLite page that does not read) said as the damage of
+ * that archive, which the copy alone could not tell apart (exit 3 with the integrity check to run,
+ * not an internal error).
+ */
+function sayingDamage(archive: Archive, path: string): Archive {
+  return new Proxy(archive, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        try {
+          return await (value as (...a: unknown[]) => unknown).apply(target, args);
+        } catch (error) {
+          throw damagedArchiveError(path, error) ?? error;
+        }
+      };
+    },
+  });
 }
