@@ -77,9 +77,22 @@ describe('hook run', () => {
     const third = repo.git(['commit', '-q', '--allow-empty', '-m', 'third']);
     assert.match(devsCtxLines(third.stderr).join('\n'), /sessions\/s03\.jsonl: not analysed/);
     // Uninstall takes the record with the hook.
-    assert.ok(existsSync(join(repo.dir, '.git', 'hooks', '.devs-ctx-state', 'pre-commit.json')));
+    assert.ok(existsSync(join(repo.dir, '.git', 'devs-ctx-hook-state', 'pre-commit.json')));
     assert.equal(repo.devsCtx(['hook', 'uninstall']).exitCode, 0);
-    assert.equal(existsSync(join(repo.dir, '.git', 'hooks', '.devs-ctx-state')), false);
+    assert.equal(existsSync(join(repo.dir, '.git', 'devs-ctx-hook-state')), false);
+  });
+
+  test('a hooks folder git tracks (core.hooksPath=.githooks): the record goes to the git folder, so a commit leaves nothing new in the work tree', () => {
+    const repo = repoWith('tracked-hooks', false);
+    for (let i = 0; i < 2; i++) repo.copyFixture(QUIET, `sessions/s${i}.jsonl`);
+    repo.write('.githooks/README', 'our hooks\n');
+    repo.git(['config', 'core.hooksPath', '.githooks']);
+    assert.equal(repo.devsCtx(['hook', 'install']).exitCode, 0);
+    repo.git(['add', '-A']);
+    assert.equal(repo.git(['commit', '-q', '-m', 'hooks']).exitCode, 0);
+    assert.equal(repo.git(['commit', '-q', '--allow-empty', '-m', 'again']).exitCode, 0);
+    assert.equal(repo.git(['status', '--porcelain', '--untracked-files=all']).stdout, '', 'nothing new in the work tree');
+    assert.ok(existsSync(join(repo.dir, '.git', 'devs-ctx-hook-state', 'pre-commit.json')), 'the record is kept, in the git folder');
   });
 
   test("a FIFO in place of the hook's record is neither read nor written through: the commit goes on, as with no record", {
@@ -89,7 +102,7 @@ describe('hook run', () => {
     for (let i = 0; i < 3; i++) repo.copyFixture(QUIET, `sessions/s${i}.jsonl`);
     assert.equal(repo.devsCtx(['hook', 'install']).exitCode, 0);
     assert.equal(repo.git(['commit', '-q', '--allow-empty', '-m', 'first']).exitCode, 0);
-    const record = join(repo.dir, '.git', 'hooks', '.devs-ctx-state', 'pre-commit.json');
+    const record = join(repo.dir, '.git', 'devs-ctx-hook-state', 'pre-commit.json');
     assert.ok(existsSync(record));
     rmSync(record);
     assert.equal(spawnSync('mkfifo', [record]).status, 0);

@@ -68,6 +68,21 @@ export function locateRepository(cwd: string, env: Env): GitRepository {
   };
 }
 
+/**
+ * Where `hook run` keeps what it saw of the transcripts: in the repository's git folder (shared by
+ * its worktrees), never beside the hook, whose folder may be tracked (`core.hooksPath=.githooks`, a
+ * husky folder) and would then collect this machine's paths for the next `git add -A`. Undefined
+ * when git cannot say (no state kept: every transcript is checked).
+ */
+export function hookStateDir(cwd: string, env: Env): string | undefined {
+  try {
+    const found = git(['rev-parse', '--git-path', 'devs-ctx-hook-state'], cwd, env);
+    return found.status === 0 && found.stdout !== '' ? resolve(cwd, found.stdout) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export type HookFile =
   | { readonly state: 'absent'; readonly path: string }
   | { readonly state: 'foreign'; readonly path: string }

@@ -13,7 +13,7 @@ import type { HookMeta } from '../../core/git-hook.js';
 import { classifyPruneUrgency } from '../../core/policy.js';
 import { writeFileAtomic } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
-import { readHookFile } from '../../io/git-hooks.js';
+import { hookStateDir, readHookFile } from '../../io/git-hooks.js';
 import type { Main } from '../command.js';
 import type { CliContext } from '../context.js';
 import type { HookRunOptions } from '../flags/hook.js';
@@ -49,8 +49,9 @@ function statKey(path: string): string | undefined {
   }
 }
 
-function readState(path: string, settings: string): State {
+function readState(path: string | undefined, settings: string): State {
   try {
+    if (path === undefined) throw new Error('no place for it');
     const parsed = StateSchema.safeParse(JSON.parse(readRegularFile(path).toString('utf8')));
     if (parsed.success && parsed.data.settings === settings) return parsed.data;
   } catch {
@@ -108,7 +109,8 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
     // own folder, so it counts as found, never as named by the user (see HookMeta.configNamed).
     const runCtx = config !== undefined && !named ? { ...ctx, cwd: dirname(config) } : ctx;
     const { settings, file: configFile } = settingsFor(named ? { config } : {}, runCtx);
-    const statePath = join(dirname(hookPath), '.devs-ctx-state', `${meta.hook}.json`);
+    const stateDir = hookStateDir(top, ctx.env);
+    const statePath = stateDir !== undefined ? join(stateDir, `${meta.hook}.json`) : undefined;
     const settingsKey = createHash('sha256')
       .update(
         JSON.stringify({
@@ -150,8 +152,10 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
     // Forget files no longer covered, so the state does not grow forever.
     for (const path of Object.keys(state.files)) if (!files.includes(path)) delete state.files[path];
     try {
-      mkdirSync(dirname(statePath), { recursive: true, mode: 0o700 });
-      writeFileAtomic(statePath, Buffer.from(JSON.stringify(state)), { cache: true });
+      if (statePath !== undefined) {
+        mkdirSync(dirname(statePath), { recursive: true, mode: 0o700 });
+        writeFileAtomic(statePath, Buffer.from(JSON.stringify(state)), { cache: true });
+      }
     } catch {
       // no state kept: the next run checks every transcript again
     }

@@ -8,7 +8,7 @@ import type { HookMeta, HookSettings } from '../../core/git-hook.js';
 import { STANDARD_GIT_HOOKS } from '../../core/names.js';
 import type { GitHookName } from '../../core/names.js';
 import { loadConfig, loadUserConfig } from '../../io/config.js';
-import { expandTranscripts, installHookFile, locateRepository, readHookFile, uninstallHookFile } from '../../io/git-hooks.js';
+import { expandTranscripts, hookStateDir, installHookFile, locateRepository, readHookFile, uninstallHookFile } from '../../io/git-hooks.js';
 import type { GitRepository, HookFile } from '../../io/git-hooks.js';
 import { HOOK_SCHEMA_VERSION } from '../../core/reports/hook.js';
 import type { CoveredTranscripts, HookInstallReport, HookStatusEntry, HookStatusReport, HookUninstallReport } from '../../core/reports/hook.js';
@@ -120,7 +120,7 @@ export async function runHookUninstall(options: HookUninstallOptions, ctx: CliCo
     for (const hook of hooks) {
       const result = uninstallHookFile({ hooksDir: repo.hooksDir, hook, force: options.force === true });
       if (result.action === 'absent') continue;
-      forgetHookState(repo.hooksDir, hook);
+      forgetHookState(repo.hooksDir, hookStateDir(ctx.cwd, ctx.env), hook);
       removed.push({ hook, path: result.path, action: result.action, previous: result.previous, missingPrevious: result.missingPrevious ?? null });
     }
     const report: HookUninstallReport = { schemaVersion: HOOK_SCHEMA_VERSION, hooksDir: repo.hooksDir, removed };
@@ -290,13 +290,17 @@ export function packageInfo(): { version: string; bin: string | null } {
   }
 }
 
-/** What `hook run` recorded of the transcripts it saw (see hook-run.ts): gone with the hook. */
-function forgetHookState(hooksDir: string, hook: string): void {
-  const dir = join(hooksDir, '.devs-ctx-state');
-  rmSync(join(dir, `${hook}.json`), { force: true });
-  try {
-    rmdirSync(dir);
-  } catch {
-    // other hooks' records are still there, or there was none
+/**
+ * What `hook run` recorded of the transcripts it saw (see hook-run.ts): gone with the hook. From the
+ * git folder, and from beside the hook, where earlier versions kept it.
+ */
+function forgetHookState(hooksDir: string, stateDir: string | undefined, hook: string): void {
+  for (const dir of [join(hooksDir, '.devs-ctx-state'), ...(stateDir !== undefined ? [stateDir] : [])]) {
+    rmSync(join(dir, `${hook}.json`), { force: true });
+    try {
+      rmdirSync(dir);
+    } catch {
+      // other hooks' records are still there, or there was none
+    }
   }
 }
