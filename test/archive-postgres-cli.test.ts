@@ -576,3 +576,24 @@ test('sslmode as libpq reads it: require encrypts without checking the certifica
     assert.equal(result.exitCode, 3, `${query}: ${result.stderr}`);
   }
 });
+
+test('mcp with a PostgreSQL archive: a client that closes standard input right after its last request still gets every answer', async (t) => {
+  const { url } = await startPostgres(t);
+  const m = machine(t, 'mcp-eof');
+  session(m.dir);
+  const env = { ...m.env, DEVS_CTX_ARCHIVE_URL: url };
+  assert.equal((await runCliAsync(['prune', 's.jsonl', '--in-place', '--force', ...WINDOW], { cwd: m.dir, env })).exitCode, 0);
+  const requests = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'eof', version: '1' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'recall', arguments: { query: 'test' } } },
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_turn', arguments: { turnId: 'o1' } } },
+  ];
+  const result = await runCliAsync(['mcp'], { cwd: m.dir, env, input: `${requests.map((r) => JSON.stringify(r)).join('\n')}\n` });
+  assert.equal(result.exitCode, 0, result.stderr);
+  const answered = result.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { id?: number }).id);
+  assert.deepEqual(answered.sort(), [1, 2, 3], result.stdout);
+});

@@ -150,6 +150,8 @@ interface Tools {
   withArchive<T>(use: (store: Archive | undefined) => Promise<T>): Promise<T>;
   /** Why the archive could not be opened (an unreachable server, a damaged file): said, never taken for "no archive yet". */
   openFailure(): string | undefined;
+  /** Resolves once every `withArchive` under way has finished and its answer has had its turn to go out. */
+  settled(): Promise<void>;
   text(body: string): { content: { type: 'text'; text: string }[] };
   json(value: unknown, maxTokens: number, more: string): { content: { type: 'text'; text: string }[] };
 }
@@ -160,6 +162,8 @@ async function mcpTools(options: McpOptions, ctx: CliContext): Promise<Tools> {
   const { settings } = settingsFor({}, ctx);
   const counter = new CachedCounter(settings.encoding, ctx.env['DEVS_CTX_NO_CACHE'] ? undefined : defaultCacheDir(ctx.env));
   let openFailure: string | undefined;
+  /** Tool calls still reading the archive (a PostgreSQL one answers over the network). */
+  const running = new Set<Promise<unknown>>();
   const text = (body: string) => ({ content: [{ type: 'text' as const, text: body }] });
   return {
     counter,
@@ -176,27 +180,42 @@ async function mcpTools(options: McpOptions, ctx: CliContext): Promise<Tools> {
       (args.session ?? options.session)
         ? `no session "${args.session ?? options.session}" found for ${ctx.cwd}; give a transcript path or an id of a Claude Code, Codex or Gemini CLI session`
         : `no agent session found for ${ctx.cwd}; pass session (an id or a transcript path)`,
-    withArchive: async (use) => {
-      let store: Archive | undefined;
-      openFailure = undefined;
-      if (isPostgresUrl(archivePath) || existsSync(archivePath)) {
-        try {
-          store = await openArchiveAt(archivePath, { mustExist: true });
-        } catch (error) {
-          store = undefined;
-          openFailure = `the archive at ${archiveDisplay(archivePath)} could not be opened: ${error instanceof Error ? error.message : String(error)}`;
-        }
-      }
-      try {
-        return await use(store);
-      } finally {
-        await store?.close();
-      }
+    withArchive: (use) => {
+      const work = withStore(use);
+      running.add(work);
+      void work.then(
+        () => running.delete(work),
+        () => running.delete(work),
+      );
+      return work;
     },
     openFailure: () => openFailure,
+    settled: async () => {
+      while (running.size > 0) await Promise.allSettled([...running]);
+      // The answer is sent once the tool's promise has settled: one more turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+    },
     text,
     json: (value, maxTokens, more) => text(capText(JSON.stringify(value, null, 2), maxTokens, counter, more)),
   };
+
+  async function withStore<T>(use: (store: Archive | undefined) => Promise<T>): Promise<T> {
+    let store: Archive | undefined;
+    openFailure = undefined;
+    if (isPostgresUrl(archivePath) || existsSync(archivePath)) {
+      try {
+        store = await openArchiveAt(archivePath, { mustExist: true });
+      } catch (error) {
+        store = undefined;
+        openFailure = `the archive at ${archiveDisplay(archivePath)} could not be opened: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }
+    try {
+      return await use(store);
+    } finally {
+      await store?.close();
+    }
+  }
 }
 
 function fail(message: string): never {
@@ -222,6 +241,8 @@ export async function runMcp(options: McpOptions, ctx: CliContext): Promise<Exit
   });
   await server.connect(transport);
   await closed;
+  // A client may close standard input right after its last request: every answer still goes out.
+  await tools.settled();
   tools.counter.save();
   await server.close().catch(() => undefined);
   return ExitCode.ok;
