@@ -2,7 +2,7 @@ import { realdataDir, realdataSkip } from './helpers/realdata.js';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigFileSchema } from '../src/core/config.js';
@@ -380,4 +380,16 @@ describe('devs-ctx init in a real pseudo-terminal', { skip: hasScript() ? false 
     assert.equal(cancelled.exitCode, 130, cancelled.screen);
     assert.equal(existsSync(join(other, 'devs-ctx.config.json')), false);
   });
+});
+
+test('init --config naming a folder or a link to nothing: exit 3, and the hint names no flag init does not have', async () => {
+  const dir = folder();
+  mkdirSync(join(dir, 'd'));
+  symlinkSync(join(dir, 'nowhere', 'x.json'), join(dir, 'dangling.json'));
+  for (const config of ['d', 'dangling.json']) {
+    const result = await runInProcess(['init', '--yes', '--force', '--config', config], { cwd: dir });
+    assert.equal(result.exitCode, 3, result.stderr);
+    assert.match(result.stderr, /hint: name/);
+    assert.doesNotMatch(result.stderr, /-o\b/);
+  }
 });

@@ -199,12 +199,15 @@ function outputTarget(path: string, ownFile = false): { target: string; stat: St
       // (`/dev/stdout` → `/proc/self/fd/1` → `pipe:[…]`, which has no real path) is opened through it.
       if (stat.isFile()) target = realpathSync(path);
     } catch {
-      throw new InputError(`${path}: cannot write: it is a symbolic link to a file that does not exist; nothing was changed`, 'point -o at the file itself');
+      throw new InputError(
+        `${path}: cannot write: it is a symbolic link to a file that does not exist; nothing was changed`,
+        'name the file itself, not a link to nothing',
+      );
     }
   }
-  if (stat.isDirectory()) throw new InputError(`${path}: cannot write: it is a folder; nothing was changed`, 'name a file for -o');
+  if (stat.isDirectory()) throw new InputError(`${path}: cannot write: it is a folder; nothing was changed`, 'name a file, not a folder');
   if (!stat.isFile() && !stat.isFIFO() && !stat.isCharacterDevice()) {
-    throw new InputError(`${path}: cannot write: it is not a regular file, a pipe or a character device; nothing was changed`, 'name a regular file for -o');
+    throw new InputError(`${path}: cannot write: it is not a regular file, a pipe or a character device; nothing was changed`, 'name a regular file');
   }
   return { target, stat };
 }
