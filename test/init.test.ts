@@ -393,3 +393,11 @@ test('init --config naming a folder or a link to nothing: exit 3, and the hint n
     assert.doesNotMatch(result.stderr, /-o\b/);
   }
 });
+
+test('limits that do not fit together: the message names the answers (--soft-limit, --hard-limit), not a config file that is not written', async () => {
+  const dir = folder();
+  const result = await runInProcess(['init', '--yes', '--soft-limit', '900', '--hard-limit', '100'], { cwd: dir });
+  assert.equal(result.exitCode, 2);
+  assert.match(result.stderr, /the soft limit \(900, from --soft-limit\) must be below the hard limit \(100, from --hard-limit\)/);
+  assert.ok(!existsSync(join(dir, 'devs-ctx.config.json')));
+});

@@ -313,7 +313,15 @@ function validateConfig(value: Record<string, unknown>, path: string): ConfigFil
     throw new UsageError(`the answers do not make a valid config: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(), 'see devs-ctx init --help');
   }
   // One limit alone is checked against the seeds' default for the other (the model's window is not known here).
-  sessionLimits(resolveSettings({ flags: {}, env: {}, file: { path, config: result.data } }), undefined);
+  // The limits are the answers (the flags, or the questions they stand for), not a file yet: a
+  // message names them so.
+  const { window, softLimit, hardLimit, ...rest } = result.data;
+  const flags = {
+    ...(window !== undefined ? { window } : {}),
+    ...(softLimit !== undefined ? { softLimit } : {}),
+    ...(hardLimit !== undefined ? { hardLimit } : {}),
+  };
+  sessionLimits(resolveSettings({ flags, env: {}, file: { path, config: rest } }), undefined);
   return result.data;
 }
 
