@@ -197,7 +197,7 @@ function parseJsonSettings(target: Target, text: string | undefined): Record<str
   try {
     value = readJsonText(text, { comments });
   } catch (error) {
-    if (!comments && readsWithComments(text))
+    if (!comments && readsAs(text, true))
       throw new UsageError(
         `${path}: has comments, which its agent does not read (it reads strict JSON); devs-ctx changes nothing in it`,
         'take the comments out, then run the install again',
@@ -209,9 +209,10 @@ function parseJsonSettings(target: Target, text: string | undefined): Record<str
   return value as Record<string, unknown>;
 }
 
-function readsWithComments(text: string): boolean {
+/** Whether the text reads as JSON (`comments`: with comments blanked, as Gemini CLI reads it). */
+function readsAs(text: string, comments: boolean): boolean {
   try {
-    readJsonText(text, { comments: true });
+    readJsonText(text, { comments });
     return true;
   } catch {
     return false;
@@ -227,21 +228,12 @@ function settingsText(target: Target, before: string | undefined, settings: Reco
   if (before === undefined || before.trim() === '') return formatJson(settings, before);
   const edited = editJsonText(before, settings, { comments: target.comments === true });
   if (edited !== undefined) return edited;
-  if (target.comments === true && !readsWithoutComments(before))
+  if (target.comments === true && !readsAs(before, false))
     throw new UsageError(
       `${target.path}: cannot be edited in place (is a key written twice?), and writing it anew would lose its comments; devs-ctx changes nothing in it`,
       'make each key appear once, then run the install again',
     );
   return formatJson(settings, before);
-}
-
-function readsWithoutComments(text: string): boolean {
-  try {
-    readJsonText(text, { comments: false });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 interface FileResult {
