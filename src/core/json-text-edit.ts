@@ -37,14 +37,15 @@ export function editJsonText(text: string, to: unknown, options: JsonTextOptions
   };
   const from = readJsonText(text, options);
   if (!isRecord(from) || !isRecord(to)) return undefined;
-  diff([], from, to, {
-    set: (path, value) => apply((root) => replaceAt(out, nodeAt(root, path), value, style)),
-    add: (path, value) => apply((root) => appendTo(out, nodeAt(root, path.slice(0, -1)), path.at(-1) as string | number, value, style)),
-    remove: (path) => apply((root) => removeAt(out, nodeAt(root, path))),
-  });
   try {
+    diff([], from, to, {
+      set: (path, value) => apply((root) => replaceAt(out, nodeAt(root, path), value, style)),
+      add: (path, value) => apply((root) => appendTo(out, nodeAt(root, path.slice(0, -1)), path.at(-1) as string | number, value, style)),
+      remove: (path) => apply((root) => removeAt(out, nodeAt(root, path))),
+    });
     return isDeepStrictEqual(readJsonText(out, options), to) ? out : undefined;
   } catch {
+    // A value the text does not hold where the parsed settings have it (a key written twice): not edited here.
     return undefined;
   }
 }
