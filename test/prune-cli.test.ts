@@ -909,3 +909,47 @@ test('lines prune cannot read (a truncated last line) are reported with their li
   assert.equal(json.issues.length, 1);
   assert.equal(json.issues[0]?.line, 18);
 });
+
+test('a pruned Gemini CLI session is sized by what it holds now, not by the calls recorded before the prune (the file keeps their token records)', () => {
+  const { dir, env } = workspace('gemini-recorded');
+  const lines: Record<string, unknown>[] = [
+    { sessionId: 's1', projectHash: '0b7d', startTime: '2026-04-29T21:39:22.319Z', lastUpdated: '2026-04-29T21:39:22.319Z', kind: 'main' },
+  ];
+  let t = 0;
+  const ts = (): string => new Date(Date.UTC(2026, 3, 29, 21, 40, t++)).toISOString();
+  for (let i = 0; i < 30; i++) {
+    lines.push({ id: `u${i}`, timestamp: ts(), type: 'user', content: [{ text: `step ${i} please` }] });
+    lines.push({
+      id: `g${i}`,
+      timestamp: ts(),
+      type: 'gemini',
+      content: '',
+      thoughts: [],
+      model: 'gemini-3-flash-preview',
+      tokens: { input: 1000 * i + 12000, output: 50, cached: 0, thoughts: 0, tool: 0, total: 1000 * i + 12050 },
+      toolCalls: [
+        {
+          id: `tc${i}`,
+          name: 'run_shell_command',
+          args: { command: `ls ${i}` },
+          result: [{ functionResponse: { id: `tc${i}`, name: 'run_shell_command', response: { output: `file${i}\n`.repeat(400) } } }],
+          status: 'success',
+          timestamp: ts(),
+        },
+      ],
+    });
+  }
+  writeFileSync(join(dir, 'session.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  const pruned = JSON.parse(runCli(['prune', 'session.jsonl', '--window', '60k', '--target', '5000', '-o', 'p.jsonl', '--json'], { cwd: dir, env }).stdout) as {
+    before: { tokens: number };
+    after: { tokens: number };
+  };
+  assert.ok(pruned.after.tokens < pruned.before.tokens / 2, JSON.stringify(pruned));
+  const after = JSON.parse(runCli(['analyze', 'p.jsonl', '--window', '60k', '--json'], { cwd: dir, env }).stdout) as {
+    context: { tokens: number; basis: string };
+  };
+  assert.ok(after.context.tokens < pruned.before.tokens / 2, `analyze of the pruned file: ${JSON.stringify(after.context)}, before ${pruned.before.tokens}`);
+  // No call since the prune: nothing measured what the file holds now, and the report says so.
+  assert.equal(after.context.basis, 'estimate');
+  assert.ok(after.context.tokens <= pruned.after.tokens, `analyze ${after.context.tokens}, prune's after ${pruned.after.tokens}`);
+});

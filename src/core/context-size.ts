@@ -1,5 +1,6 @@
 import type { Transcript, UsagePoint } from './transcript.js';
 import { modelWindow } from './models.js';
+import { SUMMARY_PREFIX } from './prune/edit.js';
 
 /**
  * The context size the model sees. The file holds neither the agent's system prompt and tool
@@ -120,9 +121,10 @@ export function calibrate(transcript: Pick<Transcript, 'entries' | 'usage' | 'ca
     total += masked ? Number((masked[1] ?? '0').replace(/,/g, '')) : tokens;
     seen.push(total);
   });
+  const stale = staleCalls(transcript.entries);
   const byEntry = new Map<number, UsagePoint>();
   for (const point of transcript.usage ?? []) {
-    if (point.entriesBefore > perEntry.length || point.contextTokens <= 0) continue;
+    if (point.entriesBefore > perEntry.length || point.contextTokens <= 0 || stale(point)) continue;
     byEntry.set(point.entriesBefore, point); // a record written twice counts once (the later copy)
   }
   const fresh = [...byEntry.values()].sort((a, b) => a.entriesBefore - b.entriesBefore);
@@ -139,6 +141,27 @@ export function calibrate(transcript: Pick<Transcript, 'entries' | 'usage' | 'ca
   // Few calls since: the last one, and what came after it at the carried scale (or as estimated).
   const scale = carried?.scale ?? 1;
   return { basis: 'recorded', overhead: Math.round(last.contextTokens - scale * lastSeen), scale, fit: null };
+}
+
+/**
+ * Which recorded calls measured a context devs-ctx has since pruned: those before its latest
+ * summary, and those of turns it kept, whose records a format carries with them (Gemini CLI's token
+ * records) though they measured the transcript as it was: made before the summary's time. Only
+ * calls the agent made after the prune measure what the file holds now.
+ */
+function staleCalls(entries: Transcript['entries']): (point: UsagePoint) => boolean {
+  let summary = -1;
+  entries.forEach((entry, i) => {
+    if (entry.turn.content.startsWith(SUMMARY_PREFIX)) summary = i;
+  });
+  if (summary < 0) return () => false;
+  const prunedAt = Date.parse(entries[summary]?.turn.timestamp ?? '');
+  return (point) => {
+    if (point.entriesBefore <= summary) return true;
+    // The call's own turn is the first one after what it saw.
+    const madeAt = Date.parse(entries[point.entriesBefore]?.turn.timestamp ?? '');
+    return Number.isFinite(prunedAt) && Number.isFinite(madeAt) && madeAt < prunedAt;
+  };
 }
 
 /** Estimated tokens → the model's tokens. */
