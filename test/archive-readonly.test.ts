@@ -5,6 +5,7 @@ import {
   chmodSync,
   chownSync,
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -213,4 +214,26 @@ test('hints name the flag that named the archive, and a file that is no database
   assert.equal(recall.exitCode, 3);
   assert.match(recall.stderr, /not a devs-ctx archive/);
   assert.doesNotMatch(recall.stderr, /--no-archive/);
+});
+
+test("--archive naming another application's SQLite database: exit 3, and the database is left exactly as it was (not made an archive, not switched to WAL)", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-foreign-db-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const other = join(dir, 'app.db');
+  const db = new (loadSqlite())(other);
+  db.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('mine')");
+  db.close();
+  const before = readFileSync(other);
+  copyFileSync(join(repoRoot, 'fixtures', 'devs', 'over-soft-limit.jsonl'), join(dir, 's.jsonl'));
+  for (const args of [
+    ['prune', 's.jsonl', '--force', '--window', '4000', '-o', 'out.jsonl', '--archive', other],
+    ['recall', 'anything', '--archive', other],
+  ]) {
+    const result = runCli(args, { cwd: dir });
+    assert.equal(result.exitCode, 3, `${args[0]}: ${result.stderr}`);
+    assert.match(result.stderr, /app\.db is a SQLite database of another application, not a devs-ctx archive/);
+  }
+  assert.ok(readFileSync(other).equals(before), 'the database is byte for byte as it was');
+  assert.equal(existsSync(`${other}-wal`), false);
+  assert.equal(existsSync(join(dir, 'out.jsonl')), false, 'nothing written');
 });

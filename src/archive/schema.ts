@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from './sqlite.js';
 import { ArchiveSchemaError } from './errors.js';
+import { InputError } from '../core/errors.js';
 
 /**
  * The archive's schema, as ordered migrations: migration i takes the database from version i to
@@ -141,6 +142,14 @@ export function schemaVersion(db: SqliteDatabase): number {
 export function prepareDatabase(db: SqliteDatabase, path: string, migrations: readonly string[] = MIGRATIONS): void {
   // busy_timeout first: switching to WAL takes a lock another process may hold.
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  // Another application's database (tables of its own, no devs-ctx schema): not made an archive, not
+  // even switched to WAL; `--archive` named the wrong file.
+  if (schemaVersion(db) === 0 && (db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number) > 0) {
+    throw new InputError(
+      `${path} is a SQLite database of another application, not a devs-ctx archive; devs-ctx changed nothing in it`,
+      'name another file for the archive (--archive PATH, or DEVS_CTX_ARCHIVE)',
+    );
+  }
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   const known = migrations.length;
