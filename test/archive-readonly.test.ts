@@ -237,3 +237,19 @@ test("--archive naming another application's SQLite database: exit 3, and the da
   assert.equal(existsSync(`${other}-wal`), false);
   assert.equal(existsSync(join(dir, 'out.jsonl')), false, 'nothing written');
 });
+
+test('--archive naming a folder: exit 3 saying so (restore, recall and prune), not a disk I/O error', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-archive-dir-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'archive'));
+  copyFileSync(join(repoRoot, 'fixtures', 'devs', 'over-soft-limit.jsonl'), join(dir, 's.jsonl'));
+  for (const args of [
+    ['restore', 's.jsonl', '-o', 'r.jsonl', '--archive', 'archive'],
+    ['recall', 'anything', '--archive', 'archive'],
+    ['prune', 's.jsonl', '--force', '--window', '4000', '-o', 'out.jsonl', '--archive', 'archive'],
+  ]) {
+    const result = runCli(args, { cwd: dir });
+    assert.equal(result.exitCode, 3, `${args[0]}: ${result.stderr}`);
+    assert.match(result.stderr, /archive is a directory, not an archive/, args[0]);
+  }
+});

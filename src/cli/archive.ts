@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { Archive } from '../archive/archive.js';
@@ -10,6 +10,7 @@ import { shellWord } from '../core/git-hook.js';
 import { loadConfig, loadUserConfig } from '../io/config.js';
 import { sameFile } from '../io/atomic.js';
 import { isInside, realPathOf } from '../io/paths.js';
+import { fileKind } from '../io/input.js';
 import type { CliContext } from './context.js';
 import { STDOUT } from './transcript-output.js';
 
@@ -121,6 +122,13 @@ export async function openArchive(path: string, options: { mustExist: boolean; n
       options.named ? `check the ${flag} path` : 'prune something first, or pass --archive PATH (or set DEVS_CTX_ARCHIVE)',
     );
   }
+  // A folder (or a FIFO, a device) is no SQLite file: said as such, not as SQLite's "disk I/O error".
+  const kind = existsSync(path) ? statSync(path) : undefined;
+  if (kind && !kind.isFile())
+    throw new InputError(
+      `${path} is ${fileKind(kind)}, not an archive`,
+      `check the ${flag} path: it must be a SQLite file${options.readOnly ? '' : ' or not exist yet'}`,
+    );
   const { SqliteArchive } = await import('../archive/sqlite-archive.js');
   try {
     // restore and recall only read: read-only, so an archive the user cannot write still works.
