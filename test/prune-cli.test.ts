@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { spawnChild } from './helpers/child.js';
 import { assertGolden, cliEnv, runCli } from './helpers/cli.js';
 import type { CliResult } from './helpers/cli.js';
-import { realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
+import { realdataDir, realdataFiles, realdataName, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 /**
  * `devs-ctx prune`, `restore` and `recall` end to end, through the built binary [SPEC §2, §3, §6, §8].
@@ -952,4 +952,19 @@ test('a pruned Gemini CLI session is sized by what it holds now, not by the call
   // No call since the prune: nothing measured what the file holds now, and the report says so.
   assert.equal(after.context.basis, 'estimate');
   assert.ok(after.context.tokens <= pruned.after.tokens, `analyze ${after.context.tokens}, prune's after ${pruned.after.tokens}`);
+});
+
+test("a Claude Code prune's boundary records the context before it as the report says it (preTokens), not the last recorded call", { skip: realdataSkip }, () => {
+  const { dir, env } = workspace('pretokens');
+  const session = readdirSync(join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact')).find((f) => f.endsWith('.jsonl')) as string;
+  copyFileSync(join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact', session), join(dir, 's.jsonl'));
+  const result = runCli(['prune', 's.jsonl', '--force', '--target', '60000', '-o', 'p.jsonl', '--json'], { cwd: dir, env });
+  assert.equal(result.exitCode, 0, result.stderr);
+  const before = (JSON.parse(result.stdout) as { before: { tokens: number } }).before.tokens;
+  const boundaries = readFileSync(join(dir, 'p.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { subtype?: string; compactMetadata?: { trigger: string; preTokens: number } })
+    .filter((l) => l.subtype === 'compact_boundary');
+  assert.equal(boundaries.at(-1)?.compactMetadata?.preTokens, before);
 });

@@ -28,7 +28,10 @@ export function planToEdit(plan: PrunePlan, texts: PlanTexts): TranscriptEdit {
     summary = { text: texts.summary, at: Math.min(...plan.dropped) };
   }
   const calibration = texts.calibration ? { calibration: texts.calibration } : {};
-  return { dropped: plan.dropped, masked, ...(summary ? { summary } : {}), ...calibration, now: texts.now, newId: texts.newId };
+  // The size before, as the report says it: the plan's estimate through the calibration.
+  const cal = texts.calibration ?? { overhead: 0, scale: 1 };
+  const contextBefore = Math.max(0, Math.round(cal.overhead + cal.scale * plan.totalBefore));
+  return { dropped: plan.dropped, masked, ...(summary ? { summary } : {}), ...calibration, contextBefore, now: texts.now, newId: texts.newId };
 }
 
 /**

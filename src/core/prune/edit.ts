@@ -14,6 +14,8 @@ export interface TranscriptEdit {
   readonly summary?: SummaryInsert;
   /** The session's calibration the prune planned with, for a writer that can record it (Claude Code's boundary line). */
   readonly calibration?: { readonly overhead: number; readonly scale: number };
+  /** The context before the prune, in the model's tokens as the prune reports it (Claude Code's boundary `preTokens`). */
+  readonly contextBefore?: number;
   /** ISO time for records the writer creates. */
   readonly now: string;
   /** Makes ids for records the writer creates (RFC 4122 v4 uuids; deterministic in tests). */

@@ -325,7 +325,8 @@ function boundaryLine(uuid: string, oldLeaf: SessionLine, neighbour: SessionLine
     timestamp: edit.now,
     uuid,
     level: 'info',
-    compactMetadata: { trigger: 'manual', preTokens: transcript.recorded?.contextTokens ?? 0 },
+    // Before the prune, as its report says (what Claude Code writes here: the context at its compaction).
+    compactMetadata: { trigger: 'manual', preTokens: edit.contextBefore ?? transcript.recorded?.contextTokens ?? 0 },
     // devs-ctx's own field (Claude Code ignores it): the fit that still maps what is left.
     ...(edit.calibration ? { devsCtxCalibration: { overhead: edit.calibration.overhead, scale: edit.calibration.scale } } : {}),
   };
