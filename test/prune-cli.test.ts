@@ -954,7 +954,9 @@ test('a pruned Gemini CLI session is sized by what it holds now, not by the call
   assert.ok(after.context.tokens <= pruned.after.tokens, `analyze ${after.context.tokens}, prune's after ${pruned.after.tokens}`);
 });
 
-test("a Claude Code prune's boundary records the context before it as the report says it (preTokens), not the last recorded call", { skip: realdataSkip }, () => {
+test("a Claude Code prune's boundary records the context before it as the report says it (preTokens), not the last recorded call", {
+  skip: realdataSkip,
+}, () => {
   const { dir, env } = workspace('pretokens');
   const session = readdirSync(join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact')).find((f) => f.endsWith('.jsonl')) as string;
   copyFileSync(join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact', session), join(dir, 's.jsonl'));

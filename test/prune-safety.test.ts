@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import {
   appendFileSync,
   chmodSync,
@@ -248,3 +250,27 @@ function archiveEvents(path: string): number {
     db.close();
   }
 }
+
+test('a line the agent appends to the new file by name right after the rename is kept, after the late bytes of the old file (nothing overwritten)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-race-'));
+  const path = join(dir, 's.jsonl');
+  const original = Buffer.from('{"a":1}\n{"a":2}\n{"a":3}\n');
+  writeFileSync(path, original);
+  const realRename = fs.renameSync;
+  // The moment of the rename, as an agent appending meanwhile makes it: a line reaches the old file
+  // just before it, another reaches the new file by name just after it.
+  fs.renameSync = ((from: string, to: string) => {
+    appendFileSync(path, '{"late":"old file, before the rename"}\n');
+    realRename(from, to);
+    fs.appendFileSync(to, '{"new":"new file, after the rename"}\n');
+  }) as typeof fs.renameSync;
+  syncBuiltinESMExports();
+  try {
+    replaceKeepingAppends(path, original, Buffer.from('{"pruned":true}\n'));
+  } finally {
+    fs.renameSync = realRename;
+    syncBuiltinESMExports();
+  }
+  const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+  assert.deepEqual(lines.map((l) => Object.keys(JSON.parse(l) as object)[0]).sort(), ['late', 'new', 'pruned'], lines.join('\n'));
+});

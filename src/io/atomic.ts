@@ -478,7 +478,9 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   };
   let made = false;
   try {
-    out = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    // Appending: after the rename, the late bytes go to the end of the file, after whatever an agent
+    // appended to it by name meanwhile, never over it.
+    out = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND, mode);
     made = true;
     // The agent writing the transcript may run as another user: the new file keeps owner, group and mode.
     keepOwner(out, existing, true, path);
