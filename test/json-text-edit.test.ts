@@ -98,6 +98,15 @@ describe('editJsonText: settings edited in their own text', () => {
     }
   });
 
+  it("devs-ctx's members taken out from between the user's, after a comment on a comma: the text still reads, every comment stays", () => {
+    const theirs = '{\n  "ui": {}, // my ui\n  "general": { "a": 1 } /* last */\n}\n';
+    // Installed, then the user added "general" after devs-ctx's members.
+    const installedText = installed('{\n  "ui": {} // my ui\n}\n', true);
+    const edited = installedText.replace(/\n\}\n$/, ',\n  "general": { "a": 1 } /* last */\n}\n');
+    assert.deepEqual(Object.keys(readJsonText(edited, { comments: true }) as object), ['ui', 'hooks', 'mcpServers', 'general'], edited);
+    assert.equal(uninstalled(edited, true), theirs);
+  });
+
   it("the user's edits made after install stay when only devs-ctx's entries are taken out", () => {
     const text = layouts['four spaces, hooks of the user'] as string;
     const after = installed(text, false).replace('"model": "opus"', '"model": "sonnet", "env": {"A": "1"}');

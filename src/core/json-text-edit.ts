@@ -193,8 +193,8 @@ function appendTo(text: string, container: Node, key: string | number, value: un
 }
 
 /**
- * A property or item taken out with its comma: the one before it, or for the first of several the
- * one after it. Comments around it that are not inside it stay.
+ * A property or item taken out with its comma: the one after it when another member follows, else
+ * (the last one) the one before it. Comments around it that are not inside it stay.
  */
 function removeAt(text: string, node: Node): string {
   const target = member(node);
@@ -203,18 +203,21 @@ function removeAt(text: string, node: Node): string {
   const index = siblings.indexOf(target);
   const previous = siblings[index - 1];
   const next = siblings[index + 1];
+  if (next) {
+    // A member before another: it goes with its own comma, and the next one takes its place; what
+    // lies before it (the previous member's comma and any comment after it) stays as it is.
+    const { comma, commentEnd } = gapOf(text, end, next.offset);
+    if (commentEnd > comma) return text.slice(0, target.offset) + text.slice(comma + 1).replace(/^[ \t]+/, '');
+    return text.slice(0, target.offset) + text.slice(next.offset);
+  }
   if (previous) {
+    // The last member (as an added one is): it goes with the comma before it.
     const from = previous.offset + previous.length;
     const { comma, commentEnd } = gapOf(text, from, target.offset);
     if (comma < 0) return text.slice(0, from) + text.slice(end); // not JSON: cannot happen
     // `previous, // its comment` + new line + target: the comma goes, the comment stays, the rest goes.
     if (commentEnd > comma) return text.slice(0, comma) + text.slice(comma + 1, commentEnd) + text.slice(end);
     return text.slice(0, comma) + text.slice(end);
-  }
-  if (next) {
-    const { comma, commentEnd } = gapOf(text, end, next.offset);
-    if (commentEnd > comma) return text.slice(0, target.offset) + text.slice(comma + 1).replace(/^[ \t]+/, '');
-    return text.slice(0, target.offset) + text.slice(next.offset);
   }
   const container = target.parent as Node;
   const inside = text.slice(container.offset + 1, target.offset) + text.slice(end, container.offset + container.length - 1);
