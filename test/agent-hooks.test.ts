@@ -390,6 +390,16 @@ describe('hook install --agent: merging, idempotence, byte-for-byte uninstall', 
     assert.equal(readFileSync(join(home, '.claude', 'settings.json'), 'utf8'), settings, 'settings.json untouched');
   });
 
+  it('a devs-ctx server the user added by hand (claude mcp add devs-ctx -- devs-ctx mcp) is theirs: install leaves it, uninstall gives the file back as it was', () => {
+    const { project, env } = sandbox();
+    const mcp = '{"mcpServers":{"devs-ctx":{"type":"stdio","command":"devs-ctx","args":["mcp"],"env":{}}}}\n';
+    writeFileSync(join(project, '.mcp.json'), mcp);
+    assert.equal(runCli(['hook', 'install', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
+    assert.equal(readFileSync(join(project, '.mcp.json'), 'utf8'), mcp, 'install leaves their server alone');
+    assert.equal(runCli(['hook', 'uninstall', '--agent', 'claude-code'], { cwd: project, env }).exitCode, 0);
+    assert.equal(readFileSync(join(project, '.mcp.json'), 'utf8'), mcp, 'and so does uninstall');
+  });
+
   it('a settings file that is not JSON: exit 2, nothing written anywhere', () => {
     const { project, env } = sandbox();
     mkdirSync(join(project, '.claude'));

@@ -122,14 +122,14 @@ export interface McpServerEntry {
 }
 
 /**
- * Whether `mcpServers.devs-ctx` is a server devs-ctx installed: `devs-ctx mcp`, or a node running a
- * devs-ctx bin with `mcp` (this copy's or another's: an upgrade, a move, another node).
+ * Whether `mcpServers.devs-ctx` is one an install wrote: a node running a devs-ctx bin with `mcp`
+ * (this copy's or another's: an upgrade, a move, another node). `devs-ctx mcp` alone is what the
+ * README has a user add by hand (`claude mcp add devs-ctx -- devs-ctx mcp`): not taken for ours.
  */
 function ourServer(server: unknown): boolean {
-  if (!isRecord(server) || !Array.isArray(server['args']) || server['args'].at(-1) !== 'mcp') return false;
+  if (!isRecord(server) || !Array.isArray(server['args'])) return false;
   const args = server['args'] as unknown[];
-  if (server['command'] === 'devs-ctx') return args.length === 1;
-  return args.length === 2 && typeof args[0] === 'string' && /(^|\/)bin\/devs-ctx\.js$/.test(args[0]);
+  return args.length === 2 && args[1] === 'mcp' && typeof args[0] === 'string' && /(^|\/)bin\/devs-ctx\.js$/.test(args[0]);
 }
 
 /** Settings with `mcpServers.devs-ctx`: added, or brought up to date when devs-ctx installed it (a server of that name the user wrote is left alone). */
@@ -142,11 +142,15 @@ export function withMcpServer(settings: Json, entry: McpServerEntry, extra: Json
   return { ...settings, mcpServers: servers };
 }
 
-/** Settings without `mcpServers.devs-ctx` when devs-ctx installed it (from any copy: see ourServer). */
-export function withoutMcpServer(settings: Json): Json {
+/**
+ * Settings without `mcpServers.devs-ctx` when an install wrote it (from any copy: see ourServer), or
+ * when it is `entry`, what this copy installs (`devs-ctx mcp` from the PATH, for a copy with no bin).
+ */
+export function withoutMcpServer(settings: Json, entry?: McpServerEntry): Json {
   if (!isRecord(settings['mcpServers'])) return settings;
   const server = settings['mcpServers'][MCP_SERVER_NAME];
-  if (!ourServer(server)) return settings;
+  const installed = entry !== undefined && isRecord(server) && server['command'] === entry.command && isDeepStrictEqual(server['args'], entry.args);
+  if (!ourServer(server) && !installed) return settings;
   const { [MCP_SERVER_NAME]: _dropped, ...servers } = settings['mcpServers'];
   const { mcpServers: _old, ...rest } = settings;
   return Object.keys(servers).length > 0 ? { ...rest, mcpServers: servers } : rest;

@@ -301,17 +301,20 @@ function describe(target: Target, text: string | undefined): { hooks: string[]; 
   return { hooks: target.hooks ? installedHookEvents(settings) : [], mcpServer: target.mcp && hasMcpServer(settings) };
 }
 
-/** The settings text without devs-ctx's entries (hooks and MCP server of any copy of devs-ctx), edited in place. */
-function withoutOurs(target: Target, text: string): string {
+/**
+ * The settings text without devs-ctx's entries (hooks and MCP server an install of any copy wrote,
+ * and `entry`, this copy's server, when given), edited in place.
+ */
+function withoutOurs(target: Target, text: string, entry?: McpServerEntry): string {
   if (target.kind === 'toml') return tomlHasOurBlock(text) ? tomlWithoutServer(text) : text;
   const current = parseJsonSettings(target, text);
   let settings = current;
   if (target.hooks) settings = withoutHooks(settings);
-  if (target.mcp) settings = withoutMcpServer(settings);
+  if (target.mcp) settings = withoutMcpServer(settings, entry);
   return isDeepStrictEqual(settings, current) ? text : settingsText(target, text, settings);
 }
 
-function uninstallFrom(target: Target, env: Env): FileResult {
+function uninstallFrom(target: Target, runner: ReturnType<typeof devsCtxRunner>, env: Env): FileResult {
   const current = readText(target.path);
   const backup = readBackup(target.path, env);
   if (current === undefined) {
@@ -335,7 +338,7 @@ function uninstallFrom(target: Target, env: Env): FileResult {
     rmSync(backupPath(target.path, env), { force: true });
     return { path: target.path, action: backup.original === null ? 'removed' : 'restored', hooks: [], mcpServer: false };
   }
-  const after = withoutOurs(target, current);
+  const after = withoutOurs(target, current, runner.mcp);
   if (backup) rmSync(backupPath(target.path, env), { force: true });
   if (after === current) return { path: target.path, action: 'unchanged', ...describe(target, current) };
   writeFileAtomic(target.path, Buffer.from(after, 'utf8'));
@@ -433,12 +436,13 @@ export async function runAgentInstall(options: AgentOptions, bin: string | null,
   }
 }
 
-export async function runAgentUninstall(options: AgentOptions, ctx: CliContext): Promise<ExitCodeValue> {
+export async function runAgentUninstall(options: AgentOptions, bin: string | null, ctx: CliContext): Promise<ExitCodeValue> {
   const json = options.json === true;
   try {
+    const runner = devsCtxRunner(bin);
     const targets = agentTargets(options.agent, { user: options.user === true, cwd: ctx.cwd, env: ctx.env });
     if (options.user !== true) confineToProject(targets, ctx.cwd);
-    const files = targets.map((target) => uninstallFrom(target, ctx.env));
+    const files = targets.map((target) => uninstallFrom(target, runner, ctx.env));
     render(ctx, json, { agent: options.agent, scope: options.user ? 'user' : 'project', action: 'uninstall', files });
     return ExitCode.ok;
   } catch (error) {

@@ -49,8 +49,8 @@ export const hookCommand: CommandDefinition = {
       run: async ({ options, ctx }) => {
         const { agent } = options;
         if (agent === undefined) return (await import('../commands/hook.js')).runHookUninstall(options, ctx);
-        const { runAgentUninstall } = await import('../commands/agent-install.js');
-        return runAgentUninstall({ ...options, agent }, ctx);
+        const [{ runAgentUninstall }, { packageInfo }] = await Promise.all([import('../commands/agent-install.js'), import('../commands/hook.js')]);
+        return runAgentUninstall({ ...options, agent }, packageInfo().bin, ctx);
       },
     }),
     defineCommand({
