@@ -557,5 +557,7 @@ describe('PostgreSQL store', () => {
       assert.doesNotMatch(shown, /SECRET|hunter2|ss\//, `${url} -> ${shown}`);
       assert.match(shown, /@/, `${url}: the host stays readable (${shown})`);
     }
+    // An `@` in a parameter may hide more than the password (the host and port here), never less.
+    assert.doesNotMatch(redactUrl('postgres://devs_ctx@db.internal:5432/team?application_name=ci@laptop'), /laptop.*laptop/);
   });
 });

@@ -401,3 +401,15 @@ test('limits that do not fit together: the message names the answers (--soft-lim
   assert.match(result.stderr, /the soft limit \(900, from --soft-limit\) must be below the hard limit \(100, from --hard-limit\)/);
   assert.ok(!existsSync(join(dir, 'devs-ctx.config.json')));
 });
+
+test('init --archive: a URL with an @ in a parameter and no password is taken; one with a password, however written, is refused', async () => {
+  const dir = folder();
+  const fine = await runInProcess(['init', '--yes', '--force', '--archive', 'postgres://devs_ctx@db.internal:5432/team?application_name=ci@laptop'], {
+    cwd: dir,
+  });
+  assert.equal(fine.exitCode, 0, fine.stderr);
+  for (const url of ['postgres://u:pa/ss@h/db', 'postgres://u:p@ss@h/db', 'postgres://u@h/db?password=x']) {
+    const refused = await runInProcess(['init', '--yes', '--force', '--archive', url], { cwd: dir });
+    assert.equal(refused.exitCode, 2, url);
+  }
+});

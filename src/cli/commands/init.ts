@@ -513,7 +513,15 @@ async function askArchive(clack: Clack, io: PromptIO, ctx: CliContext, home: str
 }
 
 /** Whether a postgres:// URL carries a password: `user:password@`, or `?password=` / `?sslpassword=` (node-postgres reads both). */
-/** Whether the URL holds a password: anything redactUrl would hide (a password written without percent-encoding too). */
+/**
+ * Whether the URL holds a password: a `:` after the user name, before the first `@` (a password
+ * written without percent-encoding too: `u:pa/ss@h`, `u:p@ss@h`), or a password parameter. An `@`
+ * in a later parameter (`application_name=ci@laptop`) is no password's end.
+ */
 function urlHoldsPassword(url: string): boolean {
-  return redactUrl(url) !== url;
+  const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/*/iu, '');
+  const at = rest.indexOf('@');
+  if (at >= 0 && rest.slice(0, at).includes(':')) return true;
+  const query = url.indexOf('?');
+  return query >= 0 && [...new URLSearchParams(url.slice(query + 1)).keys()].some((key) => /^(?:password|sslpassword)$/iu.test(key));
 }
