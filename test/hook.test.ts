@@ -189,6 +189,22 @@ describe('hook install, then commit', () => {
     assert.equal(restored.exitCode, 0, `the user's own archive holds the prune: ${restored.stderr}`);
   });
 
+  test('a hook installed before configNamed was recorded, with --config ci/devs.json: that config is still used as named', () => {
+    const repo = tempRepo('old-named');
+    repo.write('.gitignore', 'sessions/\n');
+    repo.write('ci/devs.json', `${JSON.stringify({ window: 4000, transcripts: ['../sessions/*.jsonl'] })}\n`);
+    const transcript = repo.copyFixture(OVER_SOFT, 'sessions/agent.jsonl');
+    assert.equal(repo.devsCtx(['hook', 'install', '--config', 'ci/devs.json', '--no-refresh']).exitCode, 0);
+    const hookPath = join(repo.dir, '.git', 'hooks', 'pre-commit');
+    const text = readFileSync(hookPath, 'utf8');
+    assert.match(text, /"configNamed":true/);
+    writeFileSync(hookPath, text.replace(',"configNamed":true', ''));
+    const result = commit(repo, 'old');
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(result.stderr, /sessions\/agent\.jsonl: pruned 2,211 → \d+ tokens/, 'the window of ci/devs.json, as named');
+    assert.ok(readFileSync(transcript, 'utf8').includes(SUMMARY));
+  });
+
   test('--block-on hard does not block at the soft limit', () => {
     const repo = projectRepo('block-soft', { window: 4000 });
     assert.equal(repo.devsCtx(['hook', 'install', '--block-on', 'hard']).exitCode, 0);

@@ -14,6 +14,7 @@ import { classifyPruneUrgency } from '../../core/policy.js';
 import { writeFileAtomic } from '../../io/atomic.js';
 import { defaultCacheDir } from '../../io/count-cache.js';
 import { hookStateDir, readHookFile } from '../../io/git-hooks.js';
+import { CONFIG_FILE_NAME } from '../../core/config.js';
 import type { Main } from '../command.js';
 import type { CliContext } from '../context.js';
 import type { HookRunOptions } from '../flags/hook.js';
@@ -103,7 +104,8 @@ export async function runHookRun(options: HookRunOptions, ctx: CliContext, main:
       return ExitCode.ok;
     }
     const config = meta.config !== null ? resolve(top, meta.config) : undefined;
-    const named = config !== undefined && meta.configNamed === true;
+    // A hook from before `configNamed` was recorded named its config when that is not the file a walk finds.
+    const named = config !== undefined && (meta.configNamed === true || basename(config) !== CONFIG_FILE_NAME);
     const configArgs = named ? ['--config', config] : [];
     // A config the install found (the project's, which any pull may change) is found again from its
     // own folder, so it counts as found, never as named by the user (see HookMeta.configNamed).
