@@ -25,9 +25,11 @@ export async function archiveThenWrite(
     try {
       await archive.store.recordPrune(archive.event);
     } catch (error) {
-      // A connection lost after the commit reached the server leaves the event there, unknown to
-      // us: it is taken out again (nothing to take out when it did roll back).
-      await forget();
+      // A connection lost after the commit reached a server leaves the event there, unknown to us:
+      // it is taken out again (nothing to take out when it did roll back). A SQLite write that
+      // failed rolled back, here, for certain: nothing to take out (and the same lock or fault would
+      // only fail the attempt too).
+      if (archive.store.kind !== 'sqlite') await forget();
       throw error;
     }
   }
