@@ -239,6 +239,10 @@ for (const [kind, open] of Object.entries(stores)) {
       await archive.recordPrune(event('r3', input, [{ from: 0 }], { sourcePath: '/p/one.jsonl', turns: [turn(2, placeholder)] }));
       assert.equal((await archive.findTurn('turn-2'))?.content, 'Cats sleep most of the day.');
       assert.equal((await archive.findTurn('turn-2', { eventId: 'r3' }))?.content, placeholder, 'in the later event, what it archived');
+      // Another transcript with a turn of the same id (positional ids, line-N): its text is not this one's.
+      const elsewhere = '[devs-ctx: 9 tokens of tool output archived; full text: devs-ctx recall --turn turn-0]';
+      await archive.recordPrune(event('r4', input, [{ from: 0 }], { sourcePath: '/p/three.jsonl', turns: [turn(0, elsewhere)] }));
+      assert.equal((await archive.findTurn('turn-0'))?.content, elsewhere, "no other transcript's text for it");
     });
 
     test('recall takes any text as search terms, never as query syntax', async (t) => {

@@ -9,7 +9,16 @@ import { snippetOf, tsQueries } from './fts-query.js';
 import { assertStartsWithOutput, restoreBytes, RestoreLayoutSchema, startsWithOutput } from './layout.js';
 import { ArchivedTurnRowSchema, PruneEventRowSchema, RecallRowSchema } from './records.js';
 import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './records.js';
-import { EVENT_COLUMNS, planRecord, rawEventFromRow, rawRecordFromRow, rawTurnFromRow, WHOLE_TEXT_FIRST } from './store.js';
+import {
+  EVENT_COLUMNS,
+  planRecord,
+  rawEventFromRow,
+  rawRecordFromRow,
+  rawTurnFromRow,
+  MAX_PLACEHOLDER_HOPS,
+  PLACEHOLDER_START,
+  SAME_TRANSCRIPT,
+} from './store.js';
 import type { RawRecordRow, RawTurnRow } from './store.js';
 
 /**
@@ -498,14 +507,28 @@ export class PostgresArchive implements Archive {
 
   async findTurn(turnId: string, options: { readonly eventId?: string } = {}): Promise<ArchivedTurn | undefined> {
     if (options.eventId !== undefined) return this.getTurn(options.eventId, turnId);
-    const { rows } = await this.query(
-      `SELECT ${TURN_COLUMNS.split(', ')
-        .map((c) => `t.${c}`)
-        .join(', ')} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id
-       WHERE t.turn_id = $1 ORDER BY ${WHOLE_TEXT_FIRST}, e.seq DESC, t.entry_index LIMIT 1`,
-      [turnId],
-    );
-    return rows[0] === undefined ? undefined : ArchivedTurnRowSchema.parse(rows[0]);
+    // As the SQLite store finds it (see ArchiveStore.findTurn): the latest, then back along the transcript's prunes past placeholders.
+    const columns = TURN_COLUMNS.split(', ')
+      .map((c) => `t.${c}`)
+      .join(', ');
+    let row = (
+      await this.query(
+        `SELECT ${columns} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id WHERE t.turn_id = $1 ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
+        [turnId],
+      )
+    ).rows[0] as { event_id: string; content: string } | undefined;
+    for (let hops = 0; row !== undefined && row.content.startsWith(PLACEHOLDER_START) && hops < MAX_PLACEHOLDER_HOPS; hops++) {
+      const before = (
+        await this.query(
+          `SELECT ${columns} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id JOIN prune_events later ON later.id = $1
+           WHERE t.turn_id = $2 AND e.seq < later.seq AND ${SAME_TRANSCRIPT} ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
+          [row.event_id, turnId],
+        )
+      ).rows[0] as { event_id: string; content: string } | undefined;
+      if (before === undefined) break;
+      row = before;
+    }
+    return row === undefined ? undefined : ArchivedTurnRowSchema.parse(row);
   }
 
   async listTurns(eventId: string): Promise<ArchivedTurn[]> {

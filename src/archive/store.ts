@@ -56,8 +56,12 @@ const DEFAULT_RECALL_LIMIT = 20;
 /** bm25 column weights for (content, turn_id, type): an id match is a strong signal, the type a weak one. */
 const TURN_WEIGHTS = '1.0, 5.0, 0.5';
 
-/** SQL ordering an archived turn's whole text before a devs-ctx placeholder (`[devs-ctx: …`), shared with the PostgreSQL store. */
-export const WHOLE_TEXT_FIRST = "(t.content LIKE '[devs-ctx: %')";
+/** How a devs-ctx placeholder starts (a masked tool result's: `[devs-ctx: … tool output archived …]`). */
+export const PLACEHOLDER_START = '[devs-ctx: ';
+/** Prunes of one transcript followed back from a placeholder to its text, at most. */
+export const MAX_PLACEHOLDER_HOPS = 100;
+/** SQL: event `e` pruned the transcript `later` pruned again (the same file, or the output `later` read). Shared with the PostgreSQL store. */
+export const SAME_TRANSCRIPT = '(e.source_path = later.source_path OR (e.output_sha256 = later.original_sha256 AND e.output_bytes = later.original_bytes))';
 
 /**
  * The SQLite archive [SPEC §8]: every prune event with the bytes and turns it removed, so the
@@ -472,19 +476,27 @@ export class ArchiveStore {
   }
 
   /**
-   * An archived turn by id: in the given event, else from the latest event that archived its whole text. A later prune
-   * that dropped it after an earlier one masked it archived the placeholder (`[devs-ctx: … tokens of
-   * tool output archived …]`), not the text the placeholder points to.
+   * An archived turn by id: in the given event, else from the latest event that archived it. When that
+   * is a placeholder (a later prune dropped the turn an earlier one masked: `[devs-ctx: … tool output
+   * archived …]`), the text comes from the earlier prune of the same transcript (the same file, or the
+   * one whose output the later prune read), never from another transcript that has a turn of that id.
    */
   findTurn(turnId: string, options: { readonly eventId?: string } = {}): ArchivedTurn | undefined {
     if (options.eventId !== undefined) return this.getTurn(options.eventId, turnId);
-    const row = this.db
-      .prepare(
-        `SELECT t.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.content, t.timestamp, t.records
-         FROM archived_turns t JOIN prune_events e ON e.id = t.event_id
-         WHERE t.turn_id = ? ORDER BY ${WHOLE_TEXT_FIRST}, e.seq DESC, t.entry_index LIMIT 1`,
-      )
-      .get(turnId);
+    const columns = 't.event_id, t.entry_index, t.turn_id, t.role, t.type, t.action, t.tokens, t.content, t.timestamp, t.records';
+    const latest = this.db.prepare(
+      `SELECT ${columns} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id WHERE t.turn_id = ? ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
+    );
+    const earlier = this.db.prepare(
+      `SELECT ${columns} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id JOIN prune_events later ON later.id = ?
+       WHERE t.turn_id = ? AND e.seq < later.seq AND ${SAME_TRANSCRIPT} ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
+    );
+    let row = latest.get(turnId) as { event_id: string; content: string } | undefined;
+    for (let hops = 0; row !== undefined && row.content.startsWith(PLACEHOLDER_START) && hops < MAX_PLACEHOLDER_HOPS; hops++) {
+      const before = earlier.get(row.event_id, turnId) as { event_id: string; content: string } | undefined;
+      if (before === undefined) break;
+      row = before;
+    }
     return row === undefined ? undefined : ArchivedTurnRowSchema.parse(row);
   }
 
