@@ -517,7 +517,7 @@ export class PostgresArchive implements Archive {
         [turnId],
       )
     ).rows[0] as { event_id: string; content: string } | undefined;
-    for (let hops = 0; row !== undefined && row.content.startsWith(PLACEHOLDER_START) && hops < MAX_PLACEHOLDER_HOPS; hops++) {
+    for (let hops = 0; row?.content.startsWith(PLACEHOLDER_START) && hops < MAX_PLACEHOLDER_HOPS; hops++) {
       const before = (
         await this.query(
           `SELECT ${columns} FROM archived_turns t JOIN prune_events e ON e.id = t.event_id JOIN prune_events later ON later.id = $1

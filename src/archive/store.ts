@@ -492,7 +492,7 @@ export class ArchiveStore {
        WHERE t.turn_id = ? AND e.seq < later.seq AND ${SAME_TRANSCRIPT} ORDER BY e.seq DESC, t.entry_index LIMIT 1`,
     );
     let row = latest.get(turnId) as { event_id: string; content: string } | undefined;
-    for (let hops = 0; row !== undefined && row.content.startsWith(PLACEHOLDER_START) && hops < MAX_PLACEHOLDER_HOPS; hops++) {
+    for (let hops = 0; row?.content.startsWith(PLACEHOLDER_START) && hops < MAX_PLACEHOLDER_HOPS; hops++) {
       const before = earlier.get(row.event_id, turnId) as { event_id: string; content: string } | undefined;
       if (before === undefined) break;
       row = before;
