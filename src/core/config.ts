@@ -20,6 +20,9 @@ export const CONFIG_FILE_NAME = 'devs-ctx.config.json';
 const tokens = z.number().check(z.int(), z.positive());
 
 /** `devs-ctx.config.json`: every key optional; unknown keys are an error so typos are caught. */
+/** The longest request timeout a config may set: what a Node timer holds, 2^31 − 1 ms. */
+const MAX_TIMEOUT_SECONDS = 2_147_483;
+
 export const ConfigFileSchema = z.strictObject({
   $schema: z.optional(z.string()),
   /** A model's context window: soft = 50 %, hard = 80 % of it. */
@@ -57,8 +60,8 @@ export const ConfigFileSchema = z.strictObject({
   /** Gemini API base URL, for a proxy or gateway (DEVS_CTX_GEMINI_BASE_URL takes precedence). */
   geminiBaseUrl: z.optional(z.url()),
   /** Seconds one Gemini request may take. */
-  // At most an hour, as --timeout: a larger value (1e7) overflowed the request timer (an internal error).
-  timeout: z.optional(z.number().check(z.positive(), z.lte(3600))),
+  // At most what a timer holds (2^31 − 1 ms): a larger value (1e7) overflowed the request timer (an internal error).
+  timeout: z.optional(z.number().check(z.positive(), z.lte(MAX_TIMEOUT_SECONDS))),
   /** When Gemini fails: use the offline providers instead of exiting 5. */
   fallback: z.optional(z.enum(FALLBACK_NAMES)),
   /** Mask secrets before text is sent to Gemini (default true). */
@@ -305,7 +308,7 @@ function describeExpected(key: string | undefined): string {
   if (key === 'summaryShare') return 'a percentage of the removed tokens, more than 0 and at most 50 (e.g. 3)';
   if (key.startsWith('transcripts')) return 'an array of paths or globs, relative to the config file';
   if (key === 'archive') return 'a path to the SQLite archive, relative to the config file';
-  if (key === 'timeout') return 'a number of seconds above 0, at most 3600';
+  if (key === 'timeout') return `a number of seconds above 0, at most ${MAX_TIMEOUT_SECONDS}`;
   if (key === 'geminiApiKey') return 'the Gemini API key, a non-empty string';
   if (key === 'geminiBaseUrl') return 'an https URL';
   if (key === 'model' || key === 'embeddingModel') return 'a Gemini model id such as gemini-3.5-flash';

@@ -69,8 +69,8 @@ export function locateRepository(cwd: string, env: Env): GitRepository {
 }
 
 /**
- * Where `hook run` keeps what it saw of the transcripts: in the repository's git folder (shared by
- * its worktrees), never beside the hook, whose folder may be tracked (`core.hooksPath=.githooks`, a
+ * Where `hook run` keeps what it saw of the transcripts: in the git folder (a linked worktree's own),
+ * never beside the hook, whose folder may be tracked (`core.hooksPath=.githooks`, a
  * husky folder) and would then collect this machine's paths for the next `git add -A`. Undefined
  * when git cannot say (no state kept: every transcript is checked).
  */
