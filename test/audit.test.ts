@@ -205,3 +205,18 @@ describe('devs-ctx audit', () => {
     assert.ok(Array.isArray(extractIdentifiers(history.turns)));
   });
 });
+
+it("a Claude Code session devs-ctx pruned: its boundary is devs-ctx's prune, not one of the agent's compactions", { skip: realdataSkip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-audit-pruned-'));
+  const source = join(realdataDir, 'claude-code', '01-entire-v2.1.20-compaction+microcompact', '70d782f7-b303-4e48-9512-6bec16c37abd.jsonl');
+  const env = { DEVS_CTX_ARCHIVE: join(dir, 'a.sqlite') };
+  type Audited = { trigger?: string; compactedTurns: number; tokensAfter: number; keptShare: number | null };
+  const compactions = (file: string): Audited[] =>
+    (JSON.parse(runCli(['audit', file, '--json'], { cwd: dir, env }).stdout) as { compactions: Audited[] }).compactions.map(
+      ({ trigger, compactedTurns, tokensAfter, keptShare }) => ({ ...(trigger !== undefined ? { trigger } : {}), compactedTurns, tokensAfter, keptShare }),
+    );
+  const before = compactions(source);
+  assert.equal(runCli(['prune', source, '--force', '--target', '60000', '-o', join(dir, 'p.jsonl')], { cwd: dir, env }).exitCode, 0);
+  // The agent's compactions, each with its own summary (the one devs-ctx re-linked after its boundary), and no other.
+  assert.deepEqual(compactions(join(dir, 'p.jsonl')), before);
+});

@@ -212,6 +212,7 @@ test('drop: the dropped turns stay in the file off the chain; a boundary roots t
     uuid: BOUNDARY_ID,
     level: 'info',
     compactMetadata: { trigger: 'manual', preTokens: 1003 },
+    devsCtx: true,
   });
   assert.deepEqual(byUuid(out, SUMMARY_ID), {
     parentUuid: 'a1',

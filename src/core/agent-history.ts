@@ -4,6 +4,7 @@
  * each `compact_boundary` in the file; Codex keeps the items before each `compacted` record
  * (docs/formats/claude-code.md, docs/formats/codex.md). Pure: it reads parsed records, never the file system.
  */
+import { SUMMARY_PREFIX } from './prune/edit.js';
 
 /** One record of the input, as the JSONL reader gives it (only what this module reads). */
 export interface HistoryRecord {
@@ -96,6 +97,9 @@ function claudeCodeHistory(records: readonly HistoryRecord[]): AgentHistory {
       const id = str(value['uuid']) ?? `line-${record.line}`;
       const timestamp = str(value['timestamp']);
       const at = { line: record.line, ...(timestamp !== undefined ? { timestamp } : {}) };
+      // devs-ctx's own boundary (a prune's: marked, or carrying its fit, as before the mark) is not one
+      // of the agent's compactions; the agent's summary it re-linked after it stays with the agent's.
+      if (type === 'system' && value['subtype'] === 'compact_boundary' && (value['devsCtx'] === true || value['devsCtxCalibration'] !== undefined)) continue;
       if (type === 'system' && value['subtype'] === 'compact_boundary') {
         const meta = isRecord(value['compactMetadata']) ? value['compactMetadata'] : {};
         const trigger = str(meta['trigger']);
@@ -113,6 +117,8 @@ function claudeCodeHistory(records: readonly HistoryRecord[]): AgentHistory {
       const message = value['message'];
       if ((type !== 'user' && type !== 'assistant') || !isRecord(message)) continue;
       if (type === 'user' && value['isCompactSummary'] === true) {
+        // devs-ctx's `[Context Summary]` is no compaction's summary.
+        if (contentText(message['content']).startsWith(SUMMARY_PREFIX)) continue;
         const last = compactions[compactions.length - 1];
         if (last) last.summary += `${last.summary ? '\n' : ''}${contentText(message['content'])}`;
         continue;

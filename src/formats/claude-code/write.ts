@@ -327,7 +327,9 @@ function boundaryLine(uuid: string, oldLeaf: SessionLine, neighbour: SessionLine
     level: 'info',
     // Before the prune, as its report says (what Claude Code writes here: the context at its compaction).
     compactMetadata: { trigger: 'manual', preTokens: edit.contextBefore ?? transcript.recorded?.contextTokens ?? 0 },
-    // devs-ctx's own field (Claude Code ignores it): the fit that still maps what is left.
+    // devs-ctx's own fields (Claude Code ignores them): this boundary is a prune's, not one of the
+    // agent's compactions (its history and `audit` tell them apart by it); the fit that still maps what is left.
+    devsCtx: true,
     ...(edit.calibration ? { devsCtxCalibration: { overhead: edit.calibration.overhead, scale: edit.calibration.scale } } : {}),
   };
 }
