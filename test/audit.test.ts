@@ -219,4 +219,7 @@ it("a Claude Code session devs-ctx pruned: its boundary is devs-ctx's prune, not
   assert.equal(runCli(['prune', source, '--force', '--target', '60000', '-o', join(dir, 'p.jsonl')], { cwd: dir, env }).exitCode, 0);
   // The agent's compactions, each with its own summary (the one devs-ctx re-linked after its boundary), and no other.
   assert.deepEqual(compactions(join(dir, 'p.jsonl')), before);
+  // And analyze's account of the session's life: the agent compacted as often as before the prune.
+  const lifetime = (file: string): unknown => (JSON.parse(runCli(['analyze', file, '--json'], { cwd: dir, env }).stdout) as { lifetime: unknown }).lifetime;
+  assert.deepEqual(lifetime(join(dir, 'p.jsonl')), lifetime(source));
 });

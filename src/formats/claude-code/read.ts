@@ -468,11 +468,13 @@ function scanFile(doc: ParsedDocument, issues: ReadIssue[]): FileScan {
       if (type === 'system' && value['subtype'] === 'compact_boundary') {
         scan.compactBoundariesInFile++;
         const meta = value['compactMetadata'];
-        scan.compactions.push({
-          preTokens: isRecord(meta) ? num(meta['preTokens']) : 0,
-          trigger: (isRecord(meta) ? str(meta['trigger']) : undefined) ?? 'unknown',
-          ...(stamp !== undefined ? { timestamp: stamp } : {}),
-        });
+        // A prune's boundary (devs-ctx's own, marked) is none of the agent's compactions.
+        if (value['devsCtx'] !== true && value['devsCtxCalibration'] === undefined)
+          scan.compactions.push({
+            preTokens: isRecord(meta) ? num(meta['preTokens']) : 0,
+            trigger: (isRecord(meta) ? str(meta['trigger']) : undefined) ?? 'unknown',
+            ...(stamp !== undefined ? { timestamp: stamp } : {}),
+          });
       }
       if (type === 'assistant' && isRecord(value['message'])) scanAssistant(scan, value, value['message']);
       if (str(value['uuid']) === undefined) scan.skippedByType.set(type, (scan.skippedByType.get(type) ?? 0) + 1);
@@ -526,7 +528,7 @@ function compactionsOnChain(walk: readonly SessionLine[], inFile: number, notes:
     const pre = isRecord(meta) ? num(meta['preTokens']) : 0;
     notes.push(
       `${plural(inFile, 'compact boundary', 'compact boundaries')}; counting after the last` +
-        (pre > 0 ? ` (Claude Code counted ${thousands(pre)} before it)` : ''),
+        (pre > 0 ? ` (${boundary.value['devsCtx'] === true ? 'devs-ctx' : 'Claude Code'} counted ${thousands(pre)} before it)` : ''),
     );
   } else if (inFile > 0) {
     notes.push(`${plural(inFile, 'compact boundary', 'compact boundaries')} in the file, none on the active chain`);
