@@ -10,7 +10,7 @@ import { ftsQueries } from '../src/archive/fts-query.js';
 import { buildExcerpt, termPattern } from '../src/archive/excerpt.js';
 import { computeLayout, recordBytes, restoreBytes, sha256 } from '../src/archive/layout.js';
 import { defaultArchivePath } from '../src/archive/paths.js';
-import { MIGRATIONS, prepareDatabase, SCHEMA_VERSION, schemaVersion } from '../src/archive/schema.js';
+import { MIGRATIONS, NEW_ARCHIVE_PAGE_SIZE, prepareDatabase, SCHEMA_VERSION, schemaVersion } from '../src/archive/schema.js';
 import { loadSqlite } from '../src/archive/sqlite.js';
 import { ArchiveStore } from '../src/archive/store.js';
 import type { ArchivedTurnInput, PruneEventInput } from '../src/archive/records.js';
@@ -134,6 +134,33 @@ test('open creates the directory and a private file, migrates an empty archive, 
     again.close();
   }
   assert.equal(rawCount(path, 'PRAGMA user_version'), SCHEMA_VERSION);
+});
+
+test('a new archive gets large pages (a prune writes megabytes at once); an existing archive keeps its own', (t) => {
+  const dir = tempDir(t);
+  const pageSize = (path: string): number => rawCount(path, 'PRAGMA page_size');
+  const fresh = join(dir, 'new.sqlite');
+  const store = ArchiveStore.open(fresh);
+  store.recordPrune(event('e1', inlineDoc({ a: 1 }, { b: 2 }), [{ from: 0 }], { turns: [turn(1, 'x'.repeat(200_000))] }));
+  store.close();
+  assert.equal(pageSize(fresh), NEW_ARCHIVE_PAGE_SIZE);
+  assert.ok(NEW_ARCHIVE_PAGE_SIZE > 4096, "larger than SQLite's default");
+  assert.equal(readFileSync(fresh).readUInt16BE(16), NEW_ARCHIVE_PAGE_SIZE, 'in the file header');
+
+  // An archive an older devs-ctx made (SQLite's 4 KiB pages, WAL): opened, written and read as before, never rewritten.
+  const old = join(dir, 'old.sqlite');
+  const Database = loadSqlite();
+  const db = new Database(old);
+  db.pragma('page_size = 4096');
+  db.pragma('journal_mode = WAL');
+  for (const migration of MIGRATIONS) db.exec(migration);
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  db.close();
+  const reopened = ArchiveStore.open(old);
+  reopened.recordPrune(event('e2', inlineDoc({ a: 1 }, { b: 2 }), [{ from: 0 }], { turns: [turn(1, 'kept in an old archive')] }));
+  assert.equal(reopened.recall('old archive').length, 1);
+  reopened.close();
+  assert.equal(pageSize(old), 4096);
 });
 
 test('pending migrations run in order in one transaction; a failing one leaves the old version intact', (t) => {
