@@ -57,7 +57,7 @@ test('countAcrossThreads: a few MB across 1, 2 and 3 threads: every text counted
   assert.deepEqual(await countAcrossThreads([], counter, 'o200k_base', 4), []);
 });
 
-test('countAcrossThreads with work alongside: the work runs while the workers count, then this thread helps; the same counts', async () => {
+test('countAcrossThreads with work alongside: the work runs while the workers count, then this thread waits for them; the same counts', async () => {
   const counter = loadCounter('o200k_base');
   const many = texts(600, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 600), 0xa1);
   const expected = many.map((t) => counter.count(t));
@@ -192,6 +192,55 @@ test('count workers started ahead (while a transcript is read): used by a count 
   const givenBack = new CountWorkers('o200k_base', 1);
   assert.deepEqual(await countAcrossThreads(many, counter, 'o200k_base', 2, undefined, givenBack), expected);
   assert.equal(givenBack.waiting, 1);
+});
+
+test('with work alongside and a worker there, this thread counts nothing (its counter is cold, the worker’s is not): a large count, a few texts, one; the same counts', async () => {
+  const plain = loadCounter('o200k_base');
+  let here = 0;
+  const counter = {
+    count: (text: string): number => {
+      here++;
+      return plain.count(text);
+    },
+  };
+  const many = texts(600, Math.ceil((1.5 * PARALLEL_MIN_CHARS) / 600), 0x1ea);
+  const expected = many.map((t) => plain.count(t));
+  const ahead = new CountWorkers('o200k_base', 1);
+  try {
+    for (const count of [many.length, 5, 1]) {
+      here = 0;
+      let ran = 0;
+      // Work alongside that ends at once: this thread would have the rest of the count to itself.
+      const counts = await countAcrossThreads(
+        many.slice(0, count),
+        counter,
+        'o200k_base',
+        2,
+        async () => {
+          ran++;
+        },
+        ahead,
+      );
+      assert.deepEqual(counts, expected.slice(0, count), `${count} texts`);
+      assert.equal(ran, 1);
+      assert.equal(here, 0, `${count} texts: none counted on this thread`);
+      assert.equal(ahead.waiting, 1, `${count} texts: the worker is back`);
+    }
+  } finally {
+    await ahead.end();
+  }
+  // No worker (ended ones, none ahead and little text): this thread counts them, after its work.
+  here = 0;
+  assert.deepEqual(await countAcrossThreads(many.slice(0, 5), counter, 'o200k_base', 2, async () => {}, ahead), expected.slice(0, 5));
+  assert.equal(here, 5);
+  // A worker that fails leaves what it took to this thread.
+  const failing = new CountWorkers('o200k_base', 1);
+  const taken = failing.take(1);
+  await taken[0]?.worker.terminate();
+  failing.giveBack(taken);
+  here = 0;
+  assert.deepEqual(await countAcrossThreads(many.slice(0, 5), counter, 'o200k_base', 2, async () => {}, failing), expected.slice(0, 5));
+  assert.equal(here, 5);
 });
 
 test('threadsFor: a worker is started only for a large count; one already started counts from RUNNING_MIN_CHARS on', async () => {

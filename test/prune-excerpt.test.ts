@@ -264,12 +264,45 @@ describe('goal excerpts found ahead of the plan (while the counting runs elsewhe
       },
     };
     assert.deepEqual(await prepare({ counter: ahead, embedder }), plain);
-    assert.equal(calls.length, 1, 'one count ahead, for all the placeholders');
-    assert.ok(calls[0]?.rankedMeanwhile, 'the turns were ranked while the placeholders were counted');
-    assert.equal(calls[0]?.texts.length, 1, "the log's excerpt, and only it");
+    const whileRanking = calls.filter((c) => c.rankedMeanwhile);
+    assert.equal(whileRanking.length, 1, "one count ahead while the turns are ranked, for all the excerpts' placeholders");
+    assert.equal(whileRanking[0]?.texts.length, 1, "the log's excerpt, and only it");
     assert.match(
-      calls[0]?.texts[0] ?? '',
+      whileRanking[0]?.texts[0] ?? '',
       /^\[devs-ctx: [\d,]+ tokens of tool output archived; kept below: \d+ of its \d+ lines, those about the goal; full text: devs-ctx recall --turn r1\]\n/,
+    );
+  });
+
+  test('everything a prune counts beyond the turns is counted ahead, in a few batches (on a count worker in the CLI): mask placeholders, summary lines, the summary; the same prune', async () => {
+    const plain = await prepare({});
+    const batches: (readonly string[])[] = [];
+    const ahead = new Set<string>();
+    const notAhead: string[] = [];
+    const recording: TextTokenCounter = {
+      count: (text) => {
+        if (!ahead.has(text)) notAhead.push(text);
+        return counter.count(text);
+      },
+      countAlongside: async (texts, alongside) => {
+        batches.push(texts);
+        for (const text of texts) ahead.add(text);
+        await alongside();
+      },
+    };
+    const prepared = await prepare({ counter: recording, summarizer: new ExtractiveSummarizer(recording) });
+    assert.deepEqual(prepared, plain);
+    assert.ok(prepared.summaryText, 'a summary was written');
+    assert.deepEqual(notAhead, [], 'nothing counted one by one');
+    assert.ok(batches.length <= 5, `${batches.length} batches`);
+    const all = batches.flat();
+    assert.ok(all.includes(prepared.summaryText ?? ''), 'the summary');
+    assert.ok(
+      all.some((t) => /^\[devs-ctx: [\d,]+ tokens of tool output archived\b/.test(t) && !t.includes('kept below')),
+      'the mask placeholders',
+    );
+    assert.ok(
+      all.some((t) => t.startsWith('\n## ')),
+      "the summary's lines with their headings",
     );
   });
 });

@@ -135,15 +135,19 @@ export class CountWorkers {
  * size, in one region of pieces per thread; each count worker is sent only its region's texts (a
  * worker never holds a copy of the whole transcript: memory does not grow with the cores) and takes
  * its pieces from the front. This thread takes its own region's pieces, then the rest of the others'
- * from their back ends, so a thread busy with other work first (`alongside`) or started late still
- * leaves no one waiting. Each region's two ends are one shared word, claimed atomically; the counts
- * go into shared memory. Exact: each text is counted whole by the same counter as on one thread.
+ * from their back ends, so a worker started late still leaves no one waiting. Each region's two ends
+ * are one shared word, claimed atomically; the counts go into shared memory. Exact: each text is counted whole by the same counter as on one thread.
  * Small work stays on this thread. A worker that cannot start, fails or stops does not fail the
  * count: what it did not count is counted here; one that ran out of memory does (its error).
  *
  * `alongside`: other work for this thread, started at once while the workers count (a prune fits its
  * relevance ranking meanwhile); the counts are given once both are done. It runs however little there
- * is to count. `ahead`: workers started earlier, used before any new one is started.
+ * is to count. This thread then leaves the count to the workers, and counts only what a worker that
+ * did not start or failed left: its counter has not run yet, and counting a few pieces cold costs
+ * more than waiting for a worker whose counter has (on a prune of the bench's 1M-token transcript, it
+ * also had V8 compile the whole counter a second time, for this thread, on cores the workers use).
+ * So with work alongside, a worker already started takes even a little text, even one. `ahead`:
+ * workers started earlier, used before any new one is started.
  */
 export async function countAcrossThreads(
   texts: readonly string[],
@@ -155,7 +159,9 @@ export async function countAcrossThreads(
 ): Promise<number[]> {
   let chars = 0;
   for (const text of texts) chars += text.length;
-  const parts = threadsFor(chars, jobs, ahead?.waiting ?? 0);
+  const waiting = ahead?.waiting ?? 0;
+  const parts =
+    alongside !== undefined && waiting > 0 && jobs > 1 && texts.length > 0 ? Math.max(2, threadsFor(chars, jobs, waiting)) : threadsFor(chars, jobs, waiting);
   if (parts === 1) {
     await alongside?.();
     return texts.map((text) => counter.count(text));
@@ -163,8 +169,10 @@ export async function countAcrossThreads(
   // A region's two ends share one 32-bit word: at most 65,535 pieces.
   const starts = pieceStarts(texts, chars, Math.min(parts * PIECES_PER_THREAD, 0xffff));
   const pieces = starts.length - 1;
-  // A few very long texts make fewer pieces than threads: no worker without a piece.
-  if (pieces < parts) return countAcrossThreads(texts, counter, encoding, pieces, alongside, ahead);
+  // A few very long texts make fewer pieces than threads: no worker without a piece (this thread
+  // needs none with work alongside).
+  const own = alongside === undefined ? 1 : 0;
+  if (pieces < parts - 1 + own) return countAcrossThreads(texts, counter, encoding, pieces + 1 - own, alongside, ahead);
   // [one word per region: (back << 16) | front, then one count per text]
   const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (parts + texts.length));
   const ends = new Int32Array(shared, 0, parts);
@@ -202,7 +210,8 @@ export async function countAcrossThreads(
     await alongside?.();
     const all: CountJob = { texts, first: 0, starts, shared, regions: parts, region: 0 };
     countPieces(all, counter);
-    for (let region = 1; region < parts; region++) countPieces({ ...all, region }, counter, 'back');
+    // After work alongside, only the regions no worker took.
+    for (let region = alongside === undefined ? 1 : workers.length + 1; region < parts; region++) countPieces({ ...all, region }, counter, 'back');
     counted = await Promise.all(replies);
     if (lostTo !== undefined) throw lostTo.error;
     // A text is never counted 0 (none is empty): a 0 left is one a failed worker took and did not count.

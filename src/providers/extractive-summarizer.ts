@@ -78,6 +78,19 @@ export class ExtractiveSummarizer implements Summarizer {
 
     const cost = (text: string): number => this.counter.count(text);
     const hintText = `\n## Lookup hints\n${hints.map((h) => `- ${h}`).join('\n')}`;
+    const piece = (section: Section, text: string, first: boolean): string => `${first ? `\n## ${section.title}\n` : '\n'}- ${text}`;
+    // Every line that may be costed, counted ahead at once (on a count worker in the CLI): under a
+    // heading for a section's first item (the one usually shown first), plain for every item.
+    await this.counter.countAlongside?.(
+      [
+        header,
+        hintText,
+        ...sections.flatMap((section) =>
+          section.items.flatMap((item, i) => (i === 0 ? [piece(section, textOf(item), true)] : []).concat(piece(section, textOf(item), false))),
+        ),
+      ],
+      async () => {},
+    );
     let used = cost(header) + cost(hintText);
     if (used > budgetTokens) {
       throw new ProviderError(
@@ -97,9 +110,7 @@ export class ExtractiveSummarizer implements Summarizer {
         const item = section.items[index];
         if (item === undefined) return;
         cursor[s] = index + 1;
-        const text = typeof item === 'string' ? item : item.text;
-        const heading = (chosen[s]?.length ?? 0) === 0 ? `\n## ${section.title}\n` : '\n';
-        const pieceCost = cost(`${heading}- ${text}`);
+        const pieceCost = cost(piece(section, textOf(item), (chosen[s]?.length ?? 0) === 0));
         progress = true;
         if (used + pieceCost > budgetTokens) return;
         chosen[s]?.push(typeof item === 'string' ? { text: item, order: index } : item);
@@ -116,6 +127,10 @@ export class ExtractiveSummarizer implements Summarizer {
       .join('');
     return `${header}${body}${hintText}`;
   }
+}
+
+function textOf(item: string | Item): string {
+  return typeof item === 'string' ? item : item.text;
 }
 
 /** An item and its place when shown (sections shown in order list their items chronologically). */

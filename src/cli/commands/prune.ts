@@ -194,7 +194,8 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   if (inPlace) held.lock = lockInPlace(target, held.trap);
   const { format } = options;
   const { doc, transcript, display } = await loadTranscriptInput(input, { format, strict: options.strict === true, ctx, keepRaw: true });
-  // The count workers count the transcript, then the excerpts' placeholders; they end once the plan is made.
+  // The count workers count the transcript, then what the prune counts beyond its turns (the
+  // placeholders, the summary's lines); they end once the pruned transcript is made.
   const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env), held.countWorkers);
   await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
   // A large transcript counted cold is counted across the cores, as analyze does (the same counts);
@@ -310,8 +311,6 @@ async function runService(
       ...(held.trap ? { signal: held.trap.signal } : {}),
       pacer,
       onProgress: (step) => {
-        // Summarizing: the plan is made, its excerpts counted; the count workers are done.
-        if (step === 'summary') void held.countWorkers?.end();
         progress.update(
           step === 'relevance' ? `ranking turns by relevance (${set.embedder.name})` : step === 'summary' ? `summarizing (${set.summarizer.name})` : 'planning',
         );
@@ -340,6 +339,8 @@ async function runService(
     });
   } finally {
     progress.stop();
+    // The summary and the output counted, the count workers are done.
+    void held.countWorkers?.end();
   }
   if (held.trap?.signal.aborted) throw new InterruptedError();
   return { result, providers, eventId, targetTokens };

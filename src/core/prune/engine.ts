@@ -252,19 +252,22 @@ export async function startPlanning(request: PlanRequest): Promise<PrunePlanning
 
   request.onProgress?.('plan');
   const placeholders = new Map<number, string>();
+  for (const [i, entry] of entries.entries()) {
+    const now = tokens[i] ?? 0;
+    if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
+      placeholders.set(i, maskPlaceholder(now, entry.turn.id, request.notArchived !== true));
+    }
+  }
+  // Counted ahead, all at once (on a count worker in the CLI: see TextTokenCounter.countAlongside).
+  await counter.countAlongside?.([...placeholders.values()], async () => {});
   const excerpts = new Map<number, string>();
   let excerptTokens: Promise<(number | undefined)[]> | undefined;
   const base: PlanEntry[] = await pacedMap(
     entries,
     (entry, i) => {
-      const now = tokens[i] ?? 0;
-      let maskedTokens: number | undefined;
-      if (entry.turn.type === 'tool_result' && entry.notSent === undefined && entry.maskable !== false && now > 0) {
-        const placeholder = maskPlaceholder(now, entry.turn.id, request.notArchived !== true);
-        placeholders.set(i, placeholder);
-        maskedTokens = counter.count(placeholder);
-      }
-      return { entry, tokens: now, ...(maskedTokens !== undefined ? { maskedTokens } : {}) };
+      const placeholder = placeholders.get(i);
+      const maskedTokens = placeholder === undefined ? undefined : counter.count(placeholder);
+      return { entry, tokens: tokens[i] ?? 0, ...(maskedTokens !== undefined ? { maskedTokens } : {}) };
     },
     pacer,
   );
@@ -345,6 +348,7 @@ export async function summarizePlan(planned: PlannedPrune, request: SummarizeReq
     });
     await pacer?.tick();
     summaryText = checkSummary(raw, request.summarizer.name);
+    await counter.countAlongside?.([summaryText], async () => {});
     summaryTokens = counter.count(summaryText);
     // [SPEC §6] A summary larger than what it replaces is never written: fail closed.
     if (summaryTokens >= droppedTokens) {
