@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -161,6 +161,19 @@ test('a new archive gets large pages (a prune writes megabytes at once); an exis
   assert.equal(reopened.recall('old archive').length, 1);
   reopened.close();
   assert.equal(pageSize(old), 4096);
+});
+
+test("a prune loads the archive's SQLite module ahead (while its workers count): nothing is opened or created, a URL loads nothing", async (t) => {
+  const { preloadArchiveModule } = await import('../src/cli/archive.js');
+  const path = join(tempDir(t), 'not', 'yet', 'archive.sqlite');
+  await preloadArchiveModule(path);
+  assert.equal(existsSync(join(path, '..', '..')), false, 'not even its folder');
+  await preloadArchiveModule('postgres://u@127.0.0.1:1/none');
+  await preloadArchiveModule(undefined);
+  // And the archive opens as usual afterwards.
+  const store = ArchiveStore.open(path);
+  assert.equal(store.listEvents().length, 0);
+  store.close();
 });
 
 test('pending migrations run in order in one transaction; a failing one leaves the old version intact', (t) => {

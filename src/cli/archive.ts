@@ -105,6 +105,21 @@ export function archiveDisplay(location: string): string {
 }
 
 /**
+ * Loads, ahead, the SQLite module the archive at `path` will be opened with (a prune does it while
+ * its count workers finish counting, rather than after its summary): nothing is opened or created,
+ * and a failure to load is left to `openArchive`, which reports it when the archive is needed.
+ */
+export async function preloadArchiveModule(path: string | undefined): Promise<void> {
+  if (path === undefined || isPostgresUrl(path)) return;
+  try {
+    const { loadSqlite } = await import('../archive/sqlite.js');
+    loadSqlite();
+  } catch {
+    // reported by openArchive, if the prune gets that far
+  }
+}
+
+/**
  * Opens the archive (loading better-sqlite3 or pg only now). Any failure to open it (a folder in
  * the way, a file that is not SQLite, no permission, a server that cannot be reached) is exit 3
  * naming where, never the password, not a crash.

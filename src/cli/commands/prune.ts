@@ -29,7 +29,7 @@ import type { DocumentPrune } from '../../prune/document.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { archiveDisplay, checkOutputIsNotArchive, lazyEmbeddingCache, openArchive, resolveArchivePath } from '../archive.js';
+import { archiveDisplay, checkOutputIsNotArchive, lazyEmbeddingCache, openArchive, preloadArchiveModule, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../choose-providers.js';
 import type { ProviderSet } from '../choose-providers.js';
 import type { InteractiveSetup } from '../interactive/prune-review.js';
@@ -205,7 +205,8 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   let local = new LocalEmbedder();
   let goalExcerpts: GoalExcerptsFound | undefined;
   await counter.prepare(entries, availableParallelism(), async () => {
-    if (strategy !== 'relevance') return;
+    // Last, while the workers finish counting, the archive's module loads.
+    if (strategy !== 'relevance') return preloadArchiveModule(archivePath);
     // The tool results' lines are read once, by the fit, and kept for the excerpts.
     const index = new TermIndex();
     const reader = new LineKeepingReader(index, (i) => excerptable(entries[i] as TranscriptEntry), EXCERPT_MIN_LINES);
@@ -224,6 +225,7 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
         entries.map((e) => e.turn.content),
         pacer,
       );
+    await preloadArchiveModule(archivePath);
   });
   // A review waits for the user: the workers end now rather than wait with it (its plans count the excerpts here).
   if (args.review) await held.countWorkers?.end();
