@@ -198,35 +198,41 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   // placeholders, the summary's lines); they end once the pruned transcript is made.
   const counter = new CachedCounter(givenSettings.encoding, options.cache === false ? undefined : defaultCacheDir(ctx.env), held.countWorkers);
   await pacer.tick(); // reading is one step, loading the tokenizer (on the first count) another
-  // A large transcript counted cold is counted across the cores, as analyze does (the same counts);
-  // meanwhile this thread does what needs no count: the offline ranking's BM25 fit, and the tool
-  // results' goal excerpts (relevance), both reading the turns' terms once.
+  // A large transcript counted cold is counted across the cores, as analyze does (the same counts).
+  // For a relevance prune, this thread meanwhile does what needs no count (the offline ranking's BM25
+  // fit, the tool results' goal excerpts, both reading the turns' terms once) and leaves the counting
+  // to the workers; otherwise it counts its share, as analyze does.
   const { entries } = transcript;
   let local = new LocalEmbedder();
   let goalExcerpts: GoalExcerptsFound | undefined;
-  await counter.prepare(entries, availableParallelism(), async () => {
-    // Last, while the workers finish counting, the archive's module loads.
-    if (strategy !== 'relevance') return preloadArchiveModule(archivePath);
-    // The tool results' lines are read once, by the fit, and kept for the excerpts.
-    const index = new TermIndex();
-    const reader = new LineKeepingReader(index, (i) => excerptable(entries[i] as TranscriptEntry), EXCERPT_MIN_LINES);
-    local = await LocalEmbedder.fit(
-      entries.map((e) => e.turn.content),
-      pacer,
-      reader,
-    );
-    const { goal } = planningGoal(entries, options.goal);
-    goalExcerpts = await findGoalExcerpts(entries, goal, { index, pacer, lines: (i) => reader.lines(i) });
-    // The turns' relevance, as the plan will rank them offline (a remote embedder ranks them then),
-    // while count workers count the transcript: not on this thread alone, for a prune that may have nothing to do.
-    if (goal && !rankRemotely && held.countWorkers)
-      await local.scoreAhead(
-        goal,
-        entries.map((e) => e.turn.content),
-        pacer,
-      );
-    await preloadArchiveModule(archivePath);
-  });
+  await counter.prepare(
+    entries,
+    availableParallelism(),
+    strategy !== 'relevance'
+      ? undefined
+      : async () => {
+          // The tool results' lines are read once, by the fit, and kept for the excerpts.
+          const index = new TermIndex();
+          const reader = new LineKeepingReader(index, (i) => excerptable(entries[i] as TranscriptEntry), EXCERPT_MIN_LINES);
+          local = await LocalEmbedder.fit(
+            entries.map((e) => e.turn.content),
+            pacer,
+            reader,
+          );
+          const { goal } = planningGoal(entries, options.goal);
+          goalExcerpts = await findGoalExcerpts(entries, goal, { index, pacer, lines: (i) => reader.lines(i) });
+          // The turns' relevance, as the plan will rank them offline (a remote embedder ranks them then),
+          // while count workers count the transcript: not on this thread alone, for a prune that may have nothing to do.
+          if (goal && !rankRemotely && held.countWorkers)
+            await local.scoreAhead(
+              goal,
+              entries.map((e) => e.turn.content),
+              pacer,
+            );
+          // Last, while the workers finish counting, the archive's module loads.
+          await preloadArchiveModule(archivePath);
+        },
+  );
   // A review waits for the user: the workers end now rather than wait with it (its plans count the excerpts here).
   if (args.review) await held.countWorkers?.end();
   const tokens = await pacedMap(transcript.entries, (entry) => countEntries([entry], counter)[0]?.total ?? 0, pacer);
