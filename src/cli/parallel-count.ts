@@ -136,8 +136,8 @@ export class CountWorkers {
  * worker never holds a copy of the whole transcript: memory does not grow with the cores) and takes
  * its pieces from the front. This thread takes its own region's pieces, then the rest of the others'
  * from their back ends, so a worker started late still leaves no one waiting. Each region's two ends
- * are one shared word, claimed atomically; the counts go into shared memory. Exact: each text is counted whole by the same counter as on one thread.
- * Small work stays on this thread. A worker that cannot start, fails or stops does not fail the
+ * are one shared word, claimed atomically; the counts go into shared memory. Exact: each text is
+ * counted whole by the same counter as on one thread. Small work stays on this thread. A worker that cannot start, fails or stops does not fail the
  * count: what it did not count is counted here; one that ran out of memory does (its error).
  *
  * `alongside`: other work for this thread, started at once while the workers count (a prune fits its
