@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,7 +148,8 @@ test('a new archive gets large pages (a prune writes megabytes at once); an exis
   assert.ok(NEW_ARCHIVE_PAGE_SIZE > 4096, "larger than SQLite's default");
   assert.equal(readFileSync(fresh).readUInt16BE(16), NEW_ARCHIVE_PAGE_SIZE, 'in the file header');
 
-  // An archive an older devs-ctx made (SQLite's 4 KiB pages, WAL): opened, written and read as before, never rewritten.
+  // An archive an older devs-ctx made (SQLite's 4 KiB pages, WAL): opened, written and read as before,
+  // and not converted (SQLite keeps a WAL database's page size; converting would take a VACUUM).
   const old = join(dir, 'old.sqlite');
   const Database = loadSqlite();
   const db = new Database(old);
@@ -163,13 +165,24 @@ test('a new archive gets large pages (a prune writes megabytes at once); an exis
   assert.equal(pageSize(old), 4096);
 });
 
-test("a prune loads the archive's SQLite module ahead (while its workers count): nothing is opened or created, a URL loads nothing", async (t) => {
-  const { preloadArchiveModule } = await import('../src/cli/archive.js');
+test("a prune loads the archive's SQLite module ahead (while its workers count): nothing is opened or created; a URL, or no archive, loads nothing", (t) => {
   const path = join(tempDir(t), 'not', 'yet', 'archive.sqlite');
-  await preloadArchiveModule(path);
+  // In a fresh process each: whether better-sqlite3 is among the modules loaded afterwards.
+  const loadedAfter = (location: string | undefined): boolean => {
+    const script = [
+      `const { preloadArchiveModule } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'cli', 'archive.js')).href)});`,
+      `await preloadArchiveModule(${location === undefined ? 'undefined' : JSON.stringify(location)});`,
+      "const { createRequire } = await import('node:module');",
+      "process.stdout.write(String(Object.keys(createRequire(import.meta.url).cache).some((id) => id.includes('better-sqlite3'))));",
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    return run.stdout === 'true';
+  };
+  assert.equal(loadedAfter(path), true);
   assert.equal(existsSync(join(path, '..', '..')), false, 'not even its folder');
-  await preloadArchiveModule('postgres://u@127.0.0.1:1/none');
-  await preloadArchiveModule(undefined);
+  assert.equal(loadedAfter('postgres://u@127.0.0.1:1/none'), false);
+  assert.equal(loadedAfter(undefined), false);
   // And the archive opens as usual afterwards.
   const store = ArchiveStore.open(path);
   assert.equal(store.listEvents().length, 0);

@@ -94,8 +94,8 @@ test('regions: without other work each thread has an equal share; with work alon
   const { regionStarts } = await import('../src/cli/parallel-count.js');
   assert.deepEqual(regionStarts(64, 2, false), [0, 32, 64]);
   assert.deepEqual(regionStarts(96, 3, false), [0, 32, 64, 96]);
-  // With work alongside, region 0 (this thread's) is empty: the workers hold every piece, from
-  // their front, and this thread takes from their back ends once its work is done.
+  // With work alongside, region 0 (this thread's) is empty: the workers hold every piece and count
+  // them from their front (this thread, its work done, leaves the rest to them).
   assert.deepEqual(regionStarts(64, 2, true), [0, 0, 64]);
   assert.deepEqual(regionStarts(96, 3, true), [0, 0, 48, 96]);
   for (const [pieces, parts] of [
@@ -241,6 +241,20 @@ test('with work alongside and a worker there, this thread counts nothing (its co
   here = 0;
   assert.deepEqual(await countAcrossThreads(many.slice(0, 5), counter, 'o200k_base', 2, async () => {}, failing), expected.slice(0, 5));
   assert.equal(here, 5);
+});
+
+test('CountWorkers.end called again waits for the workers the first call is still ending (a command then ends at once, nothing left running)', async () => {
+  const ahead = new CountWorkers('o200k_base', 1);
+  const [started] = ahead.take(1);
+  assert.ok(started);
+  ahead.giveBack([started]);
+  let exited = false;
+  started.worker.once('exit', () => {
+    exited = true;
+  });
+  void ahead.end();
+  await ahead.end();
+  assert.ok(exited, 'the worker had exited when the second end resolved');
 });
 
 test('threadsFor: a worker is started only for a large count; one already started counts from RUNNING_MIN_CHARS on', async () => {

@@ -264,8 +264,16 @@ describe('goal excerpts found ahead of the plan (while the counting runs elsewhe
       },
     };
     assert.deepEqual(await prepare({ counter: ahead, embedder }), plain);
+    // Three counts ahead: the mask placeholders, then the excerpts' placeholders while the turns are
+    // ranked (the only one with work alongside), then the summary.
+    assert.deepEqual(
+      calls.map((c) => c.rankedMeanwhile),
+      [false, true, false],
+    );
+    assert.ok(calls[0]?.texts.every((t) => /^\[devs-ctx: [\d,]+ tokens of tool output archived; full text: devs-ctx recall --turn \w+\]$/.test(t)));
+    assert.equal(calls[2]?.texts.length, 1);
+    assert.ok(calls[2]?.texts[0]?.startsWith('[Context Summary]'));
     const whileRanking = calls.filter((c) => c.rankedMeanwhile);
-    assert.equal(whileRanking.length, 1, "one count ahead while the turns are ranked, for all the excerpts' placeholders");
     assert.equal(whileRanking[0]?.texts.length, 1, "the log's excerpt, and only it");
     assert.match(
       whileRanking[0]?.texts[0] ?? '',

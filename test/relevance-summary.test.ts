@@ -107,6 +107,28 @@ describe('extractive summarizer', () => {
     t('r2', 'tool', 'tool_result', ' src/payments/webhook.ts | 12 ++++++---'),
   ];
 
+  test('its lines are counted ahead in one batch when the counter can; a batch that fails fails nothing: the same summary, counted here', async () => {
+    const request = { turns: removed, activeTask: 'make the webhook retry idempotent', budgetTokens: 2000, archive: { eventId: 'e1' } };
+    const plain = await new ExtractiveSummarizer(counter).summarize(request);
+    const batches: (readonly string[])[] = [];
+    const ahead = { count: (text: string) => counter.count(text), countAlongside: async (texts: readonly string[]) => void batches.push(texts) };
+    assert.equal(await new ExtractiveSummarizer(ahead).summarize(request), plain);
+    assert.equal(batches.length, 1);
+    assert.ok(batches[0]?.some((line) => line.startsWith('\n## Files touched\n- ')));
+    let counted = 0;
+    const failing = {
+      count: (text: string) => {
+        counted++;
+        return counter.count(text);
+      },
+      countAlongside: async () => {
+        throw new Error('a count worker ran out of memory');
+      },
+    };
+    assert.equal(await new ExtractiveSummarizer(failing).summarize(request), plain);
+    assert.ok(counted > 2, 'each line counted here');
+  });
+
   test('keeps paths, identifiers, commands, errors with what followed, decisions and open work, verbatim', async () => {
     const text = await new ExtractiveSummarizer(counter).summarize({
       turns: removed,

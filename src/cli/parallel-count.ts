@@ -91,6 +91,8 @@ export class CountWorkers {
   readonly #waiting: CountWorker[];
   /** Set by `end`: a count that gives workers back later ends them instead. */
   #ended = false;
+  /** The workers being ended, so that every call of `end` waits for them (the CLI ends sooner when none is left running). */
+  readonly #ending: Promise<number>[] = [];
 
   constructor(encoding: EncodingName, count: number) {
     this.#waiting = [];
@@ -118,15 +120,15 @@ export class CountWorkers {
   giveBack(workers: readonly CountWorker[]): void {
     for (const taken of workers) {
       taken.worker.unref();
-      if (this.#ended) void taken.worker.terminate();
+      if (this.#ended) this.#ending.push(taken.worker.terminate());
       else this.#waiting.push(taken);
     }
   }
 
   async end(): Promise<void> {
     this.#ended = true;
-    const left = this.#waiting.splice(0);
-    await Promise.all(left.map(({ worker }) => worker.terminate()));
+    for (const { worker } of this.#waiting.splice(0)) this.#ending.push(worker.terminate());
+    await Promise.all(this.#ending);
   }
 }
 
@@ -137,17 +139,18 @@ export class CountWorkers {
  * its pieces from the front. This thread takes its own region's pieces, then the rest of the others'
  * from their back ends, so a worker started late still leaves no one waiting. Each region's two ends
  * are one shared word, claimed atomically; the counts go into shared memory. Exact: each text is
- * counted whole by the same counter as on one thread. Small work stays on this thread. A worker that cannot start, fails or stops does not fail the
- * count: what it did not count is counted here; one that ran out of memory does (its error).
+ * counted whole by the same counter as on one thread. Small work stays on this thread (but see
+ * `alongside`). A worker that cannot start, fails or stops does not fail the count: what it did not
+ * count is counted here; one that ran out of memory does (its error).
  *
  * `alongside`: other work for this thread, started at once while the workers count (a prune fits its
  * relevance ranking meanwhile); the counts are given once both are done. It runs however little there
- * is to count. This thread then leaves the count to the workers, and counts only what a worker that
- * did not start or failed left: its counter has not run yet, and counting a few pieces cold costs
- * more than waiting for a worker whose counter has (on a prune of the bench's 1M-token transcript, it
- * also had V8 compile the whole counter a second time, for this thread, on cores the workers use).
- * So with work alongside, a worker already started takes even a little text, even one. `ahead`:
- * workers started earlier, used before any new one is started.
+ * is to count. This thread then has no region and leaves the count to the workers: it counts only
+ * what a worker that did not start or failed left. Its counter has not run yet, and counting a few
+ * pieces cold costs more than waiting for a worker whose counter has (on a prune of the bench's
+ * 1M-token transcript it also had V8 compile the whole counter a second time, for this thread, on
+ * cores the workers use). So with work alongside, a worker already started takes even a little text,
+ * even one. `ahead`: workers started earlier, used before any new one is started.
  */
 export async function countAcrossThreads(
   texts: readonly string[],
@@ -241,8 +244,8 @@ export function threadsFor(chars: number, jobs: number, running: number): number
 /**
  * The first piece of each thread's region, and the end (`pieces`): region 0 is this thread's, each
  * other a worker's. This thread has no region of its own when it has other work first: the workers
- * count from the front of theirs while it works, and it then takes what is left from the back, so
- * whichever finishes first counts on (a region of its own would wait for that work, however long).
+ * count theirs from the front while it works, and it takes none of what is left (see
+ * countAcrossThreads; a region of its own would wait for that work, however long).
  * @public test/parallel-count.test.ts checks the layout.
  */
 export function regionStarts(pieces: number, parts: number, workAlongside: boolean): number[] {

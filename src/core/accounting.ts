@@ -11,7 +11,8 @@ export interface TextTokenCounter {
    * Counts `texts` ahead of `count`, elsewhere when it can (another thread), while `alongside` runs
    * here; resolves once both are done. Without it (or with nowhere else to count) `count` counts
    * each when asked. A prune counts ahead this way everything it counts beyond the turns: the
-   * placeholders (while it ranks the turns), the summary's lines and the summary (with nothing alongside).
+   * excerpts' placeholders while it ranks the turns; the mask placeholders, the summary's lines and
+   * the summary with nothing alongside.
    */
   countAlongside?(texts: readonly string[], alongside: () => Promise<void>): Promise<void>;
 }

@@ -80,17 +80,20 @@ export class ExtractiveSummarizer implements Summarizer {
     const hintText = `\n## Lookup hints\n${hints.map((h) => `- ${h}`).join('\n')}`;
     const piece = (section: Section, text: string, first: boolean): string => `${first ? `\n## ${section.title}\n` : '\n'}- ${text}`;
     // Every line that may be costed, counted ahead at once (on a count worker in the CLI): under a
-    // heading for a section's first item (the one usually shown first), plain for every item.
-    await this.counter.countAlongside?.(
-      [
-        header,
-        hintText,
-        ...sections.flatMap((section) =>
-          section.items.flatMap((item, i) => (i === 0 ? [piece(section, textOf(item), true)] : []).concat(piece(section, textOf(item), false))),
-        ),
-      ],
-      async () => {},
-    );
+    // heading for a section's first item (the one usually shown first), plain for every item. A
+    // count ahead that fails (a worker out of memory) is no provider's failure: each is counted here.
+    await this.counter
+      .countAlongside?.(
+        [
+          header,
+          hintText,
+          ...sections.flatMap((section) =>
+            section.items.flatMap((item, i) => (i === 0 ? [piece(section, textOf(item), true)] : []).concat(piece(section, textOf(item), false))),
+          ),
+        ],
+        async () => {},
+      )
+      ?.catch(() => undefined);
     let used = cost(header) + cost(hintText);
     if (used > budgetTokens) {
       throw new ProviderError(

@@ -229,8 +229,9 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
               entries.map((e) => e.turn.content),
               pacer,
             );
-          // Last, while the workers finish counting, the archive's module loads.
-          await preloadArchiveModule(archivePath);
+          // Last, while the workers finish counting, the archive's module loads (without workers,
+          // this thread counts next, and a prune with nothing to do loads it for nothing).
+          if (held.countWorkers) await preloadArchiveModule(archivePath);
         },
   );
   // A review waits for the user: the workers end now rather than wait with it (its plans count the excerpts here).
