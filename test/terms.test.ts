@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
-import { TermIds, TermIndex, terms } from '../src/core/terms.js';
+import { primeTermIndex, TermIds, TermIndex, terms } from '../src/core/terms.js';
 import { filesUnder, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { seeded } from './helpers/prng.js';
 
@@ -215,5 +218,74 @@ describe('terms', () => {
       for (const line of text.split('\n')) check(line, path);
       for (let at = 0; at < text.length; at += 30_000) check(text.slice(at, at + 30_000), path);
     }
+  });
+});
+
+describe('priming the term reader', () => {
+  /**
+   * In a fresh process with V8's test functions (the built module), compiling on this thread so
+   * that nothing is left to chance: the term reader's scan, compiled as a large read's first texts
+   * leave it (plain ASCII words), then given what such a read meets later. Whether its optimized code
+   * was still there after each text.
+   */
+  const keptThrough = (prime: boolean): { optimized: boolean; kept: Record<string, boolean> } => {
+    const script = `
+      const { TermIds, TermIndex, primeTermIndex } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'core', 'terms.js')).href)});
+      if (${prime}) primeTermIndex();
+      const scan = TermIndex.prototype.scan;
+      const index = new TermIndex();
+      const out = new TermIds();
+      const read = (text) => { out.length = 0; index.read(text, out); };
+      %PrepareFunctionForOptimization(scan);
+      for (let k = 0; k < 3; k++) read('plain ascii words only, read ' + k + ' times');
+      %OptimizeFunctionOnNextCall(scan);
+      read('plain ascii words again');
+      const optimized = (%GetOptimizationStatus(scan) & 16) !== 0;
+      const later = {
+        'a new non-ASCII letter': 'caf\\u00e9 \\u03c9mega',
+        'a split after a digit': 'utf8Decode base64Encode',
+        'a letter beyond the BMP': '\\u{1D400}\\u{1D401}',
+        'the tables doubling': Array.from({ length: 3000 }, (_, k) => 'word' + k.toString(36) + 'x').join(' '),
+        'a text too long to read whole': 'head words '.repeat(4000),
+      };
+      const kept = {};
+      for (const [what, text] of Object.entries(later)) {
+        read(text);
+        kept[what] = (%GetOptimizationStatus(scan) & 16) !== 0;
+      }
+      process.stdout.write(JSON.stringify({ optimized, kept }));
+    `;
+    const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    return JSON.parse(run.stdout) as { optimized: boolean; kept: Record<string, boolean> };
+  };
+
+  test("after priming, a large read's rare paths (new letters, splits, tables doubling, long texts) do not throw its compiled code away", () => {
+    const primed = keptThrough(true);
+    assert.equal(primed.optimized, true);
+    assert.deepEqual(Object.values(primed.kept), [true, true, true, true, true], JSON.stringify(primed.kept));
+    // What the priming prevents (the check would pass without it otherwise): unprimed, the first of them throws the code away.
+    const unprimed = keptThrough(false);
+    assert.equal(unprimed.optimized, true);
+    assert.equal(Object.values(unprimed.kept)[0], false, JSON.stringify(unprimed.kept));
+  });
+
+  test('priming reads into a throwaway index: an index read afterwards gets the same terms and ids as one read before', () => {
+    const text = 'parseConfigFile reads caf\u00e9 settings; utf8Decode HTTPServer snake_case_name \u{1D400}x';
+    const before = new TermIndex(31);
+    const beforeIds = new TermIds();
+    before.read(text, beforeIds);
+    primeTermIndex();
+    const after = new TermIndex(31);
+    const afterIds = new TermIds();
+    after.read(text, afterIds);
+    assert.deepEqual(Array.from(afterIds.ids.subarray(0, afterIds.length)), Array.from(beforeIds.ids.subarray(0, beforeIds.length)));
+    assert.deepEqual(after.names, before.names);
+    assert.deepEqual(
+      Array.from(afterIds.ids.subarray(0, afterIds.length), (id) => after.names[id]),
+      terms(text),
+    );
   });
 });

@@ -96,8 +96,13 @@ function wordUnits(text: string, i: number, end: number): number {
 
 /** A growable list of term ids, reused from text to text. */
 export class TermIds {
-  ids: Int32Array = new Int32Array(1024);
+  ids: Int32Array;
   length = 0;
+
+  /** `capacity`: room at first (it doubles as ids are pushed). */
+  constructor(capacity = 1024) {
+    this.ids = new Int32Array(capacity);
+  }
 
   push(id: number): void {
     if (this.length === this.ids.length) {
@@ -175,10 +180,10 @@ export class TermIndex {
   /** Each term by its id. */
   readonly names: string[] = [];
   /** Open addressing, as for words: a term's id + 1 per slot, 0 for an empty one (a Map cost a tenth of a cold fit). */
-  private termSlots: Int32Array = new Int32Array(1 << 12);
+  private termSlots: Int32Array;
   private readonly termHashes: number[] = [];
   /** Open addressing: a word's index + 1 per slot, 0 for an empty one. */
-  private slots: Int32Array = new Int32Array(1 << 12);
+  private slots: Int32Array;
   private readonly wordHashes: number[] = [];
   private readonly words: string[] = [];
   /** The term ids of word k are `wordTerms[wordStarts[k]]` up to `wordStarts[k + 1]`. */
@@ -188,8 +193,16 @@ export class TermIndex {
   private readonly stopSlots: Int32Array;
   private readonly stopWords: string[] = [...STOP_WORDS];
 
-  /** `multiplier`: the hash's, drawn per process unless given (a test gives one to make hashes collide). */
-  constructor(private readonly multiplier = PROCESS_MULTIPLIER) {
+  /**
+   * `multiplier`: the hash's, drawn per process unless given (a test gives one to make hashes
+   * collide). `slots`: the tables' first size, a power of two (they double as they fill).
+   */
+  constructor(
+    private readonly multiplier = PROCESS_MULTIPLIER,
+    slots = 1 << 12,
+  ) {
+    this.termSlots = new Int32Array(slots);
+    this.slots = new Int32Array(slots);
     let size = 1;
     while (size < this.stopWords.length * 4) size *= 2;
     this.stopSlots = rehashed(
@@ -440,4 +453,59 @@ function wordTerms(word: string): string[] {
     if (parts.length > 1) for (const part of parts) addTerm(out, part.toLowerCase());
   }
   return out;
+}
+
+/*
+ * Priming. V8 compiles a function it finds hot into optimized code that covers only the paths the
+ * function took so far: a path first taken afterwards (the first new non-ASCII letter, the first
+ * camelCase word split after a digit, a table that fills and doubles, a text too long to read
+ * whole) throws that code away, and the function, with all it inlined, is compiled again. A large
+ * read (a prune's BM25 fit of the bench's 1M-token transcript) did that three to five times, on the
+ * core its count worker counts on. So before a large read, every path is taken on a throwaway index.
+ */
+
+/** Text that takes every path of TermIndex's reading, in round `r` with words, terms and letters no earlier round had. */
+function primerText(r: number): string {
+  const tag = String.fromCharCode(97 + r);
+  const words: string[] = [];
+  for (let k = 0; k < 24; k++) words.push(`w${tag}${String.fromCharCode(97 + k)}x`);
+  // Letters each round meets first (Greek, Cyrillic): a new letter is classified once, by a regex.
+  const greek = String.fromCharCode(0x3b1 + r * 3, 0x3b2 + r * 3, 0x3b3 + r * 3);
+  const cyrillic = String.fromCharCode(0x430 + r * 4, 0x431 + r * 4, 0x432 + r * 4, 0x433 + r * 4);
+  return [
+    // New words, then known ones, stop words, plurals (cut, and `ss` kept), short and long numbers, one-letter words.
+    words.join(' '),
+    `${words[0]} ${words[1]} ${words[0]} the and of files tests passes address 12 7 123 a I`,
+    // Every split: lower then capital, digit then capital, capitals then a capitalized word, runs of `_`.
+    `parse${tag}ConfigFile utf8${tag}Decode HTTP${tag}Server snake_${tag}_name __dunder${tag}__ SCREAMING_${tag.toUpperCase()}_CASE x9Y${tag} get${tag}HTTPResponse2Body`,
+    // Non-ASCII words, a non-ASCII compound.
+    `caf\u00e9${tag} na\u00efve${tag} ${greek}${tag} ${cyrillic} ${greek}Case${tag} \u00c4\u00d6\u00dc${tag}`,
+    // Letters beyond the BMP (surrogate pairs), an emoji, a lone surrogate, a word too long to index.
+    `\u{1D400}\u{1D401}${tag} \u{1F600} \uD800 x ${'w'.repeat(70)}`,
+  ].join('\n');
+}
+
+/** Rounds of the primer: V8 records a function's type feedback only from about its ninth call on, so each path is taken in several. */
+const PRIMER_ROUNDS = 4;
+let primed = false;
+
+/**
+ * Takes every path of TermIndex's reading (read, readLines, a long text's head and tail, the
+ * tables doubling) on a throwaway index, once per process, so that a large read that follows is
+ * compiled once. About 3 ms; the index a caller reads into is untouched, and reads the same ids.
+ */
+export function primeTermIndex(): void {
+  if (primed) return;
+  primed = true;
+  // Tables and lists of two slots: they double again and again as the primer's words come in.
+  const index = new TermIndex(PROCESS_MULTIPLIER, 2);
+  const out = new TermIds(2);
+  const lineEnds = new TermIds(2);
+  for (let r = 0; r < PRIMER_ROUNDS; r++) {
+    const text = primerText(r);
+    index.read(text, out);
+    index.readLines(text, out, lineEnds);
+  }
+  // A text too long to be read whole (its head and tail are read): mostly spaces, read fast.
+  index.read(`${primerText(PRIMER_ROUNDS)}${' '.repeat(HEAD_CHARS + TAIL_CHARS)}${primerText(PRIMER_ROUNDS + 1)}`, out);
 }

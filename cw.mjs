@@ -1,0 +1,16 @@
+const { readTranscript, parseDocument } = await import('/work/main/dist/index.js');
+const { loadCounter } = await import('/work/main/dist/core/tokens/encodings.js');
+const { readFileSync } = await import('node:fs');
+const bytes = readFileSync('/work/main/bench/.data/transcript-1m.jsonl');
+const tr = readTranscript(parseDocument(bytes, {}));
+const texts = tr.entries.map((e) => e.turn.content);
+const mode = process.argv[2];
+const warmChars = Number(process.argv[3] ?? 0);
+const c = loadCounter('o200k_base', { bulk: true });
+let a = performance.now();
+const src = mode === 'same' ? bytes : mode === 'other' ? readFileSync('/work/shared/realdata/claude-code/01-entire-v2.1.20-compaction+microcompact/70d782f7-b303-4e48-9512-6bec16c37abd.jsonl') : mode === 'src' ? Buffer.concat([readFileSync('/work/main/src/core/terms.ts'), readFileSync('/work/main/README.md'), readFileSync('/work/main/src/providers/extractive-summarizer.ts'), readFileSync('/work/main/CHANGELOG.md')]) : Buffer.alloc(0);
+const s = src.subarray(0, warmChars).toString('utf8'); for (let i = 0; i < s.length; i += 20000) c.count(s.slice(i, i + 20000));
+const w = performance.now() - a;
+a = performance.now();
+let tot = 0; for (const t of texts) tot += c.count(t);
+console.log(mode, warmChars, s.length, 'warm', w.toFixed(1), 'count', (performance.now() - a).toFixed(1), tot);
