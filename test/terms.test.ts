@@ -272,6 +272,22 @@ describe('priming the term reader', () => {
     assert.equal(Object.values(unprimed.kept)[0], false, JSON.stringify(unprimed.kept));
   });
 
+  test("code compiled while priming is kept by the index read next: a new index's word lists hold strings from the start", () => {
+    // V8 gives an empty `[]` another kind (small integers) until its first string; code compiled for the
+    // primer's index checks the kind, and a new index's first word threw it away.
+    const script = `
+      const { TermIds, TermIndex, primeTermIndex } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'core', 'terms.js')).href)});
+      primeTermIndex();
+      const index = new TermIndex();
+      const fresh = [%HasObjectElements(index.names), %HasObjectElements(index.words)];
+      index.read('some words', new TermIds());
+      process.stdout.write(JSON.stringify({ fresh, read: [%HasObjectElements(index.names), %HasObjectElements(index.words)] }));
+    `;
+    const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), { fresh: [true, true], read: [true, true] });
+  });
+
   test('priming reads into a throwaway index: an index read afterwards gets the same terms and ids as one read before', () => {
     const text = 'parseConfigFile reads caf\u00e9 settings; utf8Decode HTTPServer snake_case_name \u{1D400}x';
     const before = new TermIndex(31);

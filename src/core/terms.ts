@@ -94,6 +94,17 @@ function wordUnits(text: string, i: number, end: number): number {
   return known === 1 ? 1 : 0;
 }
 
+/**
+ * An empty array that holds strings from the start. V8 makes `[]` an array of small integers until
+ * a string is put in: code compiled for a TermIndex that has read (the primer's) was thrown away by
+ * the first word of a new one.
+ */
+function strings(): string[] {
+  const array = [''];
+  array.length = 0;
+  return array;
+}
+
 /** A growable list of term ids, reused from text to text. */
 export class TermIds {
   ids: Int32Array;
@@ -178,14 +189,14 @@ export class LineKeepingReader implements CorpusReader {
 
 export class TermIndex {
   /** Each term by its id. */
-  readonly names: string[] = [];
+  readonly names: string[] = strings();
   /** Open addressing, as for words: a term's id + 1 per slot, 0 for an empty one (a Map cost a tenth of a cold fit). */
   private termSlots: Int32Array;
   private readonly termHashes: number[] = [];
   /** Open addressing: a word's index + 1 per slot, 0 for an empty one. */
   private slots: Int32Array;
   private readonly wordHashes: number[] = [];
-  private readonly words: string[] = [];
+  private readonly words: string[] = strings();
   /** The term ids of word k are `wordTerms[wordStarts[k]]` up to `wordStarts[k + 1]`. */
   private readonly wordStarts: number[] = [0];
   private readonly wordTerms: number[] = [];

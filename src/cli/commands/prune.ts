@@ -8,7 +8,7 @@ import type { ExitCodeValue } from '../../core/errors.js';
 import { excerptable, findGoalExcerpts, planningGoal, summaryReserveFor } from '../../core/prune/engine.js';
 import type { GoalExcerptsFound } from '../../core/prune/engine.js';
 import { EXCERPT_MIN_LINES } from '../../core/prune/excerpt.js';
-import { LineKeepingReader, TermIndex } from '../../core/terms.js';
+import { LineKeepingReader, primeTermIndex, TermIndex } from '../../core/terms.js';
 import { defaultTargetTokens } from '../../core/prune/plan.js';
 import { analyzeContext, plannerLimits } from '../../core/session-context.js';
 import { toEstimateTokens, toModelTokens } from '../../core/context-size.js';
@@ -176,6 +176,9 @@ async function loadPrune(args: PruneArgs, ctx: CliContext, held: Held) {
   // limit given: the other comes from the model's window, checked once the transcript is read).
   if (!givenSettings.limitSource.includes('default')) checkTarget(givenTarget ?? defaultTargetTokens(givenSettings), givenSettings.hardLimitTokens);
   const strategy = options.strategy ?? file?.config.strategy ?? 'relevance';
+  // A large transcript ranked by relevance has every word read (the BM25 fit): its reader is primed
+  // now, and V8 compiles it while the transcript is read, not while the count workers count.
+  if (held.countWorkers && strategy === 'relevance') primeTermIndex();
   const summaryPercent = options.summaryShare ?? file?.config.summaryShare;
   const summaryShare = summaryPercent === undefined ? undefined : summaryPercent / 100;
   const choice = await chooseProviders(options, ctx, file);
