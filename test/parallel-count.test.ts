@@ -421,3 +421,71 @@ test("CachedCounter.countAlongside (a prune's excerpts): counted on the worker i
     some.map((t) => plain.count(t)),
   );
 });
+
+test('countPieces skips a text whose count is there already (found in a cache while the workers counted)', async () => {
+  const { countPieces } = await import('../src/cli/parallel-count.js');
+  const some = texts(6, 200, 0xd0);
+  // One region of two pieces: texts 0–2 and 3–5; texts 1 and 4 have their counts.
+  const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (1 + some.length));
+  new Int32Array(shared, 0, 1)[0] = (2 << 16) | 0;
+  const counts = new Int32Array(shared, Int32Array.BYTES_PER_ELEMENT);
+  counts[1] = 77;
+  counts[4] = 88;
+  const counted: number[] = [];
+  countPieces(
+    { texts: some, first: 0, starts: Int32Array.from([0, 3, 6]), shared, regions: 1, region: 0 },
+    {
+      count: (text) => {
+        counted.push(some.indexOf(text));
+        return text.length;
+      },
+    },
+  );
+  assert.deepEqual(counted, [0, 2, 3, 5]);
+  assert.deepEqual(Array.from(counts), [some[0]?.length, 77, some[2]?.length, some[3]?.length, 88, some[5]?.length]);
+});
+
+test("CachedCounter with a worker waiting and work alongside (a prune's): the worker has the texts before the cache is looked up; the counts are the cache's and the counter's", async () => {
+  const { CachedCounter } = await import('../src/cli/shared.js');
+  const { CountWorkers: Workers } = await import('../src/cli/parallel-count.js');
+  const { TokenCountCache } = await import('../src/io/count-cache.js');
+  const cacheDir = join(dir, 'lookup-cache');
+  const plain = loadCounter('o200k_base');
+  const some = texts(80, 5000, 0xd1);
+  // An earlier run left the counts of the first 20 texts in the cache.
+  const earlier = new CachedCounter('o200k_base', cacheDir);
+  for (const text of some.slice(0, 20)) earlier.count(text);
+  earlier.save();
+  const key = TokenCountCache.key;
+  let waitingAtFirstLookup: number | undefined;
+  const workers = new Workers('o200k_base', 1);
+  TokenCountCache.key = (text: string): string => {
+    waitingAtFirstLookup ??= workers.waiting;
+    return key(text);
+  };
+  try {
+    const counter = new CachedCounter('o200k_base', cacheDir, workers);
+    let ran = 0;
+    await counter.countAlongside(some, async () => {
+      ran++;
+    });
+    assert.equal(ran, 1);
+    assert.equal(waitingAtFirstLookup, 0, 'the worker was counting when the first text was looked up');
+    assert.equal(workers.waiting, 1, 'and is back');
+    assert.deepEqual(
+      some.map((t) => counter.count(t)),
+      some.map((t) => plain.count(t)),
+    );
+    counter.save();
+    // Every text in the cache now, each once; a run that finds them all counts none.
+    const again = new CachedCounter('o200k_base', cacheDir, workers);
+    await again.countAlongside(some, async () => {});
+    assert.deepEqual(
+      some.map((t) => again.count(t)),
+      some.map((t) => plain.count(t)),
+    );
+  } finally {
+    TokenCountCache.key = key;
+    await workers.end();
+  }
+});

@@ -151,6 +151,11 @@ export class CountWorkers {
  * 1M-token transcript it also had V8 compile the whole counter a second time, for this thread, on
  * cores the workers use). So with work alongside, a worker already started takes even a little text,
  * even one. `ahead`: workers started earlier, used before any new one is started.
+ *
+ * `lookUp`: counts known elsewhere (a cache), looked up on this thread once the workers have their
+ * texts, before the work alongside: each one found (`found(i, count)`) is not counted, by a worker
+ * that has not reached it yet or here. A prune's workers are thus sent the transcript at once,
+ * rather than after this thread hashed every text to look it up.
  */
 export async function countAcrossThreads(
   texts: readonly string[],
@@ -159,6 +164,7 @@ export async function countAcrossThreads(
   jobs: number,
   alongside?: () => Promise<void>,
   ahead?: CountWorkers,
+  lookUp?: (found: (i: number, count: number) => void) => void,
 ): Promise<number[]> {
   let chars = 0;
   for (const text of texts) chars += text.length;
@@ -166,8 +172,10 @@ export async function countAcrossThreads(
   const parts =
     alongside !== undefined && waiting > 0 && jobs > 1 && texts.length > 0 ? Math.max(2, threadsFor(chars, jobs, waiting)) : threadsFor(chars, jobs, waiting);
   if (parts === 1) {
+    const known = new Map<number, number>();
+    lookUp?.((i, count) => known.set(i, count));
     await alongside?.();
-    return texts.map((text) => counter.count(text));
+    return texts.map((text, i) => known.get(i) ?? counter.count(text));
   }
   // A region's two ends share one 32-bit word: at most 65,535 pieces.
   const starts = pieceStarts(texts, chars, Math.min(parts * PIECES_PER_THREAD, 0xffff));
@@ -175,7 +183,7 @@ export async function countAcrossThreads(
   // A few very long texts make fewer pieces than threads: no worker without a piece (this thread
   // needs none with work alongside).
   const own = alongside === undefined ? 1 : 0;
-  if (pieces < parts - 1 + own) return countAcrossThreads(texts, counter, encoding, pieces + 1 - own, alongside, ahead);
+  if (pieces < parts - 1 + own) return countAcrossThreads(texts, counter, encoding, pieces + 1 - own, alongside, ahead, lookUp);
   // [one word per region: (back << 16) | front, then one count per text]
   const shared = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (parts + texts.length));
   const ends = new Int32Array(shared, 0, parts);
@@ -210,6 +218,8 @@ export async function countAcrossThreads(
         },
       );
     });
+    // A count found is one no thread counts (a worker that counted it already wrote the same).
+    lookUp?.((i, count) => Atomics.store(counts, i, count));
     await alongside?.();
     const all: CountJob = { texts, first: 0, starts, shared, regions: parts, region: 0 };
     countPieces(all, counter);
@@ -290,12 +300,17 @@ function claim(ends: Int32Array, region: number, end: 'front' | 'back'): number 
   }
 }
 
-/** Takes pieces of the job's region until none is left, writing each text's count into the shared counts. */
+/**
+ * Takes pieces of the job's region until none is left, writing each text's count into the shared
+ * counts; a text that has one already (found in a cache meanwhile: see countAcrossThreads) is skipped.
+ */
 export function countPieces(job: CountJob, counter: TextTokenCounter, end: 'front' | 'back' = 'front'): void {
   const ends = new Int32Array(job.shared, 0, job.regions);
   const counts = new Int32Array(job.shared, Int32Array.BYTES_PER_ELEMENT * job.regions);
   for (let piece = claim(ends, job.region, end); piece >= 0; piece = claim(ends, job.region, end)) {
     const last = job.starts[piece + 1] as number;
-    for (let i = job.starts[piece] as number; i < last; i++) Atomics.store(counts, i, counter.count(job.texts[i - job.first] as string));
+    for (let i = job.starts[piece] as number; i < last; i++) {
+      if (Atomics.load(counts, i) === 0) Atomics.store(counts, i, counter.count(job.texts[i - job.first] as string));
+    }
   }
 }

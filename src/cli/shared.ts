@@ -82,6 +82,9 @@ export class CachedCounter implements TextTokenCounter {
   }
 
   async #prepareTexts(texts: readonly string[], jobs: number, alongside?: () => Promise<void>): Promise<void> {
+    // Count workers waiting while this thread has other work (a prune's): they are sent the texts
+    // first, and the cache is looked up while they count.
+    if (alongside !== undefined && this.cache.enabled && (this.workers?.waiting ?? 0) > 0) return this.#prepareOnWorkers(texts, jobs, alongside);
     const missing: string[] = [];
     const keys: string[] = [];
     let chars = 0;
@@ -107,6 +110,44 @@ export class CachedCounter implements TextTokenCounter {
       const count = counts[i] as number;
       this.#known.set(text, count);
       if (this.cache.enabled) this.cache.set(keys[i] as string, count);
+    }
+  }
+
+  /**
+   * #prepareTexts with count workers waiting and work alongside: every text not counted yet in this
+   * process goes to the workers at once, and this thread looks each up in the cache before its other
+   * work; one found there is not counted (by a worker that has not reached it), nor added to the cache.
+   */
+  async #prepareOnWorkers(texts: readonly string[], jobs: number, alongside: () => Promise<void>): Promise<void> {
+    const unknown: string[] = [];
+    let chars = 0;
+    for (const text of texts) {
+      if (text.length === 0 || this.#known.has(text)) continue;
+      this.#known.set(text, -1);
+      unknown.push(text);
+      chars += text.length;
+    }
+    if (unknown.length === 0) {
+      await alongside();
+      return;
+    }
+    const keys: string[] = [];
+    const cached = new Uint8Array(unknown.length);
+    const lookUp = (found: (i: number, count: number) => void): void => {
+      for (const [i, text] of unknown.entries()) {
+        const key = TokenCountCache.key(text);
+        keys.push(key);
+        const count = this.cache.get(key);
+        if (count === undefined) continue;
+        cached[i] = 1;
+        found(i, count);
+      }
+    };
+    const counts = await countAcrossThreads(unknown, this.#counter(chars >= BULK_PREPARE_CHARS), this.encoding, jobs, alongside, this.workers, lookUp);
+    for (const [i, text] of unknown.entries()) {
+      const count = counts[i] as number;
+      this.#known.set(text, count);
+      if (cached[i] === 0) this.cache.set(keys[i] ?? TokenCountCache.key(text), count);
     }
   }
 
