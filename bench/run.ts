@@ -129,6 +129,17 @@ function runNode(args: readonly string[], options: RunOptions = {}): Sample & { 
   return { ms, stdout: result.stdout, ...(maxRssKb === undefined ? {} : { maxRssKb }), ...(cpuMs === undefined ? {} : { cpuMs }) };
 }
 
+/** The median of runs measured in turns with others (printed as measure prints it). */
+function statOf(name: string, runs: readonly Sample[]): Stat {
+  const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
+  const stat: Stat = { name, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) };
+  process.stderr.write(`  ${name}: ${stat.medianMs.toFixed(0)} ms\n`);
+  return stat;
+}
+
+/** Rounds of the 1M cold cases measured in turns (see coldStat). */
+const COLD_ROUNDS = 5;
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -404,6 +415,30 @@ async function main(): Promise<number> {
   const missing = (name: string): never => {
     throw new Error(`case ${name} has not run`);
   };
+  // analyze 1M cold and the prunes measured against it run in turns (analyze, prune, prune
+  // --no-archive, prune --strategy recency; each round starting one further along), as the peer
+  // below does: a machine whose load changes during the bench weighs on all of them alike. Measured
+  // one case after the other, each ratio to analyze also measured how the load moved in between.
+  let coldTurns: Map<string, Stat> | undefined;
+  const coldStat = (name: string): Stat => {
+    if (coldTurns === undefined) {
+      const runs: readonly (readonly [string, () => Sample])[] = [
+        ['analyze 1M cold', () => analyze(data.small, freshCacheDir())],
+        ['prune 1M cold', () => prune(data.small, true)],
+        ['prune 1M cold --no-archive', () => prune(data.small, false)],
+        ['prune 1M cold --strategy recency', () => prune(data.small, true, ['--strategy', 'recency'])],
+      ];
+      const samples = new Map(runs.map(([n]) => [n, [] as Sample[]]));
+      for (let round = 0; round < COLD_ROUNDS; round++) {
+        for (let k = 0; k < runs.length; k++) {
+          const [n, run] = runs[(round + k) % runs.length] as (typeof runs)[number];
+          samples.get(n)?.push(run());
+        }
+      }
+      coldTurns = new Map([...samples].map(([n, taken]) => [n, statOf(n, taken)]));
+    }
+    return coldTurns.get(name) ?? missing(name);
+  };
   let warmCache = '';
   let appendCache = '';
   let fullCacheTemplate: string | undefined;
@@ -463,7 +498,7 @@ async function main(): Promise<number> {
     { name: 'floor 1M', run: () => measure('floor 1M', () => floor(data.small), 5, { warmup: 1 }) },
     {
       name: 'analyze 1M cold',
-      run: () => measure('analyze 1M cold', () => analyze(data.small, freshCacheDir()), 3),
+      run: () => coldStat('analyze 1M cold'),
       baseline: 'floor 1M',
       target: { kind: 'ratio', max: 5 },
     },
@@ -483,13 +518,13 @@ async function main(): Promise<number> {
     },
     {
       name: 'prune 1M cold',
-      run: () => measure('prune 1M cold', () => prune(data.small, true), 3),
+      run: () => coldStat('prune 1M cold'),
       baseline: 'analyze 1M cold',
       target: { kind: 'ratio', max: 2 },
     },
     {
       name: 'prune 1M cold --no-archive',
-      run: () => measure('prune 1M cold --no-archive', () => prune(data.small, false), 3),
+      run: () => coldStat('prune 1M cold --no-archive'),
       baseline: 'analyze 1M cold',
       target: { kind: 'ratio', max: 2 },
     },
@@ -498,7 +533,7 @@ async function main(): Promise<number> {
       // BM25 fit, the goal excerpts and the scores read every turn's words, beside the count). No
       // target: it shows what the default ranking adds to "prune 1M cold".
       name: 'prune 1M cold --strategy recency',
-      run: () => measure('prune 1M cold --strategy recency', () => prune(data.small, true, ['--strategy', 'recency']), 3),
+      run: () => coldStat('prune 1M cold --strategy recency'),
       baseline: 'analyze 1M cold',
     },
     { name: 'floor 1M+20', run: () => measure('floor 1M+20', () => floor(data.appended), 5, { warmup: 1 }) },
@@ -622,16 +657,7 @@ async function main(): Promise<number> {
           cpSync(grown.cache, cache, { recursive: true });
           samples.get(grownName)?.push(analyzeBatch(grown.dir, cache));
         }
-        peer = new Map(
-          [...samples].map(([n, runs]) => {
-            const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
-            return [
-              n,
-              { name: n, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) },
-            ];
-          }),
-        );
-        for (const stat of peer.values()) process.stderr.write(`  ${stat.name}: ${stat.medianMs.toFixed(0)} ms\n`);
+        peer = new Map([...samples].map(([n, runs]) => [n, statOf(n, runs)]));
       }
     }
     return peer instanceof Map ? (peer.get(name) ?? missing(name)) : peer;
@@ -758,7 +784,7 @@ async function main(): Promise<number> {
       `node ${process.version}, ${process.platform}-${process.arch}`,
   );
   console.log(
-    `1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for cold, prune and 10M); ` +
+    `1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for 10M); analyze cold and the three prunes in ${COLD_ROUNDS} rounds of turns; ` +
       'prune = offline relevance (the default) to the default target, with --force; --strategy recency: the same without the ranking',
   );
   for (const line of formatTable(rows)) console.log(line);
