@@ -451,7 +451,9 @@ test("CachedCounter with a worker waiting and work alongside (a prune's): the wo
   const { TokenCountCache } = await import('../src/io/count-cache.js');
   const cacheDir = join(dir, 'lookup-cache');
   const plain = loadCounter('o200k_base');
-  const some = texts(80, 5000, 0xd1);
+  // Some texts twice (a repeated tool output): each is counted, whatever was sent twice.
+  const distinct = texts(70, 5000, 0xd1);
+  const some = [...distinct, ...distinct.slice(30, 40)];
   // An earlier run left the counts of the first 20 texts in the cache.
   const earlier = new CachedCounter('o200k_base', cacheDir);
   for (const text of some.slice(0, 20)) earlier.count(text);
@@ -471,6 +473,7 @@ test("CachedCounter with a worker waiting and work alongside (a prune's): the wo
     });
     assert.equal(ran, 1);
     assert.equal(waitingAtFirstLookup, 0, 'the worker was counting when the first text was looked up');
+    assert.equal((counter as unknown as { counter?: unknown }).counter, undefined, 'this thread counted nothing, and made no counter');
     assert.equal(workers.waiting, 1, 'and is back');
     assert.deepEqual(
       some.map((t) => counter.count(t)),

@@ -119,11 +119,17 @@ export class CachedCounter implements TextTokenCounter {
    * work; one found there is not counted (by a worker that has not reached it), nor added to the cache.
    */
   async #prepareOnWorkers(texts: readonly string[], jobs: number, alongside: () => Promise<void>): Promise<void> {
+    // Nothing counted yet in this process (a prune's transcript): every text goes, a repeated one
+    // twice (hashing each text to find repeats costs more than their counts), noted as it is looked up.
+    const first = this.#known.size === 0;
     const unknown: string[] = [];
     let chars = 0;
     for (const text of texts) {
-      if (text.length === 0 || this.#known.has(text)) continue;
-      this.#known.set(text, -1);
+      if (text.length === 0) continue;
+      if (!first) {
+        if (this.#known.has(text)) continue;
+        this.#known.set(text, -1);
+      }
       unknown.push(text);
       chars += text.length;
     }
@@ -135,6 +141,7 @@ export class CachedCounter implements TextTokenCounter {
     const cached = new Uint8Array(unknown.length);
     const lookUp = (found: (i: number, count: number) => void): void => {
       for (const [i, text] of unknown.entries()) {
+        if (first) this.#known.set(text, -1);
         const key = TokenCountCache.key(text);
         keys.push(key);
         const count = this.cache.get(key);
@@ -143,7 +150,10 @@ export class CachedCounter implements TextTokenCounter {
         found(i, count);
       }
     };
-    const counts = await countAcrossThreads(unknown, this.#counter(chars >= BULK_PREPARE_CHARS), this.encoding, jobs, alongside, this.workers, lookUp);
+    // This thread's counter is made only if it counts (the workers count all when they can).
+    const bulk = chars >= BULK_PREPARE_CHARS;
+    const here: TextTokenCounter = { count: (text) => this.#counter(bulk).count(text) };
+    const counts = await countAcrossThreads(unknown, here, this.encoding, jobs, alongside, this.workers, lookUp);
     for (const [i, text] of unknown.entries()) {
       const count = counts[i] as number;
       this.#known.set(text, count);
