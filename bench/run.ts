@@ -784,7 +784,7 @@ async function main(): Promise<number> {
       `node ${process.version}, ${process.platform}-${process.arch}`,
   );
   console.log(
-    `1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for 10M); analyze cold and the three prunes in ${COLD_ROUNDS} rounds of turns; ` +
+    `1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for the agent hooks, 10M and the sessions' cold and warm runs); analyze cold and the three prunes in ${COLD_ROUNDS} rounds of turns; ` +
       'prune = offline relevance (the default) to the default target, with --force; --strategy recency: the same without the ranking',
   );
   for (const line of formatTable(rows)) console.log(line);

@@ -451,7 +451,7 @@ test("CachedCounter with a worker waiting and work alongside (a prune's): the wo
   const { TokenCountCache } = await import('../src/io/count-cache.js');
   const cacheDir = join(dir, 'lookup-cache');
   const plain = loadCounter('o200k_base');
-  // Some texts twice (a repeated tool output): each is counted, whatever was sent twice.
+  // Some texts twice (a repeated tool output): each is sent and counted once.
   const distinct = texts(70, 5000, 0xd1);
   const some = [...distinct, ...distinct.slice(30, 40)];
   // An earlier run left the counts of the first 20 texts in the cache.
@@ -480,7 +480,7 @@ test("CachedCounter with a worker waiting and work alongside (a prune's): the wo
       some.map((t) => plain.count(t)),
     );
     counter.save();
-    // Every text in the cache now, each once; a run that finds them all counts none.
+    // Every text in the cache now: a run that finds them all gives the same counts.
     const again = new CachedCounter('o200k_base', cacheDir, workers);
     await again.countAlongside(some, async () => {});
     assert.deepEqual(
@@ -489,6 +489,50 @@ test("CachedCounter with a worker waiting and work alongside (a prune's): the wo
     );
   } finally {
     TokenCountCache.key = key;
+    await workers.end();
+  }
+});
+
+test('CachedCounter with a worker waiting and work alongside: a count found in the cache is the one given, also for a text the worker was counting when it was found', async () => {
+  const { CachedCounter } = await import('../src/cli/shared.js');
+  const { CountWorkers: Workers } = await import('../src/cli/parallel-count.js');
+  const { TokenCountCache } = await import('../src/io/count-cache.js');
+  const cacheDir = join(dir, 'found-cache');
+  // A long text first (the worker counts it for a good while), then short ones.
+  const some = [texts(1, 3_000_000, 0xd2)[0] as string, ...texts(40, 2000, 0xd3)];
+  // A cache whose counts are not the counter's (1 for every text), as a cache looked up first would give them.
+  const filled = TokenCountCache.open(cacheDir, 'o200k_base');
+  for (const text of some) filled.set(TokenCountCache.key(text), 1);
+  filled.save();
+  const workers = new Workers('o200k_base', 1);
+  try {
+    // The worker started and idle (it counts a little first, with no cache).
+    await new CachedCounter('o200k_base', undefined, workers).countAlongside(texts(40, 2000, 0xd4), async () => {});
+    // The first lookup waits a little: the worker is by then counting the long text, which this
+    // thread finds in the cache before the worker is done with it.
+    const key = TokenCountCache.key;
+    let first = true;
+    TokenCountCache.key = (text: string): string => {
+      if (first) {
+        first = false;
+        const until = Date.now() + 20;
+        while (Date.now() < until) {
+          // the worker counts meanwhile
+        }
+      }
+      return key(text);
+    };
+    try {
+      const counter = new CachedCounter('o200k_base', cacheDir, workers);
+      await counter.countAlongside(some, async () => {});
+      assert.deepEqual(
+        some.map((t) => counter.count(t)),
+        some.map(() => 1),
+      );
+    } finally {
+      TokenCountCache.key = key;
+    }
+  } finally {
     await workers.end();
   }
 });

@@ -153,9 +153,10 @@ export class CountWorkers {
  * even one. `ahead`: workers started earlier, used before any new one is started.
  *
  * `lookUp`: counts known elsewhere (a cache), looked up on this thread once the workers have their
- * texts, before the work alongside: each one found (`found(i, count)`) is not counted, by a worker
- * that has not reached it yet or here. A prune's workers are thus sent the transcript at once,
- * rather than after this thread hashed every text to look it up.
+ * texts, before the work alongside: a text found (`found(i, count)`) is not counted by a worker that
+ * has not reached it yet, nor here. One a worker reached first is counted all the same, and its
+ * count may be the one returned: a caller that wants the found counts keeps them. A prune's workers
+ * are thus sent the transcript at once, rather than after this thread hashed every text to look it up.
  */
 export async function countAcrossThreads(
   texts: readonly string[],
@@ -218,7 +219,7 @@ export async function countAcrossThreads(
         },
       );
     });
-    // A count found is one no thread counts (a worker that counted it already wrote the same).
+    // A count found is one no thread counts from now on (see `lookUp`).
     lookUp?.((i, count) => Atomics.store(counts, i, count));
     await alongside?.();
     const all: CountJob = { texts, first: 0, starts, shared, regions: parts, region: 0 };

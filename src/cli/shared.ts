@@ -116,20 +116,15 @@ export class CachedCounter implements TextTokenCounter {
   /**
    * #prepareTexts with count workers waiting and work alongside: every text not counted yet in this
    * process goes to the workers at once, and this thread looks each up in the cache before its other
-   * work; one found there is not counted (by a worker that has not reached it), nor added to the cache.
+   * work. One found there is kept with the cache's count, as when the cache is looked up first (a
+   * worker that reached it first counted it for nothing), and is not added to the cache again.
    */
   async #prepareOnWorkers(texts: readonly string[], jobs: number, alongside: () => Promise<void>): Promise<void> {
-    // Nothing counted yet in this process (a prune's transcript): every text goes, a repeated one
-    // twice (hashing each text to find repeats costs more than their counts), noted as it is looked up.
-    const first = this.#known.size === 0;
     const unknown: string[] = [];
     let chars = 0;
     for (const text of texts) {
-      if (text.length === 0) continue;
-      if (!first) {
-        if (this.#known.has(text)) continue;
-        this.#known.set(text, -1);
-      }
+      if (text.length === 0 || this.#known.has(text)) continue;
+      this.#known.set(text, -1);
       unknown.push(text);
       chars += text.length;
     }
@@ -138,16 +133,15 @@ export class CachedCounter implements TextTokenCounter {
       return;
     }
     const keys: string[] = [];
-    const cached = new Uint8Array(unknown.length);
+    /** Per text, the count found in the cache (undefined: none). */
+    const cached: (number | undefined)[] = [];
     const lookUp = (found: (i: number, count: number) => void): void => {
       for (const [i, text] of unknown.entries()) {
-        if (first) this.#known.set(text, -1);
         const key = TokenCountCache.key(text);
         keys.push(key);
         const count = this.cache.get(key);
-        if (count === undefined) continue;
-        cached[i] = 1;
-        found(i, count);
+        cached.push(count);
+        if (count !== undefined) found(i, count);
       }
     };
     // This thread's counter is made only if it counts (the workers count all when they can).
@@ -155,9 +149,9 @@ export class CachedCounter implements TextTokenCounter {
     const here: TextTokenCounter = { count: (text) => this.#counter(bulk).count(text) };
     const counts = await countAcrossThreads(unknown, here, this.encoding, jobs, alongside, this.workers, lookUp);
     for (const [i, text] of unknown.entries()) {
-      const count = counts[i] as number;
-      this.#known.set(text, count);
-      if (cached[i] === 0) this.cache.set(keys[i] ?? TokenCountCache.key(text), count);
+      const found = cached[i];
+      this.#known.set(text, found ?? (counts[i] as number));
+      if (found === undefined) this.cache.set(keys[i] ?? TokenCountCache.key(text), counts[i] as number);
     }
   }
 
