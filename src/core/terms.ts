@@ -211,14 +211,14 @@ export class TermIndex {
 
   /**
    * `multiplier`: the hash's, drawn per process unless given (a test gives one to make hashes
-   * collide). `slots`: the tables' first size, a power of two (they double as they fill).
+   * collide). `tableSize`: the tables' first size, a power of two (they double as they fill).
    */
   constructor(
     private readonly multiplier = PROCESS_MULTIPLIER,
-    slots = 1 << 12,
+    tableSize = 1 << 12,
   ) {
-    this.termSlots = new Int32Array(slots);
-    this.slots = new Int32Array(slots);
+    this.termSlots = new Int32Array(tableSize);
+    this.slots = new Int32Array(tableSize);
     this.wordStarts.push(0);
     let size = 1;
     while (size < this.stopWords.length * 4) size *= 2;

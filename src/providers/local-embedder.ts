@@ -84,7 +84,7 @@ function fitCorpusSync(corpus: readonly string[]): CorpusStats {
  * `parseConfigFile` matches "config file".
  */
 const LOCAL_EMBEDDING_DIMENSIONS = 4096;
-/** A fit of this many characters or more primes the term reader first (about 3 ms; the fit of the bench's 4 MB transcript takes about 150). */
+/** A fit of this many characters or more primes the term reader first (about 3 ms; the fit of the bench's 4 MB transcript takes about 100). */
 const PRIME_MIN_CHARS = 1_000_000;
 const K1 = 1.2;
 const B = 0.75;
