@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { WorkerOptions } from 'node:worker_threads';
-import { beforeWorkerThreads } from './worker-flags.js';
+import { beforeWorkerThreads } from './v8-flags.js';
 
 /**
  * Where this process starts its worker threads (a large transcript's count workers, a batch's
@@ -10,7 +10,7 @@ import { beforeWorkerThreads } from './worker-flags.js';
  */
 let live = 0;
 
-/** A new worker thread, started with what the process sets before its first one (worker-flags.ts), counted until it exits. */
+/** A new worker thread, started with what the process sets before its first one (v8-flags.ts), counted until it exits. */
 export function startWorker(filename: string | URL, options: WorkerOptions): Worker {
   beforeWorkerThreads();
   const worker = new Worker(filename, options);
