@@ -319,7 +319,7 @@ test('layout: dropped, changed and new lines; unchanged lines come from the outp
   let inputRecord = 0;
   for (const segment of layout.segments) {
     if ('output' in segment) {
-      const expected = Buffer.concat(input.records.slice(inputRecord, inputRecord + segment.records).map(recordBytes));
+      const expected = Buffer.concat(input.records.slice(inputRecord, inputRecord + segment.records).map((record) => recordBytes(record)));
       assert.ok(bytes.subarray(segment.output[0], segment.output[1]).equals(expected));
       inputRecord += segment.records;
     } else {
@@ -341,6 +341,34 @@ test('layout: dropped, changed and new lines; unchanged lines come from the outp
   const store = openTemp(t);
   store.recordPrune(event('plain', input, records));
   assert.ok(store.restore('plain', bytes).equals(original));
+});
+
+test('layout: a document read whole has its archived lines taken as views of its bytes (no copy), the same bytes as a copy', () => {
+  // Whether `bytes` lie in `whole`'s own memory (small buffers share Node's pool: the same ArrayBuffer is not enough).
+  const inside = (bytes: Buffer, whole: Buffer): boolean =>
+    bytes.buffer === whole.buffer && bytes.byteOffset >= whole.byteOffset && bytes.byteOffset + bytes.length <= whole.byteOffset + whole.length;
+  for (const input of [inlineDoc({ a: 1 }, { b: 2 }, { c: 3 }), fixtureDoc('devs', 'bom-crlf-no-final-newline.jsonl')]) {
+    const whole = input.bytes as Buffer;
+    const last = input.records.length - 1;
+    const records: OutputRecord[] = [{ text: '{"summary":"[Context Summary] x"}' }, { from: last }];
+    const { archivedRecords } = computeLayout(input, { records, bytes: renderOutput(input, records) });
+    assert.ok(archivedRecords.size >= 2);
+    for (const [i, archived] of archivedRecords) {
+      const record = input.records[i]!;
+      assert.ok(record.eol.length > 0, `record ${i} is terminated`);
+      assert.ok(archived.equals(Buffer.concat([record.raw!, Buffer.from(record.eol)])), `record ${i}: its line and terminator`);
+      assert.ok(inside(archived, whole), `record ${i}: a view of the document's bytes`);
+      // Without the document's bytes, a copy of the same bytes.
+      assert.ok(recordBytes(record).equals(archived));
+      assert.ok(!inside(recordBytes(record), whole));
+    }
+  }
+  // Bytes that are not the document's own are not taken for it: a copy.
+  const doc = inlineDoc({ a: 1 });
+  const elsewhere = Buffer.from('{"a":1}\n');
+  assert.ok(recordBytes(doc.records[0]!, elsewhere).equals(elsewhere));
+  assert.ok(!inside(recordBytes(doc.records[0]!, elsewhere), doc.bytes as Buffer));
+  assert.ok(!inside(recordBytes(doc.records[0]!, elsewhere), elsewhere));
 });
 
 test('layout rejects output bytes that were not rendered from the records', () => {

@@ -48,10 +48,21 @@ export function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** A record's exact input bytes, its terminator included. */
-export function recordBytes(record: RawRecord): Buffer {
-  if (!record.raw) throw new Error(`input record ${record.index} has no kept bytes: read the input with keepRaw: true`);
-  return record.eol ? Buffer.concat([record.raw, Buffer.from(record.eol)]) : record.raw;
+/**
+ * A record's exact input bytes, its terminator included. `whole`: the input's bytes, when it was read
+ * whole (a document's `bytes`): a line and its terminator lying there are a view of them, not a copy
+ * (a prune archives megabytes of lines).
+ */
+export function recordBytes(record: RawRecord, whole?: Buffer): Buffer {
+  const { raw, eol } = record;
+  if (!raw) throw new Error(`input record ${record.index} has no kept bytes: read the input with keepRaw: true`);
+  if (!eol) return raw;
+  if (whole !== undefined && raw.buffer === whole.buffer && raw.byteOffset >= whole.byteOffset) {
+    const start = raw.byteOffset - whole.byteOffset;
+    const end = start + raw.length + eol.length;
+    if (end <= whole.length && whole[end - 1] === LF && (eol.length === 1 || whole[end - 2] === CR)) return whole.subarray(start, end);
+  }
+  return Buffer.concat([raw, Buffer.from(eol)]);
 }
 
 /** Where each output record's bytes sit in the output file, and whether a `{from}` one is the input line exactly. */
@@ -106,7 +117,7 @@ export function computeLayout(input: ParsedDocument, output: { readonly records:
     const range = ranges[i];
     const source = input.records[record.from];
     if (!range || !source) continue;
-    if (output.bytes.subarray(range.start, range.end).equals(recordBytes(source))) reused.set(record.from, range);
+    if (output.bytes.subarray(range.start, range.end).equals(recordBytes(source, input.bytes))) reused.set(record.from, range);
   }
 
   const segments: LayoutSegment[] = [];
@@ -121,7 +132,7 @@ export function computeLayout(input: ParsedDocument, output: { readonly records:
         segments.push({ output: [range.start, range.end], records: 1 });
       }
     } else {
-      archivedRecords.set(record.index, recordBytes(record));
+      archivedRecords.set(record.index, recordBytes(record, input.bytes));
       if (last && 'archived' in last && last.archived[1] === record.index) {
         segments[segments.length - 1] = { archived: [last.archived[0], record.index + 1] };
       } else {

@@ -365,6 +365,8 @@ function prosePaths(structure: SessionStructure): string[] {
 const WEB_PATH = /^\/*[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|app|co)\//;
 
 const IDENTIFIERS_PER_ITEM = 10;
+/** A backticked span that starts with closing punctuation or ends with an opening bracket: the prose between two code spans. */
+const PUNCTUATION_EDGE = /^[)\],.;:]|[([]$/;
 /** Names, paths and `backticked` terms the user and assistant used, most repeated first, in groups. */
 function identifierItems(structure: SessionStructure): string[] {
   const ids = rankedIdentifiers(structure);
@@ -397,7 +399,7 @@ function rankedIdentifiers(structure: SessionStructure): string[] {
   for (let i = 0; i < prose.length; i++) {
     const { line } = prose[i] as { line: string };
     // A span with space at an edge is the prose between two code spans (an odd backtick shifted the pairs).
-    if (line.includes('`')) for (const m of line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !/^[)\],.;:]|[([]$/.test(m[1])) add(m[1], i);
+    if (line.includes('`')) for (const m of line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !PUNCTUATION_EDGE.test(m[1])) add(m[1], i);
     for (const path of pathsByLine[i] ?? []) add(path, i);
     for (const id of identifiersIn(line)) add(id, i);
   }
@@ -655,10 +657,20 @@ class Counter {
     return this.counts.has(key);
   }
   top(n: number): string[] {
-    return [...this.counts.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([key]) => key);
+    // By count, most first, ties in the order first added (a stable sort's order), without a sort:
+    // the counts are small, and a large removed span names thousands of keys.
+    const byCount: string[][] = [];
+    for (const [key, count] of this.counts) {
+      const keys = byCount[count];
+      if (keys === undefined) byCount[count] = [key];
+      else keys.push(key);
+    }
+    const out: string[] = [];
+    for (let count = byCount.length - 1; count > 0 && out.length < n; count--) {
+      const keys = byCount[count];
+      if (keys !== undefined) for (let i = 0; i < keys.length && out.length < n; i++) out.push(keys[i] as string);
+    }
+    return out;
   }
 }
 

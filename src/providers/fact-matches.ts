@@ -9,6 +9,8 @@
 /** A path (`src/a.ts`, `./x/y.json`, `~/p/q.md`) or a file name with a known extension (`README.md`). */
 export const FILE_PATH =
   /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
+/** FILE_PATH's own copy for `filePathsIn`, run with `exec` (matchAll makes a new expression each time, once per run of a text). */
+const RUN_PATHS = new RegExp(FILE_PATH.source, 'g');
 /** camelCase, PascalCase, snake_case and SCREAMING_CASE names. */
 export const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g;
 const WHOLE_IDENTIFIER = new RegExp(`^(?:${IDENTIFIER.source.slice(2, -2)})$`);
@@ -33,7 +35,11 @@ export function filePathsIn(text: string): string[] {
     while (start > 0 && inPath(text.charCodeAt(start - 1))) start--;
     let end = dot + 1;
     while (end < text.length && inPath(text.charCodeAt(end))) end++;
-    if (hasExtension(text, dot, end)) for (const match of text.slice(start, end).matchAll(FILE_PATH)) out.push(match[0]);
+    if (hasExtension(text, dot, end)) {
+      const run = text.slice(start, end);
+      RUN_PATHS.lastIndex = 0;
+      for (let match = RUN_PATHS.exec(run); match !== null; match = RUN_PATHS.exec(run)) out.push(match[0]);
+    }
     dot = text.indexOf('.', end);
   }
   return out;
