@@ -52,9 +52,7 @@ function write(name, compiled) {
 
 if (process.argv[2] === '--warm-main') {
   const compiled = loader.compile('main', { cache: false });
-  const { main, keepV8Flags } = loader.run(compiled);
-  // V8 checks a cache against the flags it was made under: the warm-up's prune must not change them.
-  keepV8Flags();
+  const { main } = loader.run(compiled);
   for (const argv of warmUp(process.env.HOME)) await main(argv);
   write('main', compiled);
   process.exit(0);

@@ -4,6 +4,7 @@
  * milliseconds. It takes pieces of the texts it is given from the shared queue until none is left,
  * says so, and is ended.
  */
+import { setFlagsFromString } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadCounter } from '../core/tokens/encodings.js';
 import { installPrebuiltRankTables } from '../io/rank-tables.js';
@@ -12,10 +13,12 @@ import type { CountJob, CountWorkerData } from './parallel-count.js';
 
 const port = parentPort;
 if (port === null) throw new Error('count-worker runs as a worker thread only');
-const { encoding, rankTable } = workerData as CountWorkerData;
+const { encoding, rankTable, v8Flags } = workerData as CountWorkerData;
 installPrebuiltRankTables({ encoding, table: rankTable });
 port.on('message', (job: CountJob) => {
   // Started only for a large count (megabytes of text): the faster path early.
   countPieces(job, loadCounter(encoding, { bulk: true }));
   port.postMessage('done');
 });
+// Last, once this worker has loaded what it needs (V8 refuses code caches made under other flags).
+if (v8Flags !== undefined) setFlagsFromString(v8Flags);

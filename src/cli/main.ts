@@ -9,9 +9,6 @@ import { COMMANDS, PROGRAM } from './registry/index.js';
 import { liveWorkers } from './live-workers.js';
 import { endWhenFlushed, outputFailed } from './process-end.js';
 
-// For scripts/build-code-cache.mjs: its warm-up runs commands without changing V8's flags.
-export { keepV8Flags } from './v8-flags.js';
-
 /**
  * After a command has returned (bin/devs-ctx.js): ends the process with `code` once stdout and
  * stderr have flushed, when nothing else is open; otherwise leaves it to end as Node ends it.

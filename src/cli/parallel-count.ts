@@ -44,23 +44,28 @@ interface CountWorker {
   readonly failed: Promise<never>;
 }
 
-/** What a count worker is started with: its encoding, and this thread's table of it (none from the TypeScript sources). */
+/**
+ * What a count worker is started with: its encoding, this thread's table of it (none from the
+ * TypeScript sources), and V8 flags it sets once it has loaded (a prune's: see v8-flags.ts).
+ */
 export interface CountWorkerData {
   readonly encoding: EncodingName;
   readonly rankTable: SharedArrayBuffer | undefined;
+  readonly v8Flags?: string;
 }
 
 /** A count worker, or none when no thread can be started (Node throws ERR_WORKER_INIT_FAILED when it cannot make one). */
-function tryStartCountWorker(encoding: EncodingName): CountWorker | undefined {
+function tryStartCountWorker(encoding: EncodingName, v8Flags?: string): CountWorker | undefined {
   try {
-    return startCountWorker(encoding);
+    return startCountWorker(encoding, v8Flags);
   } catch {
     return undefined;
   }
 }
 
-function startCountWorker(encoding: EncodingName): CountWorker {
-  const worker = startWorker(countWorkerUrl(), { workerData: { encoding, rankTable: sharedRankTable(encoding) } satisfies CountWorkerData });
+function startCountWorker(encoding: EncodingName, v8Flags?: string): CountWorker {
+  const workerData: CountWorkerData = { encoding, rankTable: sharedRankTable(encoding), ...(v8Flags !== undefined ? { v8Flags } : {}) };
+  const worker = startWorker(countWorkerUrl(), { workerData });
   const failed = Promise.race([
     once(worker, 'error').then(([error]): never => {
       throw error instanceof Error ? error : new Error(String(error));
@@ -94,10 +99,11 @@ export class CountWorkers {
   /** The workers being ended, so that every call of `end` waits for them (the CLI ends sooner when none is left running). */
   readonly #ending: Promise<number>[] = [];
 
-  constructor(encoding: EncodingName, count: number) {
+  /** `v8Flags`: set by each worker once it has loaded (see CountWorkerData). */
+  constructor(encoding: EncodingName, count: number, v8Flags?: string) {
     this.#waiting = [];
     for (let k = 0; k < count; k++) {
-      const started = tryStartCountWorker(encoding);
+      const started = tryStartCountWorker(encoding, v8Flags);
       if (started === undefined) break;
       started.worker.unref();
       this.#waiting.push(started);

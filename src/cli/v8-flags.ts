@@ -24,30 +24,15 @@ export function beforeWorkerThreads(): void {
 }
 
 /**
- * How much bytecode V8's optimizing compiler may inline into one function during a prune (V8's
- * default is 920). A prune runs a great deal of code a few times over large data (the ranking's
- * fit, the goal excerpts, the summary, the archive), and V8 optimizes each piece on background
- * threads while a count worker counts: on two cores, compiling large inlined functions took the
- * core the count runs on. With less inlined, each compile is smaller; code that runs for long (a
- * 10M-token analyze) is better with the default, so only the prune sets it.
+ * The V8 flags a prune's count workers set once they have loaded (`CountWorkerData.v8Flags`; V8's
+ * flags are the process's, so they hold for the prune's main thread as well): V8's optimizing
+ * compiler inlines at most 100 bytes of bytecode into a function (its default: 920). A prune runs a
+ * great deal of code a few times over large data (the ranking's fit, the goal excerpts, the summary,
+ * the archive), and V8 optimizes each piece on background threads while a count worker counts: on
+ * two cores, compiling large inlined functions took the core the count runs on. With less inlined,
+ * each compile is smaller. Code that runs for long (a 10M-token analyze) is better with the default,
+ * so only a prune's workers set it. Set once a worker has loaded, not before it starts: V8 refuses
+ * code caches made under other flags, Node's own for its modules included, and a worker started
+ * after the change took about 30 ms more to load.
  */
-const PRUNE_INLINING_BUDGET = 100;
-
-let pruneFlagsSet = false;
-
-/** Called as a prune command starts, before its count workers and its read. */
-export function beforePrune(): void {
-  if (pruneFlagsSet) return;
-  pruneFlagsSet = true;
-  setFlagsFromString(`--max-inlined-bytecode-size-cumulative=${PRUNE_INLINING_BUDGET}`);
-}
-
-/**
- * For the build's code-cache warm-up (scripts/build-code-cache.mjs): the commands it runs leave V8's
- * flags as they are. V8 checks a code cache against a hash of the flags it was made under, and a
- * cache made after the warm-up's prune had set its flag was rejected by every start after it.
- */
-export function keepV8Flags(): void {
-  workerFlagsSet = true;
-  pruneFlagsSet = true;
-}
+export const PRUNE_V8_FLAGS = '--max-inlined-bytecode-size-cumulative=100';
