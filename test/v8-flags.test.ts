@@ -1,33 +1,40 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 import { repoRoot } from './helpers/realdata.js';
 
-/** A native transcript of about 2.4 million characters: large enough for a prune or analyze to start count workers. */
-function largeTranscript(dir: string): string {
+/** A native transcript of `turns` turns of 900 words (400: about 2.4 million characters, enough for a prune or analyze to start count workers). */
+function transcript(file: string, turns: number): string {
   const words = 'invoice export parser window budget token cache prune summary module record field'.split(' ');
-  const turns = Array.from({ length: 400 }, (_, i) => {
+  const lines = Array.from({ length: turns }, (_, i) => {
     const content = Array.from({ length: 900 }, (_, k) => `${words[(i * 7 + k * 3) % words.length]}${(i * 31 + k) % 97}`).join(' ');
     return JSON.stringify({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content });
   });
-  const file = join(dir, 'large.jsonl');
-  writeFileSync(file, `${turns.join('\n')}\n`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
+}
+
+/** A large transcript (`large.jsonl`) and a folder of 24 small ones (`sessions/`: enough for `analyze DIR` to start its workers) in `dir`. */
+function inputs(dir: string): { readonly large: string; readonly sessions: string } {
+  const sessions = join(dir, 'sessions');
+  mkdirSync(sessions);
+  for (let n = 0; n < 24; n++) transcript(join(sessions, `s${n}.jsonl`), 20);
+  return { large: transcript(join(dir, 'large.jsonl'), 400), sessions };
 }
 
 /**
  * Whether V8 inlines a function of a few hundred bytes of bytecode into its caller when it is
- * optimized in a process that first ran a command (`command`, given the large transcript's path)
- * through the built CLI's `main` (none: no command), as V8's inlining trace says.
+ * optimized in a process that first ran a command (`command`, given the inputs) through the built
+ * CLI's `main` (none: no command), as V8's inlining trace says.
  */
-function inlinesAfter(command: ((file: string) => string[]) | undefined): boolean {
+function inlinesAfter(command: ((given: ReturnType<typeof inputs>) => string[]) | undefined): boolean {
   const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-v8-flags-'));
   try {
-    const argv = command?.(largeTranscript(dir));
+    const argv = command?.(inputs(dir));
     const script = `
       const { main } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'cli', 'main.js')).href)});
       const argv = ${JSON.stringify(argv ?? null)};
@@ -71,16 +78,21 @@ function inlinesAfter(command: ((file: string) => string[]) | undefined): boolea
 }
 
 describe('V8 flags the CLI sets', () => {
-  test("a large prune's count workers have V8 inline less, once they have loaded (its background compiles took the core they count on)", () => {
-    const prune = (file: string): string[] => ['prune', file, '--force', '-o', 'out.jsonl', '--no-archive', '--json'];
-    // A prune starts count workers only with a core to spare for them.
-    const workers = availableParallelism() > 1;
+  // Workers are started only with a core to spare for them.
+  const workers = availableParallelism() > 1;
+
+  test("a large prune's count workers and a batch's workers have V8 inline less, once they have loaded (their compiles took time from the threads that count)", () => {
+    const prune = ({ large }: ReturnType<typeof inputs>): string[] => ['prune', large, '--force', '-o', 'out.jsonl', '--no-archive', '--json'];
     assert.equal(inlinesAfter(prune), !workers, workers ? 'after a prune, a function of a few hundred bytes was still inlined' : 'without count workers');
-    // What the prune changes (the check would pass without it otherwise): the same function is
-    // inlined in a process that ran no command, and one that analyzed the same transcript (on count workers too).
+    const batch = ({ sessions }: ReturnType<typeof inputs>): string[] => ['analyze', sessions, '--ndjson', '--no-cache'];
+    assert.equal(inlinesAfter(batch), !workers, workers ? 'after analyze DIR, a function of a few hundred bytes was still inlined' : 'without workers');
+  });
+
+  test("a process that ran no command, or analyzed one large transcript (on count workers too), keeps V8's inlining", () => {
+    // What the commands above change (their checks would pass without them otherwise).
     assert.equal(inlinesAfter(undefined), true);
     assert.equal(
-      inlinesAfter((file) => ['analyze', file, '--json', '--no-cache']),
+      inlinesAfter(({ large }) => ['analyze', large, '--json', '--no-cache']),
       true,
     );
   });

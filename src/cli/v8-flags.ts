@@ -24,15 +24,17 @@ export function beforeWorkerThreads(): void {
 }
 
 /**
- * The V8 flags a prune's count workers set once they have loaded (`CountWorkerData.v8Flags`; V8's
- * flags are the process's, so they hold for the prune's main thread as well): V8's optimizing
- * compiler inlines at most 100 bytes of bytecode into a function (its default: 920). A prune runs a
- * great deal of code a few times over large data (the ranking's fit, the goal excerpts, the summary,
- * the archive), and V8 optimizes each piece on background threads while a count worker counts: on
- * two cores, compiling large inlined functions took the core the count runs on. With less inlined,
- * each compile is smaller. Code that runs for long (a 10M-token analyze) is better with the default,
- * so only a prune's workers set it. Set once a worker has loaded, not before it starts: V8 refuses
- * code caches made under other flags, Node's own for its modules included, and a worker started
- * after the change took about 30 ms more to load.
+ * The V8 flags set by the worker threads of a large prune (its count workers) and of a batch
+ * (`analyze DIR`'s workers) once each has loaded (`CountWorkerData.v8Flags`, `WorkerInit.v8Flags`):
+ * V8's optimizing compiler inlines at most 100 bytes of bytecode into a function (its default: 920).
+ * Both run a great deal of code a few times over (a prune: the ranking's fit, the goal excerpts, the
+ * summary, the archive, on its main thread while the worker counts; a batch worker: the reader, the
+ * counter and the report, anew in each worker), and on two cores every compile takes time from a
+ * thread that counts (a prune's are on background threads, a worker's on its own thread). With less
+ * inlined, each compile is smaller. V8's flags are the process's: set by a worker, they hold for the
+ * main thread too. Code that runs long over one input (a 10M-token `analyze FILE`) is better with
+ * the default: `analyze FILE` leaves it. Set once a worker has loaded, not before it starts: V8
+ * refuses code caches made under other flags, Node's own for its modules included, and a worker
+ * started after the change took about 30 ms more to load.
  */
-export const PRUNE_V8_FLAGS = '--max-inlined-bytecode-size-cumulative=100';
+export const SMALLER_COMPILES_V8_FLAGS = '--max-inlined-bytecode-size-cumulative=100';

@@ -4,6 +4,7 @@
  * it asks the main thread, which is the cache's only reader and writer.
  */
 import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CliContext } from '../context.js';
 import { countWithLookup, packCounts } from './counts.js';
@@ -64,3 +65,6 @@ async function runJob(id: number, path: string, grown: boolean): Promise<void> {
     });
   }
 }
+
+// Last, once this worker has loaded what it needs (V8 refuses code caches made under other flags).
+if (init.v8Flags !== undefined) setFlagsFromString(init.v8Flags);

@@ -12,6 +12,8 @@ export interface WorkerInit {
   readonly lookup: boolean;
   /** The starting thread's rank table of `encoding`, for the worker to count with (the pool adds it). */
   readonly rankTable?: SharedArrayBuffer | undefined;
+  /** V8 flags the worker sets once it has loaded (see v8-flags.ts). */
+  readonly v8Flags?: string;
 }
 
 export type ToWorker =

@@ -29,7 +29,7 @@ import type { DocumentPrune } from '../../prune/document.js';
 import { checkTranscriptDestination, lockInPlace, realTarget, STDOUT, writeOutput } from '../transcript-output.js';
 import { testPause } from '../context.js';
 import type { CliContext, InterruptTrap } from '../context.js';
-import { PRUNE_V8_FLAGS } from '../v8-flags.js';
+import { SMALLER_COMPILES_V8_FLAGS } from '../v8-flags.js';
 import { archiveDisplay, checkOutputIsNotArchive, lazyEmbeddingCache, openArchive, preloadArchiveModule, resolveArchivePath } from '../archive.js';
 import { buildProviders, chooseProviders, providersReport } from '../choose-providers.js';
 import type { ProviderSet } from '../choose-providers.js';
@@ -124,7 +124,7 @@ function startCountWorkers(input: string, encoding: EncodingName, ctx: CliContex
     return undefined; // reading it says what is wrong
   }
   const workers = Math.min(availableParallelism(), Math.floor(size / (PARALLEL_MIN_CHARS / 2))) - 1;
-  return workers > 0 ? new CountWorkers(encoding, workers, PRUNE_V8_FLAGS) : undefined;
+  return workers > 0 ? new CountWorkers(encoding, workers, SMALLER_COMPILES_V8_FLAGS) : undefined;
 }
 
 /** What a prune holds while it runs, released however it ends. */
