@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
+import { flagsForGroup, loadedInGroup } from '../src/cli/v8-flags.js';
 import { repoRoot } from './helpers/realdata.js';
 
 /** A native transcript of `turns` turns of 900 words (400: about 2.4 million characters, enough for a prune or analyze to start count workers). */
@@ -95,5 +96,60 @@ describe('V8 flags the CLI sets', () => {
       inlinesAfter(({ large }) => ['analyze', large, '--json', '--no-cache']),
       true,
     );
+  });
+});
+
+describe('workers that set V8 flags', () => {
+  test('the last of a group to load sets the flags: none before (a sibling still loading would have its code cache refused)', () => {
+    const set: string[] = [];
+    const group = flagsForGroup('--some-flag', 3);
+    loadedInGroup(group, (flags) => set.push(flags));
+    loadedInGroup(group, (flags) => set.push(flags));
+    assert.equal(set.length, 0);
+    loadedInGroup(group, (flags) => set.push(flags));
+    assert.deepEqual(set, ['--some-flag']);
+    // No group: nothing to set.
+    loadedInGroup(undefined, (flags) => set.push(flags));
+    assert.equal(set.length, 1);
+  });
+
+  test('a batch of many workers: every worker compiles its bundle with its code cache (none refused for flags a sibling set)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-v8-cache-'));
+    try {
+      const { sessions } = inputs(dir);
+      // Records, per thread, each bundle compiled with a code cache and whether V8 refused it.
+      const preload = join(dir, 'caches.cjs');
+      writeFileSync(
+        preload,
+        `const vm = require('node:vm'); const fs = require('node:fs'); const { threadId } = require('node:worker_threads');
+        const Script = vm.Script;
+        vm.Script = function (code, options) {
+          const script = new Script(code, options);
+          if (options && options.cachedData) fs.appendFileSync(${JSON.stringify(join(dir, 'caches.log'))}, threadId + ' ' + options.filename + ' ' + script.cachedDataRejected + '\\n');
+          return script;
+        };`,
+      );
+      // More workers than cores: many load at once, the first of them done while others still load.
+      const run = spawnSync(
+        process.execPath,
+        ['--require', preload, join(repoRoot, 'bin', 'devs-ctx.js'), 'analyze', sessions, '--ndjson', '--no-cache', '--jobs', '8'],
+        {
+          cwd: dir,
+          encoding: 'utf8',
+          env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: dir, DEVS_CTX_CACHE_DIR: join(dir, 'cache'), NO_COLOR: '1' },
+        },
+      );
+      assert.equal(run.status, 0, run.stderr);
+      const loads = readFileSync(join(dir, 'caches.log'), 'utf8').trim().split('\n');
+      const workers = loads.filter((line) => line.includes('analyze-worker.bundle.cjs'));
+      assert.equal(workers.length, 8, loads.join('\n'));
+      assert.deepEqual(
+        loads.filter((line) => !line.endsWith(' false')),
+        [],
+        'a code cache was refused',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

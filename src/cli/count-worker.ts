@@ -4,11 +4,11 @@
  * milliseconds. It takes pieces of the texts it is given from the shared queue until none is left,
  * says so, and is ended.
  */
-import { setFlagsFromString } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadCounter } from '../core/tokens/encodings.js';
 import { installPrebuiltRankTables } from '../io/rank-tables.js';
 import { countPieces } from './parallel-count.js';
+import { loadedInGroup } from './v8-flags.js';
 import type { CountJob, CountWorkerData } from './parallel-count.js';
 
 const port = parentPort;
@@ -20,5 +20,5 @@ port.on('message', (job: CountJob) => {
   countPieces(job, loadCounter(encoding, { bulk: true }));
   port.postMessage('done');
 });
-// Last, once this worker has loaded what it needs (V8 refuses code caches made under other flags).
-if (v8Flags !== undefined) setFlagsFromString(v8Flags);
+// Last, once this worker has loaded what it needs: the last of its group to load sets its flags.
+loadedInGroup(v8Flags);

@@ -6,6 +6,8 @@ import type { TextTokenCounter } from '../core/accounting.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
 import { sharedRankTable } from '../io/rank-tables.js';
 import { outOfMemory, startWorker } from './live-workers.js';
+import { flagsForGroup } from './v8-flags.js';
+import type { GroupFlags } from './v8-flags.js';
 
 /**
  * Below this many characters to count, one thread: a worker costs more to start than it saves.
@@ -46,16 +48,16 @@ interface CountWorker {
 
 /**
  * What a count worker is started with: its encoding, this thread's table of it (none from the
- * TypeScript sources), and V8 flags it sets once it has loaded (a prune's: see v8-flags.ts).
+ * TypeScript sources), and V8 flags its group sets once all have loaded (a prune's: see v8-flags.ts).
  */
 export interface CountWorkerData {
   readonly encoding: EncodingName;
   readonly rankTable: SharedArrayBuffer | undefined;
-  readonly v8Flags?: string;
+  readonly v8Flags?: GroupFlags;
 }
 
 /** A count worker, or none when no thread can be started (Node throws ERR_WORKER_INIT_FAILED when it cannot make one). */
-function tryStartCountWorker(encoding: EncodingName, v8Flags?: string): CountWorker | undefined {
+function tryStartCountWorker(encoding: EncodingName, v8Flags?: GroupFlags): CountWorker | undefined {
   try {
     return startCountWorker(encoding, v8Flags);
   } catch {
@@ -63,7 +65,7 @@ function tryStartCountWorker(encoding: EncodingName, v8Flags?: string): CountWor
   }
 }
 
-function startCountWorker(encoding: EncodingName, v8Flags?: string): CountWorker {
+function startCountWorker(encoding: EncodingName, v8Flags?: GroupFlags): CountWorker {
   const workerData: CountWorkerData = { encoding, rankTable: sharedRankTable(encoding), ...(v8Flags !== undefined ? { v8Flags } : {}) };
   const worker = startWorker(countWorkerUrl(), { workerData });
   const failed = Promise.race([
@@ -99,11 +101,12 @@ export class CountWorkers {
   /** The workers being ended, so that every call of `end` waits for them (the CLI ends sooner when none is left running). */
   readonly #ending: Promise<number>[] = [];
 
-  /** `v8Flags`: set by each worker once it has loaded (see CountWorkerData). */
+  /** `v8Flags`: set by the last of these workers to load (see CountWorkerData). */
   constructor(encoding: EncodingName, count: number, v8Flags?: string) {
     this.#waiting = [];
+    const group = v8Flags === undefined ? undefined : flagsForGroup(v8Flags, count);
     for (let k = 0; k < count; k++) {
-      const started = tryStartCountWorker(encoding, v8Flags);
+      const started = tryStartCountWorker(encoding, group);
       if (started === undefined) break;
       started.worker.unref();
       this.#waiting.push(started);

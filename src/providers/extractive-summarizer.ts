@@ -657,18 +657,20 @@ class Counter {
     return this.counts.has(key);
   }
   top(n: number): string[] {
-    // By count, most first, ties in the order first added (a stable sort's order), without a sort:
-    // the counts are small, and a large removed span names thousands of keys.
-    const byCount: string[][] = [];
+    // By count, most first, ties in the order first added (a stable sort's order): the keys grouped
+    // by count and only the distinct counts sorted (a large removed span names thousands of keys).
+    const byCount = new Map<number, string[]>();
     for (const [key, count] of this.counts) {
-      const keys = byCount[count];
-      if (keys === undefined) byCount[count] = [key];
+      const keys = byCount.get(count);
+      if (keys === undefined) byCount.set(count, [key]);
       else keys.push(key);
     }
     const out: string[] = [];
-    for (let count = byCount.length - 1; count > 0 && out.length < n; count--) {
-      const keys = byCount[count];
-      if (keys !== undefined) for (let i = 0; i < keys.length && out.length < n; i++) out.push(keys[i] as string);
+    for (const count of [...byCount.keys()].sort((a, b) => b - a)) {
+      for (const key of byCount.get(count) as string[]) {
+        if (out.length >= n) return out;
+        out.push(key);
+      }
     }
     return out;
   }

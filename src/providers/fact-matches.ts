@@ -10,7 +10,7 @@
 export const FILE_PATH =
   /(?:~|\.{1,2})?(?:\/?[\w@.+-]+\/)+[\w@.+-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sql|yaml|yml|toml|sh|css|scss|html|vue|svelte|lock)\b/g;
 /** FILE_PATH's own copy for `filePathsIn`, run with `exec` (matchAll makes a new expression each time, once per run of a text). */
-const RUN_PATHS = new RegExp(FILE_PATH.source, 'g');
+const RUN_PATHS = new RegExp(FILE_PATH);
 /** camelCase, PascalCase, snake_case and SCREAMING_CASE names. */
 export const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g;
 const WHOLE_IDENTIFIER = new RegExp(`^(?:${IDENTIFIER.source.slice(2, -2)})$`);

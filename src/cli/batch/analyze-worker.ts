@@ -4,13 +4,13 @@
  * it asks the main thread, which is the cache's only reader and writer.
  */
 import { Readable } from 'node:stream';
-import { setFlagsFromString } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CliContext } from '../context.js';
 import { countWithLookup, packCounts } from './counts.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import { analyzeSession } from './session.js';
 import { installPrebuiltRankTables } from '../../io/rank-tables.js';
+import { loadedInGroup } from '../v8-flags.js';
 
 const port = parentPort;
 if (port === null) throw new Error('analyze-worker runs as a worker thread only');
@@ -66,5 +66,5 @@ async function runJob(id: number, path: string, grown: boolean): Promise<void> {
   }
 }
 
-// Last, once this worker has loaded what it needs (V8 refuses code caches made under other flags).
-if (init.v8Flags !== undefined) setFlagsFromString(init.v8Flags);
+// Last, once this worker has loaded what it needs: the last of the pool's workers to load sets its flags.
+loadedInGroup(init.v8Flags);

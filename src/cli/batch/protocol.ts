@@ -1,6 +1,7 @@
 import type { PackedCounts } from './counts.js';
 import type { SessionOutcome, SessionRun } from './session.js';
 import type { EncodingName } from '../../core/tokens/encodings.js';
+import type { GroupFlags } from '../v8-flags.js';
 
 /** What a worker is started with (workerData). */
 export interface WorkerInit {
@@ -12,8 +13,8 @@ export interface WorkerInit {
   readonly lookup: boolean;
   /** The starting thread's rank table of `encoding`, for the worker to count with (the pool adds it). */
   readonly rankTable?: SharedArrayBuffer | undefined;
-  /** V8 flags the worker sets once it has loaded (see v8-flags.ts). */
-  readonly v8Flags?: string;
+  /** V8 flags the last of the pool's workers to load sets (see v8-flags.ts). */
+  readonly v8Flags?: GroupFlags;
 }
 
 export type ToWorker =

@@ -1,4 +1,4 @@
-import { SMALLER_COMPILES_V8_FLAGS } from '../v8-flags.js';
+import { flagsForGroup, SMALLER_COMPILES_V8_FLAGS } from '../v8-flags.js';
 import { once } from 'node:events';
 import { ExitCode, InterruptedError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
@@ -434,7 +434,13 @@ export async function runAnalyzeBatch(discovered: Iterable<Discovered>, options:
     jobs > 1
       ? new AnalyzePool({
           size: jobs,
-          init: { run, encoding: options.encoding, cache: counts.enabled, lookup: counts.enabled && !counts.empty, v8Flags: SMALLER_COMPILES_V8_FLAGS },
+          init: {
+            run,
+            encoding: options.encoding,
+            cache: counts.enabled,
+            lookup: counts.enabled && !counts.empty,
+            v8Flags: flagsForGroup(SMALLER_COMPILES_V8_FLAGS, jobs),
+          },
           counts,
           onMainThread,
         })
