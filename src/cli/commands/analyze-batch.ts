@@ -1,4 +1,3 @@
-import { flagsForGroup, SMALLER_COMPILES_V8_FLAGS } from '../v8-flags.js';
 import { once } from 'node:events';
 import { ExitCode, InterruptedError } from '../../core/errors.js';
 import type { ExitCodeValue } from '../../core/errors.js';
@@ -22,6 +21,7 @@ import { startBatchProgress } from '../render/analyze-batch-progress.js';
 import { BatchTable, batchRowDiagnostic, ndjsonRow } from '../render/analyze-batch.js';
 import type { BatchNames, BatchRow, BatchTotals, ProjectTotals } from '../render/analyze-batch.js';
 import { byCodeUnits } from '../../core/compare.js';
+import { flagsForGroup, SMALLER_COMPILES_V8_FLAGS } from '../v8-flags.js';
 
 /** `--json` and `--ndjson` of a batch keep the schema of the multi-file `--json`: additions only. */
 const ANALYZE_BATCH_SCHEMA_VERSION = 1;
