@@ -231,7 +231,6 @@ export async function archiveBench(log: (message: string) => void): Promise<stri
           }
         }
       }
-      const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
       const of = (runs: { wall: number; writes: number }[]) => ({ wall: median(runs.map((r) => r.wall)), writes: median(runs.map((r) => r.writes)) });
       load[kind] = { one: of(taken.one), many: of(taken.many) };
     }

@@ -7,24 +7,14 @@ import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 import { flagsForGroup, loadedInGroup } from '../src/cli/v8-flags.js';
 import { repoRoot } from './helpers/realdata.js';
-
-/** A native transcript of `turns` turns of 900 words (400: about 2.4 million characters, enough for a prune or analyze to start count workers). */
-function transcript(file: string, turns: number): string {
-  const words = 'invoice export parser window budget token cache prune summary module record field'.split(' ');
-  const lines = Array.from({ length: turns }, (_, i) => {
-    const content = Array.from({ length: 900 }, (_, k) => `${words[(i * 7 + k * 3) % words.length]}${(i * 31 + k) % 97}`).join(' ');
-    return JSON.stringify({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content });
-  });
-  writeFileSync(file, `${lines.join('\n')}\n`);
-  return file;
-}
+import { wordTranscript } from './helpers/transcripts.js';
 
 /** A large transcript (`large.jsonl`) and a folder of 24 small ones (`sessions/`: enough for `analyze DIR` to start its workers) in `dir`. */
 function inputs(dir: string): { readonly large: string; readonly sessions: string } {
   const sessions = join(dir, 'sessions');
   mkdirSync(sessions);
-  for (let n = 0; n < 24; n++) transcript(join(sessions, `s${n}.jsonl`), 20);
-  return { large: transcript(join(dir, 'large.jsonl'), 400), sessions };
+  for (let n = 0; n < 24; n++) wordTranscript(join(sessions, `s${n}.jsonl`), 20);
+  return { large: wordTranscript(join(dir, 'large.jsonl'), 400), sessions };
 }
 
 /**

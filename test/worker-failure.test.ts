@@ -8,6 +8,7 @@ import { cliEnv } from './helpers/cli.js';
 import { packageCopy } from './helpers/package-copy.js';
 import { repoRoot } from './helpers/realdata.js';
 import { tempFolders } from './helpers/temp.js';
+import { wordTranscript } from './helpers/transcripts.js';
 
 /**
  * A worker thread that fails or stops (out of memory, killed, a thread that could not start) fails
@@ -78,14 +79,7 @@ const goodBin = join(repoRoot, 'bin', 'devs-ctx.js');
 
 /** A native transcript of about 2.4 million characters: analyze FILE counts it across the threads. */
 function largeTranscript(dir: string): string {
-  const words = 'invoice export parser window budget token cache prune summary module record field'.split(' ');
-  const turns = Array.from({ length: 400 }, (_, i) => {
-    const content = Array.from({ length: 900 }, (_, k) => `${words[(i * 7 + k * 3) % words.length]}${(i * 31 + k) % 97}`).join(' ');
-    return JSON.stringify({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content });
-  });
-  const file = join(dir, 'large.jsonl');
-  writeFileSync(file, `${turns.join('\n')}\n`);
-  return file;
+  return wordTranscript(join(dir, 'large.jsonl'), 400);
 }
 
 for (const how of ['throws', 'stops'] as const) {

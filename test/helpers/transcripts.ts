@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Transcript } from '../../src/formats/index.js';
 import { parseDocument } from '../../src/io/jsonl.js';
@@ -10,6 +10,20 @@ import { repoRoot } from './realdata.js';
 export function fixtureDoc(format: string, name: string): ParsedDocument {
   const path = join(repoRoot, 'fixtures', format, name);
   return parseDocument(readFileSync(path), { path, keepRaw: true });
+}
+
+/**
+ * A native transcript of `turns` turns of 900 generated words each, written to `file` (400 turns:
+ * about 2.4 million characters, enough for a prune or analyze to count across worker threads).
+ */
+export function wordTranscript(file: string, turns: number): string {
+  const words = 'invoice export parser window budget token cache prune summary module record field'.split(' ');
+  const lines = Array.from({ length: turns }, (_, i) => {
+    const content = Array.from({ length: 900 }, (_, k) => `${words[(i * 7 + k * 3) % words.length]}${(i * 31 + k) % 97}`).join(' ');
+    return JSON.stringify({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user', type: 'message', content });
+  });
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
 }
 
 /** A document of one JSON value per line, for small hand-made cases. */
