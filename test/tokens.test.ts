@@ -25,6 +25,19 @@ const oracles: Record<EncodingName, Tiktoken> = {
 };
 const oracleCount = (name: EncodingName, text: string): number => oracles[name].encode(text, [], []).length;
 
+// Each encoding's counter as the CLI loads it (pieces merge in WebAssembly), and one that merges in
+// JavaScript only (what runs without WebAssembly, and beyond 256 bytes): each input is checked on both.
+const SOURCES = { o200k_base: o200k, cl100k_base: cl100k };
+const javascriptOnly = new Map<EncodingName, BpeCounter>();
+function bothCounters(name: EncodingName): BpeCounter[] {
+  let js = javascriptOnly.get(name);
+  if (js === undefined) {
+    js = new BpeCounter(SOURCES[name], { wasmMerge: false });
+    javascriptOnly.set(name, js);
+  }
+  return [loadCounter(name), js];
+}
+
 const FIXED_CASES: readonly string[] = [
   '',
   'a',
@@ -134,28 +147,31 @@ function randomText(next: () => number): string {
 }
 
 for (const name of ENCODING_NAMES) {
-  test(`${name}: equals js-tiktoken on fixed cases`, () => {
-    const counter = loadCounter(name);
+  test(`${name}: equals js-tiktoken on fixed cases (both merges)`, () => {
+    const counters = bothCounters(name);
     for (const text of FIXED_CASES) {
-      assert.equal(counter.count(text), oracleCount(name, text), JSON.stringify(text));
+      const expected = oracleCount(name, text);
+      for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}: ${JSON.stringify(text)}`);
     }
   });
 
-  test(`${name}: equals js-tiktoken on seeded random strings`, () => {
-    const counter = loadCounter(name);
+  test(`${name}: equals js-tiktoken on seeded random strings (both merges)`, () => {
+    const counters = bothCounters(name);
     const next = seeded(name === 'o200k_base' ? 20240601 : 19700101);
     for (let i = 0; i < 300; i++) {
       const text = randomText(next);
-      assert.equal(counter.count(text), oracleCount(name, text), `case ${i}: ${JSON.stringify(text.slice(0, 200))}`);
+      const expected = oracleCount(name, text);
+      for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}, case ${i}: ${JSON.stringify(text.slice(0, 200))}`);
     }
   });
 
-  test(`${name}: equals js-tiktoken on every run length of a few characters (both merge paths)`, () => {
-    const counter = loadCounter(name);
+  test(`${name}: equals js-tiktoken on every run length of a few characters (the short loop and the heap, in both merges)`, () => {
+    const counters = bothCounters(name);
     for (const unit of ['=', ' ', 'a', '中', '─', '\n', ' \t', 'ab', '😀', '-_']) {
-      for (let n = 1; n <= 80; n++) {
+      for (let n = 1; n <= 100; n++) {
         const text = unit.repeat(n);
-        assert.equal(counter.count(text), oracleCount(name, text), `${JSON.stringify(unit)} x ${n}`);
+        const expected = oracleCount(name, text);
+        for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}: ${JSON.stringify(unit)} x ${n}`);
       }
     }
   });
@@ -174,13 +190,14 @@ for (const name of ENCODING_NAMES) {
       ...'水总她党父に之未毛华息对间近定つツ正钱几孩学还力由数地到听着间四イ你石认轻何吧下太也里满令许化无七口ケ女离度果éüßøåñçłąğ한국어텍스트',
     ];
     const next = seeded(name === 'o200k_base' ? 31337 : 27182);
-    const counter = loadCounter(name);
+    const counters = bothCounters(name);
     for (let i = 0; i < 400; i++) {
       const length = 4 + Math.floor(next() * (i % 10 === 0 ? 200 : 40));
       let text = '';
       for (let k = 0; k < length; k++) text += alphabet[Math.floor(next() * alphabet.length)] ?? '水';
       if (next() < 0.3) text += '😀🌍⚠️'.slice(0, 1 + Math.floor(next() * 4));
-      assert.equal(counter.count(text), oracleCount(name, text), `case ${i}: ${text}`);
+      const expected = oracleCount(name, text);
+      for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}, case ${i}: ${text}`);
     }
   });
 }
@@ -207,13 +224,14 @@ test('any rank table: equals js-tiktoken on synthetic vocabularies (merge order,
       special_tokens: {},
       bpe_ranks: `! 0 ${singleBytes.join(' ')}\n! 256 ${extra.join(' ')}\n`,
     };
-    const counter = new BpeCounter(source);
+    const counters = [new BpeCounter(source), new BpeCounter(source, { wasmMerge: false })];
     const oracle = new Tiktoken(source);
     for (let k = 0; k < 25; k++) {
       let text = '';
       const len = 1 + Math.floor(next() * 300);
       for (let i = 0; i < len; i++) text += 'abc'[Math.floor(next() * 3)] ?? 'a';
-      assert.equal(counter.count(text), oracle.encode(text, [], []).length, `vocab ${v}: ${[...tokens].join(',')} text ${text}`);
+      const expected = oracle.encode(text, [], []).length;
+      for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}, vocab ${v}: ${[...tokens].join(',')} text ${text}`);
     }
   }
 });

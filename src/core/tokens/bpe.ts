@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { asciiPieceEnd, O200K_PATTERN } from './ascii-pieces.js';
+import { WASM_MERGE_MAX_BYTES, WasmMerge } from './bpe-merge.js';
 import { RankTable, type RankSource } from './rank-table.js';
 
 /**
@@ -7,11 +8,13 @@ import { RankTable, type RankSource } from './rank-table.js';
  * `new Tiktoken(ranks).encode(text, [], []).length` on every input (SPEC §5), but fast on any input.
  *
  * js-tiktoken rescans every adjacent pair after each merge, which is quadratic in the length of a
- * regex piece (a 16 KB run of one punctuation character takes tens of seconds). Here short pieces use
- * the same simple loop (it is the fastest below about ten bytes) and long pieces a linked list of
- * parts and a queue of pairs by (rank, start), a heap or buckets per rank, with lazy invalidation (see
- * mergeLong): the same merge order (lowest rank first, leftmost on ties), therefore the same parts,
- * in O(n log n).
+ * regex piece (a 16 KB run of one punctuation character takes tens of seconds). Here a piece of up
+ * to 256 bytes merges in WebAssembly (bpe-merge.wat, a heap as mergeHeap's), fast from its first
+ * piece where JavaScript runs in V8's interpreter until it is optimized. Without WebAssembly (`node
+ * --jitless`), and beyond 256 bytes, short pieces use the same simple loop (it is the fastest below
+ * about ten bytes) and long pieces a linked list of parts and a queue of pairs by (rank, start), a
+ * heap or buckets per rank, with lazy invalidation (see mergeLong): the same merge order (lowest rank
+ * first, leftmost on ties), therefore the same parts, in O(n log n).
  *
  * Byte strings are latin1 JS strings (one char per byte), so a span's bytes are `s.slice(a, b)`.
  */
@@ -68,14 +71,21 @@ export class BpeCounter {
   // State of the long-piece merge, kept between pieces.
   readonly #long: LongMergeState;
   readonly #chunkBytes: number;
+  /** The WebAssembly merge, made when a first piece needs one; null: none (not wanted, or no WebAssembly here). */
+  #merge: WasmMerge | null | undefined;
 
   /**
    * From js-tiktoken's rank source (parsed here), or a prebuilt binary table (nothing to parse).
    * `longPieceChunkBytes`: the size of the parts a longer piece is counted in (LONG_PIECE_CHUNK_BYTES;
-   * a test gives Infinity to count one whole, exactly, as the reference).
+   * a test gives Infinity to count one whole, exactly, as the reference). `wasmMerge: false`: merge
+   * in JavaScript only (tests of that merge, which is what runs without WebAssembly).
    */
-  constructor(source: RankSource | RankTable, options: { readonly warmAfterChars?: number; readonly longPieceChunkBytes?: number } = {}) {
+  constructor(
+    source: RankSource | RankTable,
+    options: { readonly warmAfterChars?: number; readonly longPieceChunkBytes?: number; readonly wasmMerge?: boolean } = {},
+  ) {
     this.#warmAfter = options.warmAfterChars ?? WARM_AFTER_CHARS;
+    if (options.wasmMerge === false) this.#merge = null;
     this.#chunkBytes = options.longPieceChunkBytes ?? LONG_PIECE_CHUNK_BYTES;
     this.#ranks = source instanceof RankTable ? source : RankTable.fromSource(source);
     this.#long = new LongMergeState(this.#ranks);
@@ -193,8 +203,22 @@ export class BpeCounter {
     return pattern.lastIndex;
   }
 
+  /** Where pieces of up to 256 bytes merge: in WebAssembly, or in JavaScript where this Node runs none (or the counter was made so). */
+  get mergeEngine(): 'webassembly' | 'javascript' {
+    return this.#wasmMerge() === undefined ? 'javascript' : 'webassembly';
+  }
+
+  #wasmMerge(): WasmMerge | undefined {
+    if (this.#merge === undefined) this.#merge = WasmMerge.over(this.#ranks) ?? null;
+    return this.#merge ?? undefined;
+  }
+
   /** Tokens in one regex piece (exposed for tests and benchmarks). */
   countPiece(piece: string): number {
+    if (piece.length <= WASM_MERGE_MAX_BYTES) {
+      const n = this.#wasmMerge()?.count(piece) ?? -1;
+      if (n >= 0) return n;
+    }
     const bytes = toByteString(piece);
     if (this.#ranks.rank(bytes, 0, bytes.length) >= 0) return 1;
     if (bytes.length <= SHORT_PIECE_BYTES) return this.#mergeShort(bytes);

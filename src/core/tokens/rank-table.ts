@@ -123,6 +123,11 @@ export class RankTable {
     return RankTable.decode(encodeRankTable(source));
   }
 
+  /** The table's three parts, as it uses them (bpe-merge.ts copies them into WebAssembly's memory). */
+  parts(): { readonly offsets: Uint32Array; readonly slots: Int32Array; readonly bytes: Uint8Array } {
+    return { offsets: this.#offsets, slots: this.#slots, bytes: this.#bytes };
+  }
+
   /** The rank of the bytes s[from, to) (a latin1 string: one char per byte), or -1 when no token. */
   rank(s: string, from: number, to: number): number {
     let h = 0x811c9dc5;
