@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import o200k from 'js-tiktoken/ranks/o200k_base';
@@ -15,6 +16,13 @@ import { tempFolders } from './helpers/temp.js';
 // The merge itself is checked against js-tiktoken, beside the JavaScript one, in test/tokens.test.ts.
 
 const temp = tempFolders('devs-ctx-bpe-merge-');
+/** A limit on the address space (KiB) that Node runs under and a WebAssembly memory's reservation does not fit in (64-bit). */
+const ADDRESS_LIMIT_KIB = 4_000_000;
+
+/** Runs `command` under `ulimit -v ADDRESS_LIMIT_KIB`, set by the shell that then runs it. */
+function underAddressLimit(command: readonly string[], env?: Record<string, string>): SpawnSyncReturns<string> {
+  return spawnSync('bash', ['-c', `ulimit -v ${ADDRESS_LIMIT_KIB} && exec "$@"`, 'bash', ...command], { encoding: 'utf8', ...(env ? { env } : {}) });
+}
 
 test('the WebAssembly module in the sources is bpe-merge.wat compiled', () => {
   const check = spawnSync(process.execPath, ['scripts/build-wasm.mjs', '--check'], { cwd: repoRoot, encoding: 'utf8' });
@@ -39,8 +47,8 @@ test(`the WebAssembly merge takes a piece of up to ${WASM_MERGE_MAX_BYTES} bytes
   assert.equal(merge.count('\ud800\ud800'), javascript.countPiece('\ud800\ud800'));
 });
 
-test('without WebAssembly (node --jitless), the CLI counts in JavaScript, the same tokens', () => {
-  const dir = temp.fresh('jitless');
+test('without WebAssembly (node --jitless), or without the address space its memory reserves (ulimit -v), the CLI counts in JavaScript, the same tokens', () => {
+  const dir = temp.fresh('no-wasm');
   const file = join(dir, 'session.jsonl');
   const lines = [
     { id: 'u1', role: 'user', type: 'message', content: 'Transactional outboxes, idempotency keys and at-least-once delivery: 再试一次，指数退避。' },
@@ -52,11 +60,9 @@ test('without WebAssembly (node --jitless), the CLI counts in JavaScript, the sa
     },
   ];
   writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
-  const tokens = (nodeFlags: string[]): unknown => {
-    const run = spawnSync(process.execPath, [...nodeFlags, join(repoRoot, 'bin', 'devs-ctx.js'), 'analyze', file, '--json', '--no-cache'], {
-      env: cliEnv(),
-      encoding: 'utf8',
-    });
+  const tokens = (nodeFlags: string[], limited = false): unknown => {
+    const command = [process.execPath, ...nodeFlags, join(repoRoot, 'bin', 'devs-ctx.js'), 'analyze', file, '--json', '--no-cache'];
+    const run = limited ? underAddressLimit(command, cliEnv()) : spawnSync(process.execPath, command.slice(1), { env: cliEnv(), encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
     const report = JSON.parse(run.stdout) as { totalTokens: number; perTurn: unknown };
     assert.ok(report.totalTokens > 40, run.stdout);
@@ -64,5 +70,9 @@ test('without WebAssembly (node --jitless), the CLI counts in JavaScript, the sa
   };
   const jitless = spawnSync(process.execPath, ['--jitless', '-p', 'typeof WebAssembly'], { encoding: 'utf8' });
   assert.equal(jitless.stdout.trim(), 'undefined', 'node --jitless has no WebAssembly, which this test relies on');
-  assert.deepEqual(tokens(['--jitless']), tokens([]));
+  const limited = underAddressLimit([process.execPath, '-e', 'new WebAssembly.Memory({ initial: 80 })']);
+  assert.match(limited.stderr, /could not allocate memory/, 'under the limit, a WebAssembly memory cannot be had, which this test relies on');
+  const expected = tokens([]);
+  assert.deepEqual(tokens(['--jitless']), expected);
+  assert.deepEqual(tokens([], true), expected);
 });

@@ -52,7 +52,11 @@ export class WasmMerge {
     this.#input = input;
   }
 
-  /** A merge over `table`, or undefined when this Node runs no WebAssembly. */
+  /**
+   * A merge over `table`, or undefined when this Node runs no WebAssembly or cannot give it memory: a
+   * module's memory reserves gigabytes of address space on 64-bit systems, which a limit on it
+   * (`ulimit -v` of 8 GB or less, as on some shared machines) refuses while Node itself runs.
+   */
   static over(table: RankTable): WasmMerge | undefined {
     const module = mergeModule();
     if (module === undefined) return undefined;
@@ -60,7 +64,12 @@ export class WasmMerge {
     const offsetsAt = TABLE_BASE;
     const slotsAt = offsetsAt + offsets.byteLength;
     const bytesAt = slotsAt + slots.byteLength;
-    const memory = new WebAssembly.Memory({ initial: Math.ceil((bytesAt + bytes.byteLength) / PAGE_BYTES) });
+    let memory: { readonly buffer: ArrayBuffer };
+    try {
+      memory = new WebAssembly.Memory({ initial: Math.ceil((bytesAt + bytes.byteLength) / PAGE_BYTES) });
+    } catch {
+      return undefined;
+    }
     new Uint32Array(memory.buffer, offsetsAt, offsets.length).set(offsets);
     new Int32Array(memory.buffer, slotsAt, slots.length).set(slots);
     new Uint8Array(memory.buffer, bytesAt, bytes.length).set(bytes);

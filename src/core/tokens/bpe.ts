@@ -203,7 +203,7 @@ export class BpeCounter {
     return pattern.lastIndex;
   }
 
-  /** Where pieces of up to 256 bytes merge: in WebAssembly, or in JavaScript where this Node runs none (or the counter was made so). */
+  /** Where pieces of up to 256 bytes merge: in WebAssembly, or in JavaScript where this Node runs none or cannot give it memory (or the counter was made so). */
   get mergeEngine(): 'webassembly' | 'javascript' {
     return this.#wasmMerge() === undefined ? 'javascript' : 'webassembly';
   }
