@@ -134,6 +134,21 @@ export const NEW_ARCHIVE_PAGE_SIZE = 16_384;
 /** Busy wait before SQLITE_BUSY: long enough for another devs-ctx's prune to finish writing. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
+/** Runs `step`, again after a short sleep each time SQLite says the database is busy, for at most `timeoutMs`. */
+function whileBusy<T>(step: () => T, timeoutMs: number): T {
+  const deadline = Date.now() + timeoutMs;
+  let pause: Int32Array | undefined;
+  for (;;) {
+    try {
+      return step();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      pause ??= new Int32Array(new SharedArrayBuffer(4));
+      Atomics.wait(pause, 0, 0, 5 + Math.random() * 20);
+    }
+  }
+}
+
 export function schemaVersion(db: SqliteDatabase): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
@@ -146,8 +161,13 @@ export function prepareDatabase(db: SqliteDatabase, path: string, migrations: re
   // busy_timeout first: switching to WAL takes a lock another process may hold.
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // Another application's database (tables of its own, no devs-ctx schema): not made an archive, not
-  // even switched to WAL; `--archive` named the wrong file.
-  if (schemaVersion(db) === 0 && (db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number) > 0) {
+  // even switched to WAL; `--archive` named the wrong file. Both read in one transaction: a devs-ctx
+  // creating this archive at the same moment commits its tables and its version together, and read
+  // apart, the version before its commit and the tables after made the archive look foreign.
+  const foreign = db.transaction(
+    () => schemaVersion(db) === 0 && (db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number) > 0,
+  );
+  if (foreign()) {
     throw new InputError(
       `${path} is a SQLite database of another application, not a devs-ctx archive; devs-ctx changed nothing in it`,
       'name another file for the archive (--archive PATH, or DEVS_CTX_ARCHIVE)',
@@ -160,7 +180,10 @@ export function prepareDatabase(db: SqliteDatabase, path: string, migrations: re
   // (32 ms at 32 KiB) but cost small prunes: 96 prunes of 200 short turns took 136–149 ms to write
   // at 32 KiB, 123–134 at 16 KiB, 112–130 at 4 KiB; and a new archive is larger (750 KB at 32 KiB).
   if (db.pragma('page_count', { simple: true }) === 0) db.pragma(`page_size = ${NEW_ARCHIVE_PAGE_SIZE}`);
-  db.pragma('journal_mode = WAL');
+  // Switching to WAL takes the database's exclusive lock; while another process switches or first
+  // writes the same new archive, SQLite may say it is busy without waiting (the busy timeout does
+  // not cover a lock it could deadlock on): try again until the timeout.
+  whileBusy(() => db.pragma('journal_mode = WAL'), BUSY_TIMEOUT_MS);
   db.pragma('foreign_keys = ON');
   const known = migrations.length;
   // Fast path without a write lock: most opens find the schema up to date.
