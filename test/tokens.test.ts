@@ -25,18 +25,31 @@ const oracles: Record<EncodingName, Tiktoken> = {
 };
 const oracleCount = (name: EncodingName, text: string): number => oracles[name].encode(text, [], []).length;
 
-// Each encoding's counter as the CLI loads it (pieces merge in WebAssembly), and one that merges in
-// JavaScript only (what runs without WebAssembly, and beyond 256 bytes): each input is checked on both.
+// Each encoding's counter as the CLI loads it (plain at first, then warm), one warm from the start
+// (its pieces merge in WebAssembly), and one that merges in JavaScript only (what runs without
+// WebAssembly, and beyond 256 bytes): each input is checked on all three.
 const SOURCES = { o200k_base: o200k, cl100k_base: cl100k };
-const javascriptOnly = new Map<EncodingName, BpeCounter>();
-function bothCounters(name: EncodingName): BpeCounter[] {
-  let js = javascriptOnly.get(name);
-  if (js === undefined) {
-    js = new BpeCounter(SOURCES[name], { wasmMerge: false });
-    javascriptOnly.set(name, js);
+const made = new Map<EncodingName, { readonly wasm: BpeCounter; readonly javascript: BpeCounter }>();
+function allCounters(name: EncodingName): { readonly label: string; readonly counter: BpeCounter }[] {
+  let pair = made.get(name);
+  if (pair === undefined) {
+    pair = { wasm: new BpeCounter(SOURCES[name], { warmAfterChars: 0 }), javascript: new BpeCounter(SOURCES[name], { wasmMerge: false }) };
+    made.set(name, pair);
   }
-  return [loadCounter(name), js];
+  return [
+    { label: 'as loaded', counter: loadCounter(name) },
+    { label: 'in WebAssembly', counter: pair.wasm },
+    { label: 'in JavaScript', counter: pair.javascript },
+  ];
 }
+
+/** After a test's inputs: the WebAssembly merge did count pieces (the checks above compared it, not JavaScript twice). */
+function assertMergedInWebAssembly(name: EncodingName, before: number): void {
+  const counters = made.get(name);
+  assert.ok(counters && counters.wasm.mergedInWebAssembly > before, `${name}: no piece was merged in WebAssembly`);
+  assert.equal(counters.javascript.mergedInWebAssembly, 0);
+}
+const mergedSoFar = (name: EncodingName): number => made.get(name)?.wasm.mergedInWebAssembly ?? 0;
 
 const FIXED_CASES: readonly string[] = [
   '',
@@ -147,33 +160,39 @@ function randomText(next: () => number): string {
 }
 
 for (const name of ENCODING_NAMES) {
-  test(`${name}: equals js-tiktoken on fixed cases (both merges)`, () => {
-    const counters = bothCounters(name);
+  test(`${name}: equals js-tiktoken on fixed cases (as loaded, merging in WebAssembly, in JavaScript)`, () => {
+    const before = mergedSoFar(name);
+    const counters = allCounters(name);
     for (const text of FIXED_CASES) {
       const expected = oracleCount(name, text);
-      for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}: ${JSON.stringify(text)}`);
+      for (const { label, counter } of counters) assert.equal(counter.count(text), expected, `${label}: ${JSON.stringify(text)}`);
     }
+    assertMergedInWebAssembly(name, before);
   });
 
-  test(`${name}: equals js-tiktoken on seeded random strings (both merges)`, () => {
-    const counters = bothCounters(name);
+  test(`${name}: equals js-tiktoken on seeded random strings (as loaded, merging in WebAssembly, in JavaScript)`, () => {
+    const before = mergedSoFar(name);
+    const counters = allCounters(name);
     const next = seeded(name === 'o200k_base' ? 20240601 : 19700101);
     for (let i = 0; i < 300; i++) {
       const text = randomText(next);
       const expected = oracleCount(name, text);
-      for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}, case ${i}: ${JSON.stringify(text.slice(0, 200))}`);
+      for (const { label, counter } of counters) assert.equal(counter.count(text), expected, `${label}, case ${i}: ${JSON.stringify(text.slice(0, 200))}`);
     }
+    assertMergedInWebAssembly(name, before);
   });
 
-  test(`${name}: equals js-tiktoken on every run length of a few characters (the short loop and the heap, in both merges)`, () => {
-    const counters = bothCounters(name);
+  test(`${name}: equals js-tiktoken on every run length of a few characters (the short loop and the heap; as loaded, merging in WebAssembly, in JavaScript)`, () => {
+    const before = mergedSoFar(name);
+    const counters = allCounters(name);
     for (const unit of ['=', ' ', 'a', '中', '─', '\n', ' \t', 'ab', '😀', '-_']) {
       for (let n = 1; n <= 100; n++) {
         const text = unit.repeat(n);
         const expected = oracleCount(name, text);
-        for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}: ${JSON.stringify(unit)} x ${n}`);
+        for (const { label, counter } of counters) assert.equal(counter.count(text), expected, `${label}: ${JSON.stringify(unit)} x ${n}`);
       }
     }
+    assertMergedInWebAssembly(name, before);
   });
 
   test(`${name}: equals js-tiktoken on realistic multi-line text`, () => {
@@ -190,15 +209,17 @@ for (const name of ENCODING_NAMES) {
       ...'水总她党父に之未毛华息对间近定つツ正钱几孩学还力由数地到听着间四イ你石认轻何吧下太也里满令许化无七口ケ女离度果éüßøåñçłąğ한국어텍스트',
     ];
     const next = seeded(name === 'o200k_base' ? 31337 : 27182);
-    const counters = bothCounters(name);
+    const before = mergedSoFar(name);
+    const counters = allCounters(name);
     for (let i = 0; i < 400; i++) {
       const length = 4 + Math.floor(next() * (i % 10 === 0 ? 200 : 40));
       let text = '';
       for (let k = 0; k < length; k++) text += alphabet[Math.floor(next() * alphabet.length)] ?? '水';
       if (next() < 0.3) text += '😀🌍⚠️'.slice(0, 1 + Math.floor(next() * 4));
       const expected = oracleCount(name, text);
-      for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}, case ${i}: ${text}`);
+      for (const { label, counter } of counters) assert.equal(counter.count(text), expected, `${label}, case ${i}: ${text}`);
     }
+    assertMergedInWebAssembly(name, before);
   });
 }
 
@@ -224,15 +245,23 @@ test('any rank table: equals js-tiktoken on synthetic vocabularies (merge order,
       special_tokens: {},
       bpe_ranks: `! 0 ${singleBytes.join(' ')}\n! 256 ${extra.join(' ')}\n`,
     };
-    const counters = [new BpeCounter(source), new BpeCounter(source, { wasmMerge: false })];
+    const [wasm, javascript] = [new BpeCounter(source, { warmAfterChars: 0 }), new BpeCounter(source, { wasmMerge: false })];
     const oracle = new Tiktoken(source);
+    // Each token whole (one token, whether or not merging could reach it), two with a letter between, then random runs.
+    const texts = [...tokens].flatMap((t) => [t, `${t}a${t}`]);
     for (let k = 0; k < 25; k++) {
       let text = '';
       const len = 1 + Math.floor(next() * 300);
       for (let i = 0; i < len; i++) text += 'abc'[Math.floor(next() * 3)] ?? 'a';
-      const expected = oracle.encode(text, [], []).length;
-      for (const counter of counters) assert.equal(counter.count(text), expected, `${counter.mergeEngine}, vocab ${v}: ${[...tokens].join(',')} text ${text}`);
+      texts.push(text);
     }
+    for (const text of texts) {
+      const expected = oracle.encode(text, [], []).length;
+      const context = `vocab ${v}: ${[...tokens].join(',')} text ${text}`;
+      assert.equal(wasm.count(text), expected, `in WebAssembly, ${context}`);
+      assert.equal(javascript.count(text), expected, `in JavaScript, ${context}`);
+    }
+    assert.ok(wasm.mergedInWebAssembly > 0, `vocab ${v}: no piece was merged in WebAssembly`);
   }
 });
 

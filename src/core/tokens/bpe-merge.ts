@@ -55,7 +55,7 @@ export class WasmMerge {
   /**
    * A merge over `table`, or undefined when this Node runs no WebAssembly or cannot give it memory: a
    * module's memory reserves gigabytes of address space on 64-bit systems, which a limit on it
-   * (`ulimit -v` of 8 GB or less, as on some shared machines) refuses while Node itself runs.
+   * (a `ulimit -v` under about 12 GB, as on some shared machines) refuses while Node itself runs.
    */
   static over(table: RankTable): WasmMerge | undefined {
     const module = mergeModule();

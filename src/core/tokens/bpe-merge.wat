@@ -1,5 +1,6 @@
-;; The byte-pair merge of one regex piece, in WebAssembly: what bpe-merge.ts runs instead of the
-;; JavaScript merge for a piece of 2 to MAX_BYTES bytes that is not itself a token. Its result equals
+;; The byte-pair count of one regex piece, in WebAssembly: what bpe-merge.ts runs instead of the
+;; JavaScript count for a piece of up to MAX_BYTES bytes (one that is a token whole counts 1 here
+;; too; an empty one 0), once the counter is warm (bpe.ts, #warmAfter). Its result equals
 ;; tiktoken's quadratic loop (the lowest-ranked adjacent pair first, the leftmost on ties), found as
 ;; bpe.ts's mergeHeap finds it: parts in a linked list, every pair in a binary min-heap keyed by
 ;; (rank, start), a popped pair whose part was absorbed or whose rank changed skipped.
@@ -118,7 +119,7 @@
     (if (i32.ge_s (local.get $r) (i32.const 0))
       (then (call $push (i64.or (i64.shl (i64.extend_i32_u (local.get $r)) (i64.const 32)) (i64.extend_i32_u (local.get $s)))))))
 
-  ;; Tokens in the piece's first n bytes (1 <= n <= 256).
+  ;; Tokens in the piece's first n bytes (0 <= n <= 256).
   (func (export "count") (param $n i32) (result i32)
     (local $i i32) (local $parts i32) (local $key i64) (local $r i32) (local $s i32) (local $b i32) (local $c i32)
     (if (i32.ge_s (call $rank (i32.const 0) (local.get $n)) (i32.const 0)) (then (return (i32.const 1))))

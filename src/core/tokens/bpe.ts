@@ -8,13 +8,14 @@ import { RankTable, type RankSource } from './rank-table.js';
  * `new Tiktoken(ranks).encode(text, [], []).length` on every input (SPEC §5), but fast on any input.
  *
  * js-tiktoken rescans every adjacent pair after each merge, which is quadratic in the length of a
- * regex piece (a 16 KB run of one punctuation character takes tens of seconds). Here a piece of up
- * to 256 bytes merges in WebAssembly (bpe-merge.wat, a heap as mergeHeap's), fast from its first
- * piece where JavaScript runs in V8's interpreter until it is optimized. Without WebAssembly (`node
- * --jitless`), and beyond 256 bytes, short pieces use the same simple loop (it is the fastest below
- * about ten bytes) and long pieces a linked list of parts and a queue of pairs by (rank, start), a
- * heap or buckets per rank, with lazy invalidation (see mergeLong): the same merge order (lowest rank
- * first, leftmost on ties), therefore the same parts, in O(n log n).
+ * regex piece (a 16 KB run of one punctuation character takes tens of seconds). Here, once the
+ * counter is warm (see #warmAfter), a piece of up to 256 bytes merges in WebAssembly (bpe-merge.wat,
+ * a heap as mergeHeap's), fast from its first piece where JavaScript runs in V8's interpreter until
+ * it is optimized. Before that, without WebAssembly (`node --jitless`), and beyond 256 bytes, short
+ * pieces use the same simple loop (it is the fastest below about ten bytes) and long pieces a linked
+ * list of parts and a queue of pairs by (rank, start), a heap or buckets per rank, with lazy
+ * invalidation (see mergeLong): the same merge order (lowest rank first, leftmost on ties), therefore
+ * the same parts, in O(n log n).
  *
  * Byte strings are latin1 JS strings (one char per byte), so a span's bytes are `s.slice(a, b)`.
  */
@@ -59,6 +60,8 @@ export class BpeCounter {
   /**
    * Characters counted before the fast path takes over. Its code is faster once the JIT has compiled
    * it, and slower until then: a count of a few new turns (a hook, a re-run) stays on the plain path.
+   * So does the WebAssembly merge: making it (the module compiled, the table copied into its memory)
+   * costs 2 to 3 ms, more than a few hundred pieces merged in JavaScript.
    */
   readonly #warmAfter: number;
   #counted = 0;
@@ -71,8 +74,9 @@ export class BpeCounter {
   // State of the long-piece merge, kept between pieces.
   readonly #long: LongMergeState;
   readonly #chunkBytes: number;
-  /** The WebAssembly merge, made when a first piece needs one; null: none (not wanted, or no WebAssembly here). */
+  /** The WebAssembly merge, made when a first piece needs one once warm; null: none (not wanted, or no WebAssembly here). */
   #merge: WasmMerge | null | undefined;
+  #mergedInWasm = 0;
 
   /**
    * From js-tiktoken's rank source (parsed here), or a prebuilt binary table (nothing to parse).
@@ -203,9 +207,17 @@ export class BpeCounter {
     return pattern.lastIndex;
   }
 
-  /** Where pieces of up to 256 bytes merge: in WebAssembly, or in JavaScript where this Node runs none or cannot give it memory (or the counter was made so). */
+  /**
+   * Where pieces of up to 256 bytes merge once the counter is warm: in WebAssembly, or in JavaScript
+   * where this Node runs none or cannot give it memory (or the counter was made so).
+   */
   get mergeEngine(): 'webassembly' | 'javascript' {
     return this.#wasmMerge() === undefined ? 'javascript' : 'webassembly';
+  }
+
+  /** Pieces counted by the WebAssembly merge so far (tests: that it is the one that runs). */
+  get mergedInWebAssembly(): number {
+    return this.#mergedInWasm;
   }
 
   #wasmMerge(): WasmMerge | undefined {
@@ -215,9 +227,12 @@ export class BpeCounter {
 
   /** Tokens in one regex piece (exposed for tests and benchmarks). */
   countPiece(piece: string): number {
-    if (piece.length <= WASM_MERGE_MAX_BYTES) {
+    if (this.#warm && piece.length <= WASM_MERGE_MAX_BYTES) {
       const n = this.#wasmMerge()?.count(piece) ?? -1;
-      if (n >= 0) return n;
+      if (n >= 0) {
+        this.#mergedInWasm++;
+        return n;
+      }
     }
     const bytes = toByteString(piece);
     if (this.#ranks.rank(bytes, 0, bytes.length) >= 0) return 1;
