@@ -134,18 +134,29 @@ export const NEW_ARCHIVE_PAGE_SIZE = 16_384;
 /** Busy wait before SQLITE_BUSY: long enough for another devs-ctx's prune to finish writing. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
-/** Runs `step`, again after a short sleep each time SQLite says the database is busy, for at most `timeoutMs`. */
-function whileBusy<T>(step: () => T, timeoutMs: number): T {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Switches the database to WAL, again after a short sleep each time SQLite says it is busy, within
+ * BUSY_TIMEOUT_MS in all: each try may wait on SQLite's own busy timeout, so that is set to the time
+ * left before it (and back after).
+ */
+function switchToWal(db: SqliteDatabase): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
   let pause: Int32Array | undefined;
-  for (;;) {
-    try {
-      return step();
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
-      pause ??= new Int32Array(new SharedArrayBuffer(4));
-      Atomics.wait(pause, 0, 0, 5 + Math.random() * 20);
+  try {
+    for (;;) {
+      try {
+        db.pragma('journal_mode = WAL');
+        return;
+      } catch (error) {
+        const left = deadline - Date.now();
+        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || left <= 0) throw error;
+        pause ??= new Int32Array(new SharedArrayBuffer(4));
+        Atomics.wait(pause, 0, 0, Math.min(left, 5 + Math.random() * 20));
+        db.pragma(`busy_timeout = ${Math.max(1, Math.round(deadline - Date.now()))}`);
+      }
     }
+  } finally {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 }
 
@@ -183,7 +194,7 @@ export function prepareDatabase(db: SqliteDatabase, path: string, migrations: re
   // Switching to WAL takes the database's exclusive lock; while another process switches or first
   // writes the same new archive, SQLite may say it is busy without waiting (the busy timeout does
   // not cover a lock it could deadlock on): try again until the timeout.
-  whileBusy(() => db.pragma('journal_mode = WAL'), BUSY_TIMEOUT_MS);
+  switchToWal(db);
   db.pragma('foreign_keys = ON');
   const known = migrations.length;
   // Fast path without a write lock: most opens find the schema up to date.
