@@ -11,6 +11,7 @@ import { ENCODING_NAMES, loadCounter } from '../src/core/tokens/encodings.js';
 import { RankTable } from '../src/core/tokens/rank-table.js';
 import { cliEnv } from './helpers/cli.js';
 import { repoRoot } from './helpers/realdata.js';
+import { seeded } from './helpers/prng.js';
 import { tempFolders } from './helpers/temp.js';
 
 // The merge itself is checked against js-tiktoken, beside the JavaScript one, in test/tokens.test.ts.
@@ -29,9 +30,23 @@ test('the WebAssembly module in the sources is bpe-merge.wat compiled', () => {
   assert.equal(check.status, 0, check.stderr);
 });
 
-test('counters merge pieces in WebAssembly, unless made not to', () => {
-  for (const name of ENCODING_NAMES) assert.equal(loadCounter(name).mergeEngine, 'webassembly', name);
-  assert.equal(new BpeCounter(o200k, { wasmMerge: false }).mergeEngine, 'javascript');
+test('the counter the CLI loads merges pieces in WebAssembly once warm, and not before; one made not to, never', () => {
+  // Words never seen before, in 300K characters: past the warm-up (256K), and new pieces after it.
+  const next = seeded(45);
+  const text = Array.from(
+    { length: 40_000 },
+    () => `${String.fromCharCode(97 + Math.floor(next() * 26), 97 + Math.floor(next() * 26))}ζ${Math.floor(next() * 1e4)}`,
+  ).join(' ');
+  for (const name of ENCODING_NAMES) {
+    const counter = loadCounter(name);
+    counter.count(text.slice(0, 100_000));
+    assert.equal(counter.mergedInWebAssembly, 0, `${name}: before the warm-up`);
+    counter.count(text.slice(100_000));
+    assert.ok(counter.mergedInWebAssembly > 0, `${name}: none merged in WebAssembly once warm`);
+  }
+  const javascript = new BpeCounter(o200k, { wasmMerge: false, warmAfterChars: 0 });
+  javascript.count(text);
+  assert.equal(javascript.mergedInWebAssembly, 0);
 });
 
 test(`the WebAssembly merge takes a piece of up to ${WASM_MERGE_MAX_BYTES} bytes, and leaves a longer one (-1)`, () => {

@@ -5,8 +5,9 @@
  * folders with `mkdtemp(tmpdir())` and many never removed them: each `npm test` left about 450, and
  * tens of thousands of them slowed every command that makes a temporary folder, `npm run bench`'s
  * measurements among them. Like /tmp, it is writable by all with the sticky bit (the tests that run
- * the CLI as another user write there). The CLI processes tests start are given their own
- * environment and keep the system's TMPDIR. JavaScript, not TypeScript: worker threads get the same
+ * the CLI as another user write there). The CLI processes tests start with the test environment
+ * (`cliEnv`) keep the system's TMPDIR; children started with a test's own environment use this
+ * folder. JavaScript, not TypeScript: worker threads get the same
  * flags, and load it without tsx (it does nothing there).
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';

@@ -207,14 +207,6 @@ export class BpeCounter {
     return pattern.lastIndex;
   }
 
-  /**
-   * Where pieces of up to 256 bytes merge once the counter is warm: in WebAssembly, or in JavaScript
-   * where this Node runs none or cannot give it memory (or the counter was made so).
-   */
-  get mergeEngine(): 'webassembly' | 'javascript' {
-    return this.#wasmMerge() === undefined ? 'javascript' : 'webassembly';
-  }
-
   /** Pieces counted by the WebAssembly merge so far (tests: that it is the one that runs). */
   get mergedInWebAssembly(): number {
     return this.#mergedInWasm;
