@@ -299,12 +299,12 @@ function turnIndexes(structure: SessionStructure): { firstProse: Map<string, num
 /** What the assistant decided and the user required, in their words. */
 function decisionItems(structure: SessionStructure): string[] {
   const out = new Ordered();
-  for (const p of structure.prose) {
-    if (p.line.length > MAX_FACT_LINE || CODE_LINE.test(p.line)) continue;
-    if (LEAD_IN.test(p.line)) continue;
+  const statement = statementLines(structure);
+  structure.prose.forEach((p, i) => {
+    if (p.line.length > MAX_FACT_LINE || !statement(i)) return;
     if (p.role === 'assistant' && DECISION_LINE.test(p.line)) out.add(clip(p.line, 240));
     else if (p.role === 'user' && CONSTRAINT_LINE.test(p.line) && p.line.length > REQUEST_CAP) out.add(clip(p.line, 240));
-  }
+  });
   return out.first(20);
 }
 
@@ -313,17 +313,43 @@ function todoItems(structure: SessionStructure): string[] {
   const out = new Ordered();
   for (const todo of structure.todos)
     if (todo.status !== 'completed') out.add(`${clip(oneLine(todo.text), 200)}${todo.status === 'pending' ? '' : ` (${todo.status})`}`);
-  for (const p of structure.prose)
-    if (p.role === 'assistant' && TODO_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line)) out.add(clip(p.line, 200));
+  const statement = statementLines(structure);
+  structure.prose.forEach((p, i) => {
+    if (p.role === 'assistant' && TODO_LINE.test(p.line) && statement(i)) out.add(clip(p.line, 200));
+  });
   return out.first(20);
 }
 
 function doneItems(structure: SessionStructure): string[] {
   const out = new Ordered();
   for (const todo of structure.todos) if (todo.status === 'completed') out.add(clip(oneLine(todo.text), 200));
-  for (const p of structure.prose)
-    if (p.role === 'assistant' && DONE_LINE.test(p.line) && !CODE_LINE.test(p.line) && !LEAD_IN.test(p.line) && p.line.length <= 200) out.add(p.line);
+  const statement = statementLines(structure);
+  structure.prose.forEach((p, i) => {
+    if (p.role === 'assistant' && p.line.length <= 200 && DONE_LINE.test(p.line) && statement(i)) out.add(p.line);
+  });
   return out.first(20);
+}
+
+const statementsOf = new WeakMap<SessionStructure, Int8Array>();
+/**
+ * Whether prose line `i` is a statement, neither code (CODE_LINE) nor a heading that introduces a
+ * list (LEAD_IN): found once per line for the structure, though three sections ask (1 yes, -1 no, 0
+ * not yet asked).
+ */
+function statementLines(structure: SessionStructure): (i: number) => boolean {
+  let known = statementsOf.get(structure);
+  if (known === undefined) {
+    known = new Int8Array(structure.prose.length);
+    statementsOf.set(structure, known);
+  }
+  const seen = known;
+  return (i) => {
+    if (seen[i] === 0) {
+      const { line } = structure.prose[i] as { line: string };
+      seen[i] = CODE_LINE.test(line) || LEAD_IN.test(line) ? -1 : 1;
+    }
+    return seen[i] === 1;
+  };
 }
 
 /**
@@ -388,20 +414,17 @@ function identifierItems(structure: SessionStructure): string[] {
 function rankedIdentifiers(structure: SessionStructure): string[] {
   const counts = new Counter();
   const pathsByLine = prosePathsByLine(structure);
-  // The last line that named each, so a line adds one only once (no set per line: this reads every removed line).
-  const namedOn = new Map<string, number>();
-  const add = (id: string, line: number): void => {
-    if (namedOn.get(id) === line) return;
-    namedOn.set(id, line);
-    counts.add(id);
-  };
   const { prose } = structure;
   for (let i = 0; i < prose.length; i++) {
     const { line } = prose[i] as { line: string };
     // A span with space at an edge is the prose between two code spans (an odd backtick shifted the pairs).
-    if (line.includes('`')) for (const m of line.matchAll(BACKTICKED)) if (m[1] && m[1] === m[1].trim() && !PUNCTUATION_EDGE.test(m[1])) add(m[1], i);
-    for (const path of pathsByLine[i] ?? []) add(path, i);
-    for (const id of identifiersIn(line)) add(id, i);
+    if (line.includes('`')) {
+      LINE_BACKTICKED.lastIndex = 0;
+      for (let m = LINE_BACKTICKED.exec(line); m !== null; m = LINE_BACKTICKED.exec(line))
+        if (m[1] && m[1] === m[1].trim() && !PUNCTUATION_EDGE.test(m[1])) counts.addOnce(m[1], i);
+    }
+    for (const path of pathsByLine[i] ?? []) counts.addOnce(path, i);
+    for (const id of identifiersIn(line)) counts.addOnce(id, i);
   }
   const ranked = counts.top(150).filter((id) => !id.includes('`'));
   // One that an earlier (more repeated) one contains adds nothing verbatim: `TeamSheet.tsx` after `src/TeamSheet.tsx`.
@@ -427,6 +450,8 @@ export interface ExtractedFacts {
 }
 
 const BACKTICKED = /`([^`\n]{2,80})`/g;
+/** BACKTICKED's own copy for `rankedIdentifiers`, run with `exec` (matchAll copies the expression for each line). */
+const LINE_BACKTICKED = new RegExp(BACKTICKED);
 /** How tool output says something went wrong (not code that merely mentions an Error class). */
 const ERROR_LINE =
   /^\s*(?:[\w./-]+:\d+(?::\d+)?:?\s*)?(?:error|ERROR|Error|fatal|FATAL)(?:\[[^\]]*\])?:\s|\berror TS\d+|\b\w+(?:Error|Exception):|\bTraceback\b|\bFAIL(?:ED)?\b|\bfailed\b|\bexit (?:code|status) [1-9]|\bpanic:|\bE(?:NOENT|ACCES|ADDRINUSE|CONNREFUSED)\b|command not found|No such file or directory/;
@@ -471,10 +496,7 @@ function* factsSteps<K extends keyof ExtractedFacts>(turns: readonly Conversatio
   const done = new Ordered();
   for (let t = 0; t < turns.length; t++) {
     const turn = turns[t] as ConversationTurn;
-    const text = stripReminders(headAndTail(turn.content))
-      .replace(ANSI_ESCAPE, '')
-      .replace(/\\u001b\[[0-9;]*[A-Za-z]/g, '')
-      .replace(/\\n/g, '\n');
+    const text = factText(turn.content);
     if (wantFiles) for (const path of filePathsIn(text)) files.add(path);
     if (wantIdentifiers) {
       for (const match of text.matchAll(BACKTICKED)) if (match[1] && !match[1].includes(' ')) identifiers.add(match[1]);
@@ -553,6 +575,22 @@ function commandOf(text: string): string | undefined {
     // not JSON arguments
   }
   return undefined;
+}
+
+/** A terminal colour code written into JSON (`\\u001b[31m`). */
+const ESCAPED_ANSI = /\\u001b\[[0-9;]*[A-Za-z]/g;
+
+/**
+ * A turn's text as its facts are read: its head and tail, reminders cut out, terminal colour codes
+ * (raw or JSON-escaped) dropped, JSON-escaped line breaks made real. Each is replaced only when the
+ * text holds what it starts with: most hold none, and each expression would read the whole text.
+ */
+function factText(content: string): string {
+  let text = stripReminders(headAndTail(content));
+  if (text.includes('\x1b')) text = text.replace(ANSI_ESCAPE, '');
+  if (text.includes('\\u001b')) text = text.replace(ESCAPED_ANSI, '');
+  if (text.includes('\\n')) text = text.replace(/\\n/g, '\n');
+  return text;
 }
 
 /** A huge tool output's facts are in its first and last pages; reading it all only costs time. */
@@ -650,8 +688,17 @@ function unescapeJson(text: string): string {
 
 class Counter {
   private readonly counts = new Map<string, number>();
+  /** For `addOnce`: the last line that added each key. */
+  private lastLine: Map<string, number> | undefined;
   add(key: string): void {
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+  /** `add`, at most once per `line` (no set per line: a summary reads every removed line). */
+  addOnce(key: string, line: number): void {
+    this.lastLine ??= new Map();
+    if (this.lastLine.get(key) === line) return;
+    this.lastLine.set(key, line);
+    this.add(key);
   }
   has(key: string): boolean {
     return this.counts.has(key);

@@ -67,8 +67,9 @@ interface ToolCall {
 const CALL_LINE = /^([A-Za-z_][\w.:/-]{0,80}) (\{.*\})\s*$/;
 /** A reader's line-number prefixes: Claude Code's `   155→`, `cat -n`'s `   155\t`. */
 const LINE_NUMBER = /^\s*\d+(?:→|\t)/;
+const REMINDER_START = '<system-reminder>';
 const REMINDER_BLOCK = /<system-reminder>[\s\S]*?(?:<\/system-reminder>|$)/g;
-/** Injected or meta text that is never quoted. */
+/** Injected or meta text that is never quoted (a new form must keep `mayBeMeta` true for what it matches). */
 const META_LINE =
   /<\/?(?:system-reminder|command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat|persisted-output|user-prompt-submit-hook)>|^Caveat: The messages below|^\[Request interrupted by user|^Base directory for this skill:|^This session is being continued from a previous conversation|^\[devs-ctx:|^\[Context Summary\]|^\[CONTEXT REFRESH\]/;
 /** A user turn that is not the user typing: skill bodies, caveats, hook output, interruptions. */
@@ -121,19 +122,29 @@ const PATH_KEYS = ['file_path', 'absolute_path', 'notebook_path', 'path', 'filen
 /** A line fit to quote: reader line-number prefixes stripped; undefined for injected or meta text. */
 export function quotable(line: string): string | undefined {
   const stripped = line.replace(LINE_NUMBER, '').trim();
-  if (!stripped || META_LINE.test(stripped)) return undefined;
+  if (!stripped || (mayBeMeta(stripped) && META_LINE.test(stripped))) return undefined;
   return stripped;
+}
+
+/**
+ * Whether META_LINE can match `line`: each of its forms holds a `<` or starts the line with `C`,
+ * `[`, `B` or `T`. Most lines have neither, and are not run through its many forms (a summary reads
+ * every removed line).
+ */
+function mayBeMeta(line: string): boolean {
+  const first = line.charCodeAt(0);
+  return first === 67 || first === 91 || first === 66 || first === 84 || line.includes('<');
 }
 
 /** Text with injected `<system-reminder>` blocks cut out. */
 export function stripReminders(text: string): string {
-  return text.replace(REMINDER_BLOCK, '');
+  // Looked for first: most texts hold none, and the expression would be tried at every `<`.
+  return text.includes(REMINDER_START) ? text.replace(REMINDER_BLOCK, '') : text;
 }
 
 /** Text with reminders cut out and every line made quotable (meta lines dropped). */
 export function cleanText(text: string): string {
-  return text
-    .replace(REMINDER_BLOCK, '')
+  return stripReminders(text)
     .split('\n')
     .map((l) => quotable(l))
     .filter((l): l is string => l !== undefined)
@@ -227,7 +238,12 @@ class StructureReader {
   }
 
   private addProse(turnId: string, role: 'user' | 'assistant', text: string): void {
-    for (const line of cleanText(text).split('\n')) if (line.length >= 4) this.prose.push({ turnId, role, line });
+    this.addCleanProse(turnId, role, cleanText(text));
+  }
+
+  /** addProse of a text already cleaned (cleanText). */
+  private addCleanProse(turnId: string, role: 'user' | 'assistant', cleaned: string): void {
+    for (const line of cleaned.split('\n')) if (line.length >= 4) this.prose.push({ turnId, role, line });
   }
 
   /** A request the user typed (slash commands and `!` shell lines included; meta turns left out). */
@@ -256,8 +272,9 @@ class StructureReader {
     const { prose: words, calls } = splitToolCallTurn(turn.content);
     const said = words.join('\n').trim();
     if (said) {
-      this.addProse(turn.id, 'assistant', said);
-      const cleaned = cleanText(said).trim();
+      const clean = cleanText(said);
+      this.addCleanProse(turn.id, 'assistant', clean);
+      const cleaned = clean.trim();
       if (cleaned) this.lastWords = { turnId: turn.id, text: cleaned };
     }
     for (const call of calls) this.toolCall({ ...call, turnId: turn.id, index: this.index++ });
@@ -326,8 +343,9 @@ class StructureReader {
   }
 
   private assistantMessage(turn: ConversationTurn): void {
-    this.addProse(turn.id, 'assistant', turn.content);
-    const cleaned = cleanText(turn.content).trim();
+    const clean = cleanText(turn.content);
+    this.addCleanProse(turn.id, 'assistant', clean);
+    const cleaned = clean.trim();
     if (cleaned) {
       this.lastPlan = { turnId: turn.id, text: cleaned };
       this.lastWords = undefined;
