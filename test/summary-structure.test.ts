@@ -179,6 +179,20 @@ describe('the offline summary reads the structure of real transcripts', () => {
     );
   });
 
+  test('the files named most come first, ties in the order first named, up to 60; fewer are all kept', () => {
+    const result = (content: string, i: number): ConversationTurn => ({ id: `r${i}`, role: 'tool', type: 'tool_result', content });
+    const twice = Array.from({ length: 10 }, (_, i) => `src/twice${i}.ts`);
+    const once = Array.from({ length: 40 }, (_, i) => `lib/once${i}.ts`);
+    // Fewer than 60 in all: every one, those named twice first.
+    const few = [...once.slice(0, 20), ...twice, ...once.slice(20), ...twice].map(result);
+    assert.deepEqual(extractFacts(few, ['files']).files, [...twice, ...once]);
+    // More than 60: the three named three times, then the first 57 named once.
+    const many = Array.from({ length: 70 }, (_, i) => `docs/n${i}.md`);
+    const thrice = ['a/x.ts', 'b/y.ts', 'c/z.ts'];
+    const turns = [...many.slice(0, 30), ...thrice, ...thrice, ...many.slice(30), ...thrice].map(result);
+    assert.deepEqual(extractFacts(turns, ['files']).files, [...thrice, ...many.slice(0, 57)]);
+  });
+
   test('current state and next step, open TODOs and done: the last message and the latest todo list', () => {
     const turns: ConversationTurn[] = [
       { id: 'u', role: 'user', type: 'message', content: 'add retries' },

@@ -240,11 +240,16 @@ function commandItems(structure: SessionStructure): Item[] {
   return [...items.filter((i) => i.failed).reverse(), ...items.filter((i) => !i.failed).reverse()];
 }
 
+/** The errors a summary lists at most. */
+const MAX_ERROR_ITEMS = 30;
+
 /** Each failed tool call, its first error line, and what fixed it (a later success of the same command or file). */
 function errorItems(structure: SessionStructure, facts: Pick<ExtractedFacts, 'errors'>): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const failure of structure.failures) {
+    // Those after the first MAX_ERROR_ITEMS are never shown: no fix is looked for them.
+    if (out.length >= MAX_ERROR_ITEMS) break;
     const signature = `${failure.key} ${failure.errorLine}`;
     if (seen.has(signature)) continue;
     seen.add(signature);
@@ -256,7 +261,7 @@ function errorItems(structure: SessionStructure, facts: Pick<ExtractedFacts, 'er
     if (structure.fileOutputTurnIds.has(turnId) || CODE_LIKE.test(error)) continue;
     if (![...quoted].some((line) => error.startsWith(clip(line, 200)))) out.push(error);
   }
-  return out.slice(0, 30);
+  return out.slice(0, MAX_ERROR_ITEMS);
 }
 
 function fixOf(structure: SessionStructure, failure: ToolFailure): string {
@@ -383,7 +388,10 @@ function prosePathsByLine(structure: SessionStructure): string[][] {
 /** Paths the user and assistant named, most named first. */
 function prosePaths(structure: SessionStructure): string[] {
   const counts = new Counter();
-  for (const paths of prosePathsByLine(structure)) for (const m of new Set(paths)) counts.add(m);
+  // Each once per line that names it.
+  prosePathsByLine(structure).forEach((paths, line) => {
+    for (const path of paths) counts.addOnce(path, line);
+  });
   return counts.top(60);
 }
 
@@ -686,34 +694,82 @@ function unescapeJson(text: string): string {
   }
 }
 
+/**
+ * Keys counted, in the order first added: a key's number in a map, its count and the last line that
+ * added it in typed arrays (one lookup per key added; a removed span names tens of thousands).
+ */
 class Counter {
-  private readonly counts = new Map<string, number>();
-  /** For `addOnce`: the last line that added each key. */
-  private lastLine: Map<string, number> | undefined;
+  private readonly numbers = new Map<string, number>();
+  private readonly keys: string[] = [];
+  private counts = new Int32Array(256);
+  /** For `addOnce`: the line that last added each key (-1: none). */
+  private lines = new Int32Array(256);
+
   add(key: string): void {
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    const k = this.numbers.get(key);
+    if (k === undefined) this.insert(key, -1);
+    else this.counts[k] = (this.counts[k] as number) + 1;
   }
+
   /** `add`, at most once per `line` (no set per line: a summary reads every removed line). */
   addOnce(key: string, line: number): void {
-    this.lastLine ??= new Map();
-    if (this.lastLine.get(key) === line) return;
-    this.lastLine.set(key, line);
-    this.add(key);
+    const k = this.numbers.get(key);
+    if (k === undefined) this.insert(key, line);
+    else if (this.lines[k] !== line) {
+      this.lines[k] = line;
+      this.counts[k] = (this.counts[k] as number) + 1;
+    }
   }
+
+  private insert(key: string, line: number): void {
+    const k = this.keys.length;
+    if (k === this.counts.length) {
+      const counts = new Int32Array(k * 2);
+      counts.set(this.counts);
+      this.counts = counts;
+      const lines = new Int32Array(k * 2);
+      lines.set(this.lines);
+      this.lines = lines;
+    }
+    this.keys.push(key);
+    this.numbers.set(key, k);
+    this.counts[k] = 1;
+    this.lines[k] = line;
+  }
+
   has(key: string): boolean {
-    return this.counts.has(key);
+    return this.numbers.has(key);
   }
+
+  /** The `n` most counted keys, most first, ties in the order first added. */
   top(n: number): string[] {
-    // By count, most first, ties in the order first added (a stable sort's order): the keys grouped
-    // by count and only the distinct counts sorted (a large removed span names thousands of keys).
+    const { keys, counts } = this;
+    const size = keys.length;
+    // How many keys have each count, to find the lowest count the top n reach and how many of its keys they take.
+    const keysWith = new Map<number, number>();
+    for (let k = 0; k < size; k++) keysWith.set(counts[k] as number, (keysWith.get(counts[k] as number) ?? 0) + 1);
+    const order = [...keysWith.keys()].sort((a, b) => b - a);
+    let lowest = 0;
+    let reached = 0;
+    for (const count of order) {
+      lowest = count;
+      reached += keysWith.get(count) as number;
+      if (reached >= n) break;
+    }
+    // How many keys of the lowest count are taken (all of them when the top n reaches no further).
+    const room = n - (reached - (keysWith.get(lowest) ?? 0));
+    // Only those keys, by count (one pass, in the order first added).
     const byCount = new Map<number, string[]>();
-    for (const [key, count] of this.counts) {
-      const keys = byCount.get(count);
-      if (keys === undefined) byCount.set(count, [key]);
-      else keys.push(key);
+    for (let k = 0; k < size; k++) {
+      const count = counts[k] as number;
+      if (count < lowest) continue;
+      const same = byCount.get(count);
+      if (same === undefined) byCount.set(count, [keys[k] as string]);
+      else if (count > lowest || same.length < room) same.push(keys[k] as string);
     }
     const out: string[] = [];
-    for (const count of [...byCount.keys()].sort((a, b) => b - a)) {
+    for (const count of order) {
+      if (count < lowest) break;
       for (const key of byCount.get(count) as string[]) {
         if (out.length >= n) return out;
         out.push(key);
