@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -107,6 +107,38 @@ const APPENDED = Buffer.from('{"id":"after","role":"user","type":"message","cont
 
 // ---------------------------------------------------------------------------------------------
 // Schema and opening
+
+test('a prune is on disk when recordPrune returns: checkpointed into the archive file, or, while a reader holds an older state, in its synced WAL', (t) => {
+  const dir = tempDir(t);
+  const path = join(dir, 'archive.sqlite');
+  const store = ArchiveStore.open(path);
+  const Database = loadSqlite();
+  /** Whether a copy of the archive file alone (as a backup takes it) holds the event. */
+  const fileHolds = (id: string): boolean => {
+    const copy = join(dir, `copy-${id}.sqlite`);
+    copyFileSync(path, copy);
+    const db = new Database(copy);
+    try {
+      return db.prepare('SELECT count(*) FROM prune_events WHERE id = ?').pluck().get(id) === 1;
+    } finally {
+      db.close();
+    }
+  };
+  const input = inlineDoc({ a: 1 }, { b: 2 });
+  store.recordPrune(event('e1', input, [{ from: 0 }], { turns: [turn(1, 'copied into the file')] }));
+  assert.equal(fileHolds('e1'), true, 'checkpointed into the archive file before recordPrune returned');
+  // A reader in a transaction reads the file as it was: the commit cannot be copied in under it.
+  const reader = new Database(path, { readonly: true });
+  reader.prepare('BEGIN').run();
+  reader.prepare('SELECT count(*) FROM prune_events').get();
+  store.recordPrune(event('e2', input, [{ from: 0 }], { turns: [turn(1, 'kept in the WAL')] }));
+  assert.equal(fileHolds('e2'), false, 'not copied in while the reader reads (its WAL was synced instead)');
+  assert.equal(store.getEvent('e2')?.id, 'e2');
+  reader.prepare('COMMIT').run();
+  reader.close();
+  store.close();
+  assert.equal(fileHolds('e2'), true, 'copied in once the archive is closed');
+});
 
 test('open creates the directory and a private file, migrates an empty archive, and reopening is idempotent', (t) => {
   const path = join(tempDir(t), 'a', 'b', 'archive.sqlite');

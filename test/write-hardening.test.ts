@@ -576,3 +576,24 @@ describe('phantom archive entries (item 9)', () => {
     assert.equal(pruneEvents(archive), 0, 'and its event removed when the write failed');
   });
 });
+
+describe('the archive is on disk before the transcript is written', () => {
+  test('at the commit point the prune is in the archive file itself: a copy of that file alone (no -wal beside it) holds it', async () => {
+    const { dir, archive, env } = workspace('durable');
+    copyIn(dir);
+    const run = spawnChild(process.execPath, [join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '--in-place', ...WINDOW], {
+      cwd: dir,
+      env: cliEnv({ DEVS_CTX_TEST_PAUSE: 'archived', ...env }),
+    });
+    await run.printed(/test pause at archived/);
+    // Taken as a backup of the archive would be: its own file only.
+    const copy = join(dir, 'copy.sqlite');
+    copyFileSync(archive, copy);
+    run.child.kill('SIGTERM');
+    const { code, stderr } = await run.exited;
+    assert.equal(code, ExitCode.interrupted, stderr);
+    assert.equal(existsSync(`${copy}-wal`), false);
+    assert.equal(pruneEvents(copy), 1, 'the archived prune is in the archive file, not only in its write-ahead log');
+    assert.equal(pruneEvents(archive), 0, 'the interrupted prune is taken out of the archive again');
+  });
+});

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as z from 'zod/mini';
@@ -281,6 +281,36 @@ export class ArchiveStore {
     } catch (error) {
       throw new ArchiveWriteError(this.path, error);
     }
+    try {
+      this.syncCommitted();
+    } catch (error) {
+      // Committed, but perhaps not on disk: the transcript must not be written, and the archive
+      // must not list a prune that did not happen (if even this fails, it stays listed).
+      try {
+        this.forgetPrune(event.id);
+      } catch {
+        // the error below is what the user hears of
+      }
+      throw new ArchiveWriteError(this.path, error);
+    }
+  }
+
+  /**
+   * Puts what was just committed on disk, before the caller writes the pruned transcript (a power
+   * cut after that write must not find the transcript pruned and the turns lost). In WAL mode
+   * better-sqlite3's SQLite syncs nothing at a commit (`synchronous` is NORMAL), only at a
+   * checkpoint: the commit is checkpointed into the archive file now (SQLite syncs the WAL, copies
+   * it in and syncs the file), rather than when the archive is closed after the transcript was
+   * written, so a copy of the archive file alone (a backup) holds the prune too. When another
+   * connection keeps part of the WAL from being copied in (a reader of an older state, another
+   * checkpoint), the WAL itself is synced: the commit is in it.
+   */
+  private syncCommitted(): void {
+    if (this.path === ':memory:') return;
+    const [done] = this.db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+    // Not in WAL mode (log -1): synchronous is SQLite's FULL there, the commit was synced.
+    if (done === undefined || (done.busy === 0 && done.checkpointed === done.log)) return;
+    syncFile(`${this.path}-wal`);
   }
 
   /** A prune event by id, or undefined. */
@@ -755,6 +785,25 @@ function withoutWaiting<T>(db: SqliteDatabase, work: () => T): T {
 function isBusy(error: unknown): boolean {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/**
+ * fsync of the file at `path` (opened for writing, as Windows needs to flush it; never a database
+ * file, whose locks a close would drop: SQLite locks no WAL file). Missing: nothing to sync.
+ */
+function syncFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r+');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Whether the file at `path` belongs to another user than this process's (false where uids are unknown, or it is missing). */
