@@ -7,7 +7,7 @@ import { DEFAULT_PRUNER_CONFIG } from '../src/core/policy.js';
 import { countEntries } from '../src/core/accounting.js';
 import { findGoalExcerpts, planningGoal, preparePrune, summaryReserveFor } from '../src/core/prune/engine.js';
 import type { PreparedPrune, PruneRequest } from '../src/core/prune/engine.js';
-import { goalExcerpt } from '../src/core/prune/excerpt.js';
+import { best, GoalExcerpts, goalExcerpt } from '../src/core/prune/excerpt.js';
 import { TermIndex } from '../src/core/terms.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { ExtractiveSummarizer } from '../src/providers/extractive-summarizer.js';
@@ -423,4 +423,45 @@ test('a masked tool result dropped by a later prune: recall --turn still gives i
   const recalled = runCli(['recall', '--turn', 'r1'], { cwd: dir, env });
   assert.equal(recalled.exitCode, 0, recalled.stderr);
   assert.ok(recalled.stdout.includes('delivery=1399'), `the whole log, not the placeholder:\n${recalled.stdout.slice(0, 400)}`);
+});
+
+describe('an excerpt picks its lines from the best few, not from every line sorted', () => {
+  test('best(lines, n) is the first n of the lines sorted by score (higher first), then by line (earlier first)', () => {
+    let seed = 7;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    for (let round = 0; round < 300; round++) {
+      const count = Math.floor(random() * 120);
+      // Few distinct scores: many ties, broken by the line.
+      const lines = Array.from({ length: count }, (_, index) => ({ index, score: Math.floor(random() * 6) / 2 + (random() < 0.1 ? random() : 0) }));
+      for (let k = lines.length - 1; k > 0; k--) {
+        const j = Math.floor(random() * (k + 1));
+        [lines[k], lines[j]] = [lines[j] as (typeof lines)[number], lines[k] as (typeof lines)[number]];
+      }
+      const sorted = [...lines].sort((a, b) => b.score - a.score || a.index - b.index);
+      for (const n of [1, 5, 41, 200]) assert.deepEqual(best(lines, n), sorted.slice(0, n), `round ${round}, n ${n}`);
+    }
+  });
+});
+
+describe('one GoalExcerpts over many texts', () => {
+  test('each text gets the excerpt it gets alone: nothing a text counted carries over to the next', () => {
+    let seed = 11;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const words = ['parser', 'config', 'alpha', 'beta', 'gamma', 'error', 'retry', 'token', 'cache', 'v2', 'id42', 'delta'];
+    const goal = 'fix the parser config retry';
+    const shared = new GoalExcerpts(goal);
+    for (let t = 0; t < 40; t++) {
+      const lines = Array.from({ length: 12 + Math.floor(random() * 60) }, () =>
+        Array.from({ length: 1 + Math.floor(random() * 8) }, () => words[Math.floor(random() * words.length)]).join(' '),
+      );
+      const text = lines.join('\n');
+      assert.deepEqual(shared.of(text), goalExcerpt(text, goal), `text ${t}`);
+    }
+  });
 });

@@ -29,6 +29,36 @@ const EXCERPT_LINE_CHARS = 400;
 const ERROR_LINE = /\b(?:error|errors|fail|failed|failure|exception|fatal|panic|traceback)\b|✗|×/i;
 const HAS_DIGIT = /\d/;
 
+interface ScoredLine {
+  readonly index: number;
+  readonly score: number;
+}
+
+/** Whether line `a` comes before line `b`: the higher score, then the earlier line. */
+function before(a: ScoredLine, b: ScoredLine): boolean {
+  return a.score > b.score || (a.score === b.score && a.index < b.index);
+}
+
+/**
+ * The first `n` of `lines` in the order `before` sorts them (each line is once in `lines`, so no
+ * two tie): what sorting them all gives first, without sorting them all (a long log names the goal
+ * on thousands of lines; an excerpt keeps a few dozen).
+ */
+export function best(lines: readonly ScoredLine[], n: number): ScoredLine[] {
+  const top: ScoredLine[] = [];
+  for (const line of lines) {
+    if (top.length === n && !before(line, top[n - 1] as ScoredLine)) continue;
+    // Insert in order (n is small): from the end, shifting the worse ones down.
+    let at = top.length === n ? n - 1 : top.length;
+    while (at > 0 && before(line, top[at - 1] as ScoredLine)) {
+      top[at] = top[at - 1] as ScoredLine;
+      at--;
+    }
+    top[at] = line;
+  }
+  return top;
+}
+
 /** The excerpt of `text` for `goal`, or undefined when it has too few lines or none about the goal. */
 export function goalExcerpt(text: string, goal: string): GoalExcerpt | undefined {
   return new GoalExcerpts(goal).of(text);
@@ -45,6 +75,8 @@ export class GoalExcerpts {
   private readonly lineEnds = new TermIds();
   /** Each line's distinct terms in first-seen order (line k's from `lineStarts[k]` up to `lineStarts[k + 1]`). */
   private readonly distinct = new TermIds();
+  /** The text's distinct terms (what its reading wrote in the per-term tables, cleared after it). */
+  private readonly touched = new TermIds();
   private lineStarts: Int32Array = new Int32Array(64);
   /**
    * Where each line of the text being read starts (line k is `text.slice(charStarts[k], charStarts[k + 1] - 1)`,
@@ -56,6 +88,7 @@ export class GoalExcerpts {
   private lastLine: Int32Array = new Int32Array(1024);
   private frequency: Int32Array = new Int32Array(1024);
   private isGoal: Uint8Array = new Uint8Array(1024);
+  private digits: Uint8Array = new Uint8Array(1024);
   private readonly goalEmpty: boolean;
 
   /** `index`: terms already read elsewhere (a prune's BM25 fit), so the words of these texts are known. */
@@ -76,17 +109,18 @@ export class GoalExcerpts {
     this.readLines(text, lines, read?.lineEnds.length === lines ? read : undefined);
     const scored = this.score(text, lines);
     // Clear what this text wrote, for the next one.
-    for (let k = 0; k < this.distinct.length; k++) {
-      const term = this.distinct.ids[k] as number;
+    for (let k = 0; k < this.touched.length; k++) {
+      const term = this.touched.ids[k] as number;
       this.lastLine[term] = 0;
       this.frequency[term] = 0;
     }
     if (scored.length === 0) return undefined;
-    scored.sort((a, b) => b.score - a.score || a.index - b.index);
     const budget = EXCERPT_MAX_SHARE * text.length;
     const kept = new Set<number>();
     let chars = 0;
-    for (const { index } of scored) {
+    // The best lines first: at most EXCERPT_MAX_LINES are kept, and the first that does not fit
+    // ends the choice, so only the best EXCERPT_MAX_LINES + 1 are ever looked at.
+    for (const { index } of best(scored, EXCERPT_MAX_LINES + 1)) {
       const length = Math.min(EXCERPT_LINE_CHARS, this.lineEnd(index) - (this.charStarts[index] as number)) + 1;
       if (kept.size >= EXCERPT_MAX_LINES || chars + length > budget) break;
       kept.add(index);
@@ -150,6 +184,7 @@ export class GoalExcerpts {
   private readLines(text: string, lines: number, read: LineTerms | undefined): void {
     if (this.lineStarts.length < lines + 1) this.lineStarts = new Int32Array(lines + 1);
     this.distinct.length = 0;
+    this.touched.length = 0;
     let ids: Int32Array;
     let lineEnds: Int32Array;
     if (read) ({ ids, lineEnds } = read);
@@ -167,6 +202,7 @@ export class GoalExcerpts {
         const term = ids[k] as number;
         if (this.lastLine[term] === line + 1) continue;
         this.lastLine[term] = line + 1;
+        if (this.frequency[term] === 0) this.touched.push(term);
         this.frequency[term] = (this.frequency[term] as number) + 1;
         this.distinct.push(term);
       }
@@ -175,8 +211,8 @@ export class GoalExcerpts {
   }
 
   /** The lines about the goal, scored: the goal's words by how rare they are here, more when the line says something new or reports an error. */
-  private score(text: string, lines: number): { index: number; score: number }[] {
-    const scored: { index: number; score: number }[] = [];
+  private score(text: string, lines: number): ScoredLine[] {
+    const scored: ScoredLine[] = [];
     for (let line = 0; line < lines; line++) {
       let goalScore = 0;
       let fresh = 0;
@@ -186,13 +222,19 @@ export class GoalExcerpts {
         const term = this.distinct.ids[k] as number;
         const seen = this.frequency[term] as number;
         if (this.isGoal[term] === 1) goalScore += Math.log(1 + lines / seen);
-        else if (seen === 1 && !HAS_DIGIT.test(this.index.names[term] as string)) fresh++;
+        else if (seen === 1 && !this.hasDigit(term)) fresh++;
       }
       if (goalScore === 0) continue;
       const score = goalScore * (1 + 0.25 * Math.min(fresh, 4)) + (ERROR_LINE.test(this.line(text, line)) ? goalScore : 0);
       scored.push({ index: line, score });
     }
     return scored;
+  }
+
+  /** Whether term `term` has a digit, found once per term (2 yes, 1 no, 0 not yet asked). */
+  private hasDigit(term: number): boolean {
+    if (this.digits[term] === 0) this.digits[term] = HAS_DIGIT.test(this.index.names[term] as string) ? 2 : 1;
+    return this.digits[term] === 2;
   }
 
   /** Room in the per-term tables for every term read so far. */
@@ -210,5 +252,8 @@ export class GoalExcerpts {
     const isGoal = new Uint8Array(length);
     isGoal.set(this.isGoal);
     this.isGoal = isGoal;
+    const digits = new Uint8Array(length);
+    digits.set(this.digits);
+    this.digits = digits;
   }
 }
