@@ -187,9 +187,11 @@ export class LocalEmbedder implements Embedder {
    */
   async scoreAhead(goal: string, texts: readonly string[], pacer: Pacer): Promise<void> {
     const scores = new Map<string, number>();
+    // The goal's vector once, not once a slice.
+    const to = this.goalVector(goal);
     for (let start = 0; start < texts.length; start += 64) {
       const slice = texts.slice(start, start + 64);
-      const found = this.similarities(goal, slice);
+      const found = this.similaritiesTo(to, slice);
       for (const [k, text] of slice.entries()) scores.set(text, found[k] as number);
       await pacer.tick();
     }
@@ -207,9 +209,20 @@ export class LocalEmbedder implements Embedder {
   similarities(goal: string, texts: readonly string[]): number[] {
     const ahead = this.ahead?.goal === goal ? this.ahead.scores : undefined;
     if (ahead && texts.every((text) => ahead.has(text))) return texts.map((text) => ahead.get(text) as number);
-    const goalVector = this.embedOne(goal);
-    let goalNorm = 0;
-    for (let i = 0; i < goalVector.length; i++) goalNorm += (goalVector[i] as number) * (goalVector[i] as number);
+    return this.similaritiesTo(this.goalVector(goal), texts);
+  }
+
+  /** The goal's vector and its squared norm. */
+  private goalVector(goal: string): { readonly vector: Float32Array; readonly norm: number } {
+    const vector = this.embedOne(goal);
+    let norm = 0;
+    for (let i = 0; i < vector.length; i++) norm += (vector[i] as number) * (vector[i] as number);
+    return { vector, norm };
+  }
+
+  /** `similarities` to a goal's vector (`goalVector`). */
+  private similaritiesTo(goal: { readonly vector: Float32Array; readonly norm: number }, texts: readonly string[]): number[] {
+    const { vector: goalVector, norm: goalNorm } = goal;
     const vector = new Float32Array(LOCAL_EMBEDDING_DIMENSIONS);
     const touched = new Uint32Array(LOCAL_EMBEDDING_DIMENSIONS / 32);
     return texts.map((text) => {
