@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -108,7 +108,7 @@ const APPENDED = Buffer.from('{"id":"after","role":"user","type":"message","cont
 // ---------------------------------------------------------------------------------------------
 // Schema and opening
 
-test('a prune is on disk when recordPrune returns: checkpointed into the archive file, or, while a reader holds an older state, in its synced WAL', (t) => {
+test('a prune is on disk when recordPrune returns (and gone when forgetPrune returns): checkpointed into the archive file, or, while a reader holds an older state, in its synced WAL', (t) => {
   const dir = tempDir(t);
   const path = join(dir, 'archive.sqlite');
   const store = ArchiveStore.open(path);
@@ -127,6 +127,9 @@ test('a prune is on disk when recordPrune returns: checkpointed into the archive
   const input = inlineDoc({ a: 1 }, { b: 2 });
   store.recordPrune(event('e1', input, [{ from: 0 }], { turns: [turn(1, 'copied into the file')] }));
   assert.equal(fileHolds('e1'), true, 'checkpointed into the archive file before recordPrune returned');
+  store.recordPrune(event('gone', input, [{ from: 0 }], { turns: [turn(1, 'taken out again')] }));
+  assert.equal(store.forgetPrune('gone'), true);
+  assert.equal(fileHolds('gone'), false, 'taking a prune out is on disk too when forgetPrune returns');
   // A reader in a transaction reads the file as it was: the commit cannot be copied in under it.
   const reader = new Database(path, { readonly: true });
   reader.prepare('BEGIN').run();
@@ -138,6 +141,39 @@ test('a prune is on disk when recordPrune returns: checkpointed into the archive
   reader.close();
   store.close();
   assert.equal(fileHolds('e2'), true, 'copied in once the archive is closed');
+});
+
+test('an archive opened through a symlink syncs the WAL beside its target; a WAL that cannot be synced fails the prune and says what the archive still lists', (t) => {
+  const dir = tempDir(t);
+  mkdirSync(join(dir, 'real'));
+  mkdirSync(join(dir, 'link'));
+  const real = join(dir, 'real', 'archive.sqlite');
+  ArchiveStore.open(real).close();
+  const link = join(dir, 'link', 'archive.sqlite');
+  symlinkSync(join('..', 'real', 'archive.sqlite'), link);
+  const store = ArchiveStore.open(link);
+  const Database = loadSqlite();
+  const reader = new Database(real, { readonly: true });
+  t.after(() => reader.close());
+  reader.prepare('BEGIN').run();
+  reader.prepare('SELECT count(*) FROM prune_events').get();
+  const input = inlineDoc({ a: 1 }, { b: 2 });
+  // The reader keeps the commit out of the file: the WAL is synced, the one beside the target.
+  store.recordPrune(event('e1', input, [{ from: 0 }], { turns: [turn(1, 'through the link')] }));
+  assert.equal(store.getEvent('e1')?.id, 'e1');
+  // A WAL that is not where it should be cannot be synced: the prune is not archived, and the
+  // error says the archive may still list it (taking it out is not synced either).
+  renameSync(`${real}-wal`, `${real}-wal.moved`);
+  assert.throws(
+    () => store.recordPrune(event('e2', input, [{ from: 0 }], { turns: [turn(1, 'not synced')] })),
+    (error: unknown) =>
+      error instanceof ArchiveWriteError &&
+      /transcript was not written, but the archive may still list prune e2/.test(error.message) &&
+      /ENOENT/.test(error.message),
+  );
+  assert.equal(store.getEvent('e2'), undefined, 'taken out again');
+  renameSync(`${real}-wal.moved`, `${real}-wal`);
+  store.close();
 });
 
 test('open creates the directory and a private file, migrates an empty archive, and reopening is idempotent', (t) => {

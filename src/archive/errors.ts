@@ -31,14 +31,14 @@ export class ArchiveSchemaError extends DevsCtxError {
 
 /** Writing a prune event failed; nothing of it was stored (exit 3). */
 export class ArchiveWriteError extends DevsCtxError {
-  constructor(path: string, cause: unknown) {
+  /** `stillListed`: the prune was committed and could not be taken out again (the archive lists a prune that did not happen). */
+  constructor(path: string, cause: unknown, stillListed?: string) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    super(
-      `could not archive the prune in ${path} (nothing was archived, the transcript was not written): ${reason}`,
-      ExitCode.input,
-      'archive_write',
-      NO_ARCHIVE_HINT,
-    );
+    const what =
+      stillListed === undefined
+        ? 'nothing was archived, the transcript was not written'
+        : `the transcript was not written, but the archive may still list prune ${stillListed}, which did not happen; ignore it in recall`;
+    super(`could not archive the prune in ${path} (${what}): ${reason}`, ExitCode.input, 'archive_write', NO_ARCHIVE_HINT);
     this.cause = cause;
   }
 }

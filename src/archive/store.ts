@@ -285,13 +285,14 @@ export class ArchiveStore {
       this.syncCommitted();
     } catch (error) {
       // Committed, but perhaps not on disk: the transcript must not be written, and the archive
-      // must not list a prune that did not happen (if even this fails, it stays listed).
+      // must not list a prune that did not happen; when even that fails, the error says so.
+      let forgotten = true;
       try {
         this.forgetPrune(event.id);
       } catch {
-        // the error below is what the user hears of
+        forgotten = false;
       }
-      throw new ArchiveWriteError(this.path, error);
+      throw new ArchiveWriteError(this.path, error, forgotten ? undefined : event.id);
     }
   }
 
@@ -310,7 +311,15 @@ export class ArchiveStore {
     const [done] = this.db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
     // Not in WAL mode (log -1): synchronous is SQLite's FULL there, the commit was synced.
     if (done === undefined || (done.busy === 0 && done.checkpointed === done.log)) return;
-    syncFile(`${this.path}-wal`);
+    // The WAL beside the file SQLite opened: an archive path that is a symlink has its WAL beside the
+    // target. This connection keeps it: missing, it cannot be synced (an error, not nothing to do).
+    syncFile(`${this.databaseFile()}-wal`);
+  }
+
+  /** The database file as SQLite opened it (symlinks resolved). */
+  private databaseFile(): string {
+    const main = (this.db.pragma('database_list') as { name: string; file: string }[]).find((d) => d.name === 'main');
+    return main?.file || this.path;
   }
 
   /** A prune event by id, or undefined. */
@@ -470,7 +479,10 @@ export class ArchiveStore {
       this.db.prepare('DELETE FROM archived_records WHERE event_id = ?').run(eventId);
       return this.db.prepare('DELETE FROM prune_events WHERE id = ?').run(eventId).changes > 0;
     });
-    return remove.immediate();
+    const removed = remove.immediate();
+    // On disk too: a power cut must not bring back a prune whose transcript was never written.
+    this.syncCommitted();
+    return removed;
   }
 
   /**
@@ -789,16 +801,10 @@ function isBusy(error: unknown): boolean {
 
 /**
  * fsync of the file at `path` (opened for writing, as Windows needs to flush it; never a database
- * file, whose locks a close would drop: SQLite locks no WAL file). Missing: nothing to sync.
+ * file, whose locks a close would drop: SQLite locks no WAL file).
  */
 function syncFile(path: string): void {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r+');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
+  const fd = openSync(path, 'r+');
   try {
     fsyncSync(fd);
   } finally {

@@ -27,8 +27,9 @@ export async function archiveThenWrite(
     } catch (error) {
       // A connection lost after the commit reached a server leaves the event there, unknown to us:
       // it is taken out again (nothing to take out when it did roll back). A SQLite write that
-      // failed rolled back, here, for certain: nothing to take out (and the same lock or fault would
-      // only fail the attempt too).
+      // failed rolled back, here, for certain, or (committed, then not synced to disk) was taken
+      // out again by the store, whose error says when it could not be: nothing to take out here
+      // (the same lock or fault would only fail the attempt too).
       if (archive.store.kind !== 'sqlite') await forget();
       throw error;
     }
