@@ -161,17 +161,31 @@ test('an archive opened through a symlink syncs the WAL beside its target; a WAL
   // The reader keeps the commit out of the file: the WAL is synced, the one beside the target.
   store.recordPrune(event('e1', input, [{ from: 0 }], { turns: [turn(1, 'through the link')] }));
   assert.equal(store.getEvent('e1')?.id, 'e1');
-  // A WAL that is not where it should be cannot be synced: the prune is not archived, and the
-  // error says the archive may still list it (taking it out is not synced either).
+  // The archive will not let go of one prune (for the last case below).
+  const writer = new Database(real);
+  writer.exec("CREATE TRIGGER keep_e3 BEFORE DELETE ON prune_events WHEN old.id = 'e3' BEGIN SELECT RAISE(ABORT, 'kept by a test'); END");
+  writer.close();
+  // A WAL that is not where it should be cannot be synced: the prune is taken out again and not
+  // archived (its removal's sync fails too, but the removal stands).
   renameSync(`${real}-wal`, `${real}-wal.moved`);
   assert.throws(
     () => store.recordPrune(event('e2', input, [{ from: 0 }], { turns: [turn(1, 'not synced')] })),
     (error: unknown) =>
       error instanceof ArchiveWriteError &&
-      /transcript was not written, but the archive may still list prune e2/.test(error.message) &&
+      error.stillListed === undefined &&
+      /nothing was archived, the transcript was not written/.test(error.message) &&
       /ENOENT/.test(error.message),
   );
   assert.equal(store.getEvent('e2'), undefined, 'taken out again');
+  // When it cannot be taken out either, the error says the archive may still list it.
+  assert.throws(
+    () => store.recordPrune(event('e3', input, [{ from: 0 }], { turns: [turn(1, 'stays listed')] })),
+    (error: unknown) =>
+      error instanceof ArchiveWriteError &&
+      error.stillListed === 'e3' &&
+      /transcript was not written, but the archive may still list prune e3/.test(error.message),
+  );
+  assert.equal(store.getEvent('e3')?.id, 'e3');
   renameSync(`${real}-wal.moved`, `${real}-wal`);
   store.close();
 });

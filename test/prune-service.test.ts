@@ -7,7 +7,7 @@ import { pruneEvent } from '../src/archive/prune-event.js';
 import { SqliteArchive } from '../src/archive/sqlite-archive.js';
 import { ArchiveStore } from '../src/archive/store.js';
 import { countEntries } from '../src/core/accounting.js';
-import { ProviderError } from '../src/core/errors.js';
+import { ExitCode, ProviderError, ReplacedThenFailedError } from '../src/core/errors.js';
 import { DEFAULT_PRUNER_CONFIG } from '../src/core/policy.js';
 import { summaryReserveFor } from '../src/core/prune/engine.js';
 import type { PrunePlan, PrunePolicy } from '../src/core/prune/plan.js';
@@ -256,6 +256,28 @@ describe('the archive step', () => {
       assert.deepEqual(
         (await archive.listEvents()).map((e) => e.id),
         ['event-kept'],
+      );
+    } finally {
+      await archive.close();
+    }
+  });
+
+  test('a write that fails after the file was replaced keeps the event: the prune happened, and restore undoes it', async () => {
+    const archive = new SqliteArchive(ArchiveStore.open(join(dir, 'replaced.sqlite')));
+    try {
+      const event = await outcome('event-replaced');
+      await assert.rejects(
+        archiveThenWrite(
+          { store: archive, event },
+          () => Promise.reject(new ReplacedThenFailedError('s.jsonl: replaced with the new version, but then: EIO')),
+          () => assert.fail('nothing is taken out'),
+        ),
+        (error: unknown) =>
+          error instanceof ReplacedThenFailedError && /but then: EIO; the prune is archived$/.test(error.message) && error.exitCode === ExitCode.input,
+      );
+      assert.deepEqual(
+        (await archive.listEvents()).map((e) => e.id),
+        ['event-replaced'],
       );
     } finally {
       await archive.close();

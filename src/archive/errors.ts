@@ -32,7 +32,11 @@ export class ArchiveSchemaError extends DevsCtxError {
 /** Writing a prune event failed; nothing of it was stored (exit 3). */
 export class ArchiveWriteError extends DevsCtxError {
   /** `stillListed`: the prune was committed and could not be taken out again (the archive lists a prune that did not happen). */
-  constructor(path: string, cause: unknown, stillListed?: string) {
+  constructor(
+    path: string,
+    cause: unknown,
+    readonly stillListed?: string,
+  ) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     const what =
       stillListed === undefined

@@ -285,7 +285,7 @@ export class ArchiveStore {
       this.syncCommitted();
     } catch (error) {
       // Committed, but perhaps not on disk: the transcript must not be written, and the archive
-      // must not list a prune that did not happen; when even that fails, the error says so.
+      // must not list a prune that did not happen; when taking it out fails, the error says so.
       let forgotten = true;
       try {
         this.forgetPrune(event.id);
@@ -480,8 +480,13 @@ export class ArchiveStore {
       return this.db.prepare('DELETE FROM prune_events WHERE id = ?').run(eventId).changes > 0;
     });
     const removed = remove.immediate();
-    // On disk too: a power cut must not bring back a prune whose transcript was never written.
-    this.syncCommitted();
+    // On disk too: a power cut must not bring back a prune whose transcript was never written. When
+    // that fails, the removal stands all the same (synced at the archive's next checkpoint).
+    try {
+      this.syncCommitted();
+    } catch {
+      // taken out; only its sync failed
+    }
     return removed;
   }
 

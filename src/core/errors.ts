@@ -45,6 +45,13 @@ export class InputError extends DevsCtxError {
   }
 }
 
+/**
+ * Exit 3: a file was replaced (the rename: a prune's commit point) and what followed failed (copying
+ * the lines an agent appended in the last instant, syncing the new file). The new version is in
+ * place: a prune stands, and its archived event is kept (restore undoes it).
+ */
+export class ReplacedThenFailedError extends InputError {}
+
 /** Exit 4: nothing parseable, an unrecognised format, or any bad line under --strict. */
 export class InvalidTranscriptError extends DevsCtxError {
   constructor(message: string, hint?: string) {

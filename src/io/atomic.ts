@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { InputError, InterruptedError, LockedError } from '../core/errors.js';
+import { InputError, InterruptedError, LockedError, ReplacedThenFailedError } from '../core/errors.js';
 
 /**
  * [SPEC §8] Writes are atomic: the bytes go to a temporary file beside the target, are flushed to
@@ -508,6 +508,15 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   try {
     copyTail(out);
     fsyncSync(out);
+  } catch (error) {
+    // The new version is in place whatever happens now: never "nothing was changed".
+    const reason = writeError(path, error)
+      .message.replace(/^.*?: cannot write: /, '')
+      .replace(/; nothing was changed$/, '');
+    throw new ReplacedThenFailedError(
+      `${path}: replaced with the new version, but then: ${reason}; lines an agent appended in the last instant may be missing from it, and it may not be safely on disk`,
+      'the new version is in place: check the disk',
+    );
   } finally {
     closeSync(out);
     closeSync(source);

@@ -1,5 +1,6 @@
 import type { Archive } from '../archive/archive.js';
 import type { PruneEventInput } from '../archive/records.js';
+import { ReplacedThenFailedError } from '../core/errors.js';
 
 /**
  * The archive step and the commit point of a prune: the event is archived first, then the pruned
@@ -37,6 +38,10 @@ export async function archiveThenWrite(
   try {
     await write();
   } catch (error) {
+    // Replaced, then something failed: the prune happened, and its event stays for restore.
+    if (error instanceof ReplacedThenFailedError) {
+      throw archive ? new ReplacedThenFailedError(`${error.message}; the prune is archived`, 'devs-ctx restore undoes it') : error;
+    }
     await forget();
     throw error;
   }
