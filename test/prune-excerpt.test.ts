@@ -18,6 +18,7 @@ import type { TextTokenCounter } from '../src/core/accounting.js';
 import type { TranscriptEntry } from '../src/core/transcript.js';
 import type { ConversationTurn } from '../src/core/turn.js';
 import { runCli } from './helpers/cli.js';
+import { seeded } from './helpers/prng.js';
 
 /**
  * [issue 14 item 9] Tool output the goal needs is kept: masks are ranked with drops by relevance,
@@ -427,11 +428,7 @@ test('a masked tool result dropped by a later prune: recall --turn still gives i
 
 describe('an excerpt picks its lines from the best few, not from every line sorted', () => {
   test('best(lines, n) is the first n of the lines sorted by score (higher first), then by line (earlier first)', () => {
-    let seed = 7;
-    const random = (): number => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
+    const random = seeded(7);
     for (let round = 0; round < 300; round++) {
       const count = Math.floor(random() * 120);
       // Few distinct scores: many ties, broken by the line.
@@ -448,11 +445,7 @@ describe('an excerpt picks its lines from the best few, not from every line sort
 
 describe('one GoalExcerpts over many texts', () => {
   test('each text gets the excerpt it gets alone: nothing a text counted carries over to the next', () => {
-    let seed = 11;
-    const random = (): number => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
+    const random = seeded(11);
     const words = ['parser', 'config', 'alpha', 'beta', 'gamma', 'error', 'retry', 'token', 'cache', 'v2', 'id42', 'delta'];
     const goal = 'fix the parser config retry';
     const shared = new GoalExcerpts(goal);
