@@ -63,6 +63,7 @@ export {
   BudgetImpossibleError,
   LockedError,
   InterruptedError,
+  ReplacedThenFailedError,
 } from './core/errors.js';
 
 // Pruning [SPEC §6, seeds 000, 002, 003]: ContextPruner (pruneWindow / pruneToBudget), the relevance window,

@@ -186,6 +186,10 @@ test('an archive opened through a symlink syncs the WAL beside its target; a WAL
       /transcript was not written, but the archive may still list prune e3/.test(error.message),
   );
   assert.equal(store.getEvent('e3')?.id, 'e3');
+  // After a transcript write failed, taking its (synced) prune out must be on disk too: when that
+  // cannot be synced, forgetPrune says so (its caller warns that the archive may still list it).
+  assert.throws(() => store.forgetPrune('e1'), /ENOENT/);
+  assert.equal(store.getEvent('e1'), undefined, 'taken out, only not synced');
   renameSync(`${real}-wal.moved`, `${real}-wal`);
   store.close();
 });

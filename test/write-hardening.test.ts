@@ -597,3 +597,46 @@ describe('the archive is on disk before the transcript is written', () => {
     assert.equal(pruneEvents(archive), 0, 'the interrupted prune is taken out of the archive again');
   });
 });
+
+describe('an --in-place write that fails after the file was replaced', () => {
+  const cases = [
+    {
+      fault: 'fsync',
+      says: /replaced with the new version, but then syncing it failed \(EIO: injected by a test\): it may not be safely on disk; the prune is archived/,
+    },
+    {
+      fault: 'close',
+      says: /replaced with the new version, but then closing it failed \(EIO: injected by a test\): it may not be safely on disk; the prune is archived/,
+    },
+    {
+      fault: 'tail',
+      says: /replaced with the new version, but then copying the lines an agent appended in the last instant failed \(the disk is full\): they are missing from it; the prune is archived/,
+    },
+  ] as const;
+  for (const { fault, says } of cases) {
+    test(`${fault}: exit 3 saying the file was replaced, the prune stays archived, and restore brings the original back`, async () => {
+      const { dir, archive, env } = workspace(`replaced-${fault}`);
+      const path = copyIn(dir);
+      const original = readFileSync(path);
+      const run = spawnChild(
+        process.execPath,
+        ['--require', join(repoRoot, 'test/helpers/fault-after-rename.cjs'), join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '--in-place', ...WINDOW],
+        { cwd: dir, env: cliEnv({ ...env, DEVS_CTX_FAULT: fault, DEVS_CTX_FAULT_PATH: path }) },
+      );
+      const { code, stderr } = await run.exited;
+      assert.equal(code, ExitCode.input, stderr);
+      assert.match(stderr, says);
+      assert.doesNotMatch(stderr, /nothing was changed|a bug in devs-ctx/);
+      const pruned = readFileSync(path);
+      assert.ok(pruned.length < original.length, 'the file was replaced');
+      assert.equal(pruned.at(-1), 0x0a, 'no line cut short at its end');
+      if (fault === 'tail') assert.ok(!pruned.includes('appended in the last instant'), 'the half-copied line was taken back off');
+      assert.equal(pruneEvents(archive), 1, 'the prune stays archived');
+      const restored = runCli(['restore', 's.jsonl', '--in-place'], { cwd: dir, env });
+      assert.equal(restored.exitCode, 0, restored.stderr);
+      const back = readFileSync(path);
+      // The line the agent appended in the last instant was never copied: the original, as it was read.
+      assert.ok(back.equals(original), 'restore brings back the original byte for byte');
+    });
+  }
+});

@@ -288,9 +288,15 @@ export class ArchiveStore {
       // must not list a prune that did not happen; when taking it out fails, the error says so.
       let forgotten = true;
       try {
-        this.forgetPrune(event.id);
+        this.deletePrune(event.id);
       } catch {
         forgotten = false;
+      }
+      // Its removal is synced as the insert could not be, if at all: it stands all the same.
+      try {
+        if (forgotten) this.syncCommitted();
+      } catch {
+        // taken out; only its sync failed, as the insert's did
       }
       throw new ArchiveWriteError(this.path, error, forgotten ? undefined : event.id);
     }
@@ -474,20 +480,21 @@ export class ArchiveStore {
    * by" a prune that did not happen. Returns whether the event was there.
    */
   forgetPrune(eventId: string): boolean {
+    const removed = this.deletePrune(eventId);
+    // On disk too: a power cut must not bring back a prune whose transcript was never written (the
+    // insert was synced). When that fails, it throws: the caller says the archive may still list it.
+    this.syncCommitted();
+    return removed;
+  }
+
+  /** Takes a prune event and its rows out, in one transaction (not synced: see forgetPrune). */
+  private deletePrune(eventId: string): boolean {
     const remove = this.db.transaction((): boolean => {
       this.db.prepare('DELETE FROM archived_turns WHERE event_id = ?').run(eventId);
       this.db.prepare('DELETE FROM archived_records WHERE event_id = ?').run(eventId);
       return this.db.prepare('DELETE FROM prune_events WHERE id = ?').run(eventId).changes > 0;
     });
-    const removed = remove.immediate();
-    // On disk too: a power cut must not bring back a prune whose transcript was never written. When
-    // that fails, the removal stands all the same (synced at the archive's next checkpoint).
-    try {
-      this.syncCommitted();
-    } catch {
-      // taken out; only its sync failed
-    }
-    return removed;
+    return remove.immediate();
   }
 
   /**

@@ -12,7 +12,6 @@ import { readTranscript } from '../formats/index.js';
 import type { Archive } from '../archive/archive.js';
 import type { PruneEventInput, PruneEventSummary } from '../archive/records.js';
 import { archivedTurns } from '../archive/prune-event.js';
-import { ArchiveWriteError } from '../archive/errors.js';
 import { InputError } from '../core/errors.js';
 import { fileKind } from '../io/input.js';
 import { parseDocument } from '../io/jsonl.js';
@@ -104,8 +103,6 @@ export async function archiveWindow(
   try {
     await store.recordPrune(event);
   } catch (error) {
-    // Committed but not synced, and not taken out again: not another hook's doing.
-    if (error instanceof ArchiveWriteError && error.stillListed !== undefined) throw error;
     // Another hook archived this very window meanwhile: its event stands.
     const meanwhile = await already();
     if (meanwhile) return { eventId: meanwhile.id, turns: meanwhile.removedTurnCount, tokens: meanwhile.tokensBefore, alreadyArchived: true };

@@ -46,11 +46,16 @@ export class InputError extends DevsCtxError {
 }
 
 /**
- * Exit 3: a file was replaced (the rename: a prune's commit point) and what followed failed (copying
- * the lines an agent appended in the last instant, syncing the new file). The new version is in
- * place: a prune stands, and its archived event is kept (restore undoes it).
+ * Exit 3 (`replaced_then_failed`): a file was replaced (the rename: a prune's commit point) and what
+ * followed failed (copying the lines an agent appended in the last instant, syncing or closing the
+ * new file). Unlike every other exit 3 of a write, something was changed: the new version is in
+ * place, a prune stands, and its archived event is kept (restore undoes it).
  */
-export class ReplacedThenFailedError extends InputError {}
+export class ReplacedThenFailedError extends DevsCtxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.input, 'replaced_then_failed', hint);
+  }
+}
 
 /** Exit 4: nothing parseable, an unrecognised format, or any bad line under --strict. */
 export class InvalidTranscriptError extends DevsCtxError {

@@ -6,6 +6,7 @@ import {
   fchownSync,
   fstatSync,
   fsyncSync,
+  ftruncateSync,
   linkSync,
   lstatSync,
   openSync,
@@ -467,12 +468,16 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   let out: number | undefined;
   let copied = original.length;
   const chunk = Buffer.alloc(1 << 16);
-  /** Copies what the old file holds past `copied` to `fd`. */
-  const copyTail = (fd: number): void => {
+  /** Copies what the old file holds past `copied` to `fd`; `wrote` counts the bytes written. */
+  const copyTail = (fd: number, wrote = { bytes: 0 }): void => {
     for (;;) {
       const n = readSync(source, chunk, 0, chunk.length, copied);
       if (n <= 0) return;
-      writeAll(fd, chunk, n);
+      for (let offset = 0; offset < n; ) {
+        const w = writeSync(fd, chunk, offset, n - offset);
+        offset += w;
+        wrote.bytes += w;
+      }
       copied += n;
     }
   };
@@ -505,22 +510,56 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   }
   // Lines written to the old file in the instant before the rename: added to the new one through the
   // descriptor it was written with (opening it again by name could fail: its mode may forbid writing).
+  // The new version is in place whatever happens now: a failure is never "nothing was changed".
+  let failed: { readonly what: string; readonly error: unknown } | undefined;
+  const wrote = { bytes: 0 };
+  let end: number | undefined;
   try {
-    copyTail(out);
-    fsyncSync(out);
+    end = fstatSync(out).size;
+    copyTail(out, wrote);
   } catch (error) {
-    // The new version is in place whatever happens now: never "nothing was changed".
-    const reason = writeError(path, error)
-      .message.replace(/^.*?: cannot write: /, '')
-      .replace(/; nothing was changed$/, '');
-    throw new ReplacedThenFailedError(
-      `${path}: replaced with the new version, but then: ${reason}; lines an agent appended in the last instant may be missing from it, and it may not be safely on disk`,
-      'the new version is in place: check the disk',
-    );
-  } finally {
-    closeSync(out);
-    closeSync(source);
+    // A line cut short would run into the agent's next one: what the copy wrote is taken back off,
+    // when nothing else was appended after it (the file is exactly as long as that).
+    let cut = wrote.bytes > 0;
+    try {
+      if (cut && end !== undefined && fstatSync(out).size === end + wrote.bytes) {
+        ftruncateSync(out, end);
+        cut = false;
+      }
+    } catch {
+      // left as it is: said below
+    }
+    failed = {
+      what: `copying the lines an agent appended in the last instant failed (${failureReason(error)}): they are missing from it${cut ? ', and its last line may be cut short' : ''}`,
+      error,
+    };
   }
+  try {
+    if (failed === undefined) fsyncSync(out);
+  } catch (error) {
+    failed = { what: `syncing it failed (${failureReason(error)}): it may not be safely on disk`, error };
+  }
+  for (const fd of [out, source]) {
+    try {
+      closeSync(fd);
+    } catch (error) {
+      failed ??= { what: `closing it failed (${failureReason(error)}): it may not be safely on disk`, error };
+    }
+  }
+  if (failed !== undefined) {
+    const full = (failed.error as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC';
+    throw new ReplacedThenFailedError(
+      `${path}: replaced with the new version, but then ${failed.what}`,
+      full ? 'free some space (the new version is in place)' : 'check the disk (the new version is in place)',
+    );
+  }
+}
+
+/** What went wrong, in the words a write error uses ("the disk is full", "permission denied", or the system's message). */
+function failureReason(error: unknown): string {
+  return writeError('', error)
+    .message.replace(/^: cannot write: /, '')
+    .replace(/; nothing was changed$/, '');
 }
 
 /** A process that has a file open for writing. */

@@ -40,7 +40,9 @@ export async function archiveThenWrite(
   } catch (error) {
     // Replaced, then something failed: the prune happened, and its event stays for restore.
     if (error instanceof ReplacedThenFailedError) {
-      throw archive ? new ReplacedThenFailedError(`${error.message}; the prune is archived`, 'devs-ctx restore undoes it') : error;
+      throw archive
+        ? new ReplacedThenFailedError(`${error.message}; the prune is archived`, `${error.hint ?? 'check the disk'}; devs-ctx restore undoes the prune`)
+        : error;
     }
     await forget();
     throw error;
