@@ -599,7 +599,23 @@ describe('the archive is on disk before the transcript is written', () => {
 });
 
 describe('an --in-place write that fails after the file was replaced', () => {
-  const cases = [
+  /** `prune s.jsonl --in-place` with `fault` injected after the rename; the calls made after it, as the preload logged them. */
+  async function pruneWith(fault: string) {
+    const { dir, archive, env } = workspace(`replaced-${fault}`);
+    const path = copyIn(dir);
+    const original = readFileSync(path);
+    const log = join(dir, 'after-rename.log');
+    const run = spawnChild(
+      process.execPath,
+      ['--require', join(repoRoot, 'test/helpers/fault-after-rename.cjs'), join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '--in-place', ...WINDOW],
+      { cwd: dir, env: cliEnv({ ...env, DEVS_CTX_FAULT: fault, DEVS_CTX_FAULT_PATH: path, DEVS_CTX_FAULT_LOG: log }) },
+    );
+    const { code, stderr } = await run.exited;
+    const after = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
+    return { dir, archive, env, path, original, code, stderr, after, pruned: readFileSync(path) };
+  }
+
+  const failing = [
     {
       fault: 'fsync',
       says: /replaced with the new version, but then syncing it failed \(EIO: injected by a test\): it may not be safely on disk; the prune is archived/,
@@ -613,30 +629,40 @@ describe('an --in-place write that fails after the file was replaced', () => {
       says: /replaced with the new version, but then copying the lines an agent appended in the last instant failed \(the disk is full\): they are missing from it; the prune is archived/,
     },
   ] as const;
-  for (const { fault, says } of cases) {
+  for (const { fault, says } of failing) {
     test(`${fault}: exit 3 saying the file was replaced, the prune stays archived, and restore brings the original back`, async () => {
-      const { dir, archive, env } = workspace(`replaced-${fault}`);
-      const path = copyIn(dir);
-      const original = readFileSync(path);
-      const run = spawnChild(
-        process.execPath,
-        ['--require', join(repoRoot, 'test/helpers/fault-after-rename.cjs'), join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '--in-place', ...WINDOW],
-        { cwd: dir, env: cliEnv({ ...env, DEVS_CTX_FAULT: fault, DEVS_CTX_FAULT_PATH: path }) },
-      );
-      const { code, stderr } = await run.exited;
+      const { dir, archive, env, path, original, code, stderr, after, pruned } = await pruneWith(fault);
       assert.equal(code, ExitCode.input, stderr);
       assert.match(stderr, says);
       assert.doesNotMatch(stderr, /nothing was changed|a bug in devs-ctx/);
-      const pruned = readFileSync(path);
       assert.ok(pruned.length < original.length, 'the file was replaced');
       assert.equal(pruned.at(-1), 0x0a, 'no line cut short at its end');
-      if (fault === 'tail') assert.ok(!pruned.includes('appended in the last instant'), 'the half-copied line was taken back off');
+      if (fault === 'tail') {
+        assert.ok(!pruned.includes('"id":"late"'), 'the half-copied line was taken back off');
+        assert.ok(after.includes('fsync'), 'the new file is synced after the failed copy');
+      }
       assert.equal(pruneEvents(archive), 1, 'the prune stays archived');
       const restored = runCli(['restore', 's.jsonl', '--in-place'], { cwd: dir, env });
       assert.equal(restored.exitCode, 0, restored.stderr);
-      const back = readFileSync(path);
       // The line the agent appended in the last instant was never copied: the original, as it was read.
-      assert.ok(back.equals(original), 'restore brings back the original byte for byte');
+      assert.ok(readFileSync(path).equals(original), 'restore brings back the original byte for byte');
     });
   }
+
+  test('tail, with an agent appending by name during the copy: its line is kept (nothing is taken off), and the cut line is said', async () => {
+    const { code, stderr, pruned } = await pruneWith('tail-agent');
+    assert.equal(code, ExitCode.input, stderr);
+    assert.match(stderr, /they are missing from it, and its last line may be cut short; the prune is archived/);
+    assert.ok(pruned.includes('"id":"agent"'), "the agent's line is still there");
+  });
+
+  test('no failure that matters: a failed fstat (the copy goes ahead) or a failed close of the old file is no error', async () => {
+    for (const fault of ['fstat', 'close-old']) {
+      const { code, stderr, pruned, archive } = await pruneWith(fault);
+      assert.equal(code, 0, `${fault}: ${stderr}`);
+      assert.ok(pruned.includes('"id":"late"'), `${fault}: the line appended in the last instant is copied`);
+      assert.equal(pruned.at(-1), 0x0a);
+      assert.equal(pruneEvents(archive), 1);
+    }
+  });
 });

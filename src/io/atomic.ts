@@ -250,11 +250,13 @@ function replaceRegular(path: string, target: string, bytes: WriteData, existing
     if (mode !== undefined) fchmodSync(fd, mode); // exactly this mode, whatever the umask
     writeData(fd, bytes);
     if (options.durable !== false) fsyncSync(fd);
-    closeSync(fd);
+    // Closed once: a close that fails is not tried again (the descriptor is gone either way).
+    const written = fd;
     fd = undefined;
+    closeSync(written);
     renameSync(tmp, target);
   } catch (error) {
-    if (fd !== undefined) closeSync(fd);
+    if (fd !== undefined) closeQuietly(fd);
     // Ours only: a file of that name we did not make is another process's.
     if (made) {
       try {
@@ -496,8 +498,10 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
     copyTail(out);
     renameSync(tmp, path);
   } catch (error) {
-    if (out !== undefined) closeSync(out);
-    closeSync(source);
+    // Closed quietly: the error that stopped the write is the one to tell (a close failing after it
+    // would hide it, and leave the temporary file behind).
+    if (out !== undefined) closeQuietly(out);
+    closeQuietly(source);
     if (made) {
       try {
         unlinkSync(tmp);
@@ -511,15 +515,27 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
   // Lines written to the old file in the instant before the rename: added to the new one through the
   // descriptor it was written with (opening it again by name could fail: its mode may forbid writing).
   // The new version is in place whatever happens now: a failure is never "nothing was changed".
-  let failed: { readonly what: string; readonly error: unknown } | undefined;
-  const wrote = { bytes: 0 };
+  const problems: string[] = [];
+  let full = false;
+  const said = (error: unknown): string => {
+    full ||= (error as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC';
+    return failureReason(error);
+  };
+  // Where the copy starts: only what the copy wrote past it is ever taken back off (unknown: nothing is).
   let end: number | undefined;
   try {
     end = fstatSync(out).size;
+  } catch {
+    // the copy goes ahead all the same
+  }
+  const wrote = { bytes: 0 };
+  try {
     copyTail(out, wrote);
   } catch (error) {
     // A line cut short would run into the agent's next one: what the copy wrote is taken back off,
-    // when nothing else was appended after it (the file is exactly as long as that).
+    // when nothing else was appended after it (the file is exactly as long as that). An agent line
+    // landing between that check and the truncation would go too: both are writes to a full disk,
+    // within microseconds of each other.
     let cut = wrote.bytes > 0;
     try {
       if (cut && end !== undefined && fstatSync(out).size === end + wrote.bytes) {
@@ -529,29 +545,37 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
     } catch {
       // left as it is: said below
     }
-    failed = {
-      what: `copying the lines an agent appended in the last instant failed (${failureReason(error)}): they are missing from it${cut ? ', and its last line may be cut short' : ''}`,
-      error,
-    };
+    problems.push(
+      `copying the lines an agent appended in the last instant failed (${said(error)}): they are missing from it${cut ? ', and its last line may be cut short' : ''}`,
+    );
+  }
+  // Synced whatever happened before: the new version (and any truncation) is what stays.
+  try {
+    fsyncSync(out);
+  } catch (error) {
+    problems.push(`syncing it failed (${said(error)}): it may not be safely on disk`);
   }
   try {
-    if (failed === undefined) fsyncSync(out);
+    closeSync(out);
   } catch (error) {
-    failed = { what: `syncing it failed (${failureReason(error)}): it may not be safely on disk`, error };
+    problems.push(`closing it failed (${said(error)}): it may not be safely on disk`);
   }
-  for (const fd of [out, source]) {
-    try {
-      closeSync(fd);
-    } catch (error) {
-      failed ??= { what: `closing it failed (${failureReason(error)}): it may not be safely on disk`, error };
-    }
-  }
-  if (failed !== undefined) {
-    const full = (failed.error as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC';
+  // The old file, read only: nothing of the new version depends on its close.
+  closeQuietly(source);
+  if (problems.length > 0) {
     throw new ReplacedThenFailedError(
-      `${path}: replaced with the new version, but then ${failed.what}`,
+      `${path}: replaced with the new version, but then ${problems.join('; and ')}`,
       full ? 'free some space (the new version is in place)' : 'check the disk (the new version is in place)',
     );
+  }
+}
+
+/** Closes `fd`, ignoring a failure (another error is being told, or nothing depends on it). */
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // see above
   }
 }
 
