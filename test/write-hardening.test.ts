@@ -649,11 +649,59 @@ describe('an --in-place write that fails after the file was replaced', () => {
     });
   }
 
-  test('tail, with an agent appending by name during the copy: its line is kept (nothing is taken off), and the cut line is said', async () => {
+  test('tail, with an agent appending by name during the copy: nothing is taken off, and the message says the cut line runs into it', async () => {
     const { code, stderr, pruned } = await pruneWith('tail-agent');
     assert.equal(code, ExitCode.input, stderr);
-    assert.match(stderr, /they are missing from it, and its last line may be cut short; the prune is archived/);
-    assert.ok(pruned.includes('"id":"agent"'), "the agent's line is still there");
+    assert.match(stderr, /they are missing from it, and the line it cut short may run into a line appended after it; the prune is archived/);
+    const lines = pruned.toString('utf8').split('\n').filter(Boolean);
+    for (const line of lines.slice(0, -1)) assert.doesNotThrow(() => JSON.parse(line), line);
+    // What the message says: the half-copied line and the agent's, run together.
+    assert.match(lines.at(-1) ?? '', /^\{"id":"late".*\{"id":"agent".*\}$/);
+  });
+
+  test('several failures after the rename are all said, in one error', async () => {
+    const { code, stderr } = await pruneWith('tail,fsync');
+    assert.equal(code, ExitCode.input, stderr);
+    assert.match(
+      stderr,
+      /but then copying the lines an agent appended in the last instant failed \(the disk is full\): they are missing from it; and syncing it failed \(EIO: injected by a test\)/,
+    );
+    assert.match(stderr, /hint: free some space/);
+  });
+
+  test('before the rename (and for -o), a close that fails after the write failed hides nothing: exit 3, nothing changed, no temporary file', async () => {
+    const inPlace = await pruneWith('temp-fsync,temp-close');
+    assert.equal(inPlace.code, ExitCode.input, inPlace.stderr);
+    assert.match(inPlace.stderr, /s\.jsonl: cannot write: EIO: injected by a test; nothing was changed/);
+    assert.ok(inPlace.pruned.equals(inPlace.original), 'the file is as it was');
+    assert.equal(pruneEvents(inPlace.archive), 0);
+    assert.deepEqual(
+      readdirSync(inPlace.dir).filter((n) => n.endsWith('.tmp')),
+      [],
+    );
+
+    // -o: the temporary file's close fails once (not again, as EBADF), and nothing is left.
+    for (const [fault, output, says] of [
+      ['temp-close', 'out.jsonl', /out\.jsonl: cannot write: EIO: injected by a test; nothing was changed/],
+      ['device-write,device-close', '/dev/null', /\/dev\/null: cannot write: the disk is full; nothing was changed/],
+    ] as const) {
+      const { dir, env } = workspace(`o-${fault}`);
+      copyIn(dir);
+      const run = spawnChild(
+        process.execPath,
+        ['--require', join(repoRoot, 'test/helpers/fault-after-rename.cjs'), join(repoRoot, 'bin/devs-ctx.js'), 'prune', 's.jsonl', '-o', output, ...WINDOW],
+        { cwd: dir, env: cliEnv({ ...env, DEVS_CTX_FAULT: fault }) },
+      );
+      const { code, stderr } = await run.exited;
+      assert.equal(code, ExitCode.input, `${fault}: ${stderr}`);
+      assert.match(stderr, says);
+      assert.doesNotMatch(stderr, /EBADF|a bug in devs-ctx/);
+      assert.deepEqual(
+        readdirSync(dir).filter((n) => n.endsWith('.tmp') || n === 'out.jsonl'),
+        [],
+        `${fault}: nothing left`,
+      );
+    }
   });
 
   test('no failure that matters: a failed fstat (the copy goes ahead) or a failed close of the old file is no error', async () => {

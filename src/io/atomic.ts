@@ -219,10 +219,14 @@ function writeThrough(path: string, target: string, bytes: WriteData): void {
   try {
     fd = openSync(target, constants.O_WRONLY | constants.O_NOCTTY);
     writeData(fd, bytes);
+    // Closed once: a close that fails is the error (not tried again).
+    const written = fd;
+    fd = undefined;
+    closeSync(written);
   } catch (error) {
+    // The error that stopped the write is the one to tell, not a close failing after it.
+    if (fd !== undefined) closeQuietly(fd);
     throw writeError(path, error);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -546,7 +550,7 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
       // left as it is: said below
     }
     problems.push(
-      `copying the lines an agent appended in the last instant failed (${said(error)}): they are missing from it${cut ? ', and its last line may be cut short' : ''}`,
+      `copying the lines an agent appended in the last instant failed (${said(error)}): they are missing from it${cut ? ', and the line it cut short may run into a line appended after it' : ''}`,
     );
   }
   // Synced whatever happened before: the new version (and any truncation) is what stays.
