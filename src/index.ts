@@ -143,7 +143,8 @@ export { DEFAULT_SUMMARY_MODEL, DEFAULT_EMBEDDING_MODEL } from './providers/gemi
 
 // The archive [SPEC §8] (better-sqlite3 is loaded only when an archive is opened)
 export { ArchiveStore } from './archive/store.js';
-export type { PruneEventInput, PruneEventSummary, ArchivedTurn, RecallHit } from './archive/records.js';
+export type { PruneEventInput, PruneEventSummary, ArchivedTurn, RecallHit, RecordOptions } from './archive/records.js';
+export { ArchiveWriteError } from './archive/errors.js';
 export { TieredMemoryManager, MemoryRefresher } from './archive/tiered-memory.js';
 // One archive interface, two stores: a SQLite file or PostgreSQL (pg is loaded only for a postgres:// URL)
 export type { Archive, RawPruneEvent } from './archive/archive.js';

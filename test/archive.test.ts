@@ -186,6 +186,9 @@ test('an archive opened through a symlink syncs the WAL beside its target; a WAL
       /transcript was not written, but the archive may still list prune e3/.test(error.message),
   );
   assert.equal(store.getEvent('e3')?.id, 'e3');
+  // What overwrites nothing (an agent hook's window) keeps a commit it cannot sync.
+  store.recordPrune(event('window', input, [{ from: 0 }], { turns: [turn(1, 'a compacted window')] }), { keepUnsynced: true });
+  assert.equal(store.getEvent('window')?.id, 'window');
   // After a transcript write failed, taking its (synced) prune out must be on disk too: when that
   // cannot be synced, forgetPrune says so (its caller warns that the archive may still list it).
   assert.throws(() => store.forgetPrune('e1'), /ENOENT/);

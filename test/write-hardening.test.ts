@@ -672,7 +672,8 @@ describe('an --in-place write that fails after the file was replaced', () => {
   test('before the rename (and for -o), a close that fails after the write failed hides nothing: exit 3, nothing changed, no temporary file', async () => {
     const inPlace = await pruneWith('temp-fsync,temp-close');
     assert.equal(inPlace.code, ExitCode.input, inPlace.stderr);
-    assert.match(inPlace.stderr, /s\.jsonl: cannot write: EIO: injected by a test; nothing was changed/);
+    // The fsync's error, not the close's that followed it.
+    assert.match(inPlace.stderr, /s\.jsonl: cannot write: EIO: injected into the fsync; nothing was changed/);
     assert.ok(inPlace.pruned.equals(inPlace.original), 'the file is as it was');
     assert.equal(pruneEvents(inPlace.archive), 0);
     assert.deepEqual(
@@ -682,7 +683,7 @@ describe('an --in-place write that fails after the file was replaced', () => {
 
     // -o: the temporary file's close fails once (not again, as EBADF), and nothing is left.
     for (const [fault, output, says] of [
-      ['temp-close', 'out.jsonl', /out\.jsonl: cannot write: EIO: injected by a test; nothing was changed/],
+      ['temp-close', 'out.jsonl', /out\.jsonl: cannot write: EIO: injected into the close; nothing was changed/],
       ['device-write,device-close', '/dev/null', /\/dev\/null: cannot write: the disk is full; nothing was changed/],
     ] as const) {
       const { dir, env } = workspace(`o-${fault}`);

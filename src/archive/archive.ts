@@ -1,4 +1,4 @@
-import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RawPruneEvent, RecallHit, RecallOptions } from './records.js';
+import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RawPruneEvent, RecallHit, RecallOptions, RecordOptions } from './records.js';
 
 export type { RawPruneEvent } from './records.js';
 
@@ -12,13 +12,19 @@ export interface Archive {
   readonly location: string;
   readonly kind: 'sqlite' | 'postgres';
   /**
-   * Archives a prune in one transaction, before the transcript is written; when it throws, nothing
-   * of the event is stored. An event id already archived is refused (ArchiveWriteError).
+   * Archives a prune in one transaction, on disk when it returns, before the transcript is written.
+   * When it throws (ArchiveWriteError), nothing of the event is stored, unless the error's
+   * `stillListed` names it: committed, not synced, and not taken out again. An event id already
+   * archived is refused (ArchiveWriteError). `keepUnsynced`: a commit that cannot be synced stays
+   * (for what is archived before nothing is overwritten: an agent hook's window, on disk at the
+   * archive's close) instead of being taken out and refused.
    */
-  recordPrune(event: PruneEventInput): Promise<void>;
+  recordPrune(event: PruneEventInput, options?: RecordOptions): Promise<void>;
   /**
    * Removes a prune event and everything archived with it, in one transaction, for a prune whose
    * transcript could not be written after it was archived. Returns whether the event was there.
+   * It throws when the removal cannot be put on disk, though it has taken effect (the archive may
+   * list the event again after a power cut).
    */
   forgetPrune(eventId: string): Promise<boolean>;
   getEvent(eventId: string): Promise<PruneEventSummary | undefined>;

@@ -29,7 +29,7 @@ export class ArchiveSchemaError extends DevsCtxError {
   }
 }
 
-/** Writing a prune event failed; nothing of it was stored (exit 3). */
+/** Writing a prune event failed; nothing of it was stored, unless `stillListed` names it (exit 3). */
 export class ArchiveWriteError extends DevsCtxError {
   /** `stillListed`: the prune was committed and could not be taken out again (the archive lists a prune that did not happen). */
   constructor(

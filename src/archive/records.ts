@@ -202,3 +202,8 @@ export interface RawPruneEvent {
     readonly records: string;
   }[];
 }
+
+/** How recordPrune treats a commit it cannot sync (see Archive.recordPrune). */
+export interface RecordOptions {
+  readonly keepUnsynced?: boolean;
+}

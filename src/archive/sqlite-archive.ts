@@ -1,6 +1,6 @@
 import type { Archive, RawPruneEvent } from './archive.js';
 import { ArchiveStore } from './store.js';
-import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions } from './records.js';
+import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RecallHit, RecallOptions, RecordOptions } from './records.js';
 
 /** The SQLite archive (ArchiveStore, synchronous) behind the async Archive interface. */
 export class SqliteArchive implements Archive {
@@ -20,8 +20,8 @@ export class SqliteArchive implements Archive {
     return new SqliteArchive(ArchiveStore.openForReading(path));
   }
 
-  async recordPrune(event: PruneEventInput): Promise<void> {
-    this.store.recordPrune(event);
+  async recordPrune(event: PruneEventInput, options?: RecordOptions): Promise<void> {
+    this.store.recordPrune(event, options);
   }
   async forgetPrune(eventId: string): Promise<boolean> {
     return this.store.forgetPrune(eventId);

@@ -29,7 +29,7 @@ export const EVENT_COLUMNS = `id, created_at, source_path, format, strategy, tar
   removed_turn_count, masked_turn_count, tokens_saved, summary_text, original_sha256, original_bytes, output_sha256, output_bytes`;
 
 import { ArchivedTurnRowSchema, PruneEventRowSchema, RecallRowSchema } from './records.js';
-import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RawPruneEvent, RecallHit, RecallOptions } from './records.js';
+import type { ArchivedTurn, PruneEventInput, PruneEventSummary, RawPruneEvent, RecallHit, RecallOptions, RecordOptions } from './records.js';
 
 const MemoryRowSchema = z.pipe(
   z.object({
@@ -237,11 +237,13 @@ export class ArchiveStore {
 
   /**
    * Archives a prune: the event, every input line the output does not reproduce byte for byte,
-   * and the removed or masked turns, in one transaction. Call it before writing the transcript;
-   * when it throws, nothing of the event is stored. Checks first that the archived bytes rebuild
-   * the input exactly, so no prune is ever archived in a form restore could not undo.
+   * and the removed or masked turns, in one transaction, on disk when it returns (syncCommitted).
+   * Call it before writing the transcript; when it throws, nothing of the event is stored, unless
+   * the error's `stillListed` names it (see Archive.recordPrune, and `keepUnsynced` there). Checks
+   * first that the archived bytes rebuild the input exactly, so no prune is ever archived in a form
+   * restore could not undo.
    */
-  recordPrune(event: PruneEventInput): void {
+  recordPrune(event: PruneEventInput, options: RecordOptions = {}): void {
     try {
       const { row, archivedRecords } = planRecord(event);
 
@@ -284,6 +286,8 @@ export class ArchiveStore {
     try {
       this.syncCommitted();
     } catch (error) {
+      // Kept, for what overwrites nothing (an agent hook's window): synced at the close, as before.
+      if (options.keepUnsynced === true) return;
       // Committed, but perhaps not on disk: the transcript must not be written, and the archive
       // must not list a prune that did not happen; when taking it out fails, the error says so.
       let forgotten = true;

@@ -101,7 +101,9 @@ export async function archiveWindow(
     ),
   };
   try {
-    await store.recordPrune(event);
+    // The window overwrites nothing: a commit that cannot be synced is kept (on disk at the close)
+    // rather than taken out, which would leave the agent's compaction unarchived.
+    await store.recordPrune(event, { keepUnsynced: true });
   } catch (error) {
     // Another hook archived this very window meanwhile: its event stands.
     const meanwhile = await already();

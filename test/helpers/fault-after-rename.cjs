@@ -11,7 +11,8 @@ const target = process.env.DEVS_CTX_FAULT_PATH;
 const faults = new Set((process.env.DEVS_CTX_FAULT ?? '').split(',').filter(Boolean));
 const log = process.env.DEVS_CTX_FAULT_LOG;
 let renamed = false;
-const failure = (code) => Object.assign(new Error(`${code}: injected by a test`), { code });
+// Each step's failure says which it is, so a test can tell which error was told.
+const failure = (code, step = 'by a test') => Object.assign(new Error(`${code}: injected ${step}`), { code });
 const note = (what) => {
   if (renamed && log) fs.appendFileSync(log, `${what}\n`);
 };
@@ -48,7 +49,8 @@ fs.fstatSync = (fd, ...rest) => {
 const fsync = fs.fsyncSync;
 fs.fsyncSync = (fd) => {
   note('fsync');
-  if ((renamed && faults.has('fsync')) || (kinds.get(fd) === 'temp' && faults.has('temp-fsync'))) throw failure('EIO');
+  if (renamed && faults.has('fsync')) throw failure('EIO');
+  if (kinds.get(fd) === 'temp' && faults.has('temp-fsync')) throw failure('EIO', 'into the fsync');
   return fsync(fd);
 };
 
@@ -61,7 +63,7 @@ fs.closeSync = (fd) => {
   // The first close after the rename is the new file's, the second the old one's.
   const nth = renamed ? closes++ : -1;
   if ((faults.has('close') && nth === 0) || (faults.has('close-old') && nth === 1)) throw failure('EIO');
-  if ((kind === 'temp' && faults.has('temp-close')) || (kind === 'device' && faults.has('device-close'))) throw failure('EIO');
+  if ((kind === 'temp' && faults.has('temp-close')) || (kind === 'device' && faults.has('device-close'))) throw failure('EIO', 'into the close');
 };
 
 const write = fs.writeSync;
