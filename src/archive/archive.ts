@@ -16,8 +16,8 @@ export interface Archive {
    * When it throws (ArchiveWriteError), nothing of the event is stored, unless the error's
    * `stillListed` names it: committed, not synced, and not taken out again. An event id already
    * archived is refused (ArchiveWriteError). `keepUnsynced`: a commit that cannot be synced stays
-   * (for what is archived before nothing is overwritten: an agent hook's window, on disk at the
-   * archive's close) instead of being taken out and refused.
+   * (for what is archived before nothing is overwritten: an agent hook's window, synced when the
+   * archive's last connection closes) instead of being taken out and refused.
    */
   recordPrune(event: PruneEventInput, options?: RecordOptions): Promise<void>;
   /**

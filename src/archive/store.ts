@@ -286,7 +286,7 @@ export class ArchiveStore {
     try {
       this.syncCommitted();
     } catch (error) {
-      // Kept, for what overwrites nothing (an agent hook's window): synced at the close, as before.
+      // Kept, for what overwrites nothing (an agent hook's window): synced at the last close, as before.
       if (options.keepUnsynced === true) return;
       // Committed, but perhaps not on disk: the transcript must not be written, and the archive
       // must not list a prune that did not happen; when taking it out fails, the error says so.

@@ -101,8 +101,8 @@ export async function archiveWindow(
     ),
   };
   try {
-    // The window overwrites nothing: a commit that cannot be synced is kept (on disk at the close)
-    // rather than taken out, which would leave the agent's compaction unarchived.
+    // The window overwrites nothing: a commit that cannot be synced is kept (synced when the archive's
+    // last connection closes, as before) rather than taken out, which would leave the compaction unarchived.
     await store.recordPrune(event, { keepUnsynced: true });
   } catch (error) {
     // Another hook archived this very window meanwhile: its event stands.
