@@ -32,9 +32,13 @@ import { InputError, InterruptedError, LockedError, ReplacedThenFailedError } fr
  * leaves the target as it was (at worst a stray `.devs-ctx-*.tmp` beside it).
  */
 /** Writes the first `length` bytes of `bytes` (writeSync may write fewer than asked). */
-function writeAll(fd: number, bytes: Uint8Array, length: number): void {
-  let offset = 0;
-  while (offset < length) offset += writeSync(fd, bytes, offset, length - offset);
+/** Writes `length` bytes of `bytes`; `wrote` counts those written, also when a write fails part way. */
+function writeAll(fd: number, bytes: Uint8Array, length: number, wrote?: { bytes: number }): void {
+  for (let offset = 0; offset < length; ) {
+    const n = writeSync(fd, bytes, offset, length - offset);
+    offset += n;
+    if (wrote) wrote.bytes += n;
+  }
 }
 
 /** Bytes to write: one buffer, or parts written one after the other (a large file need not be copied into one). */
@@ -479,11 +483,7 @@ export function replaceKeepingAppends(path: string, original: Buffer, replacemen
     for (;;) {
       const n = readSync(source, chunk, 0, chunk.length, copied);
       if (n <= 0) return;
-      for (let offset = 0; offset < n; ) {
-        const w = writeSync(fd, chunk, offset, n - offset);
-        offset += w;
-        wrote.bytes += w;
-      }
+      writeAll(fd, chunk, n, wrote);
       copied += n;
     }
   };
