@@ -464,6 +464,91 @@ test('read on: a masked result kept from an old line still calibrates at the siz
   assert.ok(resumed > 40, `read on ${resumed} times`);
 });
 
+/** A Claude Code session of `pairs` user requests and answers, each answer with the context its call recorded (none without `usage`). */
+function claudeSession(pairs: number, options: { readonly usage?: (pair: number) => number; readonly start?: number; readonly parent?: string | null; readonly tag?: string } = {}) {
+  const tag = options.tag ?? 'p';
+  const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, (options.start ?? 0) + i)).toISOString();
+  const lines: Record<string, unknown>[] = [];
+  let parent = options.parent ?? null;
+  const push = (value: Record<string, unknown>): void => {
+    const uuid = `${tag}${lines.length}`;
+    lines.push({ parentUuid: parent, isSidechain: false, sessionId: 's', ...value, uuid, timestamp: at(lines.length) });
+    parent = uuid;
+  };
+  for (let k = 0; k < pairs; k++) {
+    push({ type: 'user', message: { role: 'user', content: `please do task ${tag}${k} with some words `.repeat(3) } });
+    const usage = options.usage?.(k);
+    push({
+      type: 'assistant',
+      requestId: `r-${tag}${k}`,
+      message: {
+        id: `m-${tag}${k}`,
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'text', text: `done task ${tag}${k}, here is a longer answer `.repeat((k % 5) + 1) }],
+        ...(usage !== undefined ? { usage: { input_tokens: 5, cache_read_input_tokens: usage, output_tokens: 10 } } : {}),
+      },
+    });
+  }
+  return lines;
+}
+
+const jsonLines = (values: readonly unknown[]): string => values.map((v) => `${JSON.stringify(v)}\n`).join('');
+
+test("read on: a devs-ctx prune's compact boundary stays the prune's, not one of the agent's compactions, however often the session grows after it", async () => {
+  // Pruned by devs-ctx (no recorded usage, so its boundary has no calibration, only its mark), then
+  // the agent goes on under it.
+  const dir = freshDir('pruned');
+  const path = join(dir, 'pruned.jsonl');
+  writeFileSync(path, jsonLines(claudeSession(30)));
+  const pruned = runCli(['prune', path, '--in-place', '--force', '--target', '500', '--no-archive', '--summarizer', 'extractive', '--embedder', 'local']);
+  assert.equal(pruned.exitCode, 0, pruned.stderr);
+  const kept = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const boundary = kept.find((l) => l['subtype'] === 'compact_boundary');
+  assert.ok(boundary !== undefined && boundary['devsCtx'] === true && !('devsCtxCalibration' in boundary), 'a prune boundary with only its mark');
+  appendFileSync(path, jsonLines(claudeSession(15, { start: 3600, parent: kept.at(-1)?.['uuid'] as string, tag: 'n' })));
+  const whole = claudeCodeAdapter.read(parseDocument(readFileSync(path), { path }));
+  assert.equal(whole.lifetime?.compactions.length ?? 0, 0, 'read whole, no compaction of the agent');
+  const n = linesOf(path).length;
+  const resumed = await growThrough(
+    path,
+    Array.from({ length: n }, (_, i) => i + 1),
+    'claude-code',
+  );
+  assert.ok(resumed > 30, `read on ${resumed} times`);
+});
+
+test('read on: a [Context Summary] turn in old lines still marks the calls made before it as measuring what was pruned', async () => {
+  // Calls measured a large context; then a summary replaced it, and the user went on before the
+  // agent's next calls measured the small one.
+  const before = claudeSession(20, { usage: (k) => 40_000 + 700 * k });
+  const last = before.at(-1)?.['uuid'] as string;
+  const summary = {
+    parentUuid: last,
+    isSidechain: false,
+    sessionId: 's',
+    type: 'user',
+    message: { role: 'user', content: '[Context Summary] earlier we did many tasks; go on with the next one' },
+    uuid: 'summary',
+    timestamp: new Date(Date.UTC(2026, 0, 1, 1)).toISOString(),
+  };
+  const requests = claudeSession(6, { start: 3700, parent: 'summary', tag: 'q' }).filter((l) => l['type'] === 'user');
+  // Chained one after the other (their answers left out).
+  requests.forEach((l, i) => {
+    l['parentUuid'] = i === 0 ? 'summary' : requests[i - 1]?.['uuid'];
+  });
+  const after = claudeSession(4, { start: 3800, parent: requests.at(-1)?.['uuid'] as string, tag: 'a', usage: (k) => 2_000 + 300 * k });
+  const source = join(freshDir('summary'), 'summary.jsonl');
+  writeFileSync(source, jsonLines([...before, summary, ...requests, ...after]));
+  const n = linesOf(source).length;
+  const resumed = await growThrough(
+    source,
+    Array.from({ length: n }, (_, i) => i + 1),
+    'claude-code',
+  );
+  assert.ok(resumed > 30, `read on ${resumed} times`);
+});
+
 /** A session to grow: the lines of a long real one (a fixture without the real data), an empty cache, where to write it. */
 function sessionToGrow(name: string): { lines: Buffer[]; cache: string; path: string } {
   const source = claudeReal.find((p) => p.includes('07-')) ?? (claudeFixtures[0] as string);

@@ -100,11 +100,17 @@ export function fitUsage(points: readonly { readonly estimate: number; readonly 
   };
 }
 
+/** The original size a masked tool result's placeholder records (core/prune/engine.ts maskPlaceholder). */
+const MASKED_TOKENS = /^\[devs-ctx: ([\d,]+) tokens of tool output (?:archived|removed, not archived)/;
+
 /**
- * The original size a masked tool result's placeholder records (core/prune/engine.ts maskPlaceholder).
- * A batch that reads a grown file on keeps, of an old turn's text, only this match (its calibration).
+ * All that calibration reads of a turn's text: a masked result's placeholder (the size it records),
+ * or a summary's marker (the calls before it measured what was pruned: `staleCalls`); undefined for
+ * any other turn. A batch that reads a grown file on keeps, of an old turn's text, only this.
  */
-export const MASKED_TOKENS = /^\[devs-ctx: ([\d,]+) tokens of tool output (?:archived|removed, not archived)/;
+export function calibrationText(content: string): string | undefined {
+  return MASKED_TOKENS.exec(content)?.[0] ?? (content.startsWith(SUMMARY_PREFIX) ? SUMMARY_PREFIX : undefined);
+}
 
 /**
  * Pure: the calibration of one transcript from its recorded calls, given each entry's estimated

@@ -24,8 +24,8 @@ const MAX_STATES = 200;
 
 /** A line as kept: where its bytes are, its terminator (0 none, 1 `\n`, 2 `\r\n`), blank or not, its values' skeletons. */
 type KeptRecord = readonly [offset: number, byteLength: number, eol: 0 | 1 | 2, blank: 0 | 1, values: readonly unknown[]];
-/** A turn's counts by the lines it was read from (in the order its text joins them, by commas; and the path in them, when one line holds several turns): text tokens, blob tokens (both -1 for a turn kept while it was not sent), and, for a masked result, its placeholder as calibration reads it. */
-export type KeptTurn = readonly [text: number, blobs: number, placeholder?: string];
+/** A turn's counts by the lines it was read from (in the order its text joins them, by commas; and the path in them, when one line holds several turns): text tokens, blob tokens (both -1 for a turn kept while it was not sent), and what calibration reads of its text, if anything (a masked result's placeholder, a summary's marker: calibrationText). */
+export type KeptTurn = readonly [text: number, blobs: number, calibrationText?: string];
 /** A kept turn's counts when it was not sent: not counted (it counts 0 while it is not sent). */
 export const NOT_COUNTED = -1;
 

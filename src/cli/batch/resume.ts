@@ -1,5 +1,5 @@
 import type { EntryTokens } from '../../core/accounting.js';
-import { MASKED_TOKENS } from '../../core/context-size.js';
+import { calibrationText } from '../../core/context-size.js';
 import type { Transcript, TranscriptEntry } from '../../core/transcript.js';
 import { adapterFor, detectionSettled, FORMAT_NAMES } from '../../formats/index.js';
 import type { FormatAdapter, FormatName } from '../../formats/index.js';
@@ -78,7 +78,7 @@ export function resumeRead(path: string, absolute: string, store: ResumeStore, f
   }
   if (transcript.entries.length === 0) return undefined;
   const kept = (entry: TranscriptEntry): KeptTurn | undefined => (entry.source.records.every((r) => r < old && !whole.has(r)) ? keptFor(entry) : undefined);
-  // A kept turn's text is gone: only a masked result's placeholder is kept (calibration reads it).
+  // A kept turn's text is gone: only what calibration reads of it is kept (calibrationText).
   const entries = transcript.entries.map((entry) => {
     const turn = kept(entry);
     return turn === undefined ? entry : { ...entry, turn: { ...entry.turn, content: turn[2] ?? '' } };
@@ -153,10 +153,10 @@ function keepState(
     const tokens = read.tokens[i];
     if (before !== undefined) turns[key] = before;
     else if (tokens !== undefined) {
-      // A masked result's placeholder, as far as calibration reads it (the size it records). A turn
-      // not sent (earlier reasoning Codex drops) is kept too, without counts: else its line would be
-      // parsed again on every run.
-      const placeholder = MASKED_TOKENS.exec(entry.turn.content)?.[0];
+      // What calibration reads of its text: a masked result's placeholder (the size it records), a
+      // summary's marker. A turn not sent (earlier reasoning Codex drops) is kept too, without
+      // counts: else its line would be parsed again on every run.
+      const placeholder = calibrationText(entry.turn.content);
       const counts = entry.notSent === undefined ? ([tokens.text, tokens.blobs] as const) : ([NOT_COUNTED, NOT_COUNTED] as const);
       turns[key] = placeholder !== undefined ? [...counts, placeholder] : counts;
     }

@@ -31,6 +31,8 @@ const ENVELOPE = [
   'leafUuid',
   'projectHash',
   'microcompactMetadata',
+  // A prune's boundary is marked so (not one of the agent's compactions), with or without its fit.
+  'devsCtx',
   'devsCtxCalibration',
 ] as const;
 /** Fields whose presence alone is read (detection of other formats' lines). */
