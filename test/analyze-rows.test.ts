@@ -123,6 +123,26 @@ test('row cache: other settings (limits, --encoding, --strict) are other rows; -
   }
 });
 
+test('row and report caches: times written without a zone are read in the local zone, so a run under another TZ is not answered from rows or reports kept under this one', () => {
+  // Some agents write local times without a zone (OpenHands: `2025-04-30T16:32:54.707474`).
+  const dir = freshDir('zoneless');
+  const lines = readFileSync(join(repoRoot, 'fixtures', 'claude-code', 'parallel-tool-calls-2.1.jsonl'), 'utf8');
+  writeFileSync(join(dir, 'local.jsonl'), lines.replace(/("timestamp":"[^"]*?)Z"/g, '$1"'));
+  const cache = freshDir('cache');
+  const inZone = (zone: string, args: readonly string[], cached: boolean): string => {
+    const result = runCli(['analyze', ...args, ...(cached ? [] : ['--no-cache'])], { cwd: dir, env: { TZ: zone, DEVS_CTX_CACHE_DIR: cache } });
+    assert.ok([0, 10, 11].includes(result.exitCode), result.stderr);
+    return result.stdout;
+  };
+  for (const args of [['.', '--ndjson'], ['.', '--json'], ['local.jsonl', '--json']]) inZone('UTC', args, true);
+  // The zones read the file differently, and each run under Tokyo prints what a cold one does.
+  assert.notEqual(inZone('Asia/Tokyo', ['.', '--ndjson'], false), inZone('UTC', ['.', '--ndjson'], false));
+  const since = ['--since', '2026-01-01T00:00Z', '--until', '2027-01-01T00:00Z'];
+  for (const args of [['.', '--ndjson'], ['.', '--json'], ['local.jsonl', '--json'], ['.', '--ndjson', ...since]]) {
+    assert.equal(inZone('Asia/Tokyo', args, true), inZone('Asia/Tokyo', args, false), args.join(' '));
+  }
+});
+
 test('row cache: a file of another schema (another build or settings) is never used', () => {
   const dir = freshDir('cache');
   const path = join(dir, 'x.jsonl');

@@ -175,11 +175,26 @@ export function reportSchemaKey(
   return rowSchemaKey(build, { report: true, settings: options.settings, format: options.format ?? null, strict: options.strict, basis: options.basis });
 }
 
-/** A key for everything that shapes a row: hashed, so any change to any part gives another key. */
+/**
+ * A key for everything that shapes a row: hashed, so any change to any part gives another key. The
+ * local time zone is part of it: a time written without a zone (OpenHands writes
+ * `2025-04-30T16:32:54.707474`) is read as local time, so rows and reports made from one hold in
+ * that zone only.
+ */
 export function rowSchemaKey(build: string, settings: unknown): string {
   return createHash('sha1')
-    .update(JSON.stringify({ v: ROW_CACHE_VERSION, build, settings }))
+    .update(JSON.stringify({ v: ROW_CACHE_VERSION, build, settings, zone: localTimeZone() }))
     .digest('base64url');
+}
+
+/**
+ * The zone this process reads local times in: `TZ` as given, and its offsets at the start and the
+ * middle of each year from 2000 to 2040 (the zone's name from Intl would cost some 10 ms of a run).
+ */
+function localTimeZone(): string {
+  const offsets: number[] = [];
+  for (let year = 2000; year <= 2040; year++) offsets.push(new Date(year, 0, 1).getTimezoneOffset(), new Date(year, 6, 1).getTimezoneOffset());
+  return `${process.env['TZ'] ?? ''} ${offsets.join(',')}`;
 }
 
 export class RowCache<Row> {
