@@ -134,11 +134,21 @@ test('row and report caches: times written without a zone are read in the local 
     assert.ok([0, 10, 11].includes(result.exitCode), result.stderr);
     return result.stdout;
   };
-  for (const args of [['.', '--ndjson'], ['.', '--json'], ['local.jsonl', '--json']]) inZone('UTC', args, true);
+  for (const args of [
+    ['.', '--ndjson'],
+    ['.', '--json'],
+    ['local.jsonl', '--json'],
+  ])
+    inZone('UTC', args, true);
   // The zones read the file differently, and each run under Tokyo prints what a cold one does.
   assert.notEqual(inZone('Asia/Tokyo', ['.', '--ndjson'], false), inZone('UTC', ['.', '--ndjson'], false));
   const since = ['--since', '2026-01-01T00:00Z', '--until', '2027-01-01T00:00Z'];
-  for (const args of [['.', '--ndjson'], ['.', '--json'], ['local.jsonl', '--json'], ['.', '--ndjson', ...since]]) {
+  for (const args of [
+    ['.', '--ndjson'],
+    ['.', '--json'],
+    ['local.jsonl', '--json'],
+    ['.', '--ndjson', ...since],
+  ]) {
     assert.equal(inZone('Asia/Tokyo', args, true), inZone('Asia/Tokyo', args, false), args.join(' '));
   }
 });

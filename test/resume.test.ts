@@ -465,7 +465,10 @@ test('read on: a masked result kept from an old line still calibrates at the siz
 });
 
 /** A Claude Code session of `pairs` user requests and answers, each answer with the context its call recorded (none without `usage`). */
-function claudeSession(pairs: number, options: { readonly usage?: (pair: number) => number; readonly start?: number; readonly parent?: string | null; readonly tag?: string } = {}) {
+function claudeSession(
+  pairs: number,
+  options: { readonly usage?: (pair: number) => number; readonly start?: number; readonly parent?: string | null; readonly tag?: string } = {},
+) {
   const tag = options.tag ?? 'p';
   const at = (i: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, (options.start ?? 0) + i)).toISOString();
   const lines: Record<string, unknown>[] = [];
@@ -503,7 +506,10 @@ test("read on: a devs-ctx prune's compact boundary stays the prune's, not one of
   writeFileSync(path, jsonLines(claudeSession(30)));
   const pruned = runCli(['prune', path, '--in-place', '--force', '--target', '500', '--no-archive', '--summarizer', 'extractive', '--embedder', 'local']);
   assert.equal(pruned.exitCode, 0, pruned.stderr);
-  const kept = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const kept = readFileSync(path, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const boundary = kept.find((l) => l['subtype'] === 'compact_boundary');
   assert.ok(boundary !== undefined && boundary['devsCtx'] === true && !('devsCtxCalibration' in boundary), 'a prune boundary with only its mark');
   appendFileSync(path, jsonLines(claudeSession(15, { start: 3600, parent: kept.at(-1)?.['uuid'] as string, tag: 'n' })));
