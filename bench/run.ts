@@ -33,6 +33,9 @@ import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTra
 import type { PlantedFact, Survival } from './retention.js';
 import { formatCalibration, runCalibration } from './calibration.js';
 import { summaryBench } from './summary.js';
+import { CommandFailed, Interrupted, measure, rssMethod, runNode, statOf } from './measure.js';
+import { CCUSAGE_ARGS, CCUSAGE_VERSION, ccusageRun, installCcusage } from './peer.js';
+import type { Sample, Stat } from './measure.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const projectDir = dirname(benchDir);
@@ -47,140 +50,59 @@ const floorBatchScript = join(benchDir, 'floor-batch.mjs');
 /** analyze exits 0, 10 or 11 by urgency: all three are a successful analysis. */
 const ANALYZE_OK = [0, 10, 11] as const;
 
-// ---------------------------------------------------------------------------------------------
-// Running and measuring
-
-/** One timed run: wall time, and peak RSS when it was measured. */
-interface Sample {
-  readonly ms: number;
-  readonly maxRssKb?: number;
-  /** User + system CPU time of the process (all its threads), when /usr/bin/time measured it. */
-  readonly cpuMs?: number;
-}
-
-/** The result of a case: median time over its runs, and the largest peak RSS seen. */
-interface Stat {
-  readonly name: string;
-  readonly runs: number;
-  readonly medianMs: number;
-  readonly maxRssKb?: number;
-  readonly medianCpuMs?: number;
-}
-
-interface RunOptions {
-  readonly env?: Readonly<Record<string, string>>;
-  readonly okCodes?: readonly number[];
-  /** Measure peak RSS too (through /usr/bin/time -v, or a --import hook reading resourceUsage). */
-  readonly rss?: boolean;
-}
-
-class CommandFailed extends Error {}
-
-let rssProbe: 'time' | 'hook' | undefined;
-/** `/usr/bin/time -v` when it works here; otherwise a preloaded hook that prints maxRSS at exit. */
-function rssMethod(): 'time' | 'hook' {
-  if (rssProbe) return rssProbe;
-  const probe = existsSync('/usr/bin/time') ? spawnSync('/usr/bin/time', ['-v', process.execPath, '-e', '0'], { encoding: 'utf8' }) : undefined;
-  rssProbe = probe?.status === 0 && /Maximum resident set size/.test(probe.stderr) ? 'time' : 'hook';
-  return rssProbe;
-}
-
-function rssHookFile(): string {
-  const file = join(dataDir, 'maxrss-hook.mjs');
-  writeFileSync(
-    file,
-    "import { writeSync } from 'node:fs';\n" +
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the text is JavaScript for the child, whose template it is
-      "process.on('exit', () => writeSync(2, `\\nDEVS_CTX_BENCH_MAXRSS_KB ${process.resourceUsage().maxRSS}\\n`));\n",
-  );
-  return file;
-}
-
-/** Spawns `node ...args`, times it, and throws when it fails. */
-function runNode(args: readonly string[], options: RunOptions = {}): Sample & { stdout: string } {
-  const okCodes = options.okCodes ?? [0];
-  const env = { ...process.env, NO_COLOR: '1', ...options.env };
-  let command = process.execPath;
-  let argv = [...args];
-  // /usr/bin/time -v whenever it works here: it gives CPU time (and peak RSS) at no cost.
-  const method = rssMethod() === 'time' ? 'time' : options.rss ? 'hook' : undefined;
-  if (method === 'time') {
-    command = '/usr/bin/time';
-    argv = ['-v', process.execPath, ...args];
-  } else if (method === 'hook') {
-    argv = ['--import', rssHookFile(), ...args];
-  }
-  const start = performance.now();
-  const result = spawnSync(command, argv, { env, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
-  const ms = performance.now() - start;
-  if (result.error) throw new CommandFailed(`node ${args.join(' ')}: ${result.error.message}`);
-  if (result.status === null || !okCodes.includes(result.status)) {
-    throw new CommandFailed(`node ${args.join(' ')} exited ${result.status ?? result.signal}\n${result.stderr.slice(-2000)}`);
-  }
-  let maxRssKb: number | undefined;
-  let cpuMs: number | undefined;
-  if (method === 'time') {
-    cpuMs = 1000 * (Number(/User time \(seconds\): ([\d.]+)/.exec(result.stderr)?.[1]) + Number(/System time \(seconds\): ([\d.]+)/.exec(result.stderr)?.[1]));
-    if (!Number.isFinite(cpuMs)) cpuMs = undefined;
-  }
-  if (method === 'time' && options.rss) maxRssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
-  if (method === 'hook') maxRssKb = Number(/DEVS_CTX_BENCH_MAXRSS_KB (\d+)/.exec(result.stderr)?.[1]);
-  if (maxRssKb !== undefined && !Number.isFinite(maxRssKb)) throw new CommandFailed(`no peak RSS from node ${args.join(' ')}`);
-  return { ms, stdout: result.stdout, ...(maxRssKb === undefined ? {} : { maxRssKb }), ...(cpuMs === undefined ? {} : { cpuMs }) };
-}
-
-/** The median of runs measured in turns with others (printed as measure prints it). */
-function statOf(name: string, runs: readonly Sample[]): Stat {
-  const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
-  const stat: Stat = { name, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) };
-  process.stderr.write(`  ${name}: ${stat.medianMs.toFixed(0)} ms\n`);
-  return stat;
-}
-
 /** Rounds of the 1M cold cases measured in turns (see coldStat). */
 const COLD_ROUNDS = 5;
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
-}
-
-interface MeasureOptions {
-  /** Untimed set-up before each run (e.g. a fresh, primed cache dir). */
-  readonly before?: () => void;
-  /** Untimed runs first, to warm the OS file cache. */
-  readonly warmup?: number;
-}
-
-/** Runs `fn` `runs` times and returns the median time (and the largest peak RSS, if measured). */
-function measure(name: string, fn: () => Sample, runs: number, options: MeasureOptions = {}): Stat {
-  for (let i = 0; i < (options.warmup ?? 0); i++) {
-    options.before?.();
-    fn();
-  }
-  const samples: Sample[] = [];
-  for (let i = 0; i < runs; i++) {
-    options.before?.();
-    samples.push(fn());
-  }
-  const rss = samples.flatMap((s) => (s.maxRssKb === undefined ? [] : [s.maxRssKb]));
-  const cpu = samples.flatMap((s) => (s.cpuMs === undefined ? [] : [s.cpuMs]));
-  const stat: Stat = { name, runs, medianMs: median(samples.map((s) => s.ms)), ...(cpu.length === samples.length ? { medianCpuMs: median(cpu) } : {}) };
-  const result = rss.length ? { ...stat, maxRssKb: Math.max(...rss) } : stat;
-  process.stderr.write(`  ${name}: ${result.medianMs.toFixed(0)} ms${rss.length ? `, ${(Math.max(...rss) / 1024).toFixed(0)} MB` : ''}\n`);
-  return result;
-}
 
 // ---------------------------------------------------------------------------------------------
 // What the cases run
 
 const tmpDirs: string[] = [];
-/** A fresh, empty cache dir (removed at the end). */
-function freshCacheDir(): string {
-  const dir = mkdtempSync(join(dataDir, 'cache-'));
+/**
+ * A temporary folder of this run, removed at its end (or at Ctrl-C), in `parent`; named with the
+ * bench's pid, so that a run killed before its end leaves nothing the next one keeps (sweepLeftovers).
+ */
+function benchTempDir(prefix: string, parent = tmpdir()): string {
+  const dir = mkdtempSync(join(parent, `${prefix}${process.pid}-`));
   tmpDirs.push(dir);
   return dir;
+}
+
+/** The bench's temporary folders in bench/.data (a pid before the random part since they have one). */
+const DATA_TEMP = /^(?:cache|hook-repo|claude-grown|claude-session)-(?:(\d+)-)?[\w]{6}$/;
+/** Its temporary folders in the system's temp folder: only those named with a pid (others may be another program's). */
+const SYSTEM_TEMP = /^devs-ctx-bench-ccusage-(\d+)-[\w]{6}$/;
+
+/** Removes the temporary folders of earlier runs whose bench is no longer running (killed before its end). */
+function sweepLeftovers(): void {
+  const gone = (pid: string | undefined): boolean => {
+    if (pid === undefined) return true;
+    try {
+      process.kill(Number(pid), 0);
+      return false;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  };
+  for (const [parent, pattern] of [
+    [dataDir, DATA_TEMP],
+    [tmpdir(), SYSTEM_TEMP],
+  ] as const) {
+    let names: string[];
+    try {
+      names = readdirSync(parent);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const match = pattern.exec(name);
+      if (match && gone(match[1])) rmSync(join(parent, name), { recursive: true, force: true });
+    }
+  }
+}
+
+/** A fresh, empty cache dir (removed at the end). */
+function freshCacheDir(): string {
+  return benchTempDir('cache-', dataDir);
 }
 
 function analyze(file: string, cacheDir: string, rss = false): Sample {
@@ -244,8 +166,7 @@ function agentHook(hook: 'pre-compact' | 'post-compact', session: { path: string
  * the hook has run once, so its record of the sessions is there (the state of every commit but the first).
  */
 function hookRepo(session: { path: string }): string {
-  const repo = mkdtempSync(join(dataDir, 'hook-repo-'));
-  tmpDirs.push(repo);
+  const repo = benchTempDir('hook-repo-', dataDir);
   const git = (...args: string[]): void => void spawnSync('git', args, { cwd: repo, stdio: 'ignore' });
   git('init', '-q');
   mkdirSync(join(repo, 'sessions'));
@@ -263,7 +184,8 @@ function hookCommit(repo: string): Sample {
   const start = performance.now();
   const result = spawnSync('sh', [join(repo, '.git', 'hooks', 'pre-commit')], {
     cwd: repo,
-    env: { ...process.env, NO_COLOR: '1', DEVS_CTX_ARCHIVE: join(repo, 'archive.sqlite') },
+    // Its own cache (a user's would be the default one): the bench writes nothing in the home folder.
+    env: { ...process.env, NO_COLOR: '1', DEVS_CTX_ARCHIVE: join(repo, 'archive.sqlite'), DEVS_CTX_CACHE_DIR: join(repo, '.cache') },
     encoding: 'utf8',
   });
   const ms = performance.now() - start;
@@ -300,8 +222,7 @@ function fillCountCache(dir: string): void {
  * and the counts of the old turns are in it; the grown ones must be read and their new turns counted.
  */
 function grownProjects(projects: string): { dir: string; cache: string } {
-  const dir = mkdtempSync(join(dataDir, 'claude-grown-'));
-  tmpDirs.push(dir);
+  const dir = benchTempDir('claude-grown-', dataDir);
   cpSync(projects, dir, { recursive: true });
   const sessions = readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.jsonl'))
@@ -337,34 +258,6 @@ function reportedTotal(file: string): number | undefined {
     return undefined;
   };
   return find(JSON.parse(stdout) as unknown);
-}
-
-/**
- * ccusage, the tool people already run for "where do my tokens go", installed into a temporary folder
- * (never the project's dependencies). 20.0.24 is pinned: it installs here with its native package
- * (newer versions may lack one for this platform). Returns the command, or why it is not available.
- */
-const CCUSAGE_VERSION = '20.0.24';
-function installCcusage(): { bin: string } | { skip: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-bench-ccusage-'));
-  tmpDirs.push(dir);
-  writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--loglevel=error', `ccusage@${CCUSAGE_VERSION}`], {
-    cwd: dir,
-    encoding: 'utf8',
-    timeout: 180_000,
-  });
-  if (install.error || install.status !== 0) {
-    return {
-      skip: `ccusage@${CCUSAGE_VERSION} did not install (${install.error?.message ?? install.stderr.trim().split('\n').slice(-1)[0] ?? `exit ${install.status}`})`,
-    };
-  }
-  const bin = join(dir, 'node_modules', 'ccusage', 'src', 'cli.js');
-  const probe = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8', timeout: 60_000 });
-  if (probe.status !== 0)
-    return { skip: `ccusage@${CCUSAGE_VERSION} installed but does not run here (${(probe.stderr || probe.stdout).trim().split('\n')[0]})` };
-  return { bin };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -408,7 +301,6 @@ async function main(): Promise<number> {
   const claudeProjects = join(claudeDir, 'projects');
   const claudeSession = claudeNeeded ? await ensureClaudeSession(dataDir, log) : '';
   const claudeName = `${CLAUDE_PROJECTS.sessions} Claude Code sessions`;
-  let ccusage: { bin: string } | { skip: string } | undefined;
   let claudeRerunCache = '';
 
   const stats = new Map<string, Stat>();
@@ -613,54 +505,66 @@ async function main(): Promise<number> {
       target: { kind: 'rssMb', max: 300 },
     },
   ];
-  // The peer: ccusage over the same Claude Code projects folder (offline: no price fetch), then
-  // devs-ctx over it, first run (empty caches), again with nothing changed, and again after three
-  // sessions grew (a copy of the folder, a long-time user's cache). They are measured in turns
-  // (ccusage, first run, re-run, grown, ccusage, …), so a machine whose load changes during the
-  // bench weighs on all alike and the ratios stay fair.
-  const ccusageName = `ccusage session ${claudeName}`;
+  // The peer: ccusage over the same Claude Code projects folder (its Claude Code sessions only, given
+  // that folder and an empty home; offline: no price fetch; see bench/peer.ts), then devs-ctx over
+  // it, first run (empty caches), again with nothing changed, and again after three sessions grew (a
+  // copy of the folder, a long-time user's cache). They are measured in turns (ccusage, first run,
+  // re-run, …, each round starting one further along), so a machine whose load changes during the
+  // bench weighs on all alike and the ratios stay fair. Without ccusage (it did not install, failed,
+  // or did not read the folder's sessions), devs-ctx's runs are measured all the same.
+  const ccusageName = `ccusage claude session ${claudeName}`;
   const firstName = `analyze ${claudeName} first run`;
   const rerunName = `analyze ${claudeName} re-run`;
   // The same with --json, as one would compare it with `ccusage session --json`: whole reports, kept too.
   const rerunJsonName = `analyze ${claudeName} re-run --json`;
   const grownName = `analyze ${claudeName} re-run, 3 grown, 190k-count cache`;
-  let peer: Map<string, Stat> | { skipped: string } | undefined;
+  let peer: { stats: Map<string, Stat>; skipped?: string } | undefined;
   const peerStat = (name: string): Stat | { skipped: string } => {
     if (peer === undefined) {
-      ccusage ??= installCcusage();
-      if ('skip' in ccusage) {
-        peer = { skipped: ccusage.skip };
-      } else {
-        const { bin } = ccusage;
-        const runCcusage = (): Sample => runNode([bin, 'session', '--json', '--offline'], { env: { CLAUDE_CONFIG_DIR: claudeDir } });
-        claudeRerunCache = freshCacheDir();
-        const rerunJsonCache = freshCacheDir();
-        // Warm-up (and the re-runs' primed caches).
-        runCcusage();
-        analyzeBatch(claudeProjects, claudeRerunCache);
-        analyzeBatch(claudeProjects, rerunJsonCache, false, '--json');
-        const grown = grownProjects(claudeProjects);
-        const samples = new Map<string, Sample[]>([
-          [ccusageName, []],
-          [firstName, []],
-          [rerunName, []],
-          [rerunJsonName, []],
-          [grownName, []],
-        ]);
-        for (let i = 0; i < 5; i++) {
-          samples.get(ccusageName)?.push(runCcusage());
-          samples.get(firstName)?.push(analyzeBatch(claudeProjects, freshCacheDir()));
-          samples.get(rerunName)?.push(analyzeBatch(claudeProjects, claudeRerunCache));
-          samples.get(rerunJsonName)?.push(analyzeBatch(claudeProjects, rerunJsonCache, false, '--json'));
-          // Each run starts from the cache as it was before the sessions grew (a run saves to it).
-          const cache = freshCacheDir();
-          cpSync(grown.cache, cache, { recursive: true });
-          samples.get(grownName)?.push(analyzeBatch(grown.dir, cache));
+      const ccusage = installCcusage(benchTempDir('devs-ctx-bench-ccusage-'));
+      let skipped = 'skip' in ccusage ? ccusage.skip : undefined;
+      const runCcusage = (): Sample | undefined => {
+        if ('skip' in ccusage || skipped !== undefined) return undefined;
+        const run = ccusageRun(ccusage, claudeDir, CLAUDE_PROJECTS.sessions);
+        if ('skip' in run) skipped = run.skip;
+        return 'skip' in run ? undefined : run;
+      };
+      claudeRerunCache = freshCacheDir();
+      const rerunJsonCache = freshCacheDir();
+      // Warm-up (and the re-runs' primed caches).
+      runCcusage();
+      analyzeBatch(claudeProjects, claudeRerunCache);
+      analyzeBatch(claudeProjects, rerunJsonCache, false, '--json');
+      const grown = grownProjects(claudeProjects);
+      const runs: readonly (readonly [string, () => Sample | undefined])[] = [
+        [ccusageName, runCcusage],
+        [firstName, () => analyzeBatch(claudeProjects, freshCacheDir())],
+        [rerunName, () => analyzeBatch(claudeProjects, claudeRerunCache)],
+        [rerunJsonName, () => analyzeBatch(claudeProjects, rerunJsonCache, false, '--json')],
+        [
+          grownName,
+          () => {
+            // Each run starts from the cache as it was before the sessions grew (a run saves to it).
+            const cache = freshCacheDir();
+            cpSync(grown.cache, cache, { recursive: true });
+            return analyzeBatch(grown.dir, cache);
+          },
+        ],
+      ];
+      const samples = new Map(runs.map(([n]) => [n, [] as Sample[]]));
+      // Each round starts one further along, as the 1M cold cases do.
+      for (let round = 0; round < 5; round++) {
+        for (let k = 0; k < runs.length; k++) {
+          const [n, run] = runs[(round + k) % runs.length] as (typeof runs)[number];
+          const sample = run();
+          if (sample) samples.get(n)?.push(sample);
         }
-        peer = new Map([...samples].map(([n, runs]) => [n, statOf(n, runs)]));
       }
+      if (skipped !== undefined) samples.delete(ccusageName);
+      peer = { stats: new Map([...samples].map(([n, taken]) => [n, statOf(n, taken)])), ...(skipped === undefined ? {} : { skipped }) };
     }
-    return peer instanceof Map ? (peer.get(name) ?? missing(name)) : peer;
+    const stat = peer.stats.get(name);
+    return stat ?? (name === ccusageName && peer.skipped !== undefined ? { skipped: peer.skipped } : missing(name));
   };
   allCases.push(
     { name: ccusageName, run: () => peerStat(ccusageName) },
@@ -678,8 +582,7 @@ async function main(): Promise<number> {
   /** The session's folder, and the cache as the runs before the measured one left it. */
   const grownSession = (readOn: boolean): { dir: string; cache: string } => {
     const lines = readFileSync(claudeSession, 'utf8').split(/(?<=\n)/);
-    const dir = mkdtempSync(join(dataDir, 'claude-session-'));
-    tmpDirs.push(dir);
+    const dir = benchTempDir('claude-session-', dataDir);
     const file = join(dir, 'project', 'session.jsonl');
     mkdirSync(join(dir, 'project'));
     const cache = freshCacheDir();
@@ -793,9 +696,13 @@ async function main(): Promise<number> {
     `${batchName}: ${BATCH.projects} project folders, generated; analyze DIR --ndjson with ${availableParallelism()} worker thread(s); ` +
       'cold = empty token-count cache; floor = find, read and JSON.parse every file on one thread',
   );
+  const peerSkipped = skipped.get(ccusageName);
   console.log(
-    `${claudeName}: ${CLAUDE_PROJECTS.projects} projects, generated Claude Code lines; ccusage@${CCUSAGE_VERSION} \`session --json --offline\` (installed by the bench into a temp folder) ` +
-      'vs devs-ctx `analyze <config>/projects --ndjson` (and `--json`, which prints whole reports); first run = empty caches, re-run = nothing changed since',
+    `${claudeName}: ${CLAUDE_PROJECTS.projects} projects, generated Claude Code lines; ` +
+      (peerSkipped === undefined
+        ? `ccusage@${CCUSAGE_VERSION} \`${CCUSAGE_ARGS.join(' ')}\` (installed by the bench into a temp folder; given the folder and an empty home) vs `
+        : `ccusage skipped (${peerSkipped}); `) +
+      'devs-ctx `analyze <config>/projects --ndjson` (and `--json`, which prints whole reports); first run = empty caches, re-run = nothing changed since',
   );
   if (!benchOnly || benchOnly.test('archive')) {
     const { archiveBench } = await import('./archive.js');
@@ -924,11 +831,26 @@ function retention(): string[] {
   ];
 }
 
+const removeTempDirs = (): void => {
+  for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
+};
+// Ctrl-C: the command it reached ends, and so does the bench, its temporary folders removed.
+process.on('SIGINT', () => {
+  removeTempDirs();
+  process.stderr.write('bench interrupted\n');
+  process.exit(130);
+});
+sweepLeftovers();
 try {
   process.exitCode = await main();
 } catch (error) {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exitCode = 1;
+  if (error instanceof Interrupted) {
+    process.stderr.write('bench interrupted\n');
+    process.exitCode = 130;
+  } else {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
 } finally {
-  for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
+  removeTempDirs();
 }

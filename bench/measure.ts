@@ -1,0 +1,166 @@
+/**
+ * Running and timing the bench's commands: one spawned process at a time, its wall time, and (through
+ * `/usr/bin/time -v` where it works) its CPU time and peak RSS; medians over runs.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+const dataDir = join(dirname(fileURLToPath(import.meta.url)), '.data');
+
+/** One timed run: wall time, and peak RSS when it was measured. */
+export interface Sample {
+  readonly ms: number;
+  readonly maxRssKb?: number;
+  /** User + system CPU time of the process (all its threads), when /usr/bin/time measured it. */
+  readonly cpuMs?: number;
+}
+
+/** The result of a case: median time over its runs, and the largest peak RSS seen. */
+export interface Stat {
+  readonly name: string;
+  readonly runs: number;
+  readonly medianMs: number;
+  readonly maxRssKb?: number;
+  readonly medianCpuMs?: number;
+}
+
+export interface RunOptions {
+  readonly env?: Readonly<Record<string, string>>;
+  readonly okCodes?: readonly number[];
+  /** Measure peak RSS too (through /usr/bin/time -v, or a --import hook reading resourceUsage). */
+  readonly rss?: boolean;
+  /** The process is killed after this long, and the run fails (default: none). */
+  readonly timeoutMs?: number;
+}
+
+export class CommandFailed extends Error {
+  /** What the process itself wrote to standard error (without /usr/bin/time's report). */
+  readonly stderr: string;
+
+  constructor(message: string, stderr = '') {
+    super(message);
+    this.stderr = stderr;
+  }
+}
+
+/** Ctrl-C reached the command the bench was running: it ended, and the bench ends. */
+export class Interrupted extends Error {}
+
+/** A process's standard error without the report `/usr/bin/time -v` appends to it. */
+function ownStderr(stderr: string, timed: boolean): string {
+  if (!timed) return stderr;
+  const report = stderr.search(/^(?:Command (?:exited with non-zero status|terminated by signal) \d+\n)?\tCommand being timed:/m);
+  return report < 0 ? stderr : stderr.slice(0, report);
+}
+
+let rssProbe: 'time' | 'hook' | undefined;
+/** `/usr/bin/time -v` when it works here; otherwise a preloaded hook that prints maxRSS at exit. */
+export function rssMethod(): 'time' | 'hook' {
+  if (rssProbe) return rssProbe;
+  const probe = existsSync('/usr/bin/time') ? spawnSync('/usr/bin/time', ['-v', process.execPath, '-e', '0'], { encoding: 'utf8' }) : undefined;
+  rssProbe = probe?.status === 0 && /Maximum resident set size/.test(probe.stderr) ? 'time' : 'hook';
+  return rssProbe;
+}
+
+function rssHookFile(): string {
+  const file = join(dataDir, 'maxrss-hook.mjs');
+  writeFileSync(
+    file,
+    "import { writeSync } from 'node:fs';\n" +
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the text is JavaScript for the child, whose template it is
+      "process.on('exit', () => writeSync(2, `\\nDEVS_CTX_BENCH_MAXRSS_KB ${process.resourceUsage().maxRSS}\\n`));\n",
+  );
+  return file;
+}
+
+/** Spawns `node ...args`, times it, and throws when it fails. */
+export function runNode(args: readonly string[], options: RunOptions = {}): Sample & { stdout: string } {
+  const okCodes = options.okCodes ?? [0];
+  const env = { ...process.env, NO_COLOR: '1', ...options.env };
+  const limit = options.timeoutMs;
+  // A time limit under /usr/bin/time is kept by coreutils' timeout beneath it: killing /usr/bin/time
+  // itself would leave its child running. Without timeout(1) there, the child runs unwrapped.
+  const timeoutCommand = limit !== undefined && rssMethod() === 'time' && existsSync('/usr/bin/timeout') ? '/usr/bin/timeout' : undefined;
+  let command = process.execPath;
+  let argv = [...args];
+  // /usr/bin/time -v whenever it works here: it gives CPU time (and peak RSS) at no cost.
+  const method = rssMethod() === 'time' && (limit === undefined || timeoutCommand) ? 'time' : options.rss ? 'hook' : undefined;
+  if (method === 'time') {
+    command = '/usr/bin/time';
+    argv = ['-v', ...(timeoutCommand && limit !== undefined ? [timeoutCommand, '-k', '5', `${limit / 1000}s`] : []), process.execPath, ...args];
+  } else if (method === 'hook') {
+    argv = ['--import', rssHookFile(), ...args];
+  }
+  const start = performance.now();
+  const result = spawnSync(command, argv, {
+    env,
+    encoding: 'utf8',
+    maxBuffer: 512 * 1024 * 1024,
+    // The process itself is killed here; under timeout(1), only if that fails to end it.
+    ...(limit === undefined ? {} : { timeout: timeoutCommand ? limit + 15_000 : limit }),
+  });
+  const ms = performance.now() - start;
+  const stderr = ownStderr(result.stderr ?? '', method === 'time');
+  if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT' || (timeoutCommand && (result.status === 124 || result.status === 137))) {
+    throw new CommandFailed(`node ${args.join(' ')} did not finish within ${((limit ?? 0) / 1000).toFixed(0)} s`, stderr);
+  }
+  // /usr/bin/time waits out a Ctrl-C its command dies of, and says so.
+  if (result.signal === 'SIGINT' || (method === 'time' && /^Command terminated by signal 2$/m.test(result.stderr ?? ''))) throw new Interrupted('interrupted');
+  if (result.error) throw new CommandFailed(`node ${args.join(' ')}: ${result.error.message}`, stderr);
+  if (result.status === null || !okCodes.includes(result.status)) {
+    throw new CommandFailed(`node ${args.join(' ')} exited ${result.status ?? result.signal}\n${result.stderr.slice(-2000)}`, stderr);
+  }
+  let maxRssKb: number | undefined;
+  let cpuMs: number | undefined;
+  if (method === 'time') {
+    cpuMs = 1000 * (Number(/User time \(seconds\): ([\d.]+)/.exec(result.stderr)?.[1]) + Number(/System time \(seconds\): ([\d.]+)/.exec(result.stderr)?.[1]));
+    if (!Number.isFinite(cpuMs)) cpuMs = undefined;
+  }
+  if (method === 'time' && options.rss) maxRssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
+  if (method === 'hook') maxRssKb = Number(/DEVS_CTX_BENCH_MAXRSS_KB (\d+)/.exec(result.stderr)?.[1]);
+  if (maxRssKb !== undefined && !Number.isFinite(maxRssKb)) throw new CommandFailed(`no peak RSS from node ${args.join(' ')}`);
+  return { ms, stdout: result.stdout, ...(maxRssKb === undefined ? {} : { maxRssKb }), ...(cpuMs === undefined ? {} : { cpuMs }) };
+}
+
+/** The median of runs measured in turns with others (printed as measure prints it). */
+export function statOf(name: string, runs: readonly Sample[]): Stat {
+  const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
+  const stat: Stat = { name, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) };
+  process.stderr.write(`  ${name}: ${stat.medianMs.toFixed(0)} ms\n`);
+  return stat;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+}
+
+export interface MeasureOptions {
+  /** Untimed set-up before each run (e.g. a fresh, primed cache dir). */
+  readonly before?: () => void;
+  /** Untimed runs first, to warm the OS file cache. */
+  readonly warmup?: number;
+}
+
+/** Runs `fn` `runs` times and returns the median time (and the largest peak RSS, if measured). */
+export function measure(name: string, fn: () => Sample, runs: number, options: MeasureOptions = {}): Stat {
+  for (let i = 0; i < (options.warmup ?? 0); i++) {
+    options.before?.();
+    fn();
+  }
+  const samples: Sample[] = [];
+  for (let i = 0; i < runs; i++) {
+    options.before?.();
+    samples.push(fn());
+  }
+  const rss = samples.flatMap((s) => (s.maxRssKb === undefined ? [] : [s.maxRssKb]));
+  const cpu = samples.flatMap((s) => (s.cpuMs === undefined ? [] : [s.cpuMs]));
+  const stat: Stat = { name, runs, medianMs: median(samples.map((s) => s.ms)), ...(cpu.length === samples.length ? { medianCpuMs: median(cpu) } : {}) };
+  const result = rss.length ? { ...stat, maxRssKb: Math.max(...rss) } : stat;
+  process.stderr.write(`  ${name}: ${result.medianMs.toFixed(0)} ms${rss.length ? `, ${(Math.max(...rss) / 1024).toFixed(0)} MB` : ''}\n`);
+  return result;
+}

@@ -1,0 +1,88 @@
+/**
+ * The bench's peer (bench/peer.ts): ccusage is installed by real npm and run as a real process.
+ * Installing it needs the registry, which tests never reach: the install's failures are npm's own
+ * (offline, a refused registry), and the runs are of small stand-in programs, each behaving as a
+ * broken ccusage might (the bench runs the real one).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ccusageRun, installCcusage, npmFailure, sessionsProblem } from '../bench/peer.js';
+import { tempFolders } from './helpers/temp.js';
+
+const temp = tempFolders('devs-ctx-peer-');
+
+test('an install npm cannot make says why, not where its log is', () => {
+  const offline = installCcusage(temp.fresh('offline'), { npm_config_offline: 'true', npm_config_cache: temp.fresh('npm-cache') });
+  assert.ok('skip' in offline);
+  assert.match(offline.skip, /^ccusage@20\.0\.24 did not install \(ENOTCACHED: .*only-if-cached/);
+  const refused = installCcusage(temp.fresh('refused'), {
+    npm_config_registry: 'http://127.0.0.1:9/',
+    npm_config_fetch_retries: '0',
+    npm_config_cache: temp.fresh('npm-cache'),
+  });
+  assert.ok('skip' in refused);
+  assert.match(refused.skip, /^ccusage@20\.0\.24 did not install \(.*ECONNREFUSED.*127\.0\.0\.1:9/);
+  for (const said of [offline.skip, refused.skip]) assert.doesNotMatch(said, /complete log|\(\)/);
+});
+
+test("npm's failure in one line: a time-out, an empty standard error, a code alone", () => {
+  const timedOut = Object.assign(new Error('spawnSync npm ETIMEDOUT'), { code: 'ETIMEDOUT' });
+  assert.equal(npmFailure({ error: timedOut, status: null, signal: 'SIGTERM', stderr: '' }, 180_000), 'npm did not finish within 180 s');
+  assert.equal(npmFailure({ status: 1, signal: null, stderr: '' }, 1000), 'npm exited 1');
+  assert.equal(npmFailure({ status: 1, signal: null, stderr: 'npm error code E404\n' }, 1000), 'E404');
+  assert.equal(npmFailure({ status: 1, signal: null, stderr: 'npm ERR! code E404\nnpm ERR! 404 Not Found - GET x\n' }, 1000), 'E404: 404 Not Found - GET x');
+});
+
+test("ccusage's output stands beside devs-ctx's only when it lists the folder's sessions", () => {
+  assert.equal(sessionsProblem(JSON.stringify({ sessions: [{}, {}, {}], totals: {} }), 3), undefined);
+  assert.equal(sessionsProblem(JSON.stringify({ sessions: [], totals: {} }), 3), "it reported 0 sessions, not the folder's 3");
+  // `ccusage session` (every agent's history) lists them under another name.
+  assert.equal(sessionsProblem(JSON.stringify({ session: [{}, {}, {}] }), 3), 'its output lists no sessions (no "sessions" array)');
+  assert.equal(sessionsProblem('WARN: no data directory\n', 3), 'its output is not JSON (WARN: no data directory)');
+  assert.equal(sessionsProblem('', 3), 'its output is not JSON (nothing)');
+});
+
+/** A stand-in for ccusage's cli.js: `body` runs with `seen` (a file it may write what it was given to). */
+function standIn(name: string, body: string): { bin: string; home: string; seen: string } {
+  const dir = temp.fresh(name);
+  const bin = join(dir, 'cli.js');
+  const seen = join(dir, 'seen.json');
+  writeFileSync(bin, `const seen = ${JSON.stringify(seen)};\nconst fs = require('node:fs');\n${body}\n`);
+  return { bin, home: temp.fresh(`${name}-home`), seen };
+}
+
+test('ccusage runs on the Claude Code sessions of the given folder, with an empty home', () => {
+  const peer = standIn(
+    'good',
+    `fs.writeFileSync(seen, JSON.stringify({ argv: process.argv.slice(2), env: process.env }));
+     process.stdout.write(JSON.stringify({ sessions: [1, 2], totals: {} }));`,
+  );
+  const run = ccusageRun(peer, '/claude/config', 2);
+  assert.ok(!('skip' in run), JSON.stringify(run));
+  assert.ok(run.ms > 0);
+  const { argv, env } = JSON.parse(readFileSync(peer.seen, 'utf8')) as { argv: string[]; env: Record<string, string> };
+  assert.deepEqual(argv, ['claude', 'session', '--json', '--offline']);
+  assert.equal(env['CLAUDE_CONFIG_DIR'], '/claude/config');
+  assert.equal(env['HOME'], peer.home);
+  for (const xdg of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME']) assert.ok(env[xdg]?.startsWith(peer.home), xdg);
+});
+
+test('a ccusage that fails, reads nothing or never ends is skipped with the reason', () => {
+  const failing = standIn('failing', "process.stderr.write('Error: native crash in session loader\\n'); process.exit(1);");
+  const failed = ccusageRun(failing, '/claude/config', 2);
+  assert.ok('skip' in failed);
+  assert.match(failed.skip, /^ccusage claude session --json --offline exited 1 \(Error: native crash in session loader\)$/);
+
+  const empty = standIn('empty', 'process.stdout.write(JSON.stringify({ sessions: [], totals: {} }));');
+  assert.deepEqual(ccusageRun(empty, '/claude/config', 2), { skip: "ccusage claude session --json --offline: it reported 0 sessions, not the folder's 2" });
+
+  const hanging = standIn('hanging', 'fs.writeFileSync(seen, String(process.pid)); setInterval(() => {}, 1000);');
+  const hung = ccusageRun(hanging, '/claude/config', 2, 1000);
+  assert.ok('skip' in hung);
+  assert.match(hung.skip, /^ccusage claude session --json --offline did not finish within 1 s/);
+  // Ended, not left running behind the bench.
+  const pid = Number(readFileSync(hanging.seen, 'utf8'));
+  assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' });
+});
