@@ -68,7 +68,7 @@ function benchTempDir(prefix: string, parent = tmpdir()): string {
 }
 
 /** The bench's temporary folders in bench/.data (a pid before the random part since they have one). */
-const DATA_TEMP = /^(?:cache|hook-repo|claude-grown|claude-session)-(?:(\d+)-)?[\w]{6}$/;
+const DATA_TEMP = /^(?:cache|hook-repo|claude-grown|claude-active|claude-session)-(?:(\d+)-)?[\w]{6}$/;
 /** Its temporary folders in the system's temp folder: only those named with a pid (others may be another program's). */
 const SYSTEM_TEMP = /^devs-ctx-bench-ccusage-(\d+)-[\w]{6}$/;
 
@@ -224,11 +224,7 @@ function fillCountCache(dir: string): void {
 function grownProjects(projects: string): { dir: string; cache: string } {
   const dir = benchTempDir('claude-grown-', dataDir);
   cpSync(projects, dir, { recursive: true });
-  const sessions = readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.jsonl'))
-    .map((name) => join(dir, name))
-    .sort((a, b) => statSync(b).size - statSync(a).size || (a < b ? -1 : 1))
-    .slice(0, 3);
+  const sessions = largestSessions(dir, 3);
   const whole = sessions.map((path) => readFileSync(path));
   for (const [i, path] of sessions.entries()) {
     const lines = (whole[i] as Buffer).toString('utf8').split('\n');
@@ -238,6 +234,37 @@ function grownProjects(projects: string): { dir: string; cache: string } {
   fillCountCache(cache);
   analyzeBatch(dir, cache);
   for (const [i, path] of sessions.entries()) writeFileSync(path, whole[i] as Buffer);
+  return { dir, cache };
+}
+
+/** The `n` largest sessions (JSONL files) under `dir`, largest first. */
+function largestSessions(dir: string, n: number): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.jsonl'))
+    .map((name) => join(dir, name))
+    .sort((a, b) => statSync(b).size - statSync(a).size || (a < b ? -1 : 1))
+    .slice(0, n);
+}
+
+/**
+ * A copy of a projects folder whose largest session, the one being worked in, grew by 10 lines since
+ * the last run, and not for the first time: the cache returned (190,000 counts, see fullCountCache)
+ * was left by a run with it 20 lines short and one with it 10 lines short, so it holds the folder's
+ * rows and where that session's last read ended (read on from there).
+ */
+function activeSessionGrown(projects: string): { dir: string; cache: string } {
+  const dir = benchTempDir('claude-active-', dataDir);
+  cpSync(projects, dir, { recursive: true });
+  const [session] = largestSessions(dir, 1);
+  if (session === undefined) throw new CommandFailed(`no session in ${projects}`);
+  const lines = readFileSync(session, 'utf8').split(/(?<=\n)/);
+  const cache = freshCacheDir();
+  fillCountCache(cache);
+  for (const short of [20, 10]) {
+    writeFileSync(session, lines.slice(0, lines.length - short).join(''));
+    analyzeBatch(dir, cache);
+  }
+  writeFileSync(session, lines.join(''));
   return { dir, cache };
 }
 
@@ -507,8 +534,9 @@ async function main(): Promise<number> {
   ];
   // The peer: ccusage over the same Claude Code projects folder (its Claude Code sessions only, given
   // that folder and an empty home; offline: no price fetch; see bench/peer.ts), then devs-ctx over
-  // it, first run (empty caches), again with nothing changed, and again after three sessions grew (a
-  // copy of the folder, a long-time user's cache). They are measured in turns (ccusage, first run,
+  // it, first run (empty caches), again with nothing changed, again after three sessions grew, and
+  // again after the session being worked in grew by 10 lines (copies of the folder, a long-time
+  // user's cache). They are measured in turns (ccusage, first run,
   // re-run, …, each round starting one further along), so a machine whose load changes during the
   // bench weighs on all alike and the ratios stay fair. Without ccusage (it did not install, failed,
   // or did not read the folder's sessions), devs-ctx's runs are measured all the same.
@@ -518,6 +546,7 @@ async function main(): Promise<number> {
   // The same with --json, as one would compare it with `ccusage session --json`: whole reports, kept too.
   const rerunJsonName = `analyze ${claudeName} re-run --json`;
   const grownName = `analyze ${claudeName} re-run, 3 grown, 190k-count cache`;
+  const activeName = `analyze ${claudeName} re-run, the active one grown 10 lines, 190k-count cache`;
   let peer: { stats: Map<string, Stat>; skipped?: string } | undefined;
   const peerStat = (name: string): Stat | { skipped: string } => {
     if (peer === undefined) {
@@ -536,6 +565,7 @@ async function main(): Promise<number> {
       analyzeBatch(claudeProjects, claudeRerunCache);
       analyzeBatch(claudeProjects, rerunJsonCache, false, '--json');
       const grown = grownProjects(claudeProjects);
+      const active = activeSessionGrown(claudeProjects);
       const runs: readonly (readonly [string, () => Sample | undefined])[] = [
         [ccusageName, runCcusage],
         [firstName, () => analyzeBatch(claudeProjects, freshCacheDir())],
@@ -548,6 +578,14 @@ async function main(): Promise<number> {
             const cache = freshCacheDir();
             cpSync(grown.cache, cache, { recursive: true });
             return analyzeBatch(grown.dir, cache);
+          },
+        ],
+        [
+          activeName,
+          () => {
+            const cache = freshCacheDir();
+            cpSync(active.cache, cache, { recursive: true });
+            return analyzeBatch(active.dir, cache);
           },
         ],
       ];
@@ -574,6 +612,9 @@ async function main(): Promise<number> {
     // What a status line or cron job re-running every few minutes meets: a few active sessions have
     // grown, and the cache is a long-time user's. No target in the issue; reported beside the others.
     { name: grownName, run: () => peerStat(grownName), baseline: ccusageName },
+    // Between two runs of a status line, most often only the session being worked in has grown, by
+    // a few turns, and not for the first time (read on from where the last run ended). No target either.
+    { name: activeName, run: () => peerStat(activeName), baseline: ccusageName },
   );
   // A developer's active session, re-analysed every few minutes: it has grown by 10 lines since the
   // last run. Read whole (the first time it grew, nothing was kept yet) against read on from where
