@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchTempDir } from './scratch.js';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Archive } from '../src/archive/archive.js';
@@ -185,7 +186,7 @@ async function writeLoadMs(location: string, writers: number, events: number): P
 
 /** Runs both stores' measurements; returns the lines of the table to print. */
 export async function archiveBench(log: (message: string) => void): Promise<string[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'devs-ctx-bench-archive-'));
+  const dir = benchTempDir('devs-ctx-bench-archive-');
   const rows: string[][] = [['archive measurement', 'sqlite (ms)', 'postgres (ms)', 'postgres ÷ sqlite']];
   try {
     // Recall over 100,000 archived turns.

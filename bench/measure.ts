@@ -47,7 +47,19 @@ export class CommandFailed extends Error {
 }
 
 /** Ctrl-C reached the command the bench was running: it ended, and the bench ends. */
-export class Interrupted extends Error {}
+export class Interrupted extends Error {
+  constructor() {
+    super('interrupted');
+  }
+}
+
+/**
+ * Whether a command the bench ran ended because of Ctrl-C: killed by SIGINT, or ended with 130 as
+ * devs-ctx (and most tools) do once they have heard it, also as `/usr/bin/time` passes it on.
+ */
+export function interruptedBy(result: { readonly status: number | null; readonly signal: NodeJS.Signals | null; readonly stderr?: string | null }): boolean {
+  return result.signal === 'SIGINT' || result.status === 130 || /^Command terminated by signal 2$/m.test(result.stderr ?? '');
+}
 
 /** A process's standard error without the report `/usr/bin/time -v` appends to it. */
 function ownStderr(stderr: string, timed: boolean): string {
@@ -82,7 +94,9 @@ export function runNode(args: readonly string[], options: RunOptions = {}): Samp
   const env = { ...process.env, NO_COLOR: '1', ...options.env };
   const limit = options.timeoutMs;
   // A time limit under /usr/bin/time is kept by coreutils' timeout beneath it: killing /usr/bin/time
-  // itself would leave its child running. Without timeout(1) there, the child runs unwrapped.
+  // itself would leave its child running. In the foreground, so that Ctrl-C reaches the child (it
+  // then times out the child alone, not the child's own children). Without timeout(1) there, the
+  // child runs unwrapped, killed outright at the limit.
   const timeoutCommand = limit !== undefined && rssMethod() === 'time' && existsSync('/usr/bin/timeout') ? '/usr/bin/timeout' : undefined;
   let command = process.execPath;
   let argv = [...args];
@@ -90,7 +104,7 @@ export function runNode(args: readonly string[], options: RunOptions = {}): Samp
   const method = rssMethod() === 'time' && (limit === undefined || timeoutCommand) ? 'time' : options.rss ? 'hook' : undefined;
   if (method === 'time') {
     command = '/usr/bin/time';
-    argv = ['-v', ...(timeoutCommand && limit !== undefined ? [timeoutCommand, '-k', '5', `${limit / 1000}s`] : []), process.execPath, ...args];
+    argv = ['-v', ...(timeoutCommand && limit !== undefined ? [timeoutCommand, '--foreground', '-k', '2', `${limit / 1000}s`] : []), process.execPath, ...args];
   } else if (method === 'hook') {
     argv = ['--import', rssHookFile(), ...args];
   }
@@ -100,15 +114,16 @@ export function runNode(args: readonly string[], options: RunOptions = {}): Samp
     encoding: 'utf8',
     maxBuffer: 512 * 1024 * 1024,
     // The process itself is killed here; under timeout(1), only if that fails to end it.
-    ...(limit === undefined ? {} : { timeout: timeoutCommand ? limit + 15_000 : limit }),
+    ...(limit === undefined ? {} : { timeout: timeoutCommand ? limit + 15_000 : limit, killSignal: 'SIGKILL' as const }),
   });
   const ms = performance.now() - start;
   const stderr = ownStderr(result.stderr ?? '', method === 'time');
-  if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT' || (timeoutCommand && (result.status === 124 || result.status === 137))) {
+  // timeout(1) ends with 124, or 137 once it had to kill; a command may end so itself, before the limit.
+  const timedOut = timeoutCommand !== undefined && limit !== undefined && ms >= limit && (result.status === 124 || result.status === 137);
+  if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT' || timedOut) {
     throw new CommandFailed(`node ${args.join(' ')} did not finish within ${((limit ?? 0) / 1000).toFixed(0)} s`, stderr);
   }
-  // /usr/bin/time waits out a Ctrl-C its command dies of, and says so.
-  if (result.signal === 'SIGINT' || (method === 'time' && /^Command terminated by signal 2$/m.test(result.stderr ?? ''))) throw new Interrupted('interrupted');
+  if (interruptedBy(result)) throw new Interrupted();
   if (result.error) throw new CommandFailed(`node ${args.join(' ')}: ${result.error.message}`, stderr);
   if (result.status === null || !okCodes.includes(result.status)) {
     throw new CommandFailed(`node ${args.join(' ')} exited ${result.status ?? result.signal}\n${result.stderr.slice(-2000)}`, stderr);

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import type { SpawnSyncReturns } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CommandFailed, runNode } from './measure.js';
+import { CommandFailed, Interrupted, interruptedBy, runNode } from './measure.js';
 import type { Sample } from './measure.js';
 
 /** Pinned: it installs here with its native package (newer versions may lack one for this platform). */
@@ -28,8 +28,8 @@ export interface Ccusage {
 
 /**
  * Installs ccusage into `dir` (an empty folder). `env`: npm's environment beyond the bench's (its
- * registry and cache, say); npm keeps its cache where it always does (as `npx` would), but neither
- * checks for its own updates nor writes a log file.
+ * registry and cache, say); npm keeps its cache and its log where it always does (as `npx` would),
+ * but does not check for its own updates. Ctrl-C during it ends the bench (Interrupted).
  */
 export function installCcusage(dir: string, env: Readonly<Record<string, string>> = {}, timeoutMs = INSTALL_TIMEOUT_MS): Ccusage | { skip: string } {
   writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
@@ -37,14 +37,16 @@ export function installCcusage(dir: string, env: Readonly<Record<string, string>
   const windows = process.platform === 'win32';
   const install = spawnSync(windows ? 'npm.cmd' : 'npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `ccusage@${CCUSAGE_VERSION}`], {
     cwd: dir,
-    env: { ...process.env, npm_config_update_notifier: 'false', npm_config_logs_max: '0', ...env },
+    env: { ...process.env, npm_config_update_notifier: 'false', ...env },
     encoding: 'utf8',
     timeout: timeoutMs,
     shell: windows,
   });
+  if (interruptedBy(install)) throw new Interrupted();
   if (install.error || install.status !== 0) return { skip: `ccusage@${CCUSAGE_VERSION} did not install (${npmFailure(install, timeoutMs)})` };
   const bin = join(dir, 'node_modules', 'ccusage', 'src', 'cli.js');
-  const probe = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8', timeout: CCUSAGE_RUN_TIMEOUT_MS });
+  const probe = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8', timeout: CCUSAGE_RUN_TIMEOUT_MS, killSignal: 'SIGKILL' });
+  if (interruptedBy(probe)) throw new Interrupted();
   if (probe.error || probe.status !== 0) {
     const why = probe.error ? probe.error.message : firstLine(probe.stderr) || firstLine(probe.stdout) || `exit ${probe.status ?? probe.signal}`;
     return { skip: `ccusage@${CCUSAGE_VERSION} installed but does not run here (${why})` };

@@ -22,7 +22,7 @@
  * bench/calibration.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -33,8 +33,9 @@ import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTra
 import type { PlantedFact, Survival } from './retention.js';
 import { formatCalibration, runCalibration } from './calibration.js';
 import { summaryBench } from './summary.js';
-import { CommandFailed, Interrupted, measure, rssMethod, runNode, statOf } from './measure.js';
+import { CommandFailed, Interrupted, interruptedBy, measure, rssMethod, runNode, statOf } from './measure.js';
 import { CCUSAGE_ARGS, CCUSAGE_VERSION, ccusageRun, installCcusage } from './peer.js';
+import { benchTempDir, DATA_TEMP, removeTempDirs, SYSTEM_TEMP, sweepLeftovers } from './scratch.js';
 import type { Sample, Stat } from './measure.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -55,50 +56,6 @@ const COLD_ROUNDS = 5;
 
 // ---------------------------------------------------------------------------------------------
 // What the cases run
-
-const tmpDirs: string[] = [];
-/**
- * A temporary folder of this run, removed at its end (or at Ctrl-C), in `parent`; named with the
- * bench's pid, so that a run killed before its end leaves nothing the next one keeps (sweepLeftovers).
- */
-function benchTempDir(prefix: string, parent = tmpdir()): string {
-  const dir = mkdtempSync(join(parent, `${prefix}${process.pid}-`));
-  tmpDirs.push(dir);
-  return dir;
-}
-
-/** The bench's temporary folders in bench/.data (a pid before the random part since they have one). */
-const DATA_TEMP = /^(?:cache|hook-repo|claude-grown|claude-active|claude-session)-(?:(\d+)-)?[\w]{6}$/;
-/** Its temporary folders in the system's temp folder: only those named with a pid (others may be another program's). */
-const SYSTEM_TEMP = /^devs-ctx-bench-ccusage-(\d+)-[\w]{6}$/;
-
-/** Removes the temporary folders of earlier runs whose bench is no longer running (killed before its end). */
-function sweepLeftovers(): void {
-  const gone = (pid: string | undefined): boolean => {
-    if (pid === undefined) return true;
-    try {
-      process.kill(Number(pid), 0);
-      return false;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'ESRCH';
-    }
-  };
-  for (const [parent, pattern] of [
-    [dataDir, DATA_TEMP],
-    [tmpdir(), SYSTEM_TEMP],
-  ] as const) {
-    let names: string[];
-    try {
-      names = readdirSync(parent);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const match = pattern.exec(name);
-      if (match && gone(match[1])) rmSync(join(parent, name), { recursive: true, force: true });
-    }
-  }
-}
 
 /** A fresh, empty cache dir (removed at the end). */
 function freshCacheDir(): string {
@@ -156,6 +113,7 @@ function agentHook(hook: 'pre-compact' | 'post-compact', session: { path: string
     encoding: 'utf8',
   });
   const ms = performance.now() - start;
+  if (interruptedBy(result)) throw new Interrupted();
   if (result.status !== 0 || /agent goes on/.test(result.stderr)) throw new CommandFailed(`agent-hook ${hook} failed: ${result.stderr.slice(-2000)}`);
   rmSync(dir, { recursive: true, force: true });
   return { ms };
@@ -189,6 +147,7 @@ function hookCommit(repo: string): Sample {
     encoding: 'utf8',
   });
   const ms = performance.now() - start;
+  if (interruptedBy(result)) throw new Interrupted();
   if (result.status !== 0 || !/nothing due \(25 transcripts checked\)/.test(result.stderr))
     throw new CommandFailed(`pre-commit hook: ${result.stderr.slice(-2000)}`);
   return { ms };
@@ -665,6 +624,8 @@ async function main(): Promise<number> {
   process.stderr.write(`measuring (${rssMethod() === 'time' ? '/usr/bin/time -v' : 'resourceUsage hook'} for peak RSS)…\n`);
   const skipped = new Map<string, string>();
   for (const c of cases) {
+    // A Ctrl-C that came while the bench itself ran (not a command it started) is heard here.
+    await new Promise((resolve) => setImmediate(resolve));
     const result = c.run();
     if ('skipped' in result) {
       skipped.set(c.name, result.skipped);
@@ -872,17 +833,18 @@ function retention(): string[] {
   ];
 }
 
-const removeTempDirs = (): void => {
-  for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
-};
-// Ctrl-C: the command it reached ends, and so does the bench, its temporary folders removed.
+// Ctrl-C: the command it reached ends, and so does the bench, its temporary folders removed (when
+// the bench itself was running, at its next wait).
 process.on('SIGINT', () => {
   removeTempDirs();
   process.stderr.write('bench interrupted\n');
   process.exit(130);
 });
-sweepLeftovers();
 try {
+  sweepLeftovers([
+    [dataDir, DATA_TEMP],
+    [tmpdir(), SYSTEM_TEMP],
+  ]);
   process.exitCode = await main();
 } catch (error) {
   if (error instanceof Interrupted) {

@@ -10,10 +10,10 @@
  * 35 % of them while its summaries, all sessions together, are no larger than the agent's.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchTempDir } from './scratch.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { SUMMARY_PREFIX } from '../src/core/prune/edit.js';
 import { readTranscript } from '../src/formats/index.js';
@@ -127,7 +127,7 @@ const pct = (n: number, d: number): string => (d === 0 ? 'n/a' : `${((100 * n) /
 
 /** Runs the case over `dir` and returns the lines to print. */
 export function summaryBench(dir: string): string[] {
-  const work = mkdtempSync(join(tmpdir(), 'devs-ctx-bench-summary-'));
+  const work = benchTempDir('devs-ctx-bench-summary-');
   try {
     const rows: string[][] = [['session', 'ids', 'devs-ctx kept', 'devs-ctx tokens', 'agent kept', 'agent tokens']];
     const notes: string[] = [];
