@@ -273,12 +273,28 @@ async function main(): Promise<number> {
     return 0;
   }
   const batchName = `${BATCH.sessions.toLocaleString('en-US')} sessions`;
-  // DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without generating the 1M/10M/batch data.
+  // DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without generating the 1M/10M/batch data;
+  // a filter that picks any case below (or one measured against it) generates it.
   const generatedNeeded =
     !benchOnly ||
-    ['floor 1M', 'analyze 1M cold', 'floor 1M+20', 'floor 10M', 'analyze 10M cold', `analyze ${batchName} cold`, `floor ${batchName}`].some((n) =>
-      benchOnly.test(n),
-    );
+    [
+      'floor 1M',
+      'analyze 1M cold',
+      'analyze 1M warm',
+      'prune 1M cold',
+      'prune 1M cold --no-archive',
+      'prune 1M cold --strategy recency',
+      'floor 1M+20',
+      'analyze 1M+20 warm',
+      'analyze 1M+20 warm, 190k-count cache',
+      'floor 10M',
+      'analyze 10M cold',
+      'analyze 10M peak RSS',
+      `floor ${batchName}`,
+      `analyze ${batchName} cold`,
+      `analyze ${batchName} warm`,
+      `analyze ${batchName} peak RSS`,
+    ].some((n) => benchOnly.test(n));
   const log = (m: string): boolean => process.stderr.write(`${m}\n`);
   const data = generatedNeeded ? await ensureBenchData(dataDir, log) : { small: '', large: '', appended: '', appendedTurns: 20 };
   const batchDir = generatedNeeded ? await ensureBatchData(dataDir, log) : '';
@@ -615,10 +631,20 @@ async function main(): Promise<number> {
       baseline: `${readOnName}, read whole`,
     },
   );
-  const picked = allCases.filter((c) => !benchOnly || benchOnly.test(c.name));
-  const needed = new Set(
-    picked.flatMap((c) => [c.name, ...(c.baseline ? [c.baseline] : []), ...(c.name.endsWith('peak RSS') ? [c.name.replace(/peak RSS$/, 'cold')] : [])]),
-  );
+  // The cases picked, and what they are measured against, and what that is measured against in turn.
+  const needed = new Set(allCases.filter((c) => !benchOnly || benchOnly.test(c.name)).map((c) => c.name));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const c of allCases) {
+      if (!needed.has(c.name)) continue;
+      for (const more of [...(c.baseline ? [c.baseline] : []), ...(c.name.endsWith('peak RSS') ? [c.name.replace(/peak RSS$/, 'cold')] : [])]) {
+        if (!needed.has(more)) {
+          needed.add(more);
+          grew = true;
+        }
+      }
+    }
+  }
   const cases = allCases.filter((c) => needed.has(c.name));
 
   process.stderr.write(`measuring (${rssMethod() === 'time' ? '/usr/bin/time -v' : 'resourceUsage hook'} for peak RSS)…\n`);
