@@ -27,7 +27,7 @@ export interface Stat {
   readonly medianCpuMs?: number;
 }
 
-export interface RunOptions {
+interface RunOptions {
   readonly env?: Readonly<Record<string, string>>;
   readonly okCodes?: readonly number[];
   /** Measure peak RSS too (through /usr/bin/time -v, or a --import hook reading resourceUsage). */
@@ -148,13 +148,13 @@ export function statOf(name: string, runs: readonly Sample[]): Stat {
   return stat;
 }
 
-export function median(values: readonly number[]): number {
+function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
 }
 
-export interface MeasureOptions {
+interface MeasureOptions {
   /** Untimed set-up before each run (e.g. a fresh, primed cache dir). */
   readonly before?: () => void;
   /** Untimed runs first, to warm the OS file cache. */
