@@ -61,11 +61,16 @@ export function interruptedBy(result: { readonly status: number | null; readonly
   return result.signal === 'SIGINT' || result.status === 130 || /^Command terminated by signal 2$/m.test(result.stderr ?? '');
 }
 
-/** A process's standard error without the report `/usr/bin/time -v` appends to it. */
-function ownStderr(stderr: string, timed: boolean): string {
+/**
+ * A process's standard error without the report `/usr/bin/time -v` appends to it (its first line,
+ * "Command exited with …" or "Command terminated by …", follows the process's last text directly when
+ * that did not end its line).
+ */
+export function ownStderr(stderr: string, timed: boolean): string {
   if (!timed) return stderr;
-  const report = stderr.search(/^(?:Command (?:exited with non-zero status|terminated by signal) \d+\n)?\tCommand being timed:/m);
-  return report < 0 ? stderr : stderr.slice(0, report);
+  const report = stderr.search(/^\tCommand being timed:/m);
+  if (report < 0) return stderr;
+  return stderr.slice(0, report).replace(/Command (?:exited with non-zero status|terminated by signal) \d+\n$/, '');
 }
 
 let rssProbe: 'time' | 'hook' | undefined;
@@ -123,10 +128,13 @@ export function runNode(args: readonly string[], options: RunOptions = {}): Samp
   if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT' || timedOut) {
     throw new CommandFailed(`node ${args.join(' ')} did not finish within ${((limit ?? 0) / 1000).toFixed(0)} s`, stderr);
   }
-  if (interruptedBy(result)) throw new Interrupted();
+  const ok = !result.error && result.status !== null && okCodes.includes(result.status);
+  if (!ok && interruptedBy({ ...result, stderr: method === 'time' ? result.stderr.slice(stderr.length) : '' })) throw new Interrupted();
   if (result.error) throw new CommandFailed(`node ${args.join(' ')}: ${result.error.message}`, stderr);
-  if (result.status === null || !okCodes.includes(result.status)) {
-    throw new CommandFailed(`node ${args.join(' ')} exited ${result.status ?? result.signal}\n${result.stderr.slice(-2000)}`, stderr);
+  if (!ok) {
+    // A command that reports on standard output (analyze --ndjson, say) says there why it failed.
+    const printed = result.stdout.trim() ? `\n${result.stdout.trim().slice(-1000)}` : '';
+    throw new CommandFailed(`node ${args.join(' ')} exited ${result.status ?? result.signal}\n${stderr.slice(-2000)}${printed}`, stderr);
   }
   let maxRssKb: number | undefined;
   let cpuMs: number | undefined;

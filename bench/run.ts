@@ -43,7 +43,17 @@ const projectDir = dirname(benchDir);
 const dataDir = join(benchDir, '.data');
 const cli = join(projectDir, 'bin', 'devs-ctx.js');
 /** `DEVS_CTX_BENCH_ONLY=REGEX` runs only the cases whose names match (with their baselines), and no retention check. */
-const benchOnly = process.env['DEVS_CTX_BENCH_ONLY'] ? new RegExp(process.env['DEVS_CTX_BENCH_ONLY']) : undefined;
+const benchOnly = onlyFilter(process.env['DEVS_CTX_BENCH_ONLY']);
+/** The filter, or a clear message and exit 2 when it is not a regular expression. */
+function onlyFilter(source: string | undefined): RegExp | undefined {
+  if (!source) return undefined;
+  try {
+    return new RegExp(source);
+  } catch (error) {
+    process.stderr.write(`bench: DEVS_CTX_BENCH_ONLY is not a regular expression (${(error as Error).message})\n`);
+    process.exit(2);
+  }
+}
 /** `DEVS_CTX_BENCH_CHECKS=only` runs only the untimed checks (retention, calibration), without generating the timed cases' data. */
 const checksOnly = process.env['DEVS_CTX_BENCH_CHECKS'] === 'only';
 const floorScript = join(benchDir, 'floor.mjs');
@@ -125,16 +135,25 @@ function agentHook(hook: 'pre-compact' | 'post-compact', session: { path: string
  */
 function hookRepo(session: { path: string }): string {
   const repo = benchTempDir('hook-repo-', dataDir);
-  const git = (...args: string[]): void => void spawnSync('git', args, { cwd: repo, stdio: 'ignore' });
+  const git = (...args: string[]): void => void spawnSync('git', args, { cwd: repo, env: isolatedGit(), stdio: 'ignore' });
   git('init', '-q');
   mkdirSync(join(repo, 'sessions'));
   const text = readFileSync(session.path, 'utf8').split('\n').slice(0, 200).join('\n');
   for (let i = 0; i < 25; i++) writeFileSync(join(repo, 'sessions', `s${i}.jsonl`), `${text}\n`);
   writeFileSync(join(repo, 'devs-ctx.config.json'), JSON.stringify({ transcripts: ['sessions/*.jsonl'] }));
-  const installed = spawnSync(process.execPath, [cli, 'hook', 'install'], { cwd: repo, encoding: 'utf8' });
+  const installed = spawnSync(process.execPath, [cli, 'hook', 'install'], { cwd: repo, env: isolatedGit(), encoding: 'utf8' });
+  if (interruptedBy(installed)) throw new Interrupted();
   if (installed.status !== 0) throw new CommandFailed(`hook install: ${installed.stderr}`);
   hookCommit(repo);
   return repo;
+}
+
+/**
+ * The environment for git and the hook in the bench's repository: none of the user's git settings (a
+ * global `core.hooksPath` would have `hook install` install into the user's own hooks folder).
+ */
+function isolatedGit(): NodeJS.ProcessEnv {
+  return { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
 }
 
 /** The pre-commit hook as git runs it (sh, at the work tree's top), nothing due. */
@@ -143,7 +162,7 @@ function hookCommit(repo: string): Sample {
   const result = spawnSync('sh', [join(repo, '.git', 'hooks', 'pre-commit')], {
     cwd: repo,
     // Its own cache (a user's would be the default one): the bench writes nothing in the home folder.
-    env: { ...process.env, NO_COLOR: '1', DEVS_CTX_ARCHIVE: join(repo, 'archive.sqlite'), DEVS_CTX_CACHE_DIR: join(repo, '.cache') },
+    env: { ...isolatedGit(), NO_COLOR: '1', DEVS_CTX_ARCHIVE: join(repo, 'archive.sqlite'), DEVS_CTX_CACHE_DIR: join(repo, '.cache') },
     encoding: 'utf8',
   });
   const ms = performance.now() - start;
@@ -171,6 +190,7 @@ function fillCountCache(dir: string): void {
     for (let i = 0; cache.size < 190000; i++) cache.set(TokenCountCache.key('filler ' + i), i % 5000);
     cache.save();`;
   const made = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  if (interruptedBy(made)) throw new Interrupted();
   if (made.status !== 0) throw new CommandFailed(`filling the count cache: ${made.stderr}`);
 }
 
@@ -273,36 +293,49 @@ async function main(): Promise<number> {
     return 0;
   }
   const batchName = `${BATCH.sessions.toLocaleString('en-US')} sessions`;
-  // DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without generating the 1M/10M/batch data;
-  // a filter that picks any case below (or one measured against it) generates it.
-  const generatedNeeded =
-    !benchOnly ||
-    [
-      'floor 1M',
-      'analyze 1M cold',
-      'analyze 1M warm',
-      'prune 1M cold',
-      'prune 1M cold --no-archive',
-      'prune 1M cold --strategy recency',
-      'floor 1M+20',
-      'analyze 1M+20 warm',
-      'analyze 1M+20 warm, 190k-count cache',
-      'floor 10M',
-      'analyze 10M cold',
-      'analyze 10M peak RSS',
-      `floor ${batchName}`,
-      `analyze ${batchName} cold`,
-      `analyze ${batchName} warm`,
-      `analyze ${batchName} peak RSS`,
-    ].some((n) => benchOnly.test(n));
+  const claudeName = `${CLAUDE_PROJECTS.sessions} Claude Code sessions`;
+  const ccusageName = `ccusage claude session ${claudeName}`;
+  const firstName = `analyze ${claudeName} first run`;
+  const rerunName = `analyze ${claudeName} re-run`;
+  // The same with --json, as one would compare it with `ccusage session --json`: whole reports, kept too.
+  const rerunJsonName = `analyze ${claudeName} re-run --json`;
+  const grownName = `analyze ${claudeName} re-run, 3 grown, 190k-count cache`;
+  const activeName = `analyze ${claudeName} re-run, the active one grown 10 lines, 190k-count cache`;
+  const readOnName = 'analyze DIR, 1M-token Claude Code session grown 10 lines';
+  // Each kind of generated data is made only when a case picked needs it (a case's baselines need the
+  // same kind): DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without any of it.
+  const picks = (names: readonly string[]): boolean => !benchOnly || names.some((n) => benchOnly.test(n));
+  const oneFileNeeded = picks([
+    'floor 1M',
+    'analyze 1M cold',
+    'analyze 1M warm',
+    'prune 1M cold',
+    'prune 1M cold --no-archive',
+    'prune 1M cold --strategy recency',
+    'floor 1M+20',
+    'analyze 1M+20 warm',
+    'analyze 1M+20 warm, 190k-count cache',
+    'floor 10M',
+    'analyze 10M cold',
+    'analyze 10M peak RSS',
+  ]);
+  const batchNeeded = picks([`floor ${batchName}`, `analyze ${batchName} cold`, `analyze ${batchName} warm`, `analyze ${batchName} peak RSS`]);
+  const claudeNeeded = picks([
+    ccusageName,
+    firstName,
+    rerunName,
+    rerunJsonName,
+    grownName,
+    activeName,
+    `${readOnName}, read whole`,
+    `${readOnName}, read on from where it ended`,
+  ]);
   const log = (m: string): boolean => process.stderr.write(`${m}\n`);
-  const data = generatedNeeded ? await ensureBenchData(dataDir, log) : { small: '', large: '', appended: '', appendedTurns: 20 };
-  const batchDir = generatedNeeded ? await ensureBatchData(dataDir, log) : '';
-  const claudeNeeded = !benchOnly || /ccusage|Claude/.test(benchOnly.source);
+  const data = oneFileNeeded ? await ensureBenchData(dataDir, log) : { small: '', large: '', appended: '', appendedTurns: 20 };
+  const batchDir = batchNeeded ? await ensureBatchData(dataDir, log) : '';
   const claudeDir = claudeNeeded ? await ensureClaudeProjects(dataDir, log) : '';
   const claudeProjects = join(claudeDir, 'projects');
   const claudeSession = claudeNeeded ? await ensureClaudeSession(dataDir, log) : '';
-  const claudeName = `${CLAUDE_PROJECTS.sessions} Claude Code sessions`;
   let claudeRerunCache = '';
 
   const stats = new Map<string, Stat>();
@@ -337,7 +370,11 @@ async function main(): Promise<number> {
   let appendCache = '';
   let fullCacheTemplate: string | undefined;
   let batchWarmCache = '';
-  const agentSession = ensureAgentSession(dataDir);
+  let agentSessionMade: ReturnType<typeof ensureAgentSession> | undefined;
+  const agentSession = (): ReturnType<typeof ensureAgentSession> => {
+    agentSessionMade ??= ensureAgentSession(dataDir);
+    return agentSessionMade;
+  };
   let agentWarmCache = '';
   const allCases: BenchCase[] = [
     { name: 'node -e 0', run: () => measure('node -e 0', () => runNode(['-e', '0']), 5, { warmup: 1 }) },
@@ -354,18 +391,18 @@ async function main(): Promise<number> {
     // picks the hints; no archive write). Measured 5.7×, 5.0× and 4.2× on 2 loaded cores.
     {
       name: 'agent-hook pre-compact 150k cold',
-      run: () => measure('agent-hook pre-compact 150k cold', () => agentHook('pre-compact', agentSession, freshCacheDir()), 3),
+      run: () => measure('agent-hook pre-compact 150k cold', () => agentHook('pre-compact', agentSession(), freshCacheDir()), 3),
       baseline: 'node -e 0',
       target: { kind: 'ratio', max: 15 },
     },
     {
       name: 'agent-hook pre-compact 150k warm',
       run: () =>
-        measure('agent-hook pre-compact 150k warm', () => agentHook('pre-compact', agentSession, agentWarmCache), 3, {
+        measure('agent-hook pre-compact 150k warm', () => agentHook('pre-compact', agentSession(), agentWarmCache), 3, {
           before: () => {
             if (agentWarmCache) return;
             agentWarmCache = freshCacheDir();
-            agentHook('pre-compact', agentSession, agentWarmCache);
+            agentHook('pre-compact', agentSession(), agentWarmCache);
           },
         }),
       baseline: 'node -e 0',
@@ -373,7 +410,7 @@ async function main(): Promise<number> {
     },
     {
       name: 'agent-hook post-compact 150k',
-      run: () => measure('agent-hook post-compact 150k', () => agentHook('post-compact', agentSession, freshCacheDir()), 3),
+      run: () => measure('agent-hook post-compact 150k', () => agentHook('post-compact', agentSession(), freshCacheDir()), 3),
       baseline: 'node -e 0',
       target: { kind: 'ratio', max: 10 },
     },
@@ -383,7 +420,7 @@ async function main(): Promise<number> {
     {
       name: 'git hook, 25 sessions, nothing due',
       run: () => {
-        const repo = hookRepo(agentSession);
+        const repo = hookRepo(agentSession());
         return measure('git hook, 25 sessions, nothing due', () => hookCommit(repo), 5, { warmup: 1 });
       },
       baseline: 'node -e 0',
@@ -515,13 +552,6 @@ async function main(): Promise<number> {
   // re-run, …, each round starting one further along), so a machine whose load changes during the
   // bench weighs on all alike and the ratios stay fair. Without ccusage (it did not install, failed,
   // or did not read the folder's sessions), devs-ctx's runs are measured all the same.
-  const ccusageName = `ccusage claude session ${claudeName}`;
-  const firstName = `analyze ${claudeName} first run`;
-  const rerunName = `analyze ${claudeName} re-run`;
-  // The same with --json, as one would compare it with `ccusage session --json`: whole reports, kept too.
-  const rerunJsonName = `analyze ${claudeName} re-run --json`;
-  const grownName = `analyze ${claudeName} re-run, 3 grown, 190k-count cache`;
-  const activeName = `analyze ${claudeName} re-run, the active one grown 10 lines, 190k-count cache`;
   let peer: { stats: Map<string, Stat>; skipped?: string } | undefined;
   const peerStat = (name: string): Stat | { skipped: string } => {
     if (peer === undefined) {
@@ -594,7 +624,6 @@ async function main(): Promise<number> {
   // A developer's active session, re-analysed every few minutes: it has grown by 10 lines since the
   // last run. Read whole (the first time it grew, nothing was kept yet) against read on from where
   // the last run ended (each later time). Each run starts from a copy of the cache made for it.
-  const readOnName = 'analyze DIR, 1M-token Claude Code session grown 10 lines';
   /** The session's folder, and the cache as the runs before the measured one left it. */
   const grownSession = (readOn: boolean): { dir: string; cache: string } => {
     const lines = readFileSync(claudeSession, 'utf8').split(/(?<=\n)/);
@@ -650,8 +679,9 @@ async function main(): Promise<number> {
   process.stderr.write(`measuring (${rssMethod() === 'time' ? '/usr/bin/time -v' : 'resourceUsage hook'} for peak RSS)…\n`);
   const skipped = new Map<string, string>();
   for (const c of cases) {
-    // A Ctrl-C that came while the bench itself ran (not a command it started) is heard here.
-    await new Promise((resolve) => setImmediate(resolve));
+    // A Ctrl-C that came while the bench itself ran (not a command it started) is heard here (a timer
+    // lets the event loop take the signal in; an immediate comes round before it does).
+    await new Promise((resolve) => setTimeout(resolve, 1));
     const result = c.run();
     if ('skipped' in result) {
       skipped.set(c.name, result.skipped);

@@ -13,7 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchTempDir } from './scratch.js';
+import { Interrupted, interruptedBy } from './measure.js';
+import { benchTempDir, removeTempDirs } from './scratch.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { SUMMARY_PREFIX } from '../src/core/prune/edit.js';
 import { readTranscript } from '../src/formats/index.js';
@@ -110,7 +111,8 @@ export function scoreSession(file: string, work: string): SessionScore | string 
     env: { ...process.env, DEVS_CTX_CACHE_DIR: join(work, 'cache'), GEMINI_API_KEY: '', GOOGLE_API_KEY: '' },
     maxBuffer: 256 * 1024 * 1024,
   });
-  if (run.status !== 0) return `prune exited ${run.status}: ${run.stderr.trim().split('\n')[0] ?? ''}`;
+  if (interruptedBy(run)) throw new Interrupted();
+  if (run.status !== 0) return `prune exited ${run.status ?? run.signal}: ${run.stderr.trim().split('\n')[0] ?? ''}`;
   const pruned = readTranscript(parseDocument(readFileSync(out), { path: out })).entries.map((e) => e.turn.content);
   const ours = pruned.find((c) => c.startsWith(SUMMARY_PREFIX)) ?? '';
   const counter = loadCounter('o200k_base');
@@ -179,6 +181,17 @@ export function summaryBench(dir: string): string[] {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  // Ctrl-C: the prune it reached ends, and so does the case, its temporary folder removed.
+  process.on('SIGINT', () => {
+    removeTempDirs();
+    process.exit(130);
+  });
   const dir = process.argv[2] ?? join(projectDir, '..', 'shared', 'realdata');
-  for (const line of summaryBench(dir)) console.log(line);
+  try {
+    for (const line of summaryBench(dir)) console.log(line);
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+    process.stderr.write('bench interrupted\n');
+    process.exitCode = 130;
+  }
 }

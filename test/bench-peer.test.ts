@@ -111,6 +111,19 @@ test('a ccusage that fails, reads nothing or never ends is skipped with the reas
   assert.match((ccusageRun(exits124, '/claude/config', 2, 30_000) as { skip: string }).skip, /exited 124/);
 });
 
+test("what ccusage says is its own, not /usr/bin/time's report, and only a failure can be Ctrl-C", () => {
+  // Its last line unfinished: /usr/bin/time's report starts on the same line.
+  const unfinished = standIn('unfinished', "process.stderr.write('boom: config unreadable'); process.exitCode = 1;");
+  assert.deepEqual(ccusageRun(unfinished, '/claude/config', 2), { skip: 'ccusage claude session --json --offline exited 1 (boom: config unreadable)' });
+  // A run that succeeds is measured, whatever its standard error says.
+  const chatty = standIn(
+    'chatty',
+    "process.stderr.write('Command terminated by signal 2\\n'); process.stdout.write(JSON.stringify({ sessions: [1, 2], totals: {} }));",
+  );
+  const run = ccusageRun(chatty, '/claude/config', 2);
+  assert.ok(!('skip' in run), JSON.stringify(run));
+});
+
 test('Ctrl-C that ends ccusage ends the bench', () => {
   for (const [name, body] of [
     ['sigint', "process.kill(process.pid, 'SIGINT');"],
