@@ -66,7 +66,7 @@ export function interruptedBy(result: { readonly status: number | null; readonly
  * "Command exited with …" or "Command terminated by …", follows the process's last text directly when
  * that did not end its line).
  */
-export function ownStderr(stderr: string, timed: boolean): string {
+function ownStderr(stderr: string, timed: boolean): string {
   if (!timed) return stderr;
   const report = stderr.search(/^\tCommand being timed:/m);
   if (report < 0) return stderr;

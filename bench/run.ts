@@ -35,7 +35,7 @@ import { formatCalibration, runCalibration } from './calibration.js';
 import { summaryBench } from './summary.js';
 import { CommandFailed, Interrupted, interruptedBy, measure, rssMethod, runNode, statOf } from './measure.js';
 import { CCUSAGE_ARGS, CCUSAGE_VERSION, ccusageRun, installCcusage } from './peer.js';
-import { benchTempDir, DATA_TEMP, removeTempDirs, SYSTEM_TEMP, sweepLeftovers } from './scratch.js';
+import { benchTempDir, DATA_TEMP, endOnCtrlC, removeTempDirs, SYSTEM_TEMP, sweepLeftovers } from './scratch.js';
 import type { Sample, Stat } from './measure.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -889,13 +889,8 @@ function retention(): string[] {
   ];
 }
 
-// Ctrl-C: the command it reached ends, and so does the bench, its temporary folders removed (when
-// the bench itself was running, at its next wait).
-process.on('SIGINT', () => {
-  removeTempDirs();
-  process.stderr.write('bench interrupted\n');
-  process.exit(130);
-});
+// Ctrl-C: the command it reached ends, and so does the bench, its temporary folders removed.
+endOnCtrlC();
 try {
   sweepLeftovers([
     [dataDir, DATA_TEMP],

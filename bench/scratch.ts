@@ -16,6 +16,18 @@ export function benchTempDir(prefix: string, parent = tmpdir()): string {
   return dir;
 }
 
+/**
+ * Ctrl-C heard by the bench itself (a command it runs ends first, and the bench goes on to its next
+ * wait): its temporary folders are removed, and it ends with 130.
+ */
+export function endOnCtrlC(): void {
+  process.on('SIGINT', () => {
+    removeTempDirs();
+    process.stderr.write('bench interrupted\n');
+    process.exit(130);
+  });
+}
+
 /** Removes every folder benchTempDir made. */
 export function removeTempDirs(): void {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });

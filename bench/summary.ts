@@ -14,7 +14,7 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync 
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Interrupted, interruptedBy } from './measure.js';
-import { benchTempDir, removeTempDirs } from './scratch.js';
+import { benchTempDir, endOnCtrlC } from './scratch.js';
 import { loadCounter } from '../src/core/tokens/encodings.js';
 import { SUMMARY_PREFIX } from '../src/core/prune/edit.js';
 import { readTranscript } from '../src/formats/index.js';
@@ -181,11 +181,7 @@ export function summaryBench(dir: string): string[] {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  // Ctrl-C: the prune it reached ends, and so does the case, its temporary folder removed.
-  process.on('SIGINT', () => {
-    removeTempDirs();
-    process.exit(130);
-  });
+  endOnCtrlC();
   const dir = process.argv[2] ?? join(projectDir, '..', 'shared', 'realdata');
   try {
     for (const line of summaryBench(dir)) console.log(line);

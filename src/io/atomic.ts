@@ -31,8 +31,10 @@ import { InputError, InterruptedError, LockedError, ReplacedThenFailedError } fr
  * disk, get the target's file mode, and only then replace it with a rename. A crash or a full disk
  * leaves the target as it was (at worst a stray `.devs-ctx-*.tmp` beside it).
  */
-/** Writes the first `length` bytes of `bytes` (writeSync may write fewer than asked). */
-/** Writes `length` bytes of `bytes`; `wrote` counts those written, also when a write fails part way. */
+/**
+ * Writes the first `length` bytes of `bytes` (writeSync may write fewer than asked); `wrote` counts
+ * those written, also when a write fails part way.
+ */
 function writeAll(fd: number, bytes: Uint8Array, length: number, wrote?: { bytes: number }): void {
   for (let offset = 0; offset < length; ) {
     const n = writeSync(fd, bytes, offset, length - offset);
