@@ -489,6 +489,12 @@ for (const path of realdataFiles('claude-code')) {
       assert.equal(boundaries(w.document).length, boundaries(input).length + (e.dropped.size > 0 ? 1 : 0));
       assert.equal(detectFormat(w.document).adapter.name, 'claude-code');
       assert.deepEqual(claudeCodeWriter.validate(w.document, w.readBack), []);
+      // Read back taking the input's parse of every line copied from it (not parsing it again): the
+      // document a plain parse of the output gives.
+      assert.deepEqual(w.document, parseDocument(w.bytes, { path, keepRaw: true }));
+      const inputValues = new Set(input.records.map((r) => r.values));
+      const copies = w.records.filter((r) => 'from' in r && (input.records[r.from]?.values.length ?? 0) === 1).length;
+      assert.equal(w.document.records.filter((r) => inputValues.has(r.values)).length, copies, 'each line copied from the input shares its parse');
       // The pruned context is smaller by what was dropped, and nothing dropped is still read.
       const keptIds = new Set(w.readBack.entries.map((x) => x.turn.id));
       for (const i of e.dropped) assert.ok(!keptIds.has(t.entries[i]?.turn.id ?? ''), `dropped entry ${i} is back`);
@@ -552,6 +558,17 @@ test('validate: repeated uuids, boundaries with a parent, glued and non-compact 
   const spaced = texts.map((l, i) => (i === a5 ? JSON.stringify(all[a5], null, 1).replace(/\n/g, '') : l)).join('\n');
   assert.deepEqual(validate(parseDocument(Buffer.from(`${spaced}\n`), { path: 'spaced', keepRaw: true })), [
     'line a5 is not compact JSON (Claude Code writes JSON.stringify output)',
+  ]);
+  // Copied byte for byte from the input (`copied`): the input had it (writeTranscript would not count
+  // it against the writer), and a check of the line alone is not made again; its links still are.
+  const spacedDoc = parseDocument(Buffer.from(`${spaced}\n`), { path: 'spaced', keepRaw: true });
+  assert.deepEqual(claudeCodeWriter.validate(spacedDoc, claudeCodeAdapter.read(spacedDoc), new Set([a5])), []);
+  assert.deepEqual(claudeCodeWriter.validate(spacedDoc, claudeCodeAdapter.read(spacedDoc), new Set([a5 - 1, a5 + 1])), [
+    'line a5 is not compact JSON (Claude Code writes JSON.stringify output)',
+  ]);
+  const danglingDoc = inlineDoc(...all.map((v) => (v['uuid'] === 'a5' ? { ...v, parentUuid: 'nowhere' } : v)));
+  assert.deepEqual(claudeCodeWriter.validate(danglingDoc, claudeCodeAdapter.read(danglingDoc), new Set([a5])), [
+    'line a5: its parent nowhere is not in the file',
   ]);
 });
 

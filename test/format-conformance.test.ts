@@ -148,6 +148,8 @@ function conformance(row: FormatRow, writer: FormatWriter): void {
         // writeTranscript reads the output back and throws when the format's validator finds a new problem.
         const written = writeTranscript(doc, transcript, edit, writer);
         assert.ok(!written.bytes.equals(bytes), 'the edit changed the file');
+        // Read back taking the input's parse of the lines copied from it: what a plain parse gives.
+        assert.deepEqual(written.document, parseDocument(written.bytes, { path: written.document.path, keepRaw: true }));
         assertPruneReadsBack(transcript, written.readBack, edit);
         const again = adapterFor(row.format).read(assertRedetects(written.bytes, path, row.format));
         assert.deepEqual(

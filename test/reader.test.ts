@@ -235,3 +235,47 @@ test('a BOM split over several chunks of a stream is still a BOM; a short input 
   assert.equal(short.totalBytes, 2);
   assert.deepEqual(short.records[0]?.raw, Buffer.from([0xef, 0xbb]));
 });
+
+test('lines copied from a document read earlier (`sameAs`, a prune reading back its output) keep that parse when their bytes are the same; other lines are parsed: the records and issues of a plain parse', () => {
+  const lines = [
+    Buffer.from('{"a":1,"t":"caf\u00e9"}'),
+    Buffer.from(''),
+    Buffer.from('   '),
+    Buffer.from('{"b":[1,2]}{"c":3}'),
+    Buffer.from('{broken'),
+    Buffer.from('"just a string"'),
+    Buffer.from('{"d":"\uFFFD is in the text"}'),
+    Buffer.concat([Buffer.from('{"e":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
+    Buffer.from('{"f":3}\r'),
+    Buffer.from('{"g":4}'),
+  ];
+  const input = doc(Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')])));
+  assert.equal(input.records.length, lines.length);
+  // The output: every input line in another order, a new line, and one line whose given source is another line.
+  const order = [9, 0, 1, 2, 3, 4, 5, 6, 7, 8];
+  const out: Buffer[] = [];
+  const sources: (typeof input.records)[number][] = [];
+  for (const k of order) {
+    out.push(Buffer.concat([lines[k] as Buffer, Buffer.from('\n')]));
+    sources.push(input.records[k] as (typeof input.records)[number]);
+  }
+  out.push(Buffer.from('{"new":true}\n'));
+  out.push(Buffer.from('{"g":5}\n'));
+  sources.push(undefined as never, input.records[9] as (typeof input.records)[number]);
+  const bytes = Buffer.concat(out);
+  const plain = parseDocument(bytes, { path: 'out.jsonl', keepRaw: true });
+  const reused = parseDocument(bytes, { path: 'out.jsonl', keepRaw: true, sameAs: sources });
+  assert.deepEqual(reused, plain);
+  // Taken as they were: the lines that parsed cleanly alone (one value, valid UTF-8), and only those.
+  const taken = reused.records.flatMap((r, k) => (sources[k] !== undefined && r.values === sources[k]?.values ? [k] : []));
+  assert.deepEqual(taken, [0, 1, 6, 7, 9]);
+  // The glued, broken and invalid UTF-8 lines are reported, at their new line numbers.
+  assert.deepEqual(
+    reused.issues.map((i) => i.line),
+    [5, 6, 9],
+  );
+  // A JSON document is read as one, whatever lines it is said to copy.
+  const pretty = Buffer.from('{\n  "a": 1\n}\n');
+  const once = doc(pretty);
+  assert.deepEqual(parseDocument(pretty, { path: 'x.jsonl', keepRaw: true, sameAs: once.records }), once);
+});

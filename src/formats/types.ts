@@ -46,8 +46,11 @@ export interface FormatWriter {
    * Structural problems of a written document, read back with this format's adapter (empty when
    * valid): for example a tool call without its result on the active context, a parent link that
    * does not resolve, or not exactly one summary where one was written. A non-empty answer is a bug.
+   * `copied`: the records (by index) that are byte-for-byte copies of lines of the document the output
+   * was written from. What a check of one line alone finds on them, it found on that document too (a
+   * problem the input had, never the writer's: see writeTranscript), so such a check may skip them.
    */
-  validate(doc: ParsedDocument, transcript: Transcript): string[];
+  validate(doc: ParsedDocument, transcript: Transcript, copied?: ReadonlySet<number>): string[];
   /**
    * A `[CONTEXT REFRESH]` added at the end of the active context, the way the format's own agent adds
    * context it did not type; every line it does not change comes back as `{ from }`. The read-back

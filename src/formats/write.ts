@@ -61,14 +61,24 @@ export function writeTranscript(doc: ParsedDocument, transcript: Transcript, edi
   return { records, bytes: written.bytes, readBack: written.readBack, document: written.document };
 }
 
-/** Renders the records, reads them back with the writer's format, and lists the problems the output adds. */
+/**
+ * Renders the records, reads them back with the writer's format, and lists the problems the output
+ * adds. A line the output copies from the input (`{ from }`) keeps the input's parse when its bytes
+ * are the input line's (parseDocument's `sameAs`): most of a prune's output, which is read back whole.
+ */
 function readBackCheck(doc: ParsedDocument, transcript: Transcript, records: readonly OutputRecord[], writer: FormatWriter) {
   const bytes = renderOutput(doc, records);
-  const document = parseDocument(bytes, { path: doc.path, keepRaw: true });
+  // One output line per record (renderOutput); a record whose text is several lines (a whole
+  // document rewritten) shifts the lines after it, whose bytes then differ from their sources: parsed.
+  const sameAs = records.map((record) => ('from' in record ? doc.records[record.from] : undefined));
+  const document = parseDocument(bytes, { path: doc.path, keepRaw: true, sameAs });
   const readBack = adapterFor(writer.name).read(document);
+  // The lines that kept the input's parse are its lines, byte for byte.
+  const copied = new Set<number>();
+  for (const [k, record] of document.records.entries()) if (record.values.length > 0 && record.values === sameAs[k]?.values) copied.add(k);
   // Damage the input already had (an agent's orphaned call, say) is not the writer's doing: only
   // problems the output adds are a bug. (The input is validated only when the output has problems.)
-  const found = writer.validate(document, readBack);
+  const found = writer.validate(document, readBack, copied);
   const before = new Map<string, number>();
   for (const problem of found.length > 0 ? writer.validate(doc, transcript) : []) before.set(placeless(problem), (before.get(placeless(problem)) ?? 0) + 1);
   // Told apart by what they say, not where: a problem the input had moves up as turns before it go.

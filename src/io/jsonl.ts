@@ -1,4 +1,4 @@
-import { constants as bufferConstants } from 'node:buffer';
+import { constants as bufferConstants, isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { ReadIssue } from '../core/issues.js';
 import { thousands } from '../core/numbers.js';
@@ -45,6 +45,14 @@ export interface ReadOptions {
   readonly keepRaw?: boolean;
   /** Given every byte read, in order (a hash of exactly what was parsed). */
   readonly digest?: { update(bytes: Buffer): unknown };
+  /**
+   * For each line (by index), a record of a document read earlier (with `keepRaw`) that the line may
+   * be a copy of: a line whose bytes are that record's, which parsed alone cleanly (one value, valid
+   * UTF-8, no issue), takes its values as they are instead of being parsed again. A prune reads back
+   * its output, most of whose lines it copied from the input. The same records and issues as without
+   * it; the values are shared with the earlier document (parsed values are never changed).
+   */
+  readonly sameAs?: readonly (RawRecord | undefined)[];
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -80,6 +88,7 @@ class LineCollector {
   constructor(
     private readonly keepRaw: boolean,
     private readonly before?: number,
+    private readonly sameAs?: readonly (RawRecord | undefined)[],
   ) {
     if (before !== undefined) {
       this.first = false;
@@ -156,7 +165,7 @@ class LineCollector {
   private addRecord(line: Buffer, eol: RawRecord['eol']): void {
     const index = (this.before ?? 0) + this.records.length;
     const lineNo = index + 1;
-    const parsed = parseLine(line, lineNo);
+    const parsed = parsedBefore(this.sameAs?.[index], line) ?? parseLine(line, lineNo);
     for (const issue of parsed.issues) this.issues.push(issue);
     if (!parsed.blank && this.firstLineParsed === undefined) {
       this.firstLineParsed = parsed.values.length > 0;
@@ -258,6 +267,16 @@ interface LineParse {
 }
 
 const MAX_REASON_SNIPPET = 60;
+
+/**
+ * `parseLine` of `bytes`, from `earlier`'s parse of the same bytes when it was clean: one value
+ * (JSON.parse of the whole line: glued values are two or more), and valid UTF-8 (the only other
+ * issue a parsed line can have). Undefined otherwise.
+ */
+function parsedBefore(earlier: RawRecord | undefined, bytes: Buffer): LineParse | undefined {
+  if (earlier?.raw === undefined || earlier.values.length !== 1 || !earlier.raw.equals(bytes) || !isUtf8(bytes)) return undefined;
+  return { values: earlier.values as unknown[], issues: [], blank: false };
+}
 
 /** Parses one line; never throws. */
 function parseLine(bytes: Buffer, line: number): LineParse {
@@ -405,7 +424,7 @@ export async function readDocument(stream: Readable, options: ReadOptions): Prom
 
 /** Same as `readDocument`, for bytes already in memory. */
 export function parseDocument(bytes: Buffer, options: ReadOptions): ParsedDocument {
-  const collector = new LineCollector(options.keepRaw ?? false);
+  const collector = new LineCollector(options.keepRaw ?? false, undefined, options.sameAs);
   options.digest?.update(bytes);
   collector.push(bytes);
   collector.end();

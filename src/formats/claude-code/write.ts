@@ -54,9 +54,11 @@ export const claudeCodeWriter: FormatWriter = {
 
   /**
    * What Claude Code (or the API behind it) would trip over. Problems name lines by uuid, not line
-   * number, so one the input already had is recognised as such after lines were inserted.
+   * number, so one the input already had is recognised as such after lines were inserted. A line
+   * copied from the input (`copied`) is not checked again for compact JSON, a check of it alone (its
+   * JSON written anew, for every line of a large session, was most of a prune's read-back).
    */
-  validate(doc, transcript) {
+  validate(doc, transcript, copied) {
     if (doc.kind !== 'jsonl') return ['the output is not JSONL'];
     const problems: string[] = [];
     const tree = readSessionTree(doc);
@@ -88,7 +90,7 @@ export const claudeCodeWriter: FormatWriter = {
       const uuid = str(value['uuid']);
       const name =
         uuid !== undefined ? `line ${uuid}` : `${str(value['type']) ?? 'untyped'} line ${JSON.stringify(record.raw?.subarray(0, 60).toString('utf8') ?? '')}`;
-      if (record.raw && !record.raw.equals(Buffer.from(JSON.stringify(value), 'utf8'))) {
+      if (record.raw && !copied?.has(record.index) && !record.raw.equals(Buffer.from(JSON.stringify(value), 'utf8'))) {
         problems.push(`${name} is not compact JSON (Claude Code writes JSON.stringify output)`);
       }
       const parent = value['parentUuid'];
