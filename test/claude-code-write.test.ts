@@ -7,7 +7,7 @@ import { claudeCodeAdapter } from '../src/formats/claude-code/read.js';
 import { claudeCodeWriter } from '../src/formats/claude-code/write.js';
 import { detectFormat } from '../src/formats/index.js';
 import type { Transcript } from '../src/formats/types.js';
-import { writeTranscript, type WrittenTranscript } from '../src/formats/write.js';
+import { InvalidOutputError, writeTranscript, type WrittenTranscript } from '../src/formats/write.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import type { ParsedDocument } from '../src/io/jsonl.js';
 import { TEST_NOW, dropMiddleEdit, sequentialIds } from './helpers/edits.js';
@@ -570,6 +570,68 @@ test('validate: repeated uuids, boundaries with a parent, glued and non-compact 
   assert.deepEqual(claudeCodeWriter.validate(danglingDoc, claudeCodeAdapter.read(danglingDoc), new Set([a5])), [
     'line a5: its parent nowhere is not in the file',
   ]);
+});
+
+test('a line-alone problem the writer adds is refused even where the input has the same problem on a line the output copies (a review found the check skipping copies let it through)', () => {
+  const env = { isSidechain: false, sessionId: 's1', cwd: '/x', version: '2.0.0', userType: 'external' };
+  const line = (value: Json): string => JSON.stringify(value);
+  const u1 = line({
+    parentUuid: null,
+    ...env,
+    type: 'user',
+    message: { role: 'user', content: 'please run ls' },
+    uuid: 'u1',
+    timestamp: '2026-01-01T00:00:00Z',
+  });
+  const a1 = line({
+    parentUuid: 'u1',
+    ...env,
+    type: 'assistant',
+    message: { id: 'm1', role: 'assistant', model: 'claude', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }] },
+    uuid: 'a1',
+    timestamp: '2026-01-01T00:00:01Z',
+  });
+  const r1 = line({
+    parentUuid: 'a1',
+    ...env,
+    type: 'user',
+    message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'x'.repeat(5000) }] },
+    uuid: 'r1',
+    timestamp: '2026-01-01T00:00:02Z',
+  });
+  const a2 = line({
+    parentUuid: 'r1',
+    ...env,
+    type: 'assistant',
+    message: { id: 'm2', role: 'assistant', model: 'claude', content: [{ type: 'text', text: 'done' }] },
+    uuid: 'a2',
+    timestamp: '2026-01-01T00:00:03Z',
+  });
+  const inputDoc = (lines: string[]): ParsedDocument => parseDocument(Buffer.from(`${lines.join('\n')}\n`), { path: 'odd.jsonl', keepRaw: true });
+  // A line without a uuid, not compact JSON: glued behind r1's line, and on a line of its own.
+  const odd = '{"type": "custom-title", "customTitle": "t", "sessionId": "s1"}';
+  const input = inputDoc([u1, a1, `${r1}${odd}`, a2, odd]);
+  const t = claudeCodeAdapter.read(input);
+  // The input has it once (and its glued line is its own problem).
+  assert.deepEqual(claudeCodeWriter.validate(input, t).filter((problem) => problem.includes('not compact JSON')).length, 1);
+  // Masking r1 splits the glued line: its other value becomes a line of its own, written as it was
+  // (not compact), while the line alone is copied. The output has the problem twice, the input once.
+  const r1Entry = t.entries.findIndex((e) => e.turn.id === 'r1');
+  const masked = { dropped: new Set<number>(), masked: new Map([[r1Entry, mask('r1')]]), now: TEST_NOW, newId: sequentialIds() };
+  assert.throws(
+    () => writeTranscript(input, t, masked, claudeCodeWriter),
+    (error: unknown) => error instanceof InvalidOutputError && /not compact JSON/.test(error.message),
+  );
+  // A writer that copies one input line twice adds the problem too.
+  const plain = inputDoc([u1, odd, a1, r1, a2]);
+  const twice = { ...claudeCodeWriter, write: (...args: Parameters<typeof claudeCodeWriter.write>) => [...claudeCodeWriter.write(...args), { from: 1 }] };
+  const none = { dropped: new Set<number>(), masked: new Map<number, string>(), now: TEST_NOW, newId: sequentialIds() };
+  assert.throws(
+    () => writeTranscript(plain, claudeCodeAdapter.read(plain), none, twice),
+    (error: unknown) => error instanceof InvalidOutputError && /not compact JSON/.test(error.message),
+  );
+  // Copied once, as a prune copies it: the input's own problem, accepted.
+  assert.doesNotThrow(() => writeTranscript(plain, claudeCodeAdapter.read(plain), none, claudeCodeWriter));
 });
 
 test('validate: damage the input already had is reported the same way, so writeTranscript can tell it apart', () => {

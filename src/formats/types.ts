@@ -46,9 +46,10 @@ export interface FormatWriter {
    * Structural problems of a written document, read back with this format's adapter (empty when
    * valid): for example a tool call without its result on the active context, a parent link that
    * does not resolve, or not exactly one summary where one was written. A non-empty answer is a bug.
-   * `copied`: the records (by index) that are byte-for-byte copies of lines of the document the output
-   * was written from. What a check of one line alone finds on them, it found on that document too (a
-   * problem the input had, never the writer's: see writeTranscript), so such a check may skip them.
+   * `copied`: records (by index) a check of one line alone may leave out. writeTranscript's read-back
+   * leaves out the first copy in the output of each input line it copies byte for byte, and that line
+   * in the input: what such a check finds on the one, it finds on the other, and the read-back counts
+   * only the problems the output has beyond the input's (a problem the input had is not the writer's).
    */
   validate(doc: ParsedDocument, transcript: Transcript, copied?: ReadonlySet<number>): string[];
   /**

@@ -73,14 +73,24 @@ function readBackCheck(doc: ParsedDocument, transcript: Transcript, records: rea
   const sameAs = records.map((record) => ('from' in record ? doc.records[record.from] : undefined));
   const document = parseDocument(bytes, { path: doc.path, keepRaw: true, sameAs });
   const readBack = adapterFor(writer.name).read(document);
-  // The lines that kept the input's parse are its lines, byte for byte.
+  // The lines that kept the input's parse are its lines, byte for byte. What a check of one line alone
+  // finds on the first copy of an input line, it finds on that line: both are left out (`copied` on
+  // either side), which leaves the count of each problem in the output beyond the input's as it was.
+  // A second copy is checked as a line the writer wrote (a writer that repeats a line adds problems).
   const copied = new Set<number>();
-  for (const [k, record] of document.records.entries()) if (record.values.length > 0 && record.values === sameAs[k]?.values) copied.add(k);
+  const copiedFrom = new Set<number>();
+  for (const [k, record] of document.records.entries()) {
+    const source = sameAs[k];
+    if (source === undefined || record.values.length === 0 || record.values !== source.values || copiedFrom.has(source.index)) continue;
+    copied.add(k);
+    copiedFrom.add(source.index);
+  }
   // Damage the input already had (an agent's orphaned call, say) is not the writer's doing: only
   // problems the output adds are a bug. (The input is validated only when the output has problems.)
   const found = writer.validate(document, readBack, copied);
   const before = new Map<string, number>();
-  for (const problem of found.length > 0 ? writer.validate(doc, transcript) : []) before.set(placeless(problem), (before.get(placeless(problem)) ?? 0) + 1);
+  for (const problem of found.length > 0 ? writer.validate(doc, transcript, copiedFrom) : [])
+    before.set(placeless(problem), (before.get(placeless(problem)) ?? 0) + 1);
   // Told apart by what they say, not where: a problem the input had moves up as turns before it go.
   const problems = found.filter((problem) => {
     const left = before.get(placeless(problem)) ?? 0;

@@ -54,9 +54,9 @@ export const claudeCodeWriter: FormatWriter = {
 
   /**
    * What Claude Code (or the API behind it) would trip over. Problems name lines by uuid, not line
-   * number, so one the input already had is recognised as such after lines were inserted. A line
-   * copied from the input (`copied`) is not checked again for compact JSON, a check of it alone (its
-   * JSON written anew, for every line of a large session, was most of a prune's read-back).
+   * number, so one the input already had is recognised as such after lines were inserted. The lines in
+   * `copied` are not checked for compact JSON, a check of one line alone (each line's JSON written
+   * anew: most of a prune's read-back of a large session, whose lines it mostly copies).
    */
   validate(doc, transcript, copied) {
     if (doc.kind !== 'jsonl') return ['the output is not JSONL'];
