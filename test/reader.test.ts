@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { parseDocument, readDocument, serializeDocument, splitGluedValues } from '../src/io/jsonl.js';
+import type { RawRecord } from '../src/io/jsonl.js';
 
 const doc = (text: string | Buffer) => parseDocument(Buffer.isBuffer(text) ? text : Buffer.from(text), { path: 'x.jsonl', keepRaw: true });
 test('a document read whole keeps the bytes it was read from (`bytes`, the same buffer); its records serialize to them', async () => {
@@ -253,16 +254,8 @@ test('lines copied from a document read earlier (`sameAs`, a prune reading back 
   assert.equal(input.records.length, lines.length);
   // The output: every input line in another order, a new line, and one line whose given source is another line.
   const order = [9, 0, 1, 2, 3, 4, 5, 6, 7, 8];
-  const out: Buffer[] = [];
-  const sources: (typeof input.records)[number][] = [];
-  for (const k of order) {
-    out.push(Buffer.concat([lines[k] as Buffer, Buffer.from('\n')]));
-    sources.push(input.records[k] as (typeof input.records)[number]);
-  }
-  out.push(Buffer.from('{"new":true}\n'));
-  out.push(Buffer.from('{"g":5}\n'));
-  sources.push(undefined as never, input.records[9] as (typeof input.records)[number]);
-  const bytes = Buffer.concat(out);
+  const bytes = Buffer.concat([...order.map((k) => Buffer.concat([lines[k] as Buffer, Buffer.from('\n')])), Buffer.from('{"new":true}\n{"g":5}\n')]);
+  const sources: (RawRecord | undefined)[] = [...order.map((k) => input.records[k]), undefined, input.records[9]];
   const plain = parseDocument(bytes, { path: 'out.jsonl', keepRaw: true });
   const reused = parseDocument(bytes, { path: 'out.jsonl', keepRaw: true, sameAs: sources });
   assert.deepEqual(reused, plain);
