@@ -37,7 +37,7 @@ export interface BenchData {
 
 export const SMALL: TranscriptSpec = { turns: 1_000, targetTokens: 1_000_000, seed: 0x5eed_0001 };
 export const LARGE: TranscriptSpec = { turns: 10_000, targetTokens: 10_000_000, seed: 0x5eed_0010 };
-const APPENDED_TURNS = 20;
+export const APPENDED_TURNS = 20;
 const APPEND_SEED = 0x5eed_0a99;
 
 // ---------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ensureAgentSession } from './agent-session.js';
-import { BATCH, CLAUDE_PROJECTS, ensureBatchData, ensureBenchData, ensureClaudeProjects, ensureClaudeSession } from './generate.js';
+import { APPENDED_TURNS, BATCH, CLAUDE_PROJECTS, ensureBatchData, ensureBenchData, ensureClaudeProjects, ensureClaudeSession } from './generate.js';
 import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTranscript } from './retention.js';
 import type { PlantedFact, Survival } from './retention.js';
 import { formatCalibration, runCalibration } from './calibration.js';
@@ -278,7 +278,12 @@ interface BenchCase {
   /** The name of an earlier case this one is divided by. */
   readonly baseline?: string;
   readonly target?: Target;
+  /** The generated data its runs read: made before the runs, only when a picked case needs it. */
+  readonly needs?: GeneratedData;
 }
+
+/** The kinds of data the bench generates in bench/.data (bench/generate.ts). */
+type GeneratedData = 'one-file' | 'batch' | 'claude-projects' | 'claude-session';
 
 async function main(): Promise<number> {
   if (benchOnly?.test('summary')) {
@@ -302,40 +307,14 @@ async function main(): Promise<number> {
   const grownName = `analyze ${claudeName} re-run, 3 grown, 190k-count cache`;
   const activeName = `analyze ${claudeName} re-run, the active one grown 10 lines, 190k-count cache`;
   const readOnName = 'analyze DIR, 1M-token Claude Code session grown 10 lines';
-  // Each kind of generated data is made only when a case picked needs it (a case's baselines need the
-  // same kind): DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without any of it.
-  const picks = (names: readonly string[]): boolean => !benchOnly || names.some((n) => benchOnly.test(n));
-  const oneFileNeeded = picks([
-    'floor 1M',
-    'analyze 1M cold',
-    'analyze 1M warm',
-    'prune 1M cold',
-    'prune 1M cold --no-archive',
-    'prune 1M cold --strategy recency',
-    'floor 1M+20',
-    'analyze 1M+20 warm',
-    'analyze 1M+20 warm, 190k-count cache',
-    'floor 10M',
-    'analyze 10M cold',
-    'analyze 10M peak RSS',
-  ]);
-  const batchNeeded = picks([`floor ${batchName}`, `analyze ${batchName} cold`, `analyze ${batchName} warm`, `analyze ${batchName} peak RSS`]);
-  const claudeNeeded = picks([
-    ccusageName,
-    firstName,
-    rerunName,
-    rerunJsonName,
-    grownName,
-    activeName,
-    `${readOnName}, read whole`,
-    `${readOnName}, read on from where it ended`,
-  ]);
   const log = (m: string): boolean => process.stderr.write(`${m}\n`);
-  const data = oneFileNeeded ? await ensureBenchData(dataDir, log) : { small: '', large: '', appended: '', appendedTurns: 20 };
-  const batchDir = batchNeeded ? await ensureBatchData(dataDir, log) : '';
-  const claudeDir = claudeNeeded ? await ensureClaudeProjects(dataDir, log) : '';
-  const claudeProjects = join(claudeDir, 'projects');
-  const claudeSession = claudeNeeded ? await ensureClaudeSession(dataDir, log) : '';
+  // The generated data: made once the cases are picked, each kind only when a picked case needs it
+  // (DEVS_CTX_BENCH_ONLY=agent-hook measures the agent hooks without any of it).
+  let data = { small: '', large: '', appended: '', appendedTurns: APPENDED_TURNS };
+  let batchDir = '';
+  let claudeDir = '';
+  let claudeProjects = '';
+  let claudeSession = '';
   let claudeRerunCache = '';
 
   const stats = new Map<string, Stat>();
@@ -426,15 +405,17 @@ async function main(): Promise<number> {
       baseline: 'node -e 0',
       target: { kind: 'ratio', max: 5 },
     },
-    { name: 'floor 1M', run: () => measure('floor 1M', () => floor(data.small), 5, { warmup: 1 }) },
+    { name: 'floor 1M', needs: 'one-file', run: () => measure('floor 1M', () => floor(data.small), 5, { warmup: 1 }) },
     {
       name: 'analyze 1M cold',
+      needs: 'one-file',
       run: () => coldStat('analyze 1M cold'),
       baseline: 'floor 1M',
       target: { kind: 'ratio', max: 5 },
     },
     {
       name: 'analyze 1M warm',
+      needs: 'one-file',
       run: () =>
         measure('analyze 1M warm', () => analyze(data.small, warmCache), 5, {
           warmup: 1,
@@ -449,12 +430,14 @@ async function main(): Promise<number> {
     },
     {
       name: 'prune 1M cold',
+      needs: 'one-file',
       run: () => coldStat('prune 1M cold'),
       baseline: 'analyze 1M cold',
       target: { kind: 'ratio', max: 2 },
     },
     {
       name: 'prune 1M cold --no-archive',
+      needs: 'one-file',
       run: () => coldStat('prune 1M cold --no-archive'),
       baseline: 'analyze 1M cold',
       target: { kind: 'ratio', max: 2 },
@@ -464,13 +447,15 @@ async function main(): Promise<number> {
       // BM25 fit, the goal excerpts and the scores read every turn's words, beside the count). No
       // target: it shows what the default ranking adds to "prune 1M cold".
       name: 'prune 1M cold --strategy recency',
+      needs: 'one-file',
       run: () => coldStat('prune 1M cold --strategy recency'),
       baseline: 'analyze 1M cold',
     },
-    { name: 'floor 1M+20', run: () => measure('floor 1M+20', () => floor(data.appended), 5, { warmup: 1 }) },
+    { name: 'floor 1M+20', needs: 'one-file', run: () => measure('floor 1M+20', () => floor(data.appended), 5, { warmup: 1 }) },
     {
       // Each run starts from a cache primed with the original file only, so 20 turns are new.
       name: `analyze 1M+${data.appendedTurns} warm`,
+      needs: 'one-file',
       run: () =>
         measure(`analyze 1M+${data.appendedTurns} warm`, () => analyze(data.appended, appendCache), 5, {
           before: () => {
@@ -486,6 +471,7 @@ async function main(): Promise<number> {
       // counts (the cache keeps at most 200,000), the 1M file's among them. Opening the cache must
       // not cost in proportion to it (a JSON cache of that size took about 370 ms to load).
       name: `analyze 1M+${data.appendedTurns} warm, 190k-count cache`,
+      needs: 'one-file',
       run: () =>
         measure(`analyze 1M+${data.appendedTurns} warm, 190k-count cache`, () => analyze(data.appended, appendCache), 5, {
           before: () => {
@@ -497,9 +483,10 @@ async function main(): Promise<number> {
       baseline: 'floor 1M+20',
       target: { kind: 'ratio', max: 2 },
     },
-    { name: 'floor 10M', run: () => measure('floor 10M', () => floor(data.large), 3, { warmup: 1 }) },
+    { name: 'floor 10M', needs: 'one-file', run: () => measure('floor 10M', () => floor(data.large), 3, { warmup: 1 }) },
     {
       name: 'analyze 10M cold',
+      needs: 'one-file',
       run: () => measure('analyze 10M cold', () => analyze(data.large, freshCacheDir(), true), 3),
       baseline: 'floor 10M',
       target: { kind: 'ratio', max: 5 },
@@ -517,15 +504,17 @@ async function main(): Promise<number> {
     // start-up); warm ≤ 2×: an unchanged file's finished row comes from the row cache, so a re-run
     // costs discovery, an open and two small reads per file. Peak RSS < 300 MB, the one-file bound: rows are held in memory, never reports, so
     // memory must not grow with the number of sessions.
-    { name: `floor ${batchName}`, run: () => measure(`floor ${batchName}`, () => runNode([floorBatchScript, batchDir]), 5, { warmup: 1 }) },
+    { name: `floor ${batchName}`, needs: 'batch', run: () => measure(`floor ${batchName}`, () => runNode([floorBatchScript, batchDir]), 5, { warmup: 1 }) },
     {
       name: `analyze ${batchName} cold`,
+      needs: 'batch',
       run: () => measure(`analyze ${batchName} cold`, () => analyzeBatch(batchDir, freshCacheDir(), true), 3),
       baseline: `floor ${batchName}`,
       target: { kind: 'ratio', max: 8 },
     },
     {
       name: `analyze ${batchName} warm`,
+      needs: 'batch',
       run: () =>
         measure(`analyze ${batchName} warm`, () => analyzeBatch(batchDir, batchWarmCache), 3, {
           warmup: 1,
@@ -610,16 +599,16 @@ async function main(): Promise<number> {
     return stat ?? (name === ccusageName && peer.skipped !== undefined ? { skipped: peer.skipped } : missing(name));
   };
   allCases.push(
-    { name: ccusageName, run: () => peerStat(ccusageName) },
-    { name: firstName, run: () => peerStat(firstName), baseline: ccusageName, target: { kind: 'ratio', max: 4 } },
-    { name: rerunName, run: () => peerStat(rerunName), baseline: ccusageName, target: { kind: 'ratio', max: 1 } },
-    { name: rerunJsonName, run: () => peerStat(rerunJsonName), baseline: ccusageName, target: { kind: 'ratio', max: 1 } },
+    { name: ccusageName, needs: 'claude-projects', run: () => peerStat(ccusageName) },
+    { name: firstName, needs: 'claude-projects', run: () => peerStat(firstName), baseline: ccusageName, target: { kind: 'ratio', max: 4 } },
+    { name: rerunName, needs: 'claude-projects', run: () => peerStat(rerunName), baseline: ccusageName, target: { kind: 'ratio', max: 1 } },
+    { name: rerunJsonName, needs: 'claude-projects', run: () => peerStat(rerunJsonName), baseline: ccusageName, target: { kind: 'ratio', max: 1 } },
     // What a status line or cron job re-running every few minutes meets: a few active sessions have
     // grown, and the cache is a long-time user's. No target in the issue; reported beside the others.
-    { name: grownName, run: () => peerStat(grownName), baseline: ccusageName },
+    { name: grownName, needs: 'claude-projects', run: () => peerStat(grownName), baseline: ccusageName },
     // Between two runs of a status line, most often only the session being worked in has grown, by
     // a few turns, and not for the first time (read on from where the last run ended). No target either.
-    { name: activeName, run: () => peerStat(activeName), baseline: ccusageName },
+    { name: activeName, needs: 'claude-projects', run: () => peerStat(activeName), baseline: ccusageName },
   );
   // A developer's active session, re-analysed every few minutes: it has grown by 10 lines since the
   // last run. Read whole (the first time it grew, nothing was kept yet) against read on from where
@@ -652,10 +641,11 @@ async function main(): Promise<number> {
     });
   };
   allCases.push(
-    { name: `${readOnName}, read whole`, run: () => growthRun(`${readOnName}, read whole`, false) },
+    { name: `${readOnName}, read whole`, needs: 'claude-session', run: () => growthRun(`${readOnName}, read whole`, false) },
     // No target in the issue ("a file that only grew is read from where it ended"): reported beside the others.
     {
       name: `${readOnName}, read on from where it ended`,
+      needs: 'claude-session',
       run: () => growthRun(`${readOnName}, read on from where it ended`, true),
       baseline: `${readOnName}, read whole`,
     },
@@ -675,6 +665,14 @@ async function main(): Promise<number> {
     }
   }
   const cases = allCases.filter((c) => needed.has(c.name));
+  const needs = new Set(cases.flatMap((c) => (c.needs ? [c.needs] : [])));
+  if (needs.has('one-file')) data = await ensureBenchData(dataDir, log);
+  if (needs.has('batch')) batchDir = await ensureBatchData(dataDir, log);
+  if (needs.has('claude-projects')) {
+    claudeDir = await ensureClaudeProjects(dataDir, log);
+    claudeProjects = join(claudeDir, 'projects');
+  }
+  if (needs.has('claude-session')) claudeSession = await ensureClaudeSession(dataDir, log);
 
   process.stderr.write(`measuring (${rssMethod() === 'time' ? '/usr/bin/time -v' : 'resourceUsage hook'} for peak RSS)…\n`);
   const skipped = new Map<string, string>();
