@@ -148,12 +148,49 @@ export function runNode(args: readonly string[], options: RunOptions = {}): Samp
   return { ms, stdout: result.stdout, ...(maxRssKb === undefined ? {} : { maxRssKb }), ...(cpuMs === undefined ? {} : { cpuMs }) };
 }
 
-/** The median of runs measured in turns with others (printed as measure prints it). */
+/** The median of runs (and the largest peak RSS, if measured), printed as it is found. */
 export function statOf(name: string, runs: readonly Sample[]): Stat {
+  const rss = runs.flatMap((r) => (r.maxRssKb === undefined ? [] : [r.maxRssKb]));
   const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
   const stat: Stat = { name, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) };
-  process.stderr.write(`  ${name}: ${stat.medianMs.toFixed(0)} ms\n`);
-  return stat;
+  const result = rss.length ? { ...stat, maxRssKb: Math.max(...rss) } : stat;
+  process.stderr.write(`  ${name}: ${result.medianMs.toFixed(0)} ms${rss.length ? `, ${(Math.max(...rss) / 1024).toFixed(0)} MB` : ''}\n`);
+  return result;
+}
+
+/** One case of a group measured in turns (`measureInTurns`). */
+export interface TurnCase {
+  readonly name: string;
+  readonly run: () => Sample;
+  /** Untimed set-up before each of its runs (e.g. a fresh, primed cache dir). */
+  readonly before?: () => void;
+  /** Untimed runs first, to warm the OS file cache. */
+  readonly warmup?: number;
+}
+
+/**
+ * Each case's median over `rounds` rounds of turns: a round runs every case once, each round
+ * starting one further along, so a machine whose load changes during the bench weighs on all of
+ * them alike, and a ratio between two of them is not also how the load moved between their runs.
+ * Warm-up runs come first.
+ */
+export function measureInTurns(cases: readonly TurnCase[], rounds: number): Map<string, Stat> {
+  for (const turn of cases) {
+    for (let i = 0; i < (turn.warmup ?? 0); i++) {
+      turn.before?.();
+      turn.run();
+    }
+  }
+  const samples = cases.map((): Sample[] => []);
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < cases.length; k++) {
+      const at = (round + k) % cases.length;
+      const turn = cases[at] as TurnCase;
+      turn.before?.();
+      samples[at]?.push(turn.run());
+    }
+  }
+  return new Map(cases.map((turn, at) => [turn.name, statOf(turn.name, samples[at] ?? [])]));
 }
 
 function median(values: readonly number[]): number {
@@ -180,10 +217,5 @@ export function measure(name: string, fn: () => Sample, runs: number, options: M
     options.before?.();
     samples.push(fn());
   }
-  const rss = samples.flatMap((s) => (s.maxRssKb === undefined ? [] : [s.maxRssKb]));
-  const cpu = samples.flatMap((s) => (s.cpuMs === undefined ? [] : [s.cpuMs]));
-  const stat: Stat = { name, runs, medianMs: median(samples.map((s) => s.ms)), ...(cpu.length === samples.length ? { medianCpuMs: median(cpu) } : {}) };
-  const result = rss.length ? { ...stat, maxRssKb: Math.max(...rss) } : stat;
-  process.stderr.write(`  ${name}: ${result.medianMs.toFixed(0)} ms${rss.length ? `, ${(Math.max(...rss) / 1024).toFixed(0)} MB` : ''}\n`);
-  return result;
+  return statOf(name, samples);
 }

@@ -33,7 +33,8 @@ import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTra
 import type { PlantedFact, Survival } from './retention.js';
 import { formatCalibration, runCalibration } from './calibration.js';
 import { summaryBench } from './summary.js';
-import { CommandFailed, Interrupted, interruptedBy, measure, rssMethod, runNode, statOf } from './measure.js';
+import { CommandFailed, Interrupted, interruptedBy, measure, measureInTurns, rssMethod, runNode, statOf } from './measure.js';
+import type { TurnCase } from './measure.js';
 import { CCUSAGE_ARGS, CCUSAGE_VERSION, ccusageRun, installCcusage } from './peer.js';
 import { benchTempDir, DATA_TEMP, endOnCtrlC, removeTempDirs, SYSTEM_TEMP, sweepLeftovers } from './scratch.js';
 import type { Sample, Stat } from './measure.js';
@@ -61,8 +62,9 @@ const floorBatchScript = join(benchDir, 'floor-batch.mjs');
 /** analyze exits 0, 10 or 11 by urgency: all three are a successful analysis. */
 const ANALYZE_OK = [0, 10, 11] as const;
 
-/** Rounds of the 1M cold cases measured in turns (see coldStat). */
-const COLD_ROUNDS = 5;
+/** Rounds of turns of a group of cases (see `inTurns`); the 10M file's and the 2,000 sessions' groups take fewer. */
+const ROUNDS = 5;
+const LONG_ROUNDS = 3;
 
 // ---------------------------------------------------------------------------------------------
 // What the cases run
@@ -321,29 +323,18 @@ async function main(): Promise<number> {
   const missing = (name: string): never => {
     throw new Error(`case ${name} has not run`);
   };
-  // analyze 1M cold and the prunes measured against it run in turns (analyze, prune, prune
-  // --no-archive, prune --strategy recency; each round starting one further along), as the peer
-  // below does: a machine whose load changes during the bench weighs on all of them alike. Measured
-  // one case after the other, each ratio to analyze also measured how the load moved in between.
-  let coldTurns: Map<string, Stat> | undefined;
-  const coldStat = (name: string): Stat => {
-    if (coldTurns === undefined) {
-      const runs: readonly (readonly [string, () => Sample])[] = [
-        ['analyze 1M cold', () => analyze(data.small, freshCacheDir())],
-        ['prune 1M cold', () => prune(data.small, true)],
-        ['prune 1M cold --no-archive', () => prune(data.small, false)],
-        ['prune 1M cold --strategy recency', () => prune(data.small, true, ['--strategy', 'recency'])],
-      ];
-      const samples = new Map(runs.map(([n]) => [n, [] as Sample[]]));
-      for (let round = 0; round < COLD_ROUNDS; round++) {
-        for (let k = 0; k < runs.length; k++) {
-          const [n, run] = runs[(round + k) % runs.length] as (typeof runs)[number];
-          samples.get(n)?.push(run());
-        }
-      }
-      coldTurns = new Map([...samples].map(([n, taken]) => [n, statOf(n, taken)]));
-    }
-    return coldTurns.get(name) ?? missing(name);
+  // Each case is measured in turns with the cases its ratio is taken against (a group: the 1M
+  // file's floor, analyze cold and warm and the prunes; the 1M+20 file's floor and analyzes; …),
+  // each round running every case of the group once and starting one further along, as the peer
+  // below is: a machine whose load changes during the bench weighs on all of them alike. Measured
+  // one case after the other, each ratio also measured how the load moved in between. A group is
+  // measured when any of its cases is first asked for (DEVS_CTX_BENCH_ONLY runs the whole group).
+  const inTurns = (cases: readonly TurnCase[], rounds: number): ((name: string) => Stat) => {
+    let measured: Map<string, Stat> | undefined;
+    return (name) => {
+      measured ??= measureInTurns(cases, rounds);
+      return measured.get(name) ?? missing(name);
+    };
   };
   let warmCache = '';
   let appendCache = '';
@@ -355,11 +346,90 @@ async function main(): Promise<number> {
     return agentSessionMade;
   };
   let agentWarmCache = '';
+  const startUp = inTurns(
+    [
+      { name: 'node -e 0', run: () => runNode(['-e', '0']), warmup: 1 },
+      { name: 'devs-ctx --version', run: () => runNode([cli, '--version']), warmup: 1 },
+    ],
+    ROUNDS,
+  );
+  const oneMillion = inTurns(
+    [
+      { name: 'floor 1M', run: () => floor(data.small), warmup: 1 },
+      { name: 'analyze 1M cold', run: () => analyze(data.small, freshCacheDir()) },
+      {
+        name: 'analyze 1M warm',
+        run: () => analyze(data.small, warmCache),
+        warmup: 1,
+        before: () => {
+          if (warmCache) return;
+          warmCache = freshCacheDir();
+          analyze(data.small, warmCache);
+        },
+      },
+      { name: 'prune 1M cold', run: () => prune(data.small, true) },
+      { name: 'prune 1M cold --no-archive', run: () => prune(data.small, false) },
+      { name: 'prune 1M cold --strategy recency', run: () => prune(data.small, true, ['--strategy', 'recency']) },
+    ],
+    ROUNDS,
+  );
+  const appendedName = `analyze 1M+${data.appendedTurns} warm`;
+  const appended = inTurns(
+    [
+      { name: 'floor 1M+20', run: () => floor(data.appended), warmup: 1 },
+      {
+        // Each run starts from a cache primed with the original file only, so 20 turns are new.
+        name: appendedName,
+        run: () => analyze(data.appended, appendCache),
+        before: () => {
+          appendCache = freshCacheDir();
+          analyze(data.small, appendCache);
+        },
+      },
+      {
+        // The same with the token-count cache of someone who has used devs-ctx for a while: 190,000
+        // counts (the cache keeps at most 200,000), the 1M file's among them. Opening the cache must
+        // not cost in proportion to it (a JSON cache of that size took about 370 ms to load).
+        name: `${appendedName}, 190k-count cache`,
+        run: () => analyze(data.appended, appendCache),
+        before: () => {
+          fullCacheTemplate ??= fullCountCache(data.small);
+          appendCache = freshCacheDir();
+          cpSync(fullCacheTemplate, appendCache, { recursive: true });
+        },
+      },
+    ],
+    ROUNDS,
+  );
+  const tenMillion = inTurns(
+    [
+      { name: 'floor 10M', run: () => floor(data.large), warmup: 1 },
+      { name: 'analyze 10M cold', run: () => analyze(data.large, freshCacheDir(), true) },
+    ],
+    LONG_ROUNDS,
+  );
+  const batch = inTurns(
+    [
+      { name: `floor ${batchName}`, run: () => runNode([floorBatchScript, batchDir]), warmup: 1 },
+      { name: `analyze ${batchName} cold`, run: () => analyzeBatch(batchDir, freshCacheDir(), true) },
+      {
+        name: `analyze ${batchName} warm`,
+        run: () => analyzeBatch(batchDir, batchWarmCache),
+        warmup: 1,
+        before: () => {
+          if (batchWarmCache) return;
+          batchWarmCache = freshCacheDir();
+          analyzeBatch(batchDir, batchWarmCache);
+        },
+      },
+    ],
+    LONG_ROUNDS,
+  );
   const allCases: BenchCase[] = [
-    { name: 'node -e 0', run: () => measure('node -e 0', () => runNode(['-e', '0']), 5, { warmup: 1 }) },
+    { name: 'node -e 0', run: () => startUp('node -e 0') },
     {
       name: 'devs-ctx --version',
-      run: () => measure('devs-ctx --version', () => runNode([cli, '--version']), 5, { warmup: 1 }),
+      run: () => startUp('devs-ctx --version'),
       baseline: 'node -e 0',
       target: { kind: 'ratio', max: 2 },
     },
@@ -405,40 +475,32 @@ async function main(): Promise<number> {
       baseline: 'node -e 0',
       target: { kind: 'ratio', max: 5 },
     },
-    { name: 'floor 1M', needs: 'one-file', run: () => measure('floor 1M', () => floor(data.small), 5, { warmup: 1 }) },
+    { name: 'floor 1M', needs: 'one-file', run: () => oneMillion('floor 1M') },
     {
       name: 'analyze 1M cold',
       needs: 'one-file',
-      run: () => coldStat('analyze 1M cold'),
+      run: () => oneMillion('analyze 1M cold'),
       baseline: 'floor 1M',
       target: { kind: 'ratio', max: 5 },
     },
     {
       name: 'analyze 1M warm',
       needs: 'one-file',
-      run: () =>
-        measure('analyze 1M warm', () => analyze(data.small, warmCache), 5, {
-          warmup: 1,
-          before: () => {
-            if (warmCache) return;
-            warmCache = freshCacheDir();
-            analyze(data.small, warmCache);
-          },
-        }),
+      run: () => oneMillion('analyze 1M warm'),
       baseline: 'floor 1M',
       target: { kind: 'ratio', max: 1.5 },
     },
     {
       name: 'prune 1M cold',
       needs: 'one-file',
-      run: () => coldStat('prune 1M cold'),
+      run: () => oneMillion('prune 1M cold'),
       baseline: 'analyze 1M cold',
       target: { kind: 'ratio', max: 2 },
     },
     {
       name: 'prune 1M cold --no-archive',
       needs: 'one-file',
-      run: () => coldStat('prune 1M cold --no-archive'),
+      run: () => oneMillion('prune 1M cold --no-archive'),
       baseline: 'analyze 1M cold',
       target: { kind: 'ratio', max: 2 },
     },
@@ -448,46 +510,29 @@ async function main(): Promise<number> {
       // target: it shows what the default ranking adds to "prune 1M cold".
       name: 'prune 1M cold --strategy recency',
       needs: 'one-file',
-      run: () => coldStat('prune 1M cold --strategy recency'),
+      run: () => oneMillion('prune 1M cold --strategy recency'),
       baseline: 'analyze 1M cold',
     },
-    { name: 'floor 1M+20', needs: 'one-file', run: () => measure('floor 1M+20', () => floor(data.appended), 5, { warmup: 1 }) },
+    { name: 'floor 1M+20', needs: 'one-file', run: () => appended('floor 1M+20') },
     {
-      // Each run starts from a cache primed with the original file only, so 20 turns are new.
-      name: `analyze 1M+${data.appendedTurns} warm`,
+      name: appendedName,
       needs: 'one-file',
-      run: () =>
-        measure(`analyze 1M+${data.appendedTurns} warm`, () => analyze(data.appended, appendCache), 5, {
-          before: () => {
-            appendCache = freshCacheDir();
-            analyze(data.small, appendCache);
-          },
-        }),
+      run: () => appended(appendedName),
       baseline: 'floor 1M+20',
       target: { kind: 'ratio', max: 2 },
     },
     {
-      // The same with the token-count cache of someone who has used devs-ctx for a while: 190,000
-      // counts (the cache keeps at most 200,000), the 1M file's among them. Opening the cache must
-      // not cost in proportion to it (a JSON cache of that size took about 370 ms to load).
-      name: `analyze 1M+${data.appendedTurns} warm, 190k-count cache`,
+      name: `${appendedName}, 190k-count cache`,
       needs: 'one-file',
-      run: () =>
-        measure(`analyze 1M+${data.appendedTurns} warm, 190k-count cache`, () => analyze(data.appended, appendCache), 5, {
-          before: () => {
-            fullCacheTemplate ??= fullCountCache(data.small);
-            appendCache = freshCacheDir();
-            cpSync(fullCacheTemplate, appendCache, { recursive: true });
-          },
-        }),
+      run: () => appended(`${appendedName}, 190k-count cache`),
       baseline: 'floor 1M+20',
       target: { kind: 'ratio', max: 2 },
     },
-    { name: 'floor 10M', needs: 'one-file', run: () => measure('floor 10M', () => floor(data.large), 3, { warmup: 1 }) },
+    { name: 'floor 10M', needs: 'one-file', run: () => tenMillion('floor 10M') },
     {
       name: 'analyze 10M cold',
       needs: 'one-file',
-      run: () => measure('analyze 10M cold', () => analyze(data.large, freshCacheDir(), true), 3),
+      run: () => tenMillion('analyze 10M cold'),
       baseline: 'floor 10M',
       target: { kind: 'ratio', max: 5 },
     },
@@ -504,26 +549,18 @@ async function main(): Promise<number> {
     // start-up); warm ≤ 2×: an unchanged file's finished row comes from the row cache, so a re-run
     // costs discovery, an open and two small reads per file. Peak RSS < 300 MB, the one-file bound: rows are held in memory, never reports, so
     // memory must not grow with the number of sessions.
-    { name: `floor ${batchName}`, needs: 'batch', run: () => measure(`floor ${batchName}`, () => runNode([floorBatchScript, batchDir]), 5, { warmup: 1 }) },
+    { name: `floor ${batchName}`, needs: 'batch', run: () => batch(`floor ${batchName}`) },
     {
       name: `analyze ${batchName} cold`,
       needs: 'batch',
-      run: () => measure(`analyze ${batchName} cold`, () => analyzeBatch(batchDir, freshCacheDir(), true), 3),
+      run: () => batch(`analyze ${batchName} cold`),
       baseline: `floor ${batchName}`,
       target: { kind: 'ratio', max: 8 },
     },
     {
       name: `analyze ${batchName} warm`,
       needs: 'batch',
-      run: () =>
-        measure(`analyze ${batchName} warm`, () => analyzeBatch(batchDir, batchWarmCache), 3, {
-          warmup: 1,
-          before: () => {
-            if (batchWarmCache) return;
-            batchWarmCache = freshCacheDir();
-            analyzeBatch(batchDir, batchWarmCache);
-          },
-        }),
+      run: () => batch(`analyze ${batchName} warm`),
       baseline: `floor ${batchName}`,
       target: { kind: 'ratio', max: 2 },
     },
@@ -743,7 +780,7 @@ async function main(): Promise<number> {
       `node ${process.version}, ${process.platform}-${process.arch}`,
   );
   console.log(
-    `1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; medians of 5 runs (3 for the agent hooks, 10M and the sessions' cold and warm runs); analyze cold and the three prunes in ${COLD_ROUNDS} rounds of turns; ` +
+    `1M transcript: devs-ctx counts ${smallTokens ?? '?'} tokens; each case measured in turns with its baseline, medians of ${ROUNDS} rounds (${LONG_ROUNDS} for 10M and the 2,000 sessions); the agent and git hooks measured after node -e 0's; ` +
       'prune = offline relevance (the default) to the default target, with --force; --strategy recency: the same without the ranking',
   );
   for (const line of formatTable(rows)) console.log(line);
