@@ -161,7 +161,8 @@ export function statOf(name: string, runs: readonly Sample[]): Stat {
 /** One case of a group measured in turns (`measureInTurns`). */
 export interface TurnCase {
   readonly name: string;
-  readonly run: () => Sample;
+  /** A timed run; undefined when it gave none (a peer tool that is skipped). */
+  readonly run: () => Sample | undefined;
   /** Untimed set-up before each of its runs (e.g. a fresh, primed cache dir). */
   readonly before?: () => void;
   /** Untimed runs first, to warm the OS file cache. */
@@ -172,7 +173,7 @@ export interface TurnCase {
  * Each case's median over `rounds` rounds of turns: a round runs every case once, each round
  * starting one further along, so a machine whose load changes during the bench weighs on all of
  * them alike, and a ratio between two of them is not also how the load moved between their runs.
- * Warm-up runs come first.
+ * Warm-up runs come first. A case that gave no sample has no figure.
  */
 export function measureInTurns(cases: readonly TurnCase[], rounds: number): Map<string, Stat> {
   for (const turn of cases) {
@@ -187,10 +188,11 @@ export function measureInTurns(cases: readonly TurnCase[], rounds: number): Map<
       const at = (round + k) % cases.length;
       const turn = cases[at] as TurnCase;
       turn.before?.();
-      samples[at]?.push(turn.run());
+      const sample = turn.run();
+      if (sample !== undefined) samples[at]?.push(sample);
     }
   }
-  return new Map(cases.map((turn, at) => [turn.name, statOf(turn.name, samples[at] ?? [])]));
+  return new Map(cases.flatMap((turn, at) => (samples[at]?.length ? [[turn.name, statOf(turn.name, samples[at])] as const] : [])));
 }
 
 function median(values: readonly number[]): number {

@@ -33,7 +33,7 @@ import { keepLastTurns, PLANTED_FACTS, survival, turnContents, writeRetentionTra
 import type { PlantedFact, Survival } from './retention.js';
 import { formatCalibration, runCalibration } from './calibration.js';
 import { summaryBench } from './summary.js';
-import { CommandFailed, Interrupted, interruptedBy, measure, measureInTurns, rssMethod, runNode, statOf } from './measure.js';
+import { CommandFailed, Interrupted, interruptedBy, measure, measureInTurns, rssMethod, runNode } from './measure.js';
 import type { TurnCase } from './measure.js';
 import { CCUSAGE_ARGS, CCUSAGE_VERSION, ccusageRun, installCcusage } from './peer.js';
 import { benchTempDir, DATA_TEMP, endOnCtrlC, removeTempDirs, SYSTEM_TEMP, sweepLeftovers } from './scratch.js';
@@ -597,40 +597,34 @@ async function main(): Promise<number> {
       analyzeBatch(claudeProjects, rerunJsonCache, false, '--json');
       const grown = grownProjects(claudeProjects);
       const active = activeSessionGrown(claudeProjects);
-      const runs: readonly (readonly [string, () => Sample | undefined])[] = [
-        [ccusageName, runCcusage],
-        [firstName, () => analyzeBatch(claudeProjects, freshCacheDir())],
-        [rerunName, () => analyzeBatch(claudeProjects, claudeRerunCache)],
-        [rerunJsonName, () => analyzeBatch(claudeProjects, rerunJsonCache, false, '--json')],
+      const stats = measureInTurns(
         [
-          grownName,
-          () => {
-            // Each run starts from the cache as it was before the sessions grew (a run saves to it).
-            const cache = freshCacheDir();
-            cpSync(grown.cache, cache, { recursive: true });
-            return analyzeBatch(grown.dir, cache);
+          { name: ccusageName, run: runCcusage },
+          { name: firstName, run: () => analyzeBatch(claudeProjects, freshCacheDir()) },
+          { name: rerunName, run: () => analyzeBatch(claudeProjects, claudeRerunCache) },
+          { name: rerunJsonName, run: () => analyzeBatch(claudeProjects, rerunJsonCache, false, '--json') },
+          {
+            name: grownName,
+            run: () => {
+              // Each run starts from the cache as it was before the sessions grew (a run saves to it).
+              const cache = freshCacheDir();
+              cpSync(grown.cache, cache, { recursive: true });
+              return analyzeBatch(grown.dir, cache);
+            },
+          },
+          {
+            name: activeName,
+            run: () => {
+              const cache = freshCacheDir();
+              cpSync(active.cache, cache, { recursive: true });
+              return analyzeBatch(active.dir, cache);
+            },
           },
         ],
-        [
-          activeName,
-          () => {
-            const cache = freshCacheDir();
-            cpSync(active.cache, cache, { recursive: true });
-            return analyzeBatch(active.dir, cache);
-          },
-        ],
-      ];
-      const samples = new Map(runs.map(([n]) => [n, [] as Sample[]]));
-      // Each round starts one further along, as the 1M cold cases do.
-      for (let round = 0; round < 5; round++) {
-        for (let k = 0; k < runs.length; k++) {
-          const [n, run] = runs[(round + k) % runs.length] as (typeof runs)[number];
-          const sample = run();
-          if (sample) samples.get(n)?.push(sample);
-        }
-      }
-      if (skipped !== undefined) samples.delete(ccusageName);
-      peer = { stats: new Map([...samples].map(([n, taken]) => [n, statOf(n, taken)])), ...(skipped === undefined ? {} : { skipped }) };
+        ROUNDS,
+      );
+      if (skipped !== undefined) stats.delete(ccusageName);
+      peer = { stats, ...(skipped === undefined ? {} : { skipped }) };
     }
     const stat = peer.stats.get(name);
     return stat ?? (name === ccusageName && peer.skipped !== undefined ? { skipped: peer.skipped } : missing(name));

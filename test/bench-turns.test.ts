@@ -51,3 +51,18 @@ test('measureInTurns: warm-ups first, then rounds of every case once, each round
   assert.deepEqual(stats.get('b'), { name: 'b', runs: 3, medianMs: 201, maxRssKb: 2048 });
   assert.deepEqual(stats.get('c'), { name: 'c', runs: 3, medianMs: 301, medianCpuMs: 7 });
 });
+
+test('measureInTurns: a case whose runs give no sample (a peer tool skipped) has no figure; one skipped part-way keeps the samples it gave', () => {
+  let ran = 0;
+  const stats = measureInTurns(
+    [
+      { name: 'peer', run: () => undefined },
+      { name: 'ours', run: () => ({ ms: 10 + ran++ }) },
+      { name: 'late', run: () => (ran > 1 ? undefined : { ms: 5 }) },
+    ],
+    3,
+  );
+  assert.equal(stats.has('peer'), false);
+  assert.deepEqual(stats.get('ours'), { name: 'ours', runs: 3, medianMs: 11 });
+  assert.deepEqual(stats.get('late'), { name: 'late', runs: 1, medianMs: 5 });
+});
