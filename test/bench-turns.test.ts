@@ -66,3 +66,46 @@ test('measureInTurns: a case whose runs give no sample (a peer tool skipped) has
   assert.deepEqual(stats.get('ours'), { name: 'ours', runs: 3, medianMs: 11 });
   assert.deepEqual(stats.get('late'), { name: 'late', runs: 1, medianMs: 5 });
 });
+
+test('measureInTurns: every case warms up with its own set-up first (not only the first case); the peak RSS is the largest, the CPU median only when every run had one', () => {
+  const events: string[] = [];
+  let dir = '';
+  let rss = [3000, 9000, 1000];
+  let cpu: (number | undefined)[] = [5, undefined, 7];
+  const stats = measureInTurns(
+    [
+      { name: 'floor', run: () => ({ ms: 1 }) },
+      {
+        // As the bench's warm cases: the set-up makes the folder the run uses, also for the warm-up.
+        name: 'warm',
+        warmup: 1,
+        before: () => {
+          dir = `cache-${events.length}`;
+          events.push(`set-up ${dir}`);
+        },
+        run: () => {
+          events.push(`run in ${dir}`);
+          return { ms: 2 };
+        },
+      },
+      {
+        name: 'cold',
+        run: () => {
+          const maxRssKb = rss.shift() as number;
+          const cpuMs = cpu.shift();
+          return { ms: 3, maxRssKb, ...(cpuMs === undefined ? {} : { cpuMs }) };
+        },
+      },
+    ],
+    3,
+  );
+  assert.deepEqual(events.slice(0, 2), ['set-up cache-0', 'run in cache-0'], 'the warm-up ran in a folder its set-up made');
+  assert.ok(events.every((e, i) => (i % 2 === 0 ? e.startsWith('set-up') : e === `run in ${events[i - 1]?.slice('set-up '.length)}`)));
+  assert.equal(events.length, 8);
+  assert.equal(stats.get('cold')?.maxRssKb, 9000);
+  assert.equal(stats.get('cold')?.medianCpuMs, undefined, 'one run had no CPU time');
+  rss = [1, 2, 3];
+  cpu = [5, 9, 7];
+  const again = measureInTurns([{ name: 'cold', run: () => ({ ms: 3, maxRssKb: rss.shift() as number, cpuMs: cpu.shift() as number }) }], 3);
+  assert.deepEqual(again.get('cold'), { name: 'cold', runs: 3, medianMs: 3, medianCpuMs: 7, maxRssKb: 3 });
+});
