@@ -149,7 +149,7 @@ export function runNode(args: readonly string[], options: RunOptions = {}): Samp
 }
 
 /** The median of runs (and the largest peak RSS, if measured), printed as it is found. */
-export function statOf(name: string, runs: readonly Sample[]): Stat {
+function statOf(name: string, runs: readonly Sample[]): Stat {
   const rss = runs.flatMap((r) => (r.maxRssKb === undefined ? [] : [r.maxRssKb]));
   const cpu = runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
   const stat: Stat = { name, runs: runs.length, medianMs: median(runs.map((r) => r.ms)), ...(cpu.length === runs.length ? { medianCpuMs: median(cpu) } : {}) };
