@@ -11,9 +11,10 @@ import { BatchCounts } from '../batch/counts.js';
 import type { Discovered } from '../batch/discover.js';
 import { AnalyzePool, FILES_PER_WORKER } from '../batch/pool.js';
 import { BatchRows } from '../batch/rows.js';
-import type { RowLookup } from '../batch/rows.js';
+import { BatchScheduler } from '../batch/scheduler.js';
+import type { BatchItem } from '../batch/scheduler.js';
 import type { TimeRange } from '../batch/range.js';
-import { analyzeSession, projectOf, sessionError, subagentParent } from '../batch/session.js';
+import { analyzeSession, sessionError, subagentParent } from '../batch/session.js';
 import type { SessionError, SessionOutcome, SessionRun } from '../batch/session.js';
 import { Spill } from '../batch/spill.js';
 import type { SpillRef } from '../batch/spill.js';
@@ -246,147 +247,6 @@ class BatchTally {
 
   projectList(sort: BatchSort | undefined): ProjectTotals[] {
     return [...this.projects].map(([project, p]) => ({ project, ...p })).sort(compareProjects(sort));
-  }
-}
-
-type BatchItem = Discovered & { readonly cached: RowLookup };
-
-/**
- * Runs the sessions: at most `inFlightLimit` in flight, and (unsorted) at most `window` finished ones
- * waiting for an earlier, slower one, so memory stays bounded. Hands each to `take` in discovery order.
- */
-class BatchScheduler {
-  private discovering = true;
-  private found = 0;
-  private nextToTake = 0;
-  private inFlight = 0;
-  private done = 0;
-  private failure: unknown;
-  private wake: (() => void) | undefined;
-  private readonly finished = new Map<number, { outcome: SessionOutcome; spilled?: SpillRef }>();
-  private pausedAfterFirstRows = false;
-
-  constructor(
-    private readonly items: Iterator<BatchItem>,
-    private readonly run: {
-      readonly inFlightLimit: number;
-      readonly window: number;
-      readonly analyze: (path: string, grown: boolean) => Promise<SessionOutcome>;
-      readonly spill: Spill | undefined;
-      readonly progress: Progress;
-      readonly out: BatchOutputStream;
-      readonly tokens: () => number;
-      readonly take: (index: number, outcome: SessionOutcome, spilled: SpillRef | undefined) => void;
-      readonly drained: () => Promise<unknown>;
-      /** Ctrl-C: no more sessions are started, and all() throws InterruptedError once it wakes. */
-      readonly signal?: AbortSignal;
-      /** After the first rows are taken (a test's pause: see testPause). */
-      readonly firstRows?: () => Promise<void>;
-    },
-  ) {
-    run.signal?.addEventListener('abort', () => this.wake?.(), { once: true });
-  }
-
-  async all(): Promise<void> {
-    for (;;) {
-      // A failure is said rather than the interrupt that came with it (a full TMPDIR is exit 3).
-      if (this.run.signal?.aborted && this.failure === undefined) throw new InterruptedError('interrupted');
-      while (this.discovering && this.inFlight < this.run.inFlightLimit && this.found < this.nextToTake + this.run.window && this.failure === undefined) {
-        const next = this.items.next();
-        if (next.done) {
-          this.discovering = false;
-          break;
-        }
-        this.start(this.found++, next.value);
-      }
-      for (let entry = this.finished.get(this.nextToTake); entry !== undefined; entry = this.finished.get(this.nextToTake)) {
-        this.finished.delete(this.nextToTake);
-        this.run.take(this.nextToTake, entry.outcome, entry.spilled);
-        this.nextToTake++;
-      }
-      if (this.nextToTake > 0 && this.run.firstRows && !this.pausedAfterFirstRows) {
-        this.pausedAfterFirstRows = true;
-        await this.run.firstRows();
-        continue;
-      }
-      this.showProgress();
-      if (this.failure !== undefined) {
-        if (this.inFlight === 0) throw this.failure;
-      } else if (!this.discovering && this.inFlight === 0 && this.finished.size === 0) {
-        return;
-      }
-      if (this.run.out.blocked) {
-        this.run.out.blocked = false;
-        await this.run.drained();
-        continue;
-      }
-      if (this.inFlight > 0) await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
-  }
-
-  get failed(): boolean {
-    return this.failure !== undefined;
-  }
-
-  private start(index: number, item: BatchItem): void {
-    this.inFlight++;
-    if (item.error) {
-      this.finish(index, { kind: 'error', file: item.path, project: projectOf(item.path), error: sessionError(item.error) });
-      return;
-    }
-    const cached = item.cached;
-    if (cached.kind === 'hit') {
-      this.finish(index, cached.outcome);
-      return;
-    }
-    const kept = cached.kind === 'report' ? cached.read() : undefined;
-    if (kept !== undefined) {
-      this.finish(index, kept);
-      return;
-    }
-    const miss = cached.kind === 'report' ? cached.miss : cached.kind === 'miss' ? cached : undefined;
-    this.run.analyze(item.path, miss?.grown === true).then(
-      (analysed) => {
-        // JSON in no transcript format, found by a walk or a glob: another tool's file (Gemini CLI's
-        // logs.json, a saved report), left out; named, it is the error it is.
-        const outcome: SessionOutcome =
-          item.found === true && analysed.kind === 'error' && analysed.unknownFormat
-            ? { kind: 'notTranscript', file: analysed.file, project: analysed.project }
-            : analysed;
-        miss?.remember(outcome);
-        try {
-          this.finish(index, outcome);
-        } catch (error) {
-          // Its report could not be set aside for --sort (a full temporary folder): the batch fails, as on a worker's failure.
-          this.failure ??= error;
-          this.wake?.();
-        }
-      },
-      (error: unknown) => {
-        this.inFlight--;
-        this.failure ??= error;
-        this.wake?.();
-      },
-    );
-  }
-
-  private finish(index: number, outcome: SessionOutcome): void {
-    this.inFlight--;
-    this.done++;
-    let spilled: SpillRef | undefined;
-    if (this.run.spill && outcome.kind === 'session' && outcome.reportJson !== undefined) {
-      spilled = this.run.spill.write(outcome.reportJson);
-      const { reportJson: _json, ...rest } = outcome;
-      outcome = rest;
-    }
-    this.finished.set(index, spilled ? { outcome, spilled } : { outcome });
-    this.showProgress();
-    this.wake?.();
-  }
-
-  private showProgress(): void {
-    this.run.progress.update({ done: this.done, found: this.found, discovering: this.discovering, tokens: this.run.tokens() });
   }
 }
 

@@ -1,0 +1,111 @@
+/**
+ * The batch scheduler of `analyze <dir>` (src/cli/batch/scheduler.ts): when a transcript's row is
+ * read, analysed and handed on, in what order, and what a full standard output or the test pause
+ * holds back. Plain functions stand in for the row cache, the workers and the output.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BatchScheduler } from '../src/cli/batch/scheduler.js';
+import type { BatchItem } from '../src/cli/batch/scheduler.js';
+import type { SessionOutcome } from '../src/cli/batch/session.js';
+
+const outcome = (path: string): SessionOutcome => ({ kind: 'outOfRange', file: path, project: 'p' });
+
+/** A transcript whose report the cache kept: read (logged) when the scheduler starts it. */
+function kept(path: string, log: string[]): BatchItem {
+  const miss = { remember: () => {}, grown: false };
+  return {
+    path,
+    cached: {
+      kind: 'report',
+      read: () => {
+        log.push(`read ${path}`);
+        return outcome(path);
+      },
+      miss,
+    },
+  };
+}
+
+/** A transcript to analyse: `analyze` is asked for it (logged), and its outcome comes when `finish(path)` is called. */
+function toAnalyse(path: string): BatchItem {
+  return { path, cached: { kind: 'miss', remember: () => {}, grown: false } };
+}
+
+function scheduler(
+  items: BatchItem[],
+  log: string[],
+  more: {
+    out?: { blocked: boolean };
+    onTake?: (path: string) => void;
+    drained?: () => Promise<unknown>;
+    firstRows?: () => Promise<void>;
+    pending?: Map<string, (outcome: SessionOutcome) => void>;
+  } = {},
+): BatchScheduler {
+  return new BatchScheduler(items[Symbol.iterator](), {
+    inFlightLimit: 8,
+    window: 64,
+    analyze: (path) => {
+      log.push(`analyse ${path}`);
+      return new Promise((resolve) => more.pending?.set(path, resolve));
+    },
+    spill: undefined,
+    progress: { update: () => {} },
+    out: more.out ?? { blocked: false },
+    tokens: () => 0,
+    take: (_index, taken) => {
+      const path = taken.kind === 'session' ? taken.summary.file : taken.file;
+      log.push(`take ${path}`);
+      more.onTake?.(path);
+    },
+    drained: more.drained ?? (() => Promise.resolve()),
+    ...(more.firstRows ? { firstRows: more.firstRows } : {}),
+  });
+}
+
+test('kept reports: each is read and handed on before the next is read (a re-run holds one report at a time, not all of them)', async () => {
+  const log: string[] = [];
+  await scheduler(['a', 'b', 'c'].map((p) => kept(p, log)), log).all();
+  assert.deepEqual(log, ['read a', 'take a', 'read b', 'take b', 'read c', 'take c']);
+});
+
+test('a full standard output: nothing more is started until it has drained', async () => {
+  const log: string[] = [];
+  const out = { blocked: false };
+  const drained = (): Promise<void> => {
+    log.push('drained');
+    return Promise.resolve();
+  };
+  // The first row fills the output's buffer.
+  const onTake = (path: string): void => {
+    if (path === 'a') out.blocked = true;
+  };
+  await scheduler(['a', 'b', 'c'].map((p) => kept(p, log)), log, { out, onTake, drained }).all();
+  assert.deepEqual(log, ['read a', 'take a', 'drained', 'read b', 'take b', 'read c', 'take c']);
+});
+
+test("the test pause comes right after the first row, before the next transcript is started (what a test's Ctrl-C interrupts)", async () => {
+  const log: string[] = [];
+  const firstRows = (): Promise<void> => {
+    log.push('pause');
+    return Promise.resolve();
+  };
+  await scheduler(['a', 'b'].map((p) => kept(p, log)), log, { firstRows }).all();
+  assert.deepEqual(log, ['read a', 'take a', 'pause', 'read b', 'take b']);
+});
+
+test('rows are handed on in discovery order: a kept report after a transcript still being analysed waits for it', async () => {
+  const log: string[] = [];
+  const pending = new Map<string, (outcome: SessionOutcome) => void>();
+  const run = scheduler([kept('a', log), toAnalyse('b'), kept('c', log), toAnalyse('d')], log, { pending }).all();
+  // Every transcript is started at once (four in flight at most of eight); only `a` can be handed on.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(log, ['read a', 'take a', 'analyse b', 'read c', 'analyse d']);
+  pending.get('d')?.(outcome('d'));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(log.slice(5), [], 'd is done, but b before it is not');
+  pending.get('b')?.(outcome('b'));
+  await run;
+  assert.deepEqual(log.slice(5), ['take b', 'take c', 'take d']);
+});
