@@ -66,7 +66,10 @@ function scheduler(
 
 test('kept reports: each is read and handed on before the next is read (a re-run holds one report at a time, not all of them)', async () => {
   const log: string[] = [];
-  await scheduler(['a', 'b', 'c'].map((p) => kept(p, log)), log).all();
+  await scheduler(
+    ['a', 'b', 'c'].map((p) => kept(p, log)),
+    log,
+  ).all();
   assert.deepEqual(log, ['read a', 'take a', 'read b', 'take b', 'read c', 'take c']);
 });
 
@@ -81,7 +84,11 @@ test('a full standard output: nothing more is started until it has drained', asy
   const onTake = (path: string): void => {
     if (path === 'a') out.blocked = true;
   };
-  await scheduler(['a', 'b', 'c'].map((p) => kept(p, log)), log, { out, onTake, drained }).all();
+  await scheduler(
+    ['a', 'b', 'c'].map((p) => kept(p, log)),
+    log,
+    { out, onTake, drained },
+  ).all();
   assert.deepEqual(log, ['read a', 'take a', 'drained', 'read b', 'take b', 'read c', 'take c']);
 });
 
@@ -91,7 +98,11 @@ test("the test pause comes right after the first row, before the next transcript
     log.push('pause');
     return Promise.resolve();
   };
-  await scheduler(['a', 'b'].map((p) => kept(p, log)), log, { firstRows }).all();
+  await scheduler(
+    ['a', 'b'].map((p) => kept(p, log)),
+    log,
+    { firstRows },
+  ).all();
   assert.deepEqual(log, ['read a', 'take a', 'pause', 'read b', 'take b']);
 });
 
