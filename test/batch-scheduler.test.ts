@@ -9,6 +9,9 @@ import { BatchScheduler } from '../src/cli/batch/scheduler.js';
 import type { BatchItem } from '../src/cli/batch/scheduler.js';
 import type { SessionOutcome } from '../src/cli/batch/session.js';
 
+/** A scheduler that never ends fails its test instead of hanging the run. */
+const ENDS = { timeout: 60_000 };
+
 const outcome = (path: string): SessionOutcome => ({ kind: 'outOfRange', file: path, project: 'p' });
 
 /** A transcript whose report the cache kept: read (logged) when the scheduler starts it. */
@@ -41,11 +44,13 @@ function scheduler(
     drained?: () => Promise<unknown>;
     firstRows?: () => Promise<void>;
     pending?: Map<string, (outcome: SessionOutcome) => void>;
+    inFlightLimit?: number;
+    window?: number;
   } = {},
 ): BatchScheduler {
   return new BatchScheduler(items[Symbol.iterator](), {
-    inFlightLimit: 8,
-    window: 64,
+    inFlightLimit: more.inFlightLimit ?? 8,
+    window: more.window ?? 64,
     analyze: (path) => {
       log.push(`analyse ${path}`);
       return new Promise((resolve) => more.pending?.set(path, resolve));
@@ -64,7 +69,7 @@ function scheduler(
   });
 }
 
-test('kept reports: each is read and handed on before the next is read (a re-run holds one report at a time, not all of them)', async () => {
+test('kept reports: each is read and handed on before the next is read (a re-run holds one report at a time, not all of them)', ENDS, async () => {
   const log: string[] = [];
   await scheduler(
     ['a', 'b', 'c'].map((p) => kept(p, log)),
@@ -73,7 +78,7 @@ test('kept reports: each is read and handed on before the next is read (a re-run
   assert.deepEqual(log, ['read a', 'take a', 'read b', 'take b', 'read c', 'take c']);
 });
 
-test('a full standard output: nothing more is started until it has drained', async () => {
+test('a full standard output: nothing more is started until it has drained', ENDS, async () => {
   const log: string[] = [];
   const out = { blocked: false };
   const drained = (): Promise<void> => {
@@ -92,7 +97,7 @@ test('a full standard output: nothing more is started until it has drained', asy
   assert.deepEqual(log, ['read a', 'take a', 'drained', 'read b', 'take b', 'read c', 'take c']);
 });
 
-test("the test pause comes right after the first row, before the next transcript is started (what a test's Ctrl-C interrupts)", async () => {
+test("the test pause comes right after the first row, before the next transcript is started (what a test's Ctrl-C interrupts)", ENDS, async () => {
   const log: string[] = [];
   const firstRows = (): Promise<void> => {
     log.push('pause');
@@ -106,7 +111,7 @@ test("the test pause comes right after the first row, before the next transcript
   assert.deepEqual(log, ['read a', 'take a', 'pause', 'read b', 'take b']);
 });
 
-test('rows are handed on in discovery order: a kept report after a transcript still being analysed waits for it', async () => {
+test('rows are handed on in discovery order: a kept report after a transcript still being analysed waits for it', ENDS, async () => {
   const log: string[] = [];
   const pending = new Map<string, (outcome: SessionOutcome) => void>();
   const run = scheduler([kept('a', log), toAnalyse('b'), kept('c', log), toAnalyse('d')], log, { pending }).all();
@@ -119,4 +124,57 @@ test('rows are handed on in discovery order: a kept report after a transcript st
   pending.get('b')?.(outcome('b'));
   await run;
   assert.deepEqual(log.slice(5), ['take b', 'take c', 'take d']);
+});
+
+test('a full standard output at the test pause: the drain is waited for before the next transcript is started', ENDS, async () => {
+  const log: string[] = [];
+  const out = { blocked: false };
+  const drained = (): Promise<void> => {
+    log.push('drained');
+    return Promise.resolve();
+  };
+  const firstRows = (): Promise<void> => {
+    log.push('pause');
+    return Promise.resolve();
+  };
+  const onTake = (path: string): void => {
+    if (path === 'a') out.blocked = true;
+  };
+  await scheduler(
+    ['a', 'b', 'c'].map((p) => kept(p, log)),
+    log,
+    { out, onTake, drained, firstRows },
+  ).all();
+  assert.deepEqual(log, ['read a', 'take a', 'pause', 'drained', 'read b', 'take b', 'read c', 'take c']);
+});
+
+test('at most inFlightLimit transcripts are analysed at once: the next starts when one ends', ENDS, async () => {
+  const log: string[] = [];
+  const pending = new Map<string, (outcome: SessionOutcome) => void>();
+  const run = scheduler(['a', 'b', 'c', 'd'].map(toAnalyse), log, { pending, inFlightLimit: 2 }).all();
+  const settle = (): Promise<unknown> => new Promise((resolve) => setImmediate(resolve));
+  await settle();
+  assert.deepEqual(log, ['analyse a', 'analyse b']);
+  pending.get('b')?.(outcome('b'));
+  await settle();
+  assert.deepEqual(log.slice(2), ['analyse c'], 'b done (held for a): one more started');
+  pending.get('a')?.(outcome('a'));
+  await settle();
+  assert.deepEqual(log.slice(3), ['take a', 'take b', 'analyse d']);
+  pending.get('c')?.(outcome('c'));
+  pending.get('d')?.(outcome('d'));
+  await run;
+  assert.deepEqual(log.slice(6), ['take c', 'take d']);
+});
+
+test('at most window transcripts are started past the first not yet handed on: rows done behind a slow one wait, and no more are read', ENDS, async () => {
+  const log: string[] = [];
+  const pending = new Map<string, (outcome: SessionOutcome) => void>();
+  const items = [toAnalyse('a'), ...['b', 'c', 'd', 'e'].map((p) => kept(p, log))];
+  const run = scheduler(items, log, { pending, window: 3 }).all();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(log, ['analyse a', 'read b', 'read c']);
+  pending.get('a')?.(outcome('a'));
+  await run;
+  assert.deepEqual(log.slice(3), ['take a', 'take b', 'take c', 'read d', 'take d', 'read e', 'take e']);
 });

@@ -50,7 +50,15 @@ export class BatchScheduler {
     for (;;) {
       // A failure is said rather than the interrupt that came with it (a full TMPDIR is exit 3).
       if (this.run.signal?.aborted && this.failure === undefined) throw new InterruptedError('interrupted');
-      while (this.discovering && this.inFlight < this.run.inFlightLimit && this.found < this.nextToTake + this.run.window && this.failure === undefined) {
+      // What is ready goes out before more is started.
+      this.takeReady();
+      while (
+        this.discovering &&
+        this.inFlight < this.run.inFlightLimit &&
+        this.found < this.nextToTake + this.run.window &&
+        this.failure === undefined &&
+        !this.run.out.blocked
+      ) {
         const next = this.items.next();
         if (next.done) {
           this.discovering = false;
@@ -63,7 +71,6 @@ export class BatchScheduler {
         this.takeReady();
         if (this.run.out.blocked || this.pauseDue()) break;
       }
-      this.takeReady();
       if (this.pauseDue() && this.run.firstRows) {
         this.pausedAfterFirstRows = true;
         await this.run.firstRows();
