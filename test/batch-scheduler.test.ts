@@ -35,6 +35,25 @@ function toAnalyse(path: string): BatchItem {
   return { path, cached: { kind: 'miss', remember: () => {}, grown: false } };
 }
 
+/** A step of the scheduler's (waiting for the drain, the test pause) that only says it ran. */
+function step(log: string[], name: string): () => Promise<void> {
+  return () => {
+    log.push(name);
+    return Promise.resolve();
+  };
+}
+
+/** An output whose buffer the row of `path` fills. */
+function fullAfter(path: string): { out: { blocked: boolean }; onTake: (taken: string) => void } {
+  const out = { blocked: false };
+  return {
+    out,
+    onTake: (taken) => {
+      if (taken === path) out.blocked = true;
+    },
+  };
+}
+
 function scheduler(
   items: BatchItem[],
   log: string[],
@@ -80,33 +99,21 @@ test('kept reports: each is read and handed on before the next is read (a re-run
 
 test('a full standard output: nothing more is started until it has drained', ENDS, async () => {
   const log: string[] = [];
-  const out = { blocked: false };
-  const drained = (): Promise<void> => {
-    log.push('drained');
-    return Promise.resolve();
-  };
   // The first row fills the output's buffer.
-  const onTake = (path: string): void => {
-    if (path === 'a') out.blocked = true;
-  };
   await scheduler(
     ['a', 'b', 'c'].map((p) => kept(p, log)),
     log,
-    { out, onTake, drained },
+    { ...fullAfter('a'), drained: step(log, 'drained') },
   ).all();
   assert.deepEqual(log, ['read a', 'take a', 'drained', 'read b', 'take b', 'read c', 'take c']);
 });
 
 test("the test pause comes right after the first row, before the next transcript is started (what a test's Ctrl-C interrupts)", ENDS, async () => {
   const log: string[] = [];
-  const firstRows = (): Promise<void> => {
-    log.push('pause');
-    return Promise.resolve();
-  };
   await scheduler(
     ['a', 'b'].map((p) => kept(p, log)),
     log,
-    { firstRows },
+    { firstRows: step(log, 'pause') },
   ).all();
   assert.deepEqual(log, ['read a', 'take a', 'pause', 'read b', 'take b']);
 });
@@ -128,22 +135,10 @@ test('rows are handed on in discovery order: a kept report after a transcript st
 
 test('a full standard output at the test pause: the drain is waited for before the next transcript is started', ENDS, async () => {
   const log: string[] = [];
-  const out = { blocked: false };
-  const drained = (): Promise<void> => {
-    log.push('drained');
-    return Promise.resolve();
-  };
-  const firstRows = (): Promise<void> => {
-    log.push('pause');
-    return Promise.resolve();
-  };
-  const onTake = (path: string): void => {
-    if (path === 'a') out.blocked = true;
-  };
   await scheduler(
     ['a', 'b', 'c'].map((p) => kept(p, log)),
     log,
-    { out, onTake, drained, firstRows },
+    { ...fullAfter('a'), drained: step(log, 'drained'), firstRows: step(log, 'pause') },
   ).all();
   assert.deepEqual(log, ['read a', 'take a', 'pause', 'drained', 'read b', 'take b', 'read c', 'take c']);
 });
