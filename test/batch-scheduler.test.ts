@@ -30,7 +30,7 @@ function kept(path: string, log: string[]): BatchItem {
   };
 }
 
-/** A transcript to analyse: `analyze` is asked for it (logged), and its outcome comes when `finish(path)` is called. */
+/** A transcript to analyse: `analyze` is asked for it (logged), and its outcome comes when the test calls `pending.get(path)`. */
 function toAnalyse(path: string): BatchItem {
   return { path, cached: { kind: 'miss', remember: () => {}, grown: false } };
 }
