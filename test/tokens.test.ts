@@ -4,6 +4,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import { BpeCounter, LONG_PIECE_CHUNK_BYTES } from '../src/core/tokens/bpe.js';
+import { SCAN_PART_CHARS } from '../src/core/tokens/bpe-merge.js';
 import { ENCODING_NAMES, loadCounter } from '../src/core/tokens/encodings.js';
 import type { EncodingName } from '../src/core/tokens/encodings.js';
 import { seeded } from './helpers/prng.js';
@@ -26,30 +27,60 @@ const oracles: Record<EncodingName, Tiktoken> = {
 const oracleCount = (name: EncodingName, text: string): number => oracles[name].encode(text, [], []).length;
 
 // Each encoding's counter as the CLI loads it (plain at first, then warm), one warm from the start
-// (its pieces merge in WebAssembly), and one that merges in JavaScript only (what runs without
-// WebAssembly, and beyond 256 bytes): each input is checked on all three.
+// (its pieces merge in WebAssembly, and under o200k its texts are scanned there), one that scans in
+// parts of a few characters (a part's end falls inside every kind of piece), and one that splits
+// and merges in JavaScript only (what runs without WebAssembly, and beyond 256 bytes): each input is
+// checked on all four.
 const SOURCES = { o200k_base: o200k, cl100k_base: cl100k };
-const made = new Map<EncodingName, { readonly wasm: BpeCounter; readonly javascript: BpeCounter }>();
+/** The parts of the scan in few characters: a prime, so that the ends fall everywhere in repeated text. */
+const SHORT_SCAN_PART = 7;
+const made = new Map<EncodingName, { readonly wasm: BpeCounter; readonly parts: BpeCounter; readonly javascript: BpeCounter }>();
 function allCounters(name: EncodingName): { readonly label: string; readonly counter: BpeCounter }[] {
-  let pair = made.get(name);
-  if (pair === undefined) {
-    pair = { wasm: new BpeCounter(SOURCES[name], { warmAfterChars: 0 }), javascript: new BpeCounter(SOURCES[name], { wasmMerge: false }) };
-    made.set(name, pair);
+  let counters = made.get(name);
+  if (counters === undefined) {
+    counters = {
+      wasm: new BpeCounter(SOURCES[name], { warmAfterChars: 0 }),
+      parts: new BpeCounter(SOURCES[name], { warmAfterChars: 0, scanPartChars: SHORT_SCAN_PART }),
+      javascript: new BpeCounter(SOURCES[name], { wasmMerge: false }),
+    };
+    made.set(name, counters);
   }
   return [
     { label: 'as loaded', counter: loadCounter(name) },
-    { label: 'in WebAssembly', counter: pair.wasm },
-    { label: 'in JavaScript', counter: pair.javascript },
+    { label: 'in WebAssembly', counter: counters.wasm },
+    { label: `in WebAssembly, scanned in parts of ${SHORT_SCAN_PART} characters`, counter: counters.parts },
+    { label: 'in JavaScript', counter: counters.javascript },
   ];
 }
 
-/** After a test's inputs: the WebAssembly merge did count pieces (the checks above compared it, not JavaScript twice). */
-function assertMergedInWebAssembly(name: EncodingName, before: number): void {
+/**
+ * After a test's inputs: the WebAssembly merge did count pieces, and under o200k the scan went over
+ * text (`ascii`: the inputs have ASCII pieces), in both counters that scan (the checks above
+ * compared them, not JavaScript twice).
+ */
+function assertMergedInWebAssembly(name: EncodingName, before: SoFar, { ascii = true } = {}): void {
   const counters = made.get(name);
-  assert.ok(counters && counters.wasm.mergedInWebAssembly > before, `${name}: no piece was merged in WebAssembly`);
+  assert.ok(counters && counters.wasm.mergedInWebAssembly > before.merged, `${name}: no piece was merged in WebAssembly`);
   assert.equal(counters.javascript.mergedInWebAssembly, 0);
+  assert.equal(counters.javascript.scannedInWebAssembly, 0);
+  // The scan leaves pieces with characters that are not ASCII to JavaScript.
+  if (name !== 'o200k_base' || !ascii) return;
+  assert.ok(counters.wasm.scannedInWebAssembly > before.scanned, `${name}: nothing was scanned in WebAssembly`);
+  assert.ok(counters.parts.scannedInWebAssembly > before.scannedInParts, `${name}: nothing was scanned in WebAssembly in parts`);
 }
-const mergedSoFar = (name: EncodingName): number => made.get(name)?.wasm.mergedInWebAssembly ?? 0;
+interface SoFar {
+  readonly merged: number;
+  readonly scanned: number;
+  readonly scannedInParts: number;
+}
+const mergedSoFar = (name: EncodingName): SoFar => {
+  const counters = made.get(name);
+  return {
+    merged: counters?.wasm.mergedInWebAssembly ?? 0,
+    scanned: counters?.wasm.scannedInWebAssembly ?? 0,
+    scannedInParts: counters?.parts.scannedInWebAssembly ?? 0,
+  };
+};
 
 const FIXED_CASES: readonly string[] = [
   '',
@@ -219,9 +250,103 @@ for (const name of ENCODING_NAMES) {
       const expected = oracleCount(name, text);
       for (const { label, counter } of counters) assert.equal(counter.count(text), expected, `${label}, case ${i}: ${text}`);
     }
+    assertMergedInWebAssembly(name, before, { ascii: false });
+  });
+}
+
+for (const name of ENCODING_NAMES) {
+  test(`${name}: equals js-tiktoken on seeded random strings of every ASCII character, with a few others (as loaded, in WebAssembly, in parts, in JavaScript)`, () => {
+    // Every class of the scan's byte table (letters, digits, space, tab, line breaks, each symbol and
+    // control character), in runs, beside characters that are not ASCII.
+    const ascii = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c));
+    const alphabet = [...ascii, ...ascii, 'é', '中', '😀', '\u00a0', '\ud800', "'s", "'LL", ' the', '\r\n'];
+    const next = seeded(name === 'o200k_base' ? 128 : 129);
+    const before = mergedSoFar(name);
+    const counters = allCounters(name);
+    for (let i = 0; i < 400; i++) {
+      let text = '';
+      const runs = 1 + Math.floor(next() * 30);
+      for (let r = 0; r < runs; r++) text += (alphabet[Math.floor(next() * alphabet.length)] ?? 'a').repeat(1 + Math.floor(next() * (next() < 0.9 ? 3 : 12)));
+      const expected = oracleCount(name, text);
+      for (const { label, counter } of counters) assert.equal(counter.count(text), expected, `${label}, case ${i}: ${JSON.stringify(text)}`);
+    }
     assertMergedInWebAssembly(name, before);
   });
 }
+
+test(`o200k: a text longer than the scan's part (${SCAN_PART_CHARS.toLocaleString('en-US')} characters) is counted exactly where a part ends inside a piece`, () => {
+  const counter = new BpeCounter(o200k, { warmAfterChars: 0 });
+  const fill = (length: number): string => ' ab'.repeat(Math.ceil(length / 3)).slice(0, length);
+  // What lies across the first part's end: a surrogate pair, a run of spaces, a word, symbols, digits.
+  for (const across of ['😀', '          ', 'abcdefghij', '=========', '1234567', '\r\n\r\n', " it's"]) {
+    for (const shift of [0, 1, 2, 3, 5]) {
+      const text = `${fill(SCAN_PART_CHARS - shift - 1)}${across}${fill(1000)}x`;
+      const scanned = counter.scannedInWebAssembly;
+      assert.equal(counter.count(text), oracleCount('o200k_base', text), `${JSON.stringify(across)} at ${shift}`);
+      assert.ok(counter.scannedInWebAssembly - scanned > SCAN_PART_CHARS, 'both parts were scanned in WebAssembly');
+    }
+  }
+});
+
+test('o200k: an ASCII piece of up to 256 bytes is merged in the scan, a longer one in JavaScript, both exactly', () => {
+  const counter = new BpeCounter(o200k, { warmAfterChars: 0 });
+  const next = seeded(300);
+  for (let length = 240; length <= 300; length++) {
+    // Random small letters after a space: one piece, with many merges.
+    const text = ` ${randomLetters(next, length - 1)}`;
+    const [merged, scanned] = [counter.mergedInWebAssembly, counter.scannedInWebAssembly];
+    assert.equal(counter.count(text), oracleCount('o200k_base', text), `a piece of ${length} bytes`);
+    assert.equal(counter.scannedInWebAssembly - scanned, length <= 256 ? length : 0, `a piece of ${length} bytes: scanned in WebAssembly or not`);
+    assert.equal(counter.mergedInWebAssembly - merged, length <= 256 ? 1 : 0, `a piece of ${length} bytes: merged in WebAssembly or not`);
+  }
+});
+
+function randomLetters(next: () => number, length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += String.fromCharCode(97 + Math.floor(next() * 26));
+  return out;
+}
+
+test("o200k: the scan's memo grows, keeps what it learnt, and is emptied past 65,536 pieces or its arena's 2 MB: counts stay exact", () => {
+  // `count` distinct words (" a", " b", … in base 26): each a piece the memo has not seen.
+  const words = (count: number, from = 0): string => {
+    const out: string[] = [];
+    for (let i = from; i < from + count; i++) {
+      let word = '';
+      for (let k = i + 1; k > 0; k = Math.floor((k - 1) / 26)) word = String.fromCharCode(97 + ((k - 1) % 26)) + word;
+      out.push(` ${word}`);
+    }
+    return out.join('');
+  };
+  const counter = new BpeCounter(o200k, { warmAfterChars: 0 });
+  // 60,000 pieces: the table doubles from 1,024 slots to 131,072, and keeps every piece.
+  const many = words(60_000);
+  assert.equal(counter.count(many), oracleCount('o200k_base', many));
+  let merged = counter.mergedInWebAssembly;
+  assert.equal(counter.count(many), oracleCount('o200k_base', many), 'again, from the memo');
+  assert.equal(counter.mergedInWebAssembly, merged, 'nothing merged again: the memo kept all 60,000 pieces as it grew');
+  // 10,000 more: past 65,536 pieces the memo is emptied (its table would outgrow its place), so the
+  // words before are merged again, the last ones too.
+  const more = words(10_000, 60_000);
+  assert.equal(counter.count(more), oracleCount('o200k_base', more));
+  merged = counter.mergedInWebAssembly;
+  const before = words(1_000, 59_000);
+  assert.equal(counter.count(before), oracleCount('o200k_base', before));
+  assert.equal(counter.mergedInWebAssembly - merged, 1_000, 'the words before were forgotten: the memo was emptied');
+  // Long distinct words (up to 256 bytes, the longest the scan takes) fill the arena's 2 MB
+  // before 65,536 pieces: it is emptied too, and the counts agree with the JavaScript counter's.
+  const javascript = new BpeCounter(o200k, { wasmMerge: false });
+  const next = seeded(256);
+  const long: string[] = [];
+  for (let i = 0; i < 12_000; i++) long.push(` ${words(1, i).trim()}${'qwertyuiopasdfghjklzxcvbnm'.repeat(9).slice(0, 180 + Math.floor(next() * 70))}`);
+  const text = long.join('');
+  const fresh = new BpeCounter(o200k, { warmAfterChars: 0 });
+  assert.equal(fresh.count(text), javascript.count(text));
+  merged = fresh.mergedInWebAssembly;
+  assert.ok(merged >= 12_000, 'each long word was merged in WebAssembly');
+  assert.equal(fresh.count(long.slice(0, 100).join('')), javascript.count(long.slice(0, 100).join('')));
+  assert.ok(fresh.mergedInWebAssembly > merged, 'the first long words were forgotten: the arena was emptied');
+});
 
 test('any rank table: equals js-tiktoken on synthetic vocabularies (merge order, stale pairs, lower-rank pairs)', () => {
   // Random vocabularies over a 3-letter alphabet, with ranks in random order, so merges routinely

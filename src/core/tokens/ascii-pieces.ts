@@ -13,6 +13,8 @@
  * `asciiPieceEnd` returns where the regex's match at `at` ends, or -1 whenever a character it would
  * have to look at is not ASCII (a non-ASCII letter, digit, mark or space could change the match): the
  * regex decides those. The tests compare every piece with the regex on seeded random text.
+ * bpe-merge.wat makes the same decisions byte for byte on a text's UTF-8 (its scan, once a counter is
+ * warm); this one splits the text before that, and without WebAssembly: a change here is made there too.
  */
 
 /** js-tiktoken's o200k_base split pattern, character for character: only this pattern has the fast path. */

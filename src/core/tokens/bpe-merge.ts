@@ -20,6 +20,14 @@ export const WASM_MERGE_MAX_BYTES = 256;
 /** Where the rank table starts in the module's memory: below it, the piece and the merge's arrays (bpe-merge.wat). */
 const TABLE_BASE = 16384;
 const PAGE_BYTES = 65536;
+/** The scan's memo table at its largest: slots of 8 bytes, at most half of them used (65,536 pieces), then emptied. */
+const MEMO_SLOTS = 1 << 17;
+/** The memo's pieces (each its hash, length, count and bytes: 65,536 of 20 bytes, a typical piece, fit); when full, the memo is emptied. */
+const ARENA_BYTES = 2 << 20;
+/** The most characters of a text scanned at once: a longer text is scanned in parts of this size. */
+export const SCAN_PART_CHARS = 1 << 18;
+/** Room for a part's UTF-8 (at most three bytes a UTF-16 unit) and the mark after it. */
+const TEXT_BYTES = SCAN_PART_CHARS * 3 + 1;
 
 /** The module, compiled once per thread; null: this Node runs no WebAssembly (`node --jitless`). */
 let compiled: WasmModule | null | undefined;
@@ -37,6 +45,16 @@ function mergeModule(): WasmModule | undefined {
 
 const encoder = new TextEncoder();
 
+/** What bpe-merge.wat exports. */
+interface MergeExports {
+  init(offsets: number, slots: number, mask: number, bytes: number): void;
+  init_scan(memo: number, arena: number, arenaEnd: number): void;
+  count(n: number): number;
+  scan(at: number, end: number): number;
+  stop(): number;
+  merged(): number;
+}
+
 /**
  * The byte-pair merge of bpe-merge.wat over one rank table: the same count as BpeCounter's
  * JavaScript merge, at its optimized speed from the first piece (see the .wat). Made once per
@@ -46,10 +64,17 @@ const encoder = new TextEncoder();
 export class WasmMerge {
   readonly #count: (n: number) => number;
   readonly #input: Uint8Array;
+  readonly #exports: MergeExports;
+  /** Where the text to scan is put, and the room there. */
+  readonly #text: Uint8Array;
+  readonly #textAt: number;
 
-  private constructor(count: (n: number) => number, input: Uint8Array) {
-    this.#count = count;
-    this.#input = input;
+  private constructor(exports: MergeExports, memory: ArrayBuffer, textAt: number) {
+    this.#exports = exports;
+    this.#count = exports.count;
+    this.#input = new Uint8Array(memory, 0, WASM_MERGE_MAX_BYTES);
+    this.#text = new Uint8Array(memory, textAt, TEXT_BYTES);
+    this.#textAt = textAt;
   }
 
   /**
@@ -64,21 +89,52 @@ export class WasmMerge {
     const offsetsAt = TABLE_BASE;
     const slotsAt = offsetsAt + offsets.byteLength;
     const bytesAt = slotsAt + slots.byteLength;
+    const memoAt = (bytesAt + bytes.byteLength + 15) & ~15;
+    const arenaAt = memoAt + MEMO_SLOTS * 8;
+    const textAt = arenaAt + ARENA_BYTES;
     let memory: { readonly buffer: ArrayBuffer };
     try {
-      memory = new WebAssembly.Memory({ initial: Math.ceil((bytesAt + bytes.byteLength) / PAGE_BYTES) });
+      memory = new WebAssembly.Memory({ initial: Math.ceil((textAt + TEXT_BYTES) / PAGE_BYTES) });
     } catch {
       return undefined;
     }
     new Uint32Array(memory.buffer, offsetsAt, offsets.length).set(offsets);
     new Int32Array(memory.buffer, slotsAt, slots.length).set(slots);
     new Uint8Array(memory.buffer, bytesAt, bytes.length).set(bytes);
-    const exports = new WebAssembly.Instance(module, { env: { memory } }).exports as {
-      init(offsets: number, slots: number, mask: number, bytes: number): void;
-      count(n: number): number;
-    };
+    const exports = new WebAssembly.Instance(module, { env: { memory } }).exports as MergeExports;
     exports.init(offsetsAt, slotsAt, slots.length - 1, bytesAt);
-    return new WasmMerge(exports.count, new Uint8Array(memory.buffer, 0, WASM_MERGE_MAX_BYTES));
+    exports.init_scan(memoAt, arenaAt, arenaAt + ARENA_BYTES);
+    return new WasmMerge(exports, memory.buffer, textAt);
+  }
+
+  /**
+   * Puts text[from, to) (at most SCAN_PART_CHARS characters) where `scan` reads it; returns its
+   * length in UTF-8 bytes.
+   */
+  load(text: string, from: number, to: number): number {
+    return encoder.encodeInto(from === 0 && to === text.length ? text : text.slice(from, to), this.#text).written;
+  }
+
+  /**
+   * The tokens of the loaded text's ASCII pieces from its byte `at`, up to where the scan stops
+   * (`stopped`): the end (`bytes`), or a piece it leaves to JavaScript (see bpe-merge.wat). `last`:
+   * the loaded part ends the text.
+   */
+  scan(at: number, bytes: number, last: boolean): number {
+    if (last) return this.#exports.scan(this.#textAt + at, this.#textAt + bytes);
+    // The mark of a part's end (see bpe-merge.wat): nothing is decided from what lies past it.
+    this.#text[bytes] = 0xff;
+    return this.#exports.scan(this.#textAt + at, this.#textAt + bytes + 1);
+  }
+
+  /** The byte where the last scan stopped. */
+  get stopped(): number {
+    return this.#exports.stop() - this.#textAt;
+  }
+
+  /** Pieces the scans merged (each once: then they are in its memo). */
+  get mergedInScan(): number {
+    return this.#exports.merged();
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { asciiPieceEnd, O200K_PATTERN } from './ascii-pieces.js';
-import { WASM_MERGE_MAX_BYTES, WasmMerge } from './bpe-merge.js';
+import { SCAN_PART_CHARS, WASM_MERGE_MAX_BYTES, WasmMerge } from './bpe-merge.js';
 import { RankTable, type RankSource } from './rank-table.js';
 
 /**
@@ -11,7 +11,8 @@ import { RankTable, type RankSource } from './rank-table.js';
  * regex piece (a 16 KB run of one punctuation character takes tens of seconds). Here, once the
  * counter is warm (see #warmAfter), a piece of up to 256 bytes merges in WebAssembly (bpe-merge.wat,
  * a heap as mergeHeap's), fast from its first piece where JavaScript runs in V8's interpreter until
- * it is optimized. Before that, without WebAssembly (`node --jitless`), and beyond 256 bytes, short
+ * it is optimized; under o200k, a text's ASCII pieces are split and looked up there too
+ * (#countScanned), which takes about half the time of doing it in JavaScript. Before that, without WebAssembly (`node --jitless`), and beyond 256 bytes, short
  * pieces use the same simple loop (it is the fastest below about ten bytes) and long pieces a linked
  * list of parts and a queue of pairs by (rank, start), a heap or buckets per rank, with lazy
  * invalidation (see mergeLong): the same merge order (lowest rank first, leftmost on ties), therefore
@@ -78,18 +79,29 @@ export class BpeCounter {
   /** The WebAssembly merge, made when a first piece needs one once warm; null: none (not wanted, or no WebAssembly here). */
   #merge: WasmMerge | null | undefined;
   #mergedInWasm = 0;
+  /** The most characters the WebAssembly scan takes at once (SCAN_PART_CHARS; a test gives a few). */
+  readonly #scanPart: number;
+  #scanned = 0;
 
   /**
    * From js-tiktoken's rank source (parsed here), or a prebuilt binary table (nothing to parse).
    * `longPieceChunkBytes`: the size of the parts a longer piece is counted in (LONG_PIECE_CHUNK_BYTES;
    * a test gives Infinity to count one whole, exactly, as the reference). `wasmMerge: false`: merge
-   * in JavaScript only (tests of that merge, which is what runs without WebAssembly).
+   * and split in JavaScript only (tests of that path, which is what runs without WebAssembly).
+   * `scanPartChars`: the parts a text is scanned in, in WebAssembly (at most SCAN_PART_CHARS; a test
+   * gives a few characters, so that parts end inside every kind of piece).
    */
   constructor(
     source: RankSource | RankTable,
-    options: { readonly warmAfterChars?: number; readonly longPieceChunkBytes?: number; readonly wasmMerge?: boolean } = {},
+    options: {
+      readonly warmAfterChars?: number;
+      readonly longPieceChunkBytes?: number;
+      readonly wasmMerge?: boolean;
+      readonly scanPartChars?: number;
+    } = {},
   ) {
     this.#warmAfter = options.warmAfterChars ?? WARM_AFTER_CHARS;
+    this.#scanPart = Math.max(1, Math.min(options.scanPartChars ?? SCAN_PART_CHARS, SCAN_PART_CHARS));
     if (options.wasmMerge === false) this.#merge = null;
     this.#chunkBytes = options.longPieceChunkBytes ?? LONG_PIECE_CHUNK_BYTES;
     this.#ranks = source instanceof RankTable ? source : RankTable.fromSource(source);
@@ -136,29 +148,66 @@ export class BpeCounter {
     return total;
   }
 
-  /** The hand split of ASCII text (o200k) and the in-place memo: faster once compiled, slower until then. */
+  /**
+   * Once warm: under o200k, the scan in WebAssembly with JavaScript for the pieces it leaves; else
+   * (or without WebAssembly) the hand split of ASCII text and the in-place memo.
+   */
   #countFast(text: string): number {
-    const memo = this.#memo;
+    const scanner = this.#asciiFast ? this.#wasmMerge() : undefined;
+    if (scanner !== undefined) return this.#countScanned(text, scanner);
     let total = 0;
-    for (let at = this.#nextPiece(text, 0); at >= 0; at = this.#nextPiece(text, at)) {
-      const start = this.#pieceStart;
-      if (at - start === 1 && text.charCodeAt(start) < 0x80) {
-        total++;
-        continue;
+    for (let at = this.#nextPiece(text, 0); at >= 0; at = this.#nextPiece(text, at)) total += this.#countMemo(text, this.#pieceStart, at);
+    return total;
+  }
+
+  /** The piece text[start, at): one ASCII character, or from the in-place memo, or counted and kept there. */
+  #countMemo(text: string, start: number, at: number): number {
+    if (at - start === 1 && text.charCodeAt(start) < 0x80) return 1;
+    if (at - start > MEMO_MAX_PIECE) return this.countPiece(text.slice(start, at));
+    const cached = this.#memo.get(text, start, at);
+    if (cached >= 0) return cached;
+    const piece = text.slice(start, at);
+    const n = this.countPiece(piece);
+    this.#memo.setMissed(piece, n);
+    return n;
+  }
+
+  /**
+   * The text's UTF-8 scanned in WebAssembly (bpe-merge.wat), in parts of at most SCAN_PART_CHARS
+   * characters: its ASCII pieces are split, looked up and merged there, and where it stops (a piece
+   * with a character that is not ASCII, a long one, one a part's end may cut), JavaScript counts one
+   * piece as #countMemo does and the scan goes on after it. What the scan went over is ASCII, one
+   * byte a character, so a byte offset and a character index move together there.
+   */
+  #countScanned(text: string, scanner: WasmMerge): number {
+    const length = text.length;
+    let total = 0;
+    let char = 0;
+    while (char < length) {
+      // A part that ends between a surrogate pair's halves ends in U+FFFD's bytes, which are not ASCII:
+      // the scan stops before them, and JavaScript counts that piece from the text itself.
+      const partEnd = Math.min(length, char + this.#scanPart);
+      const bytes = scanner.load(text, char, partEnd);
+      const last = partEnd === length;
+      let byte = 0;
+      for (;;) {
+        total += scanner.scan(byte, bytes, last);
+        const stopped = scanner.stopped;
+        this.#scanned += stopped - byte;
+        char += stopped - byte;
+        byte = stopped;
+        // The part done: the text, when it is the last one; else the next part from here.
+        if (char >= partEnd) break;
+        const at = this.#nextPiece(text, char);
+        if (at < 0) return total;
+        total += this.#countMemo(text, this.#pieceStart, at);
+        if (at >= partEnd) {
+          char = at;
+          break;
+        }
+        byte += utf8Length(text, char, at);
+        char = at;
       }
-      if (at - start > MEMO_MAX_PIECE) {
-        total += this.countPiece(text.slice(start, at));
-        continue;
-      }
-      const cached = memo.get(text, start, at);
-      if (cached >= 0) {
-        total += cached;
-        continue;
-      }
-      const piece = text.slice(start, at);
-      const n = this.countPiece(piece);
-      memo.setMissed(piece, n);
-      total += n;
     }
     return total;
   }
@@ -210,7 +259,12 @@ export class BpeCounter {
 
   /** Pieces counted by the WebAssembly merge so far (tests: that it is the one that runs). */
   get mergedInWebAssembly(): number {
-    return this.#mergedInWasm;
+    return this.#mergedInWasm + (this.#merge ? this.#merge.mergedInScan : 0);
+  }
+
+  /** Characters the WebAssembly scan went over so far (tests: that it is the one that runs). */
+  get scannedInWebAssembly(): number {
+    return this.#scanned;
   }
 
   #wasmMerge(): WasmMerge | undefined {
@@ -361,6 +415,21 @@ class PieceMemo {
       this.#size++;
     }
   }
+}
+
+/** The UTF-8 length of text[from, to) as TextEncoder writes it (a lone surrogate: U+FFFD, three bytes). */
+function utf8Length(text: string, from: number, to: number): number {
+  let bytes = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if ((c & 0xfc00) === 0xd800 && i + 1 < to && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 function orInfinity(rank: number): number {
