@@ -198,15 +198,17 @@ export class BpeCounter {
         byte = stopped;
         // The part done: the text, when it is the last one; else the next part from here.
         if (char >= partEnd) break;
-        const at = this.#nextPiece(text, char);
-        if (at < 0) return total;
-        total += this.#countMemo(text, this.#pieceStart, at);
-        if (at >= partEnd) {
+        // JavaScript counts pieces from here while the next one starts with a character that is not
+        // ASCII, or one after its first (where the scan would stop again at once).
+        const from = char;
+        do {
+          const at = this.#nextPiece(text, char);
+          if (at < 0) return total;
+          total += this.#countMemo(text, this.#pieceStart, at);
           char = at;
-          break;
-        }
-        byte += utf8Length(text, char, at);
-        char = at;
+        } while (char < partEnd && (text.charCodeAt(char) >= 0x80 || (char + 1 < length && text.charCodeAt(char + 1) >= 0x80)));
+        if (char >= partEnd) break;
+        byte += utf8Length(text, from, char);
       }
     }
     return total;
