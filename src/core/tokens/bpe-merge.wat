@@ -22,9 +22,11 @@
 ;;   [10560, 10816)    the class of each byte value for the scan (the data segment below)
 ;;   from TABLE_BASE   the rank table, as rank-table.ts reads it: offsets u32[n + 1], slots i32[],
 ;;                     token bytes; `init` is told where each is.
-;;   then              the scan's memo (`init_scan`): MEMO_SLOTS slots of 16 bytes (hash, length, where
-;;                     its bytes are in the arena, count; length 0: empty), the arena of those bytes,
-;;                     and the text being scanned (its UTF-8), each where bpe-merge.ts puts it.
+;;   then              the scan's memo (`init_scan`): a table of up to MEMO_SLOTS slots of 8 bytes
+;;                     (a piece's hash, and where the piece is in the arena; 0: empty), the arena
+;;                     (each piece as its hash, length, count and bytes), and the text being scanned
+;;                     (its UTF-8, then the mark 0xFF after a part that is not the last), each where
+;;                     bpe-merge.ts puts it.
 (module
   (import "env" "memory" (memory 1))
   (global $offsets (mut i32) (i32.const 0))
