@@ -10,6 +10,9 @@
 ;; pieces, most of them in its first files, and merged them at a fraction of their optimized speed;
 ;; WebAssembly is compiled before it first runs. (docs/decisions.md, "Pieces merge in WebAssembly".)
 ;;
+;; Below it, the scan: a text's ASCII pieces split, looked up in a memo and counted (merged here on a
+;; miss), what bpe.ts does per piece once warm under o200k.
+;;
 ;; `npm run build:wasm` compiles this file into bpe-merge-binary.ts (test/bpe-merge.test.ts checks
 ;; that the two agree).
 ;;
@@ -188,7 +191,8 @@
           (then (call $pair (i32.load (i32.add (i32.const 2112) (i32.shl (local.get $s) (i32.const 2)))) (local.get $c))))
         (br $merge)))
     (local.get $parts))
-;; ---- The scan: a text's ASCII pieces split, looked up and counted here -------------------------
+
+  ;; ---- The scan: a text's ASCII pieces split, looked up and counted here -----------------------
   ;;
   ;; What bpe.ts's fast path does per piece, for the o200k pattern: find where the regex's match ends
   ;; (ascii-pieces.ts, byte for byte the same decisions, on the text's UTF-8: a byte of a non-ASCII
