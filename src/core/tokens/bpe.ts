@@ -175,9 +175,10 @@ export class BpeCounter {
   /**
    * The text's UTF-8 scanned in WebAssembly (bpe-merge.wat), in parts of at most SCAN_PART_CHARS
    * characters: its ASCII pieces are split, looked up and merged there, and where it stops (a piece
-   * with a character that is not ASCII, a long one, one a part's end may cut), JavaScript counts one
-   * piece as #countMemo does and the scan goes on after it. What the scan went over is ASCII, one
-   * byte a character, so a byte offset and a character index move together there.
+   * with a character that is not ASCII, a long one, one a part's end may cut), JavaScript counts that
+   * piece as #countMemo does, and the ones after it while the scan would stop at them too, and the
+   * scan goes on after them. What the scan went over is ASCII, one byte a character, so a byte offset
+   * and a character index move together there; what JavaScript counted is measured in UTF-8 bytes.
    */
   #countScanned(text: string, scanner: WasmMerge): number {
     const length = text.length;
