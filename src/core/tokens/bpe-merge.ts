@@ -62,7 +62,6 @@ interface MergeExports {
  * (about 4 MB for o200k, a millisecond or two).
  */
 export class WasmMerge {
-  readonly #count: (n: number) => number;
   readonly #input: Uint8Array;
   readonly #exports: MergeExports;
   /** Where the text to scan is put, and the room there. */
@@ -71,7 +70,6 @@ export class WasmMerge {
 
   private constructor(exports: MergeExports, memory: ArrayBuffer, textAt: number) {
     this.#exports = exports;
-    this.#count = exports.count;
     this.#input = new Uint8Array(memory, 0, WASM_MERGE_MAX_BYTES);
     this.#text = new Uint8Array(memory, textAt, TEXT_BYTES);
     this.#textAt = textAt;
@@ -108,23 +106,24 @@ export class WasmMerge {
   }
 
   /**
-   * Puts text[from, to) (at most SCAN_PART_CHARS characters) where `scan` reads it; returns its
-   * length in UTF-8 bytes.
+   * Puts text[from, to) (at most SCAN_PART_CHARS characters) where `scan` reads it, followed by the
+   * mark of a part's end (0xFF, see bpe-merge.wat) when it does not end the text; returns where
+   * `scan` reads to: its length in UTF-8 bytes, and the mark.
    */
   load(text: string, from: number, to: number): number {
-    return encoder.encodeInto(from === 0 && to === text.length ? text : text.slice(from, to), this.#text).written;
+    const last = to === text.length;
+    const bytes = encoder.encodeInto(from === 0 && last ? text : text.slice(from, to), this.#text).written;
+    if (last) return bytes;
+    this.#text[bytes] = 0xff;
+    return bytes + 1;
   }
 
   /**
    * The tokens of the loaded text's ASCII pieces from its byte `at`, up to where the scan stops
-   * (`stopped`): the end (`bytes`), or a piece it leaves to JavaScript (see bpe-merge.wat). `last`:
-   * the loaded part ends the text.
+   * (`stopped`): `end`, as `load` gave it, or a piece it leaves to JavaScript (see bpe-merge.wat).
    */
-  scan(at: number, bytes: number, last: boolean): number {
-    if (last) return this.#exports.scan(this.#textAt + at, this.#textAt + bytes);
-    // The mark of a part's end (see bpe-merge.wat): nothing is decided from what lies past it.
-    this.#text[bytes] = 0xff;
-    return this.#exports.scan(this.#textAt + at, this.#textAt + bytes + 1);
+  scan(at: number, end: number): number {
+    return this.#exports.scan(this.#textAt + at, this.#textAt + end);
   }
 
   /** The byte where the last scan stopped. */
@@ -143,6 +142,6 @@ export class WasmMerge {
    */
   count(piece: string): number {
     const { read, written } = encoder.encodeInto(piece, this.#input);
-    return read < piece.length ? -1 : this.#count(written);
+    return read < piece.length ? -1 : this.#exports.count(written);
   }
 }

@@ -188,11 +188,10 @@ export class BpeCounter {
       // A part that ends between a surrogate pair's halves ends in U+FFFD's bytes, which are not ASCII:
       // the scan stops before them, and JavaScript counts that piece from the text itself.
       const partEnd = Math.min(length, char + this.#scanPart);
-      const bytes = scanner.load(text, char, partEnd);
-      const last = partEnd === length;
+      const end = scanner.load(text, char, partEnd);
       let byte = 0;
       for (;;) {
-        total += scanner.scan(byte, bytes, last);
+        total += scanner.scan(byte, end);
         const stopped = scanner.stopped;
         this.#scanned += stopped - byte;
         char += stopped - byte;
