@@ -12,6 +12,9 @@ import type { SessionOutcome } from '../src/cli/batch/session.js';
 /** A scheduler that never ends fails its test instead of hanging the run. */
 const ENDS = { timeout: 60_000 };
 
+/** Until what the scheduler does on a settled analysis (promise reactions only) has run. */
+const settle = (): Promise<unknown> => new Promise((resolve) => setImmediate(resolve));
+
 const outcome = (path: string): SessionOutcome => ({ kind: 'outOfRange', file: path, project: 'p' });
 
 /** A transcript whose report the cache kept: read (logged) when the scheduler starts it. */
@@ -123,10 +126,10 @@ test('rows are handed on in discovery order: a kept report after a transcript st
   const pending = new Map<string, (outcome: SessionOutcome) => void>();
   const run = scheduler([kept('a', log), toAnalyse('b'), kept('c', log), toAnalyse('d')], log, { pending }).all();
   // Every transcript is started at once (four in flight at most of eight); only `a` can be handed on.
-  await new Promise((resolve) => setImmediate(resolve));
+  await settle();
   assert.deepEqual(log, ['read a', 'take a', 'analyse b', 'read c', 'analyse d']);
   pending.get('d')?.(outcome('d'));
-  await new Promise((resolve) => setImmediate(resolve));
+  await settle();
   assert.deepEqual(log.slice(5), [], 'd is done, but b before it is not');
   pending.get('b')?.(outcome('b'));
   await run;
@@ -147,7 +150,6 @@ test('at most inFlightLimit transcripts are analysed at once: the next starts wh
   const log: string[] = [];
   const pending = new Map<string, (outcome: SessionOutcome) => void>();
   const run = scheduler(['a', 'b', 'c', 'd'].map(toAnalyse), log, { pending, inFlightLimit: 2 }).all();
-  const settle = (): Promise<unknown> => new Promise((resolve) => setImmediate(resolve));
   await settle();
   assert.deepEqual(log, ['analyse a', 'analyse b']);
   pending.get('b')?.(outcome('b'));
@@ -167,7 +169,7 @@ test('at most window transcripts are started past the first not yet handed on: r
   const pending = new Map<string, (outcome: SessionOutcome) => void>();
   const items = [toAnalyse('a'), ...['b', 'c', 'd', 'e'].map((p) => kept(p, log))];
   const run = scheduler(items, log, { pending, window: 3 }).all();
-  await new Promise((resolve) => setImmediate(resolve));
+  await settle();
   assert.deepEqual(log, ['analyse a', 'read b', 'read c']);
   pending.get('a')?.(outcome('a'));
   await run;
