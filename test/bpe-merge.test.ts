@@ -25,7 +25,7 @@ function underAddressLimit(command: readonly string[], env?: Record<string, stri
   return spawnSync('bash', ['-c', `ulimit -v ${ADDRESS_LIMIT_KIB} && exec "$@"`, 'bash', ...command], { encoding: 'utf8', ...(env ? { env } : {}) });
 }
 
-test('the WebAssembly module in the sources is bpe-merge.wat compiled', () => {
+test('the WebAssembly modules in the sources are their .wat files compiled (bpe-merge.wat, terms.wat)', () => {
   const check = spawnSync(process.execPath, ['scripts/build-wasm.mjs', '--check'], { cwd: repoRoot, encoding: 'utf8' });
   assert.equal(check.status, 0, check.stderr);
 });

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { primeTermIndex, TermIds, TermIndex, terms } from '../src/core/terms.js';
 import { filesUnder, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { seeded } from './helpers/prng.js';
@@ -41,31 +41,55 @@ function oracle(text: string): string[] {
   return out;
 }
 
-/** One index for the whole file: words seen in earlier texts are found again, and its tables grow. */
+/**
+ * Indexes for the whole file: words seen in earlier texts are found again, and their tables grow.
+ * The index as made (in JavaScript, then in WebAssembly from its first long text), one in JavaScript
+ * only, and one in WebAssembly from its first text.
+ */
 const index = new TermIndex();
+const inJavaScript = new TermIndex(undefined, undefined, Number.POSITIVE_INFINITY);
+const inWebAssembly = new TermIndex(undefined, undefined, 0);
+const indexes = [
+  ['TermIndex', index],
+  ['TermIndex in JavaScript', inJavaScript],
+  ['TermIndex in WebAssembly', inWebAssembly],
+] as const;
 const ids = new TermIds();
+const lineEnds = new TermIds();
+/** The terms of the ids `out` holds, by `own`'s names. */
+function named(own: TermIndex, out: TermIds): string[] {
+  return Array.from(out.ids.subarray(0, out.length), (id) => own.names[id] as string);
+}
 function check(text: string, label: string): void {
   const expected = oracle(text);
   assert.deepEqual(terms(text), expected, label);
-  ids.length = 0;
-  index.read(text, ids);
-  assert.deepEqual(
-    Array.from(ids.ids.subarray(0, ids.length), (id) => index.names[id]),
-    expected,
-    `${label} (TermIndex)`,
-  );
-  // A range of a longer text reads as that slice does.
-  const padded = `x${text}y`;
-  ids.length = 0;
-  index.readRange(padded, 1, padded.length - 1, ids);
-  assert.deepEqual(
-    Array.from(ids.ids.subarray(0, ids.length), (id) => index.names[id]),
-    expected,
-    `${label} (TermIndex, a range)`,
-  );
+  for (const [name, own] of indexes) {
+    ids.length = 0;
+    own.read(text, ids);
+    assert.deepEqual(named(own, ids), expected, `${label} (${name})`);
+    // A range of a longer text reads as that slice does.
+    const padded = `x${text}y`;
+    ids.length = 0;
+    own.readRange(padded, 1, padded.length - 1, ids);
+    assert.deepEqual(named(own, ids), expected, `${label} (${name}, a range)`);
+    // Line by line, the same terms (no word spans a line break), when the text is read whole.
+    if (text.length > 32_000) continue;
+    ids.length = 0;
+    lineEnds.length = 0;
+    own.readLines(text, ids, lineEnds);
+    assert.deepEqual(named(own, ids), expected, `${label} (${name}, line by line)`);
+    assert.equal(lineEnds.length, text.split('\n').length, `${label} (${name}, a line end per line)`);
+  }
 }
 
 describe('terms', () => {
+  after(() => {
+    // The indexes read where they were meant to.
+    assert.ok(inWebAssembly.readInWebAssembly > 0, 'the WebAssembly index read in WebAssembly');
+    assert.ok(index.readInWebAssembly > 0, 'the index as made moved to WebAssembly');
+    assert.equal(inJavaScript.readInWebAssembly, 0, 'the JavaScript index never did');
+  });
+
   test('agree with the plain definition on words at the edges', () => {
     const cases = [
       '',
@@ -108,36 +132,105 @@ describe('terms', () => {
   test('TermIndex: ids stay one per term as the table grows, for terms and words whose hashes collide', () => {
     // With the multiplier 31, "Aa" and "BB" hash alike (31·65 + 97 = 31·66 + 66), and so does every
     // string built of them (a process draws its own multiplier, so no text can be made to collide).
-    const own = new TermIndex(31);
-    const colliding = Array.from({ length: 512 }, (_, n) => [...n.toString(2).padStart(9, '0')].map((bit) => (bit === '0' ? 'Aa' : 'BB')).join(''));
-    const plain = Array.from({ length: 20_000 }, (_, n) => `term${n}x`);
-    const all = [...colliding, ...plain];
-    const ids = all.map((term) => own.id(term));
-    assert.deepEqual(
-      ids,
-      all.map((_, i) => i),
-      'each new term gets the next id',
-    );
-    assert.deepEqual(
-      all.map((term) => own.id(term)),
-      ids,
-      'and the same id when asked again',
-    );
-    assert.deepEqual(own.names, all);
-    const out = new TermIds();
-    own.read('term7x term19999x', out);
-    assert.deepEqual([...out.ids.subarray(0, out.length)], [512 + 7, 512 + 19_999], 'a text read later finds them');
-    // The word table too: colliding words ("an" and "c0" hash alike) read as the plain definition reads them.
-    const words = new TermIndex(31);
-    const text = colliding.map((w) => w.replaceAll('Aa', 'an').replaceAll('BB', 'c0')).join(' ');
-    for (let pass = 0; pass < 2; pass++) {
-      const read = new TermIds();
-      words.read(text, read);
+    for (const from of [Number.POSITIVE_INFINITY, 0]) {
+      const where = from === 0 ? 'in WebAssembly once it reads' : 'in JavaScript';
+      const own = new TermIndex(31, 1 << 12, from);
+      const colliding = Array.from({ length: 512 }, (_, n) => [...n.toString(2).padStart(9, '0')].map((bit) => (bit === '0' ? 'Aa' : 'BB')).join(''));
+      const plain = Array.from({ length: 20_000 }, (_, n) => `term${n}x`);
+      const all = [...colliding, ...plain];
+      const ids = all.map((term) => own.id(term));
       assert.deepEqual(
-        [...read.ids.subarray(0, read.length)].map((id) => words.names[id]),
-        terms(text),
+        ids,
+        all.map((_, i) => i),
+        'each new term gets the next id',
       );
+      assert.deepEqual(
+        all.map((term) => own.id(term)),
+        ids,
+        'and the same id when asked again',
+      );
+      assert.deepEqual(own.names, all);
+      const out = new TermIds();
+      // In WebAssembly, the index moves there with its 20,512 terms as it reads this: the same ids.
+      own.read('term7x term19999x', out);
+      assert.deepEqual([...out.ids.subarray(0, out.length)], [512 + 7, 512 + 19_999], `${where}: a text read later finds them`);
+      assert.equal(own.id(colliding[3] as string), 3, where);
+      // The word table too: colliding words ("an" and "c0" hash alike) read as the plain definition reads them.
+      const words = new TermIndex(31, 1 << 12, from);
+      const text = colliding.map((w) => w.replaceAll('Aa', 'an').replaceAll('BB', 'c0')).join(' ');
+      for (let pass = 0; pass < 2; pass++) {
+        const read = new TermIds();
+        words.read(text, read);
+        assert.deepEqual(
+          [...read.ids.subarray(0, read.length)].map((id) => words.names[id]),
+          terms(text),
+          where,
+        );
+      }
+      assert.equal(words.readInWebAssembly > 0, from === 0, where);
     }
+  });
+
+  test('TermIndex in WebAssembly: the same ids and names as in JavaScript, for an index that moves there after reading in JavaScript', () => {
+    const next = seeded(0x3a5e);
+    const word = (): string => {
+      const parts = ['parse', 'Config', 'HTTP', 'server', '_', 'x9', 'Files', 'the', 'caf\u00e9', 'ab', '42'];
+      let out = '';
+      for (let k = 0, n = 1 + Math.floor(next() * 4); k < n; k++) out += parts[Math.floor(next() * parts.length)];
+      return out;
+    };
+    const texts = Array.from({ length: 60 }, (_, t) => Array.from({ length: t % 3 === 0 ? 400 : 8 }, word).join(t % 2 ? ' ' : '\n'));
+    const plain = new TermIndex(undefined, undefined, Number.POSITIVE_INFINITY);
+    const moving = new TermIndex();
+    for (const [t, text] of texts.entries()) {
+      const a = new TermIds();
+      const b = new TermIds();
+      plain.read(text, a);
+      moving.read(text, b);
+      assert.deepEqual([...b.ids.subarray(0, b.length)], [...a.ids.subarray(0, a.length)], `text ${t}: the same ids`);
+    }
+    assert.ok(moving.readInWebAssembly > 0, 'it moved to WebAssembly');
+    assert.deepEqual(moving.names, plain.names);
+    assert.equal(moving.id('parse'), plain.id('parse'));
+    assert.equal(moving.id('a term never read'), plain.names.length, 'a new term gets the next id there too');
+  });
+
+  test('TermIndex in WebAssembly: a scan that fills its output, words of 64 and 65 units, a compound of many parts, tables doubling from two slots', () => {
+    const pairs: string[] = [];
+    for (let a = 0; a < 26; a++) for (let b = 0; b < 26; b++) pairs.push(String.fromCharCode(97 + a, 97 + b));
+    // 10,666 words of two letters (most of them terms) in one text read whole: more ids than a scan writes out at once.
+    const many = Array.from({ length: 10_666 }, (_, k) => pairs[k % pairs.length]).join(' ');
+    const long = `${'aB'.repeat(32)} ${'aB'.repeat(32)}c ${'x_'.repeat(32)} ${'q'.repeat(64)} ${'Q'.repeat(65)} HTTPServer2Go`;
+    for (const tableSize of [2, 4096]) {
+      const own = new TermIndex(undefined, tableSize, 0);
+      for (const text of [many, long, many, long]) {
+        const out = new TermIds();
+        own.read(text, out);
+        assert.deepEqual(named(own, out), oracle(text), `table of ${tableSize} slots: ${text.slice(0, 40)}`);
+      }
+      assert.ok(own.readInWebAssembly > 2 * 10_000);
+    }
+    // After each word with a unit that is not ASCII (read in JavaScript), the ASCII words are read in WebAssembly again.
+    const mixed = new TermIndex(undefined, undefined, 0);
+    const text = `caf\u00e9 ${'alpha '.repeat(1000)}\u03c9mega ${'beta '.repeat(1000)}`;
+    const out = new TermIds();
+    mixed.read(text, out);
+    assert.deepEqual(named(mixed, out), oracle(text));
+    assert.equal(mixed.readInWebAssembly, 2000);
+  });
+
+  test('TermIndex reads in JavaScript where Node has no WebAssembly, with the same terms', () => {
+    const text = `parseConfigFile reads caf\u00e9 settings; ${'utf8Decode HTTPServer snake_case_name x '.repeat(40)}\u{1D400}x files`;
+    const script = `
+      const { TermIds, TermIndex } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'core', 'terms.js')).href)});
+      const index = new TermIndex();
+      const out = new TermIds();
+      index.read(${JSON.stringify(text)}, out);
+      process.stdout.write(JSON.stringify({ terms: Array.from(out.ids.subarray(0, out.length), (id) => index.names[id]), wasm: index.readInWebAssembly }));
+    `;
+    const run = spawnSync(process.execPath, ['--no-expose-wasm', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), { terms: oracle(text), wasm: 0 });
   });
 
   test('agree with the plain definition on seeded random compounds: any case, `_`, digits, plural s, stop words, non-ASCII letters; whatever the hash multiplier', () => {
@@ -186,18 +279,23 @@ describe('terms', () => {
     }
     for (const text of texts) check(text, JSON.stringify(text.slice(0, 60)));
     // Multipliers that make words and terms share slots (1: any two anagrams), one index for all texts.
-    for (const multiplier of [1, 31]) {
-      const own = new TermIndex(multiplier);
+    for (const [multiplier, from] of [
+      [1, Number.POSITIVE_INFINITY],
+      [31, Number.POSITIVE_INFINITY],
+      [1, 0],
+      [31, 0],
+    ] as const) {
+      const own = new TermIndex(multiplier, 1 << 12, from);
       for (const text of texts) {
         const read = new TermIds();
         own.read(text, read);
         assert.deepEqual(
           Array.from(read.ids.subarray(0, read.length), (id) => own.names[id]),
           terms(text),
-          `multiplier ${multiplier}: ${JSON.stringify(text.slice(0, 60))}`,
+          `multiplier ${multiplier}, WebAssembly from ${from}: ${JSON.stringify(text.slice(0, 60))}`,
         );
       }
-      assert.equal(new Set(own.names).size, own.names.length, `multiplier ${multiplier}: one id per term`);
+      assert.equal(new Set(own.names).size, own.names.length, `multiplier ${multiplier}, WebAssembly from ${from}: one id per term`);
     }
   });
 
@@ -224,15 +322,16 @@ describe('terms', () => {
 describe('priming the term reader', () => {
   /**
    * In a fresh process with V8's test functions (the built module), compiling on this thread so
-   * that nothing is left to chance: the term reader's scan, compiled as a large read's first texts
-   * leave it (plain ASCII words), then given what such a read meets later. Whether its optimized code
-   * was still there after each text.
+   * that nothing is left to chance: the term reader's loop in JavaScript, compiled as a large read's
+   * first texts leave it (plain ASCII words), then given what such a read meets later. Whether its
+   * optimized code was still there after each text. Without WebAssembly (`--no-expose-wasm`): with
+   * it, a large read is read there, and the primer primes that.
    */
   const keptThrough = (prime: boolean): { optimized: boolean; kept: Record<string, boolean> } => {
     const script = `
       const { TermIds, TermIndex, primeTermIndex } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'core', 'terms.js')).href)});
       if (${prime}) primeTermIndex();
-      const scan = TermIndex.prototype.scan;
+      const scan = TermIndex.prototype.scanHere;
       const index = new TermIndex();
       const out = new TermIds();
       const read = (text) => { out.length = 0; index.read(text, out); };
@@ -256,9 +355,13 @@ describe('priming the term reader', () => {
       }
       process.stdout.write(JSON.stringify({ optimized, kept }));
     `;
-    const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', '--input-type=module', '-e', script], {
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['--allow-natives-syntax', '--no-concurrent-recompilation', '--no-expose-wasm', '--input-type=module', '-e', script],
+      {
+        encoding: 'utf8',
+      },
+    );
     assert.equal(run.status, 0, run.stderr);
     return JSON.parse(run.stdout) as { optimized: boolean; kept: Record<string, boolean> };
   };

@@ -1,3 +1,5 @@
+import { SCAN_END, SCAN_NOT_ASCII, WasmTerms } from './terms-wasm.js';
+
 /**
  * The words of a text as index terms, shared by the offline embedder (BM25), the extractive summary
  * and the goal excerpt of a masked tool result: lower-cased identifiers split at camelCase and
@@ -70,6 +72,12 @@ function asTerm(word: string): string | undefined {
  * scanned), so a word said thousands of times is neither sliced nor lower-cased nor split again. A
  * relevance prune reads every turn this way (the BM25 fit, the goal excerpts). It gives exactly the
  * terms `terms` gives, in order (test/terms.test.ts checks it against `terms`).
+ *
+ * From its first long read (WASM_MIN_UNITS), an index keeps its terms and ASCII words in
+ * WebAssembly (terms.wat, through terms-wasm.ts), which reads the ASCII words there, compiled from
+ * the start: a prune reads its turns once, mostly before V8 would have optimized the loop below. The
+ * loop below then reads only the words with a unit that is not ASCII, and everything where Node runs
+ * no WebAssembly.
  */
 
 /** Letters and digits of any script, read as `WORD` reads them (code point by code point). */
@@ -124,6 +132,13 @@ export class TermIds {
     this.ids[this.length++] = id;
   }
 }
+
+/**
+ * A TermIndex reads in WebAssembly (terms.wat) from its first range of this many UTF-16 units or
+ * more, where this Node runs WebAssembly: its terms move there, and every range it reads after is
+ * read there. A small index (a goal's few words) stays in JavaScript.
+ */
+const WASM_MIN_UNITS = 256;
 
 /**
  * A hash multiplier drawn for this process: odd, so every character counts. With a fixed one (31)
@@ -208,14 +223,24 @@ export class TermIndex {
   /** The stop words by the same hash (open addressing, index + 1 per slot), to leave one out without lower-casing it into a string. */
   private readonly stopSlots: Int32Array;
   private readonly stopWords: string[] = [...STOP_WORDS];
+  /**
+   * The terms and ASCII words in WebAssembly: undefined until a range long enough is read; null
+   * where this Node has no WebAssembly. Once there, the terms are kept there only (`names` follows).
+   */
+  private wasm: WasmTerms | null | undefined;
+  /** Term ids read in WebAssembly (a test's proof that it ran). */
+  readInWebAssembly = 0;
 
   /**
    * `multiplier`: the hash's, drawn per process unless given (a test gives one to make hashes
    * collide). `tableSize`: the tables' first size, a power of two (they double as they fill).
+   * `webAssemblyFrom`: the shortest range that moves the index to WebAssembly (WASM_MIN_UNITS; a
+   * test gives 0, or Infinity for never).
    */
   constructor(
     private readonly multiplier = PROCESS_MULTIPLIER,
-    tableSize = 1 << 12,
+    private readonly tableSize = 1 << 12,
+    private readonly webAssemblyFrom = WASM_MIN_UNITS,
   ) {
     this.termSlots = new Int32Array(tableSize);
     this.slots = new Int32Array(tableSize);
@@ -241,6 +266,12 @@ export class TermIndex {
 
   /** The id of a term (a new one gets the next id). */
   id(term: string): number {
+    const { wasm } = this;
+    if (wasm) {
+      const id = wasm.id(term);
+      this.nameTerms(wasm);
+      return id;
+    }
     const hash = this.hashOf(term);
     const mask = this.termSlots.length - 1;
     let slot = hash & mask;
@@ -317,10 +348,15 @@ export class TermIndex {
    * a line break.
    */
   readLines(text: string, out: TermIds, lineEnds: TermIds): void {
+    // A text read whole is loaded into WebAssembly once, and its lines read there (none is long enough to be cut).
+    const wasm = readsWhole(text) ? this.webAssemblyFor(text.length) : undefined;
+    wasm?.load(text, 0, text.length);
     let at = 0;
     for (;;) {
       const end = text.indexOf('\n', at);
-      this.readRange(text, at, end < 0 ? text.length : end, out);
+      const lineEnd = end < 0 ? text.length : end;
+      if (wasm !== undefined) this.readLoaded(wasm, text, 0, at, lineEnd, out);
+      else this.readRange(text, at, lineEnd, out);
       lineEnds.push(out.length);
       if (end < 0) return;
       at = end + 1;
@@ -338,7 +374,58 @@ export class TermIndex {
     this.scan(text, end - TAIL_CHARS, end, out);
   }
 
+  /** Appends the ids of text[from, end)'s terms (read whole): in WebAssembly once the index is there. */
   private scan(text: string, from: number, end: number, out: TermIds): void {
+    const wasm = this.webAssemblyFor(end - from);
+    if (wasm === undefined) {
+      this.scanHere(text, from, end, out, false);
+      return;
+    }
+    wasm.load(text, from, end);
+    this.readLoaded(wasm, text, from, from, end, out);
+  }
+
+  /** The index in WebAssembly, moved there when a range of `units` is long enough; undefined while it is not, or where there is none. */
+  private webAssemblyFor(units: number): WasmTerms | undefined {
+    if (this.wasm === undefined && units >= this.webAssemblyFrom) {
+      const wasm = WasmTerms.for(this.multiplier, this.tableSize, this.stopWords) ?? null;
+      // Its terms, in the order of their ids: each gets the same id there.
+      if (wasm !== null) for (const name of this.names) wasm.id(name);
+      this.wasm = wasm;
+    }
+    return this.wasm ?? undefined;
+  }
+
+  /** Names the terms WebAssembly has made since last asked. */
+  private nameTerms(wasm: WasmTerms): void {
+    const { names } = this;
+    for (let id = names.length, n = wasm.terms; id < n; id++) names.push(wasm.name(id));
+  }
+
+  /**
+   * `scan` of text[i, end) in WebAssembly, the text loaded from `base`: it reads the ASCII words;
+   * JavaScript reads each word that has a unit which is not ASCII (its terms' ids from
+   * WebAssembly), and on while the next starts with one.
+   */
+  private readLoaded(wasm: WasmTerms, text: string, base: number, i: number, end: number, out: TermIds): void {
+    for (;;) {
+      const stop = wasm.scan(i - base, end - base);
+      this.readInWebAssembly += wasm.takeIds(out);
+      this.nameTerms(wasm);
+      if (stop === SCAN_END) return;
+      i = wasm.stopped + base;
+      if (stop === SCAN_NOT_ASCII) {
+        do i = this.scanHere(text, i, end, out, true);
+        while (i < end && text.charCodeAt(i) >= 128);
+      }
+    }
+  }
+
+  /**
+   * Appends the ids of text[from, end)'s terms, read in JavaScript; with `one`, only those of the
+   * first word, or none for the first unit when it is in no word. Returns where it stopped.
+   */
+  private scanHere(text: string, from: number, end: number, out: TermIds, one: boolean): number {
     const m = this.multiplier;
     let i = from;
     while (i < end) {
@@ -346,6 +433,7 @@ export class TermIndex {
       let units = first < 128 ? (UNIT_CLASS[first] === 1 ? 1 : 0) : wordUnits(text, i, end);
       if (units === 0) {
         i++;
+        if (one) return i;
         continue;
       }
       const start = i;
@@ -362,13 +450,16 @@ export class TermIndex {
         const next = text.charCodeAt(i);
         units = next < 128 ? (UNIT_CLASS[next] === 1 ? 1 : 0) : wordUnits(text, i, end);
       } while (units > 0);
-      if (i - start > 64) continue;
-      const word = this.word(text, start, i - start, mixed(hash), ascii);
-      const starts = this.wordStarts.ids;
-      const terms = this.wordTerms.ids;
-      const last = starts[word + 1] as number;
-      for (let k = starts[word] as number; k < last; k++) out.push(terms[k] as number);
+      if (i - start <= 64) {
+        const word = this.word(text, start, i - start, mixed(hash), ascii);
+        const starts = this.wordStarts.ids;
+        const terms = this.wordTerms.ids;
+        const last = starts[word + 1] as number;
+        for (let k = starts[word] as number; k < last; k++) out.push(terms[k] as number);
+      }
+      if (one) return i;
     }
+    return i;
   }
 
   /** The index of the word `text.slice(start, start + length)`, added (with its terms) when new. */
@@ -386,7 +477,8 @@ export class TermIndex {
     const word = text.slice(start, start + length);
     this.words.push(word);
     this.wordHashes.push(hash);
-    if (ascii) this.pushAsciiTerms(word, 0, length);
+    // Read in place against this thread's tables; once they are in WebAssembly, through `id`.
+    if (ascii && !this.wasm) this.pushAsciiTerms(word, 0, length);
     else for (const term of wordTerms(word)) this.wordTerms.push(this.id(term));
     this.wordStarts.push(this.wordTerms.length);
     this.slots[slot] = index + 1;

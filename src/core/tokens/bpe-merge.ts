@@ -1,25 +1,11 @@
-import { Buffer } from 'node:buffer';
 import { BPE_MERGE_WASM } from './bpe-merge-binary.js';
+import { compileWasm, instantiateWasm, WASM_PAGE_BYTES, type WasmModule, wasmMemory } from '../wasm.js';
 import type { RankTable } from './rank-table.js';
-
-/**
- * The part of WebAssembly's JavaScript interface used here (TypeScript declares it only with the DOM's
- * types, which this package does not load); the global is Node's own.
- */
-interface WasmModule {
-  readonly __brand: 'WebAssembly.Module';
-}
-declare const WebAssembly: {
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
-  Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { readonly exports: unknown };
-};
 
 /** The longest piece, in UTF-8 bytes, the WebAssembly merge takes (bpe-merge.wat lays its memory out for it). */
 export const WASM_MERGE_MAX_BYTES = 256;
 /** Where the rank table starts in the module's memory: below it, the piece and the merge's arrays (bpe-merge.wat). */
 const TABLE_BASE = 16384;
-const PAGE_BYTES = 65536;
 /** The scan's memo table at its largest: slots of 8 bytes, at most half of them used (65,536 pieces), then emptied. */
 const MEMO_SLOTS = 1 << 17;
 /** The memo's pieces (each its hash, length, count and bytes: 65,536 of 20 bytes, a typical piece, fit); when full, the memo is emptied. */
@@ -33,13 +19,7 @@ const TEXT_BYTES = SCAN_PART_CHARS * 3 + 1;
 let compiled: WasmModule | null | undefined;
 
 function mergeModule(): WasmModule | undefined {
-  if (compiled === undefined) {
-    try {
-      compiled = new WebAssembly.Module(Buffer.from(BPE_MERGE_WASM, 'base64'));
-    } catch {
-      compiled = null;
-    }
-  }
+  if (compiled === undefined) compiled = compileWasm(BPE_MERGE_WASM) ?? null;
   return compiled ?? undefined;
 }
 
@@ -76,9 +56,8 @@ export class WasmMerge {
   }
 
   /**
-   * A merge over `table`, or undefined when this Node runs no WebAssembly or cannot give it memory: a
-   * module's memory reserves gigabytes of address space on 64-bit systems, which a limit on it
-   * (a `ulimit -v` under about 12 GB, as on some shared machines) refuses while Node itself runs.
+   * A merge over `table`, or undefined when this Node runs no WebAssembly or cannot give it memory
+   * (see `wasmMemory`).
    */
   static over(table: RankTable): WasmMerge | undefined {
     const module = mergeModule();
@@ -90,16 +69,12 @@ export class WasmMerge {
     const memoAt = (bytesAt + bytes.byteLength + 15) & ~15;
     const arenaAt = memoAt + MEMO_SLOTS * 8;
     const textAt = arenaAt + ARENA_BYTES;
-    let memory: { readonly buffer: ArrayBuffer };
-    try {
-      memory = new WebAssembly.Memory({ initial: Math.ceil((textAt + TEXT_BYTES) / PAGE_BYTES) });
-    } catch {
-      return undefined;
-    }
+    const memory = wasmMemory(Math.ceil((textAt + TEXT_BYTES) / WASM_PAGE_BYTES));
+    if (memory === undefined) return undefined;
     new Uint32Array(memory.buffer, offsetsAt, offsets.length).set(offsets);
     new Int32Array(memory.buffer, slotsAt, slots.length).set(slots);
     new Uint8Array(memory.buffer, bytesAt, bytes.length).set(bytes);
-    const exports = new WebAssembly.Instance(module, { env: { memory } }).exports as MergeExports;
+    const exports = instantiateWasm(module, memory) as MergeExports;
     exports.init(offsetsAt, slotsAt, slots.length - 1, bytesAt);
     exports.init_scan(memoAt, arenaAt, arenaAt + ARENA_BYTES);
     return new WasmMerge(exports, memory.buffer, textAt);

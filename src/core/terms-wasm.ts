@@ -1,0 +1,158 @@
+import { Buffer } from 'node:buffer';
+import { TERMS_WASM } from './terms-binary.js';
+import { compileWasm, instantiateWasm, WASM_PAGE_BYTES, type WasmMemory, type WasmModule, wasmMemory } from './wasm.js';
+
+/** The most UTF-16 units `load` takes (terms.wat's TEXT_UNITS). */
+const WASM_TEXT_UNITS = 32_768;
+/** The longest term `id` takes (terms.wat's SCRATCH_UNITS). */
+const SCRATCH_UNITS = 1024;
+/** Where terms.wat keeps a term from JavaScript, the ids it writes out, the text it reads, and its heap. */
+const SCRATCH_AT = 1024;
+const OUT_AT = 3072;
+const OUT_IDS = 8192;
+const TEXT_AT = 35_840;
+const HEAP_AT = 101_376;
+/** Why `scan` stopped: the end; a unit that is not ASCII; no room to grow (1: its output was full, read on). */
+export const SCAN_END = 0;
+export const SCAN_NOT_ASCII = 2;
+const SCAN_NO_ROOM = 3;
+
+/** The module, compiled once per thread; null: this Node runs no WebAssembly (`node --jitless`). */
+let compiled: WasmModule | null | undefined;
+
+/** What terms.wat exports. */
+interface TermsExports {
+  init(multiplier: number, slots: number): number;
+  stop(length: number): number;
+  id(length: number): number;
+  term(id: number): number;
+  scan(at: number, end: number): number;
+}
+
+/** The error when the module's memory cannot grow (4 GB of words and terms, or none left). */
+function noRoom(): RangeError {
+  return new RangeError("the word reader's WebAssembly memory is full");
+}
+
+/**
+ * terms.wat for one TermIndex: its terms (the same ids) and ASCII words, and its reading of loaded
+ * text. TermIndex loads a text (`load`), reads it (`scan`), takes the ids written out (`takeIds`),
+ * reads each word with a unit that is not ASCII itself, asking for its terms' ids (`id`), and names
+ * the terms as they come (`name`).
+ */
+export class WasmTerms {
+  readonly #memory: WasmMemory;
+  readonly #exports: TermsExports;
+  /** Views of the memory, made again when it has grown (its old buffer is then detached). */
+  #state: Int32Array;
+  #words: Int32Array;
+  #units: Uint16Array;
+  #ids: Int32Array;
+  #text: Buffer;
+  #bytes: Buffer;
+
+  private constructor(memory: WasmMemory, exports: TermsExports) {
+    this.#memory = memory;
+    this.#exports = exports;
+    this.#state = new Int32Array(memory.buffer, 0, 3);
+    this.#words = new Int32Array(memory.buffer);
+    this.#units = new Uint16Array(memory.buffer);
+    this.#ids = new Int32Array(memory.buffer, OUT_AT, OUT_IDS);
+    this.#text = Buffer.from(memory.buffer, TEXT_AT, WASM_TEXT_UNITS * 2);
+    this.#bytes = Buffer.from(memory.buffer);
+  }
+
+  /**
+   * Tables hashing as a TermIndex of `multiplier` does, of `slots` slots at first (a power of two),
+   * with `stopWords` (lower case) left out of the terms; undefined when this Node runs no WebAssembly
+   * or gives it no memory (see `wasmMemory`).
+   */
+  static for(multiplier: number, slots: number, stopWords: readonly string[]): WasmTerms | undefined {
+    if (compiled === undefined) compiled = compileWasm(TERMS_WASM) ?? null;
+    if (compiled === null) return undefined;
+    // The tables of words and terms, the terms' addresses, the stop words' table, their entries.
+    const memory = wasmMemory(Math.ceil((HEAP_AT + slots * 20 + 4096 + stopWords.length * 40) / WASM_PAGE_BYTES));
+    if (memory === undefined) return undefined;
+    const exports = instantiateWasm(compiled, memory) as TermsExports;
+    if (exports.init(multiplier, slots) === 0) return undefined;
+    const terms = new WasmTerms(memory, exports);
+    for (const word of stopWords) if (exports.stop(terms.#scratch(word)) === 0) return undefined;
+    return terms;
+  }
+
+  #views(): void {
+    if (this.#state.length > 0) return;
+    const { buffer } = this.#memory;
+    this.#state = new Int32Array(buffer, 0, 3);
+    this.#words = new Int32Array(buffer);
+    this.#units = new Uint16Array(buffer);
+    this.#ids = new Int32Array(buffer, OUT_AT, OUT_IDS);
+    this.#text = Buffer.from(buffer, TEXT_AT, WASM_TEXT_UNITS * 2);
+    this.#bytes = Buffer.from(buffer);
+  }
+
+  /** Puts `term` where `id` and `stop` read it; its length. */
+  #scratch(term: string): number {
+    if (term.length > SCRATCH_UNITS) throw new RangeError(`a term of ${term.length} UTF-16 units is longer than the word reader takes (${SCRATCH_UNITS})`);
+    const units = this.#units;
+    for (let k = 0; k < term.length; k++) units[SCRATCH_AT / 2 + k] = term.charCodeAt(k);
+    return term.length;
+  }
+
+  /** How many terms there are (ids 0 to this, less one). */
+  get terms(): number {
+    return this.#state[2] as number;
+  }
+
+  /** Term `id`'s characters. */
+  name(id: number): string {
+    const entry = this.#exports.term(id);
+    return this.#bytes.toString('utf16le', entry + 8, entry + 8 + 2 * (this.#words[(entry + 4) >> 2] as number));
+  }
+
+  /** The id of `term` (a new one gets the next id). */
+  id(term: string): number {
+    const id = this.#exports.id(this.#scratch(term));
+    this.#views();
+    if (id < 0) throw noRoom();
+    return id;
+  }
+
+  /** Puts text[from, to) (at most WASM_TEXT_UNITS units) where `scan` reads it: unit k of the range at k. */
+  load(text: string, from: number, to: number): void {
+    this.#text.write(from === 0 && to === text.length ? text : text.slice(from, to), 0, 'utf16le');
+  }
+
+  /**
+   * Reads the loaded units [at, end): the ids of its ASCII words' terms are written out (`takeIds`),
+   * up to where it stops (`stopped`); says why: SCAN_END, SCAN_NOT_ASCII (the word there, or the
+   * one it ends, starts at `stopped`), or 1 (its output was full).
+   */
+  scan(at: number, end: number): number {
+    const stop = this.#exports.scan(at, end);
+    this.#views();
+    if (stop === SCAN_NO_ROOM) throw noRoom();
+    return stop;
+  }
+
+  get stopped(): number {
+    return this.#state[0] as number;
+  }
+
+  /** Appends the ids the last scan wrote out to `out` (a TermIds); how many. */
+  takeIds(out: { ids: Int32Array; length: number }): number {
+    const n = this.#state[1] as number;
+    if (n === 0) return 0;
+    let ids = out.ids;
+    if (out.length + n > ids.length) {
+      let size = ids.length * 2;
+      while (out.length + n > size) size *= 2;
+      const grown = new Int32Array(size);
+      grown.set(ids.subarray(0, out.length));
+      out.ids = ids = grown;
+    }
+    ids.set(this.#ids.subarray(0, n), out.length);
+    out.length += n;
+    return n;
+  }
+}
