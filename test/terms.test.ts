@@ -78,7 +78,13 @@ function check(text: string, label: string): void {
     lineEnds.length = 0;
     own.readLines(text, ids, lineEnds);
     assert.deepEqual(named(own, ids), expected, `${label} (${name}, line by line)`);
-    assert.equal(lineEnds.length, text.split('\n').length, `${label} (${name}, a line end per line)`);
+    const lines = text.split('\n');
+    assert.equal(lineEnds.length, lines.length, `${label} (${name}, a line end per line)`);
+    const all = named(own, ids);
+    for (const [k, line] of lines.entries()) {
+      const from = k === 0 ? 0 : (lineEnds.ids[k - 1] as number);
+      assert.deepEqual(all.slice(from, lineEnds.ids[k]), oracle(line), `${label} (${name}, line ${k + 1})`);
+    }
   }
 }
 

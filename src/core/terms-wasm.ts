@@ -11,7 +11,8 @@ const SCRATCH_AT = 1024;
 const OUT_AT = 3072;
 const OUT_IDS = 8192;
 const TEXT_AT = 35_840;
-const HEAP_AT = 101_376;
+const BREAKS_AT = 101_376;
+const HEAP_AT = 232_448;
 /** Why `scan` stopped: the end; a unit that is not ASCII; no room to grow (1: its output was full, read on). */
 export const SCAN_END = 0;
 export const SCAN_NOT_ASCII = 2;
@@ -26,7 +27,7 @@ interface TermsExports {
   stop(length: number): number;
   id(length: number): number;
   term(id: number): number;
-  scan(at: number, end: number): number;
+  scan(at: number, end: number, lines: number): number;
 }
 
 /** The error when the module's memory cannot grow (4 GB of words and terms, or none left). */
@@ -48,16 +49,18 @@ export class WasmTerms {
   #words: Int32Array;
   #units: Uint16Array;
   #ids: Int32Array;
+  #breaks: Int32Array;
   #text: Buffer;
   #bytes: Buffer;
 
   private constructor(memory: WasmMemory, exports: TermsExports) {
     this.#memory = memory;
     this.#exports = exports;
-    this.#state = new Int32Array(memory.buffer, 0, 3);
+    this.#state = new Int32Array(memory.buffer, 0, 4);
     this.#words = new Int32Array(memory.buffer);
     this.#units = new Uint16Array(memory.buffer);
     this.#ids = new Int32Array(memory.buffer, OUT_AT, OUT_IDS);
+    this.#breaks = new Int32Array(memory.buffer, BREAKS_AT, WASM_TEXT_UNITS);
     this.#text = Buffer.from(memory.buffer, TEXT_AT, WASM_TEXT_UNITS * 2);
     this.#bytes = Buffer.from(memory.buffer);
   }
@@ -83,10 +86,11 @@ export class WasmTerms {
   #views(): void {
     if (this.#state.length > 0) return;
     const { buffer } = this.#memory;
-    this.#state = new Int32Array(buffer, 0, 3);
+    this.#state = new Int32Array(buffer, 0, 4);
     this.#words = new Int32Array(buffer);
     this.#units = new Uint16Array(buffer);
     this.#ids = new Int32Array(buffer, OUT_AT, OUT_IDS);
+    this.#breaks = new Int32Array(buffer, BREAKS_AT, WASM_TEXT_UNITS);
     this.#text = Buffer.from(buffer, TEXT_AT, WASM_TEXT_UNITS * 2);
     this.#bytes = Buffer.from(buffer);
   }
@@ -126,10 +130,11 @@ export class WasmTerms {
   /**
    * Reads the loaded units [at, end): the ids of its ASCII words' terms are written out (`takeIds`),
    * up to where it stops (`stopped`); says why: SCAN_END, SCAN_NOT_ASCII (the word there, or the
-   * one it ends, starts at `stopped`), or 1 (its output was full).
+   * one it ends, starts at `stopped`), or 1 (its output was full). With `lines`, it notes how many
+   * ids it had written out at each line break (`takeLineEnds`).
    */
-  scan(at: number, end: number): number {
-    const stop = this.#exports.scan(at, end);
+  scan(at: number, end: number, lines: boolean): number {
+    const stop = this.#exports.scan(at, end, lines ? 1 : 0);
     this.#views();
     if (stop === SCAN_NO_ROOM) throw noRoom();
     return stop;
@@ -137,6 +142,12 @@ export class WasmTerms {
 
   get stopped(): number {
     return this.#state[0] as number;
+  }
+
+  /** Pushes onto `lineEnds` (a TermIds) where each line the last scan ended ends in the ids, its first id being `first`. */
+  takeLineEnds(first: number, lineEnds: { push(end: number): void }): void {
+    const breaks = this.#breaks;
+    for (let k = 0, n = this.#state[3] as number; k < n; k++) lineEnds.push(first + (breaks[k] as number));
   }
 
   /** Appends the ids the last scan wrote out to `out` (a TermIds); how many. */

@@ -348,15 +348,18 @@ export class TermIndex {
    * a line break.
    */
   readLines(text: string, out: TermIds, lineEnds: TermIds): void {
-    // A text read whole is loaded into WebAssembly once, and its lines read there (none is long enough to be cut).
+    // A text read whole is read in WebAssembly at once, noting where its lines end (none is long enough to be cut).
     const wasm = readsWhole(text) ? this.webAssemblyFor(text.length) : undefined;
-    wasm?.load(text, 0, text.length);
+    if (wasm !== undefined) {
+      wasm.load(text, 0, text.length);
+      this.readLoaded(wasm, text, 0, 0, text.length, out, lineEnds);
+      lineEnds.push(out.length);
+      return;
+    }
     let at = 0;
     for (;;) {
       const end = text.indexOf('\n', at);
-      const lineEnd = end < 0 ? text.length : end;
-      if (wasm !== undefined) this.readLoaded(wasm, text, 0, at, lineEnd, out);
-      else this.readRange(text, at, lineEnd, out);
+      this.readRange(text, at, end < 0 ? text.length : end, out);
       lineEnds.push(out.length);
       if (end < 0) return;
       at = end + 1;
@@ -405,12 +408,15 @@ export class TermIndex {
   /**
    * `scan` of text[i, end) in WebAssembly, the text loaded from `base`: it reads the ASCII words;
    * JavaScript reads each word that has a unit which is not ASCII (its terms' ids from
-   * WebAssembly), and on while the next starts with one.
+   * WebAssembly), and on while the next starts with one (never a line break). With `lineEnds`, the
+   * end of each line but the last is pushed onto it, as readLines pushes them.
    */
-  private readLoaded(wasm: WasmTerms, text: string, base: number, i: number, end: number, out: TermIds): void {
+  private readLoaded(wasm: WasmTerms, text: string, base: number, i: number, end: number, out: TermIds, lineEnds?: TermIds): void {
     for (;;) {
-      const stop = wasm.scan(i - base, end - base);
+      const stop = wasm.scan(i - base, end - base, lineEnds !== undefined);
+      const first = out.length;
       this.readInWebAssembly += wasm.takeIds(out);
+      if (lineEnds !== undefined) wasm.takeLineEnds(first, lineEnds);
       this.nameTerms(wasm);
       if (stop === SCAN_END) return;
       i = wasm.stopped + base;

@@ -18,12 +18,14 @@
 ;; the two agree).
 ;;
 ;; Memory (imported; terms-wasm.ts makes it, and every address below is fixed):
-;;   [0, 12)           after each call: where a scan stopped, the ids it wrote out, the terms known
+;;   [0, 16)           after each call: where a scan stopped, the ids it wrote out, the terms known,
+;;                     the line breaks it met
 ;;   [64, 192)         1 for each ASCII unit that is part of a word (letters, digits, `_`), else 0
 ;;   [1024, 3072)      a term from JavaScript (`id`, `stop`): at most SCRATCH_UNITS = 1024 units
 ;;   [3072, 35840)     the ids written out: at most OUT_CAP = 8192 a scan
 ;;   [35840, 101376)   the text being read: at most TEXT_UNITS = 32768 units
-;;   from 101376       the heap, allocated upwards and never freed (a table that doubles takes new
+;;   [101376, 232448)  for each line break a scan met (when asked), the ids it had written out by then
+;;   from 232448       the heap, allocated upwards and never freed (a table that doubles takes new
 ;;                     room; memory above the top is zero):
 ;;                     - tables of 8-byte slots (a hash, and an entry's address; 0: empty) for the
 ;;                       words, the terms and the stop words;
@@ -320,7 +322,7 @@
   ;; Tables for the multiplier `mult` (TermIndex's hash), of `size` slots at first (a power of two). 0 when there is no room.
   (func (export "init") (param $mult i32) (param $size i32) (result i32)
     (global.set $mult (local.get $mult))
-    (global.set $top (i32.const 101376))
+    (global.set $top (i32.const 232448))
     (global.set $wSlots (call $alloc (i32.shl (local.get $size) (i32.const 3))))
     (global.set $wMask (i32.sub (local.get $size) (i32.const 1)))
     (global.set $tSlots (call $alloc (i32.shl (local.get $size) (i32.const 3))))
@@ -364,12 +366,13 @@
     (i32.load (i32.add (global.get $tAt) (i32.shl (local.get $id) (i32.const 2)))))
 
   ;; Reads the loaded units [i, end): writes out the ids of each ASCII word's terms, up to where it
-  ;; stops. Returns 0 at the end, 1 when the output is full, 2 at a unit that is not ASCII (the word
-  ;; there, or the one it ends, starts where it stopped), 3 when there is no room (the word where it
-  ;; stopped is not read). Where it stopped, the ids written out and the terms known are at [0, 12).
-  (func (export "scan") (param $i i32) (param $end i32) (result i32)
+  ;; stops, and with `lines`, at each line break, how many it had written. Returns 0 at the end, 1
+  ;; when the output is full, 2 at a unit that is not ASCII (the word there, or the one it ends,
+  ;; starts where it stopped), 3 when there is no room (the word where it stopped is not read).
+  ;; Where it stopped, the ids written out, the terms known and the line breaks are at [0, 16).
+  (func (export "scan") (param $i i32) (param $end i32) (param $lines i32) (result i32)
     (local $c i32) (local $start i32) (local $h i32) (local $len i32) (local $at i32) (local $slot i32) (local $entry i32)
-    (local $n i32) (local $stop i32) (local $units i32) (local $k i32) (local $bytes i32)
+    (local $n i32) (local $stop i32) (local $units i32) (local $k i32) (local $bytes i32) (local $breaks i32)
     (global.set $out (i32.const 0))
     (local.set $stop (i32.const 0))
     (block $stopped
@@ -382,6 +385,10 @@
             (br $stopped)))
         (if (i32.eqz (i32.load8_u offset=64 (local.get $c)))
           (then
+            (if (i32.and (local.get $lines) (i32.eq (local.get $c) (i32.const 10)))
+              (then
+                (i32.store offset=101376 (i32.shl (local.get $breaks) (i32.const 2)) (global.get $out))
+                (local.set $breaks (i32.add (local.get $breaks) (i32.const 1)))))
             (local.set $i (i32.add (local.get $i) (i32.const 1)))
             (br $next)))
         ;; Room for a word's terms: at most 33 (the whole word, and parts of two units or more).
@@ -453,5 +460,6 @@
     (i32.store (i32.const 0) (local.get $i))
     (i32.store (i32.const 4) (global.get $out))
     (i32.store (i32.const 8) (global.get $tCount))
+    (i32.store (i32.const 12) (local.get $breaks))
     (local.get $stop))
 )
