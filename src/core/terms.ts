@@ -133,6 +133,11 @@ export class TermIds {
   }
 }
 
+/** How far `scanHere` reads (see there). */
+const READ_ALL = 0;
+const UNTIL_ASCII_WORD = 1;
+const UNTIL_ASCII_WORD_OR_BREAK = 2;
+
 /**
  * A TermIndex reads in WebAssembly (terms.wat) from its first range of this many UTF-16 units or
  * more, where this Node runs WebAssembly: its terms move there, and every range it reads after is
@@ -269,7 +274,8 @@ export class TermIndex {
     const { wasm } = this;
     if (wasm) {
       const id = wasm.id(term);
-      this.nameTerms(wasm);
+      // A new term is the one asked for: named without reading it back.
+      if (id === this.names.length) this.names.push(term);
       return id;
     }
     const hash = this.hashOf(term);
@@ -381,7 +387,7 @@ export class TermIndex {
   private scan(text: string, from: number, end: number, out: TermIds): void {
     const wasm = this.webAssemblyFor(end - from);
     if (wasm === undefined) {
-      this.scanHere(text, from, end, out, false);
+      this.scanHere(text, from, end, out, READ_ALL);
       return;
     }
     wasm.load(text, from, end);
@@ -408,8 +414,9 @@ export class TermIndex {
   /**
    * `scan` of text[i, end) in WebAssembly, the text loaded from `base`: it reads the ASCII words;
    * JavaScript reads each word that has a unit which is not ASCII (its terms' ids from
-   * WebAssembly), and on while the next starts with one (never a line break). With `lineEnds`, the
-   * end of each line but the last is pushed onto it, as readLines pushes them.
+   * WebAssembly), and on while the next word starts with one (never past a line break when lines are
+   * noted). With `lineEnds`, the end of each line but the last is pushed onto it, as readLines
+   * pushes them.
    */
   private readLoaded(wasm: WasmTerms, text: string, base: number, i: number, end: number, out: TermIds, lineEnds?: TermIds): void {
     for (;;) {
@@ -420,28 +427,28 @@ export class TermIndex {
       this.nameTerms(wasm);
       if (stop === SCAN_END) return;
       i = wasm.stopped + base;
-      if (stop === SCAN_NOT_ASCII) {
-        do i = this.scanHere(text, i, end, out, true);
-        while (i < end && text.charCodeAt(i) >= 128);
-      }
+      if (stop === SCAN_NOT_ASCII) i = this.scanHere(text, i, end, out, lineEnds === undefined ? UNTIL_ASCII_WORD : UNTIL_ASCII_WORD_OR_BREAK);
     }
   }
 
   /**
-   * Appends the ids of text[from, end)'s terms, read in JavaScript; with `one`, only those of the
-   * first word, or none for the first unit when it is in no word. Returns where it stopped.
+   * Appends the ids of text[from, end)'s terms, read in JavaScript: all of it (READ_ALL), or up to
+   * the next word that starts with an ASCII unit after its first (UNTIL_ASCII_WORD), or that or a
+   * line break (UNTIL_ASCII_WORD_OR_BREAK), where the loop in WebAssembly reads on. Returns where it
+   * stopped.
    */
-  private scanHere(text: string, from: number, end: number, out: TermIds, one: boolean): number {
+  private scanHere(text: string, from: number, end: number, out: TermIds, until: number): number {
     const m = this.multiplier;
     let i = from;
     while (i < end) {
       const first = text.charCodeAt(i);
       let units = first < 128 ? (UNIT_CLASS[first] === 1 ? 1 : 0) : wordUnits(text, i, end);
       if (units === 0) {
+        if (first === 10 && until === UNTIL_ASCII_WORD_OR_BREAK) return i;
         i++;
-        if (one) return i;
         continue;
       }
+      if (first < 128 && until !== READ_ALL && i > from) return i;
       const start = i;
       let hash = 0;
       // ASCII only: its terms are read in place (pushRangeTerm), not from a lower-cased copy.
@@ -463,7 +470,6 @@ export class TermIndex {
         const last = starts[word + 1] as number;
         for (let k = starts[word] as number; k < last; k++) out.push(terms[k] as number);
       }
-      if (one) return i;
     }
     return i;
   }
