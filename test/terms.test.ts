@@ -225,6 +225,67 @@ describe('terms', () => {
     assert.equal(mixed.readInWebAssembly, 2000);
   });
 
+  test('TermIndex in WebAssembly: terms of any length by id, before and after the move, as in JavaScript', () => {
+    const long = ['x'.repeat(1024), 'y'.repeat(1025), 'z'.repeat(40_000)];
+    const text = 'hello world parseConfig '.repeat(30);
+    const plain = new TermIndex(undefined, undefined, Number.POSITIVE_INFINITY);
+    const moving = new TermIndex();
+    const fromStart = new TermIndex(undefined, undefined, 0);
+    fromStart.read('first', new TermIds());
+    for (const own of [plain, moving, fromStart]) {
+      // Before the move (for `moving`: it takes these terms there with it), then after.
+      own.id(long[0] as string);
+      own.id(long[1] as string);
+      const out = new TermIds();
+      own.read(text, out);
+      own.id(long[2] as string);
+      own.read(`${text} again`, out);
+    }
+    assert.ok(moving.readInWebAssembly > 0 && fromStart.readInWebAssembly > 0);
+    assert.deepEqual(moving.names, plain.names);
+    assert.deepEqual(
+      fromStart.names.slice(1),
+      plain.names.filter((name) => name !== 'first'),
+    );
+    for (const term of long) {
+      assert.equal(moving.id(term), plain.id(term));
+      assert.equal(fromStart.names[fromStart.id(term)], term);
+    }
+  });
+
+  test('TermIndex: readLines of a text longer than one read whole, with short lines, lines of 32,000 units and more, and none at the end', () => {
+    const next = seeded(0x11e5);
+    const line = (): string =>
+      Array.from({ length: Math.floor(next() * 12) }, () => ['fooBar', 'baz_qux', 'caf\u00e9', 'x1', 'tests'][Math.floor(next() * 5)]).join(' ');
+    const wide = (units: number): string => `${'wordy '.repeat(Math.ceil(units / 6))}`.slice(0, units);
+    const lines = [
+      ...Array.from({ length: 9000 }, line),
+      wide(32_000),
+      ...Array.from({ length: 50 }, line),
+      wide(32_001),
+      wide(32_768),
+      `${wide(40_000)}Tail words end`,
+      '',
+      '',
+      ...Array.from({ length: 5000 }, line),
+    ];
+    // And one whose last line, of 32,500 units, is most of what is left to read.
+    for (const text of [lines.join('\n'), `${lines.join('\n')}\n`, `${lines.slice(0, 100).join('\n')}\n${wide(32_500)}`]) {
+      const each = text.split('\n');
+      for (const [name, own] of indexes) {
+        const out = new TermIds();
+        const ends = new TermIds();
+        own.readLines(text, out, ends);
+        assert.equal(ends.length, each.length, `${name}: a line end per line`);
+        const all = named(own, out);
+        for (const [k, one] of each.entries()) {
+          const from = k === 0 ? 0 : (ends.ids[k - 1] as number);
+          assert.deepEqual(all.slice(from, ends.ids[k]), oracle(one), `${name}, line ${k + 1}`);
+        }
+      }
+    }
+  });
+
   test('TermIndex reads in JavaScript where Node has no WebAssembly, with the same terms', () => {
     const text = `parseConfigFile reads caf\u00e9 settings; ${'utf8Decode HTTPServer snake_case_name x '.repeat(40)}\u{1D400}x files`;
     const script = `

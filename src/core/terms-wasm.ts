@@ -4,7 +4,7 @@ import { compileWasm, instantiateWasm, WASM_PAGE_BYTES, type WasmMemory, type Wa
 
 /** The most UTF-16 units `load` takes (terms.wat's TEXT_UNITS). */
 const WASM_TEXT_UNITS = 32_768;
-/** The longest term `id` takes (terms.wat's SCRATCH_UNITS). */
+/** The longest term put where `id` reads it (a longer one is put in room taken from the heap). */
 const SCRATCH_UNITS = 1024;
 /** Where terms.wat keeps a term from JavaScript, the ids it writes out, the text it reads, and its heap. */
 const SCRATCH_AT = 1024;
@@ -24,8 +24,9 @@ let compiled: WasmModule | null | undefined;
 /** What terms.wat exports. */
 interface TermsExports {
   init(multiplier: number, slots: number): number;
-  stop(length: number): number;
-  id(length: number): number;
+  space(length: number): number;
+  stop(at: number, length: number): number;
+  id(at: number, length: number): number;
   term(id: number): number;
   scan(at: number, end: number, lines: number): number;
 }
@@ -79,7 +80,7 @@ export class WasmTerms {
     const exports = instantiateWasm(compiled, memory) as TermsExports;
     if (exports.init(multiplier, slots) === 0) return undefined;
     const terms = new WasmTerms(memory, exports);
-    for (const word of stopWords) if (exports.stop(terms.#scratch(word)) === 0) return undefined;
+    for (const word of stopWords) if (exports.stop(terms.#put(word), word.length) === 0) return undefined;
     return terms;
   }
 
@@ -95,12 +96,17 @@ export class WasmTerms {
     this.#bytes = Buffer.from(buffer);
   }
 
-  /** Puts `term` where `id` and `stop` read it; its length. */
-  #scratch(term: string): number {
-    if (term.length > SCRATCH_UNITS) throw new RangeError(`a term of ${term.length} UTF-16 units is longer than the word reader takes (${SCRATCH_UNITS})`);
+  /** Puts `term`'s units where `id` and `stop` read them; where. */
+  #put(term: string): number {
+    let at = SCRATCH_AT;
+    if (term.length > SCRATCH_UNITS) {
+      at = this.#exports.space(term.length);
+      this.#views();
+      if (at === 0) throw noRoom();
+    }
     const units = this.#units;
-    for (let k = 0; k < term.length; k++) units[SCRATCH_AT / 2 + k] = term.charCodeAt(k);
-    return term.length;
+    for (let k = 0, from = at >> 1; k < term.length; k++) units[from + k] = term.charCodeAt(k);
+    return at;
   }
 
   /** How many terms there are (ids 0 to this, less one). */
@@ -116,7 +122,7 @@ export class WasmTerms {
 
   /** The id of `term` (a new one gets the next id). */
   id(term: string): number {
-    const id = this.#exports.id(this.#scratch(term));
+    const id = this.#exports.id(this.#put(term), term.length);
     this.#views();
     if (id < 0) throw noRoom();
     return id;

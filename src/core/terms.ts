@@ -354,16 +354,42 @@ export class TermIndex {
    * a line break.
    */
   readLines(text: string, out: TermIds, lineEnds: TermIds): void {
-    // A text read whole is read in WebAssembly at once, noting where its lines end (none is long enough to be cut).
-    const wasm = readsWhole(text) ? this.webAssemblyFor(text.length) : undefined;
+    const wasm = this.webAssemblyFor(text.length);
     if (wasm !== undefined) {
-      wasm.load(text, 0, text.length);
-      this.readLoaded(wasm, text, 0, 0, text.length, out, lineEnds);
-      lineEnds.push(out.length);
+      this.readLinesLoaded(wasm, text, out, lineEnds);
       return;
     }
     let at = 0;
     for (;;) {
+      const end = text.indexOf('\n', at);
+      this.readRange(text, at, end < 0 ? text.length : end, out);
+      lineEnds.push(out.length);
+      if (end < 0) return;
+      at = end + 1;
+    }
+  }
+
+  /**
+   * `readLines` in WebAssembly: a run of whole lines at a time, as many as a text read whole holds
+   * (so none of them is cut), the module noting where each ends; a line longer than that alone, as
+   * readRange reads it (its head and tail).
+   */
+  private readLinesLoaded(wasm: WasmTerms, text: string, out: TermIds, lineEnds: TermIds): void {
+    let at = 0;
+    for (;;) {
+      if (text.length - at <= HEAD_CHARS + TAIL_CHARS) {
+        wasm.load(text, at, text.length);
+        this.readLoaded(wasm, text, at, at, text.length, out, lineEnds);
+        lineEnds.push(out.length);
+        return;
+      }
+      const cut = text.lastIndexOf('\n', at + HEAD_CHARS + TAIL_CHARS - 1);
+      if (cut >= at) {
+        wasm.load(text, at, cut + 1);
+        this.readLoaded(wasm, text, at, at, cut + 1, out, lineEnds);
+        at = cut + 1;
+        continue;
+      }
       const end = text.indexOf('\n', at);
       this.readRange(text, at, end < 0 ? text.length : end, out);
       lineEnds.push(out.length);

@@ -21,7 +21,8 @@
 ;;   [0, 16)           after each call: where a scan stopped, the ids it wrote out, the terms known,
 ;;                     the line breaks it met
 ;;   [64, 192)         1 for each ASCII unit that is part of a word (letters, digits, `_`), else 0
-;;   [1024, 3072)      a term from JavaScript (`id`, `stop`): at most SCRATCH_UNITS = 1024 units
+;;   [1024, 3072)      a term from JavaScript (`id`, `stop`) of at most 1024 units (a longer one is put
+;;                     in room `space` takes from the heap)
 ;;   [3072, 35840)     the ids written out: at most OUT_CAP = 8192 a scan
 ;;   [35840, 101376)   the text being read: at most TEXT_UNITS = 32768 units
 ;;   [101376, 232448)  for each line break a scan met (when asked), the ids it had written out by then
@@ -57,18 +58,24 @@
 
   ;; ---- The heap
 
-  ;; `bytes` (a multiple of 4) from the top of the heap, the memory grown if need be; 0 when it cannot grow.
+  ;; `bytes` (a multiple of 4) from the top of the heap, the memory grown if need be (doubled, or by
+  ;; what is needed when it cannot double: growing a page at a time had V8 collect its heap again and
+  ;; again, each grow being new memory outside it); 0 when it cannot grow. In 64 bits: the top of a
+  ;; 4 GB memory does not wrap.
   (func $alloc (param $bytes i32) (result i32)
-    (local $at i32) (local $need i32)
+    (local $at i32) (local $need i64) (local $pages i32) (local $short i32)
     (local.set $at (global.get $top))
-    (local.set $need (i32.add (local.get $at) (local.get $bytes)))
-    (if (i32.gt_u (local.get $need) (i32.shl (memory.size) (i32.const 16)))
+    (local.set $need (i64.add (i64.extend_i32_u (global.get $top)) (i64.extend_i32_u (local.get $bytes))))
+    (if (i64.ge_u (local.get $need) (i64.const 0x100000000)) (then (return (i32.const 0))))
+    (local.set $pages (memory.size))
+    (if (i64.gt_u (local.get $need) (i64.shl (i64.extend_i32_u (local.get $pages)) (i64.const 16)))
       (then
-        (if (i32.eq
-              (memory.grow (i32.sub (i32.shr_u (i32.add (local.get $need) (i32.const 65535)) (i32.const 16)) (memory.size)))
-              (i32.const -1))
-          (then (return (i32.const 0))))))
-    (global.set $top (local.get $need))
+        (local.set $short
+          (i32.sub (i32.wrap_i64 (i64.shr_u (i64.add (local.get $need) (i64.const 65535)) (i64.const 16))) (local.get $pages)))
+        (if (i32.eq (memory.grow (select (local.get $pages) (local.get $short) (i32.gt_u (local.get $pages) (local.get $short)))) (i32.const -1))
+          (then
+            (if (i32.eq (memory.grow (local.get $short)) (i32.const -1)) (then (return (i32.const 0))))))))
+    (global.set $top (i32.wrap_i64 (local.get $need)))
     (local.get $at))
 
   ;; Puts (hash, entry) in the first free slot from the hash's.
@@ -333,31 +340,35 @@
     (global.set $sMask (i32.const 511))
     (i32.ne (global.get $sSlots) (i32.const 0)))
 
-  ;; The term of `len` units from JavaScript: its hash as TermIndex's hashOf.
-  (func $scratchHash (param $len i32) (result i32)
+  ;; The hash of the `len` units at `at` (a term from JavaScript), as TermIndex's hashOf.
+  (func $hashAt (param $at i32) (param $len i32) (result i32)
     (local $k i32) (local $h i32)
     (block $done
       (loop $units
         (br_if $done (i32.ge_u (local.get $k) (local.get $len)))
-        (local.set $h (i32.add (i32.mul (local.get $h) (global.get $mult)) (i32.load16_u offset=1024 (i32.shl (local.get $k) (i32.const 1)))))
+        (local.set $h (i32.add (i32.mul (local.get $h) (global.get $mult)) (i32.load16_u (i32.add (local.get $at) (i32.shl (local.get $k) (i32.const 1))))))
         (local.set $k (i32.add (local.get $k) (i32.const 1)))
         (br $units)))
     (call $mixed (local.get $h)))
 
-  ;; A stop word (lower case, `len` units at 1024). 0 when there is no room.
-  (func (export "stop") (param $len i32) (result i32)
+  ;; Room in the heap for a term from JavaScript longer than 1024 units: its address; 0 when there is none.
+  (func (export "space") (param $len i32) (result i32)
+    (call $alloc (call $entryBytes (i32.const 0) (local.get $len))))
+
+  ;; A stop word (lower case, `len` units at `at`). 0 when there is no room.
+  (func (export "stop") (param $at i32) (param $len i32) (result i32)
     (local $entry i32)
     (local.set $entry (call $alloc (call $entryBytes (i32.const 2) (local.get $len))))
     (if (i32.eqz (local.get $entry)) (then (return (i32.const 0))))
     (i32.store offset=4 (local.get $entry) (local.get $len))
-    (call $copy (i32.add (local.get $entry) (i32.const 8)) (i32.const 1024) (local.get $len) (i32.const 0))
-    (call $place (global.get $sSlots) (global.get $sMask) (call $scratchHash (local.get $len)) (local.get $entry))
+    (call $copy (i32.add (local.get $entry) (i32.const 8)) (local.get $at) (local.get $len) (i32.const 0))
+    (call $place (global.get $sSlots) (global.get $sMask) (call $hashAt (local.get $at) (local.get $len)) (local.get $entry))
     (i32.const 1))
 
-  ;; The id of the term of `len` units at 1024 (a new one gets the next id); -1 when there is no room.
-  (func (export "id") (param $len i32) (result i32)
+  ;; The id of the term of `len` units at `at` (a new one gets the next id); -1 when there is no room.
+  (func (export "id") (param $at i32) (param $len i32) (result i32)
     (local $id i32)
-    (local.set $id (call $term (i32.const 1024) (local.get $len) (call $scratchHash (local.get $len)) (i32.const 0)))
+    (local.set $id (call $term (local.get $at) (local.get $len) (call $hashAt (local.get $at) (local.get $len)) (i32.const 0)))
     (i32.store (i32.const 8) (global.get $tCount))
     (local.get $id))
 
