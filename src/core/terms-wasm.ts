@@ -45,9 +45,9 @@ function noRoom(): RangeError {
 export class WasmTerms {
   readonly #memory: WasmMemory;
   readonly #exports: TermsExports;
-  /** Views of the memory, made again when it has grown (its old buffer is then detached). */
+  /** Views of the memory (`#int32`, `#units`, `#bytes`: all of it), made again when it has grown (its old buffer is then detached). */
   #state: Int32Array;
-  #words: Int32Array;
+  #int32: Int32Array;
   #units: Uint16Array;
   #ids: Int32Array;
   #breaks: Int32Array;
@@ -58,7 +58,7 @@ export class WasmTerms {
     this.#memory = memory;
     this.#exports = exports;
     this.#state = new Int32Array(memory.buffer, 0, 4);
-    this.#words = new Int32Array(memory.buffer);
+    this.#int32 = new Int32Array(memory.buffer);
     this.#units = new Uint16Array(memory.buffer);
     this.#ids = new Int32Array(memory.buffer, OUT_AT, OUT_IDS);
     this.#breaks = new Int32Array(memory.buffer, BREAKS_AT, WASM_TEXT_UNITS);
@@ -88,7 +88,7 @@ export class WasmTerms {
     if (this.#state.length > 0) return;
     const { buffer } = this.#memory;
     this.#state = new Int32Array(buffer, 0, 4);
-    this.#words = new Int32Array(buffer);
+    this.#int32 = new Int32Array(buffer);
     this.#units = new Uint16Array(buffer);
     this.#ids = new Int32Array(buffer, OUT_AT, OUT_IDS);
     this.#breaks = new Int32Array(buffer, BREAKS_AT, WASM_TEXT_UNITS);
@@ -117,7 +117,7 @@ export class WasmTerms {
   /** Term `id`'s characters. */
   name(id: number): string {
     const entry = this.#exports.term(id);
-    return this.#bytes.toString('utf16le', entry + 8, entry + 8 + 2 * (this.#words[(entry + 4) >> 2] as number));
+    return this.#bytes.toString('utf16le', entry + 8, entry + 8 + 2 * (this.#int32[(entry + 4) >> 2] as number));
   }
 
   /** The id of `term` (a new one gets the next id). */
