@@ -1,15 +1,14 @@
 import { Buffer } from 'node:buffer';
 import { TERMS_WASM } from './terms-binary.js';
-import { compileWasm, instantiateWasm, WASM_PAGE_BYTES, type WasmMemory, type WasmModule, wasmMemory } from './wasm.js';
+import { compileWasm, instantiateWasm, WASM_PAGE_BYTES, type WasmMemory, wasmMemory } from './wasm.js';
 
 /** The most UTF-16 units `load` takes (terms.wat's TEXT_UNITS). */
 const WASM_TEXT_UNITS = 32_768;
 /** The longest term put where `id` reads it (a longer one is put in room taken from the heap). */
 const SCRATCH_UNITS = 1024;
-/** Where terms.wat keeps a term from JavaScript, the ids it writes out, the text it reads, and its heap. */
+/** Where terms.wat keeps a term from JavaScript, the ids it writes out (at most 8,192 a scan), the text it reads, its line breaks, and its heap. */
 const SCRATCH_AT = 1024;
 const OUT_AT = 3072;
-const OUT_IDS = 8192;
 const TEXT_AT = 35_840;
 const BREAKS_AT = 101_376;
 const HEAP_AT = 232_448;
@@ -17,9 +16,6 @@ const HEAP_AT = 232_448;
 export const SCAN_END = 0;
 export const SCAN_NOT_ASCII = 2;
 const SCAN_NO_ROOM = 3;
-
-/** The module, compiled once per thread; null: this Node runs no WebAssembly (`node --jitless`). */
-let compiled: WasmModule | null | undefined;
 
 /** What terms.wat exports. */
 interface TermsExports {
@@ -29,6 +25,21 @@ interface TermsExports {
   id(at: number, length: number): number;
   term(id: number): number;
   scan(at: number, end: number, lines: number): number;
+}
+
+interface Views {
+  readonly int32: Int32Array;
+  readonly units: Uint16Array;
+  readonly bytes: Buffer;
+}
+
+/**
+ * Views of all of a module's memory. At fixed places in it (terms.wat): as 32-bit integers, where
+ * the last scan stopped, the ids it wrote out, the terms known and its line breaks (0 to 3), the ids
+ * (from OUT_AT) and the line breaks' ends (from BREAKS_AT); as bytes, the text loaded (from TEXT_AT).
+ */
+function views(buffer: ArrayBuffer): Views {
+  return { int32: new Int32Array(buffer), units: new Uint16Array(buffer), bytes: Buffer.from(buffer) };
 }
 
 /** The error when the module's memory cannot grow (4 GB of words and terms, or none left). */
@@ -45,25 +56,13 @@ function noRoom(): RangeError {
 export class WasmTerms {
   readonly #memory: WasmMemory;
   readonly #exports: TermsExports;
-  /** Views of the memory (`#int32`, `#units`, `#bytes`: all of it), made again when it has grown (its old buffer is then detached). */
-  #state: Int32Array;
-  #int32: Int32Array;
-  #units: Uint16Array;
-  #ids: Int32Array;
-  #breaks: Int32Array;
-  #text: Buffer;
-  #bytes: Buffer;
+  /** The memory, as 32-bit integers, UTF-16 units and bytes: made again when it has grown (its old buffer is then detached). */
+  #view: Views;
 
   private constructor(memory: WasmMemory, exports: TermsExports) {
     this.#memory = memory;
     this.#exports = exports;
-    this.#state = new Int32Array(memory.buffer, 0, 4);
-    this.#int32 = new Int32Array(memory.buffer);
-    this.#units = new Uint16Array(memory.buffer);
-    this.#ids = new Int32Array(memory.buffer, OUT_AT, OUT_IDS);
-    this.#breaks = new Int32Array(memory.buffer, BREAKS_AT, WASM_TEXT_UNITS);
-    this.#text = Buffer.from(memory.buffer, TEXT_AT, WASM_TEXT_UNITS * 2);
-    this.#bytes = Buffer.from(memory.buffer);
+    this.#view = views(memory.buffer);
   }
 
   /**
@@ -72,8 +71,8 @@ export class WasmTerms {
    * or gives it no memory (see `wasmMemory`).
    */
   static for(multiplier: number, slots: number, stopWords: readonly string[]): WasmTerms | undefined {
-    if (compiled === undefined) compiled = compileWasm(TERMS_WASM) ?? null;
-    if (compiled === null) return undefined;
+    const compiled = compileWasm(TERMS_WASM);
+    if (compiled === undefined) return undefined;
     // The tables of words and terms, the terms' addresses, the stop words' table, their entries.
     const memory = wasmMemory(Math.ceil((HEAP_AT + slots * 20 + 4096 + stopWords.length * 40) / WASM_PAGE_BYTES));
     if (memory === undefined) return undefined;
@@ -85,15 +84,7 @@ export class WasmTerms {
   }
 
   #views(): void {
-    if (this.#state.length > 0) return;
-    const { buffer } = this.#memory;
-    this.#state = new Int32Array(buffer, 0, 4);
-    this.#int32 = new Int32Array(buffer);
-    this.#units = new Uint16Array(buffer);
-    this.#ids = new Int32Array(buffer, OUT_AT, OUT_IDS);
-    this.#breaks = new Int32Array(buffer, BREAKS_AT, WASM_TEXT_UNITS);
-    this.#text = Buffer.from(buffer, TEXT_AT, WASM_TEXT_UNITS * 2);
-    this.#bytes = Buffer.from(buffer);
+    if (this.#view.int32.length === 0) this.#view = views(this.#memory.buffer);
   }
 
   /** Puts `term`'s units where `id` and `stop` read them; where. */
@@ -104,20 +95,21 @@ export class WasmTerms {
       this.#views();
       if (at === 0) throw noRoom();
     }
-    const units = this.#units;
+    const { units } = this.#view;
     for (let k = 0, from = at >> 1; k < term.length; k++) units[from + k] = term.charCodeAt(k);
     return at;
   }
 
   /** How many terms there are (ids 0 to this, less one). */
   get terms(): number {
-    return this.#state[2] as number;
+    return this.#view.int32[2] as number;
   }
 
   /** Term `id`'s characters. */
   name(id: number): string {
     const entry = this.#exports.term(id);
-    return this.#bytes.toString('utf16le', entry + 8, entry + 8 + 2 * (this.#int32[(entry + 4) >> 2] as number));
+    const { bytes, int32 } = this.#view;
+    return bytes.toString('utf16le', entry + 8, entry + 8 + 2 * (int32[(entry + 4) >> 2] as number));
   }
 
   /** The id of `term` (a new one gets the next id). */
@@ -130,7 +122,7 @@ export class WasmTerms {
 
   /** Puts text[from, to) (at most WASM_TEXT_UNITS units) where `scan` reads it: unit k of the range at k. */
   load(text: string, from: number, to: number): void {
-    this.#text.write(from === 0 && to === text.length ? text : text.slice(from, to), 0, 'utf16le');
+    this.#view.bytes.write(from === 0 && to === text.length ? text : text.slice(from, to), TEXT_AT, WASM_TEXT_UNITS * 2, 'utf16le');
   }
 
   /**
@@ -147,18 +139,19 @@ export class WasmTerms {
   }
 
   get stopped(): number {
-    return this.#state[0] as number;
+    return this.#view.int32[0] as number;
   }
 
   /** Pushes onto `lineEnds` (a TermIds) where each line the last scan ended ends in the ids, its first id being `first`. */
   takeLineEnds(first: number, lineEnds: { push(end: number): void }): void {
-    const breaks = this.#breaks;
-    for (let k = 0, n = this.#state[3] as number; k < n; k++) lineEnds.push(first + (breaks[k] as number));
+    const { int32 } = this.#view;
+    for (let k = BREAKS_AT >> 2, end = k + (int32[3] as number); k < end; k++) lineEnds.push(first + (int32[k] as number));
   }
 
   /** Appends the ids the last scan wrote out to `out` (a TermIds); how many. */
   takeIds(out: { ids: Int32Array; length: number }): number {
-    const n = this.#state[1] as number;
+    const { int32 } = this.#view;
+    const n = int32[1] as number;
     if (n === 0) return 0;
     let ids = out.ids;
     if (out.length + n > ids.length) {
@@ -168,7 +161,7 @@ export class WasmTerms {
       grown.set(ids.subarray(0, out.length));
       out.ids = ids = grown;
     }
-    ids.set(this.#ids.subarray(0, n), out.length);
+    ids.set(int32.subarray(OUT_AT >> 2, (OUT_AT >> 2) + n), out.length);
     out.length += n;
     return n;
   }

@@ -359,14 +359,15 @@ export class TermIndex {
       this.readLinesLoaded(wasm, text, out, lineEnds);
       return;
     }
-    let at = 0;
-    for (;;) {
-      const end = text.indexOf('\n', at);
-      this.readRange(text, at, end < 0 ? text.length : end, out);
-      lineEnds.push(out.length);
-      if (end < 0) return;
-      at = end + 1;
-    }
+    for (let at = 0; at >= 0; ) at = this.readLine(text, at, out, lineEnds);
+  }
+
+  /** `readRange` of the line of `text` that starts at `at`, its end pushed onto `lineEnds`; where the next line starts (-1: none). */
+  private readLine(text: string, at: number, out: TermIds, lineEnds: TermIds): number {
+    const end = text.indexOf('\n', at);
+    this.readRange(text, at, end < 0 ? text.length : end, out);
+    lineEnds.push(out.length);
+    return end < 0 ? -1 : end + 1;
   }
 
   /**
@@ -375,8 +376,7 @@ export class TermIndex {
    * readRange reads it (its head and tail).
    */
   private readLinesLoaded(wasm: WasmTerms, text: string, out: TermIds, lineEnds: TermIds): void {
-    let at = 0;
-    for (;;) {
+    for (let at = 0; at >= 0; ) {
       if (text.length - at <= HEAD_CHARS + TAIL_CHARS) {
         wasm.load(text, at, text.length);
         this.readLoaded(wasm, text, at, at, text.length, out, lineEnds);
@@ -384,17 +384,13 @@ export class TermIndex {
         return;
       }
       const cut = text.lastIndexOf('\n', at + HEAD_CHARS + TAIL_CHARS - 1);
-      if (cut >= at) {
-        wasm.load(text, at, cut + 1);
-        this.readLoaded(wasm, text, at, at, cut + 1, out, lineEnds);
-        at = cut + 1;
+      if (cut < at) {
+        at = this.readLine(text, at, out, lineEnds);
         continue;
       }
-      const end = text.indexOf('\n', at);
-      this.readRange(text, at, end < 0 ? text.length : end, out);
-      lineEnds.push(out.length);
-      if (end < 0) return;
-      at = end + 1;
+      wasm.load(text, at, cut + 1);
+      this.readLoaded(wasm, text, at, at, cut + 1, out, lineEnds);
+      at = cut + 1;
     }
   }
 

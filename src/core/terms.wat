@@ -338,7 +338,10 @@
     (global.set $tAt (call $alloc (i32.shl (local.get $size) (i32.const 2))))
     (global.set $sSlots (call $alloc (i32.const 4096)))
     (global.set $sMask (i32.const 511))
-    (i32.ne (global.get $sSlots) (i32.const 0)))
+    ;; Each of them had room (the first memory is made large enough for all four).
+    (i32.and
+      (i32.and (i32.ne (global.get $wSlots) (i32.const 0)) (i32.ne (global.get $tSlots) (i32.const 0)))
+      (i32.and (i32.ne (global.get $tAt) (i32.const 0)) (i32.ne (global.get $sSlots) (i32.const 0)))))
 
   ;; The hash of the `len` units at `at` (a term from JavaScript), as TermIndex's hashOf.
   (func $hashAt (param $at i32) (param $len i32) (result i32)

@@ -17,13 +17,24 @@ declare const WebAssembly: {
   Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { readonly exports: unknown };
 };
 
-/** A WebAssembly module compiled from its bytes in base64; undefined when this Node runs no WebAssembly (`node --jitless`). */
+/** Modules compiled in this thread, by their bytes in base64; null: this Node runs no WebAssembly. */
+const compiled = new Map<string, WasmModule | null>();
+
+/**
+ * The WebAssembly module of these bytes (in base64), compiled once per thread; undefined when this
+ * Node runs no WebAssembly (`node --jitless`, `--no-expose-wasm`).
+ */
 export function compileWasm(base64: string): WasmModule | undefined {
-  try {
-    return new WebAssembly.Module(Buffer.from(base64, 'base64'));
-  } catch {
-    return undefined;
+  let module = compiled.get(base64);
+  if (module === undefined) {
+    try {
+      module = new WebAssembly.Module(Buffer.from(base64, 'base64'));
+    } catch {
+      module = null;
+    }
+    compiled.set(base64, module);
   }
+  return module ?? undefined;
 }
 
 /**

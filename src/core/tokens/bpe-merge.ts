@@ -1,5 +1,5 @@
 import { BPE_MERGE_WASM } from './bpe-merge-binary.js';
-import { compileWasm, instantiateWasm, WASM_PAGE_BYTES, type WasmModule, wasmMemory } from '../wasm.js';
+import { compileWasm, instantiateWasm, WASM_PAGE_BYTES, wasmMemory } from '../wasm.js';
 import type { RankTable } from './rank-table.js';
 
 /** The longest piece, in UTF-8 bytes, the WebAssembly merge takes (bpe-merge.wat lays its memory out for it). */
@@ -14,14 +14,6 @@ const ARENA_BYTES = 2 << 20;
 export const SCAN_PART_CHARS = 1 << 18;
 /** Room for a part's UTF-8 (at most three bytes a UTF-16 unit) and the mark after it. */
 const TEXT_BYTES = SCAN_PART_CHARS * 3 + 1;
-
-/** The module, compiled once per thread; null: this Node runs no WebAssembly (`node --jitless`). */
-let compiled: WasmModule | null | undefined;
-
-function mergeModule(): WasmModule | undefined {
-  if (compiled === undefined) compiled = compileWasm(BPE_MERGE_WASM) ?? null;
-  return compiled ?? undefined;
-}
 
 const encoder = new TextEncoder();
 
@@ -60,7 +52,7 @@ export class WasmMerge {
    * (see `wasmMemory`).
    */
   static over(table: RankTable): WasmMerge | undefined {
-    const module = mergeModule();
+    const module = compileWasm(BPE_MERGE_WASM);
     if (module === undefined) return undefined;
     const { offsets, slots, bytes } = table.parts();
     const offsetsAt = TABLE_BASE;

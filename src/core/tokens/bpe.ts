@@ -12,10 +12,10 @@ import { RankTable, type RankSource } from './rank-table.js';
  * counter is warm (see #warmAfter), a piece of up to 256 bytes merges in WebAssembly (bpe-merge.wat,
  * a heap as mergeHeap's), fast from its first piece where JavaScript runs in V8's interpreter until
  * it is optimized; under o200k, a text's ASCII pieces are split and looked up there too
- * (#countScanned), which takes about half the time of doing it in JavaScript. Before that, without WebAssembly (`node --jitless`), and beyond 256 bytes, short
- * pieces use the same simple loop (it is the fastest below about ten bytes) and long pieces a linked
- * list of parts and a queue of pairs by (rank, start), a heap or buckets per rank, with lazy
- * invalidation (see mergeLong): the same merge order (lowest rank first, leftmost on ties), therefore
+ * (#countScanned), which takes about half the time of doing it in JavaScript. Before that, without
+ * WebAssembly (`node --jitless`), and beyond 256 bytes, short pieces use the same simple loop (it
+ * is the fastest below about ten bytes) and long pieces a linked list of parts and a queue of pairs
+ * by (rank, start), a heap or buckets per rank, with lazy invalidation (see mergeLong): the same merge order (lowest rank first, leftmost on ties), therefore
  * the same parts, in O(n log n).
  *
  * Byte strings are latin1 JS strings (one char per byte), so a span's bytes are `s.slice(a, b)`.
