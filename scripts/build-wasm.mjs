@@ -3,7 +3,8 @@
 // (tests) as from the bundle, with nothing to read from disk. Run `npm run build:wasm` after changing
 // a .wat. The modules:
 // - src/core/tokens/bpe-merge.wat (the byte-pair merge and the ASCII scan) → bpe-merge-binary.ts;
-// - src/core/terms.wat (the word reader's tables and loop) → terms-binary.ts.
+// - src/core/terms.wat (the word reader's tables and loop) → terms-binary.ts;
+// - src/providers/local-scores.wat (the offline ranking's scores ahead) → local-scores-binary.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,7 @@ import wabt from 'wabt';
 const MODULES = [
   { wat: '../src/core/tokens/bpe-merge.wat', binary: '../src/core/tokens/bpe-merge-binary.ts', name: 'BPE_MERGE_WASM' },
   { wat: '../src/core/terms.wat', binary: '../src/core/terms-binary.ts', name: 'TERMS_WASM' },
+  { wat: '../src/providers/local-scores.wat', binary: '../src/providers/local-scores-binary.ts', name: 'LOCAL_SCORES_WASM' },
 ].map((m) => ({ ...m, wat: fileURLToPath(new URL(m.wat, import.meta.url)), binary: fileURLToPath(new URL(m.binary, import.meta.url)) }));
 
 /** A .wat compiled: the module's bytes. */

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, mock, test } from 'node:test';
 import { Pacer } from '../src/core/pace.js';
 import { GoalExcerpts, goalExcerpt } from '../src/core/prune/excerpt.js';
@@ -8,6 +11,7 @@ import { LineKeepingReader, TermIds, TermIndex, terms } from '../src/core/terms.
 import { readTranscript } from '../src/formats/index.js';
 import { parseDocument } from '../src/io/jsonl.js';
 import { LocalEmbedder } from '../src/providers/local-embedder.js';
+import { seeded } from './helpers/prng.js';
 import { filesUnder, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 
 /*
@@ -141,6 +145,38 @@ function sessions(): { name: string; texts: string[]; tools: string[]; goal: str
   return out;
 }
 
+/**
+ * Seeded random corpora for the scores: thousands of distinct terms in 4,096 buckets (many share one,
+ * with either sign), words repeated hundreds of times in a text, texts of one word and of none, a
+ * goal of stop words only (its vector is all zeros), and non-ASCII words.
+ */
+function randomCorpora(): { name: string; texts: string[]; goal: string }[] {
+  const next = seeded(0x5c0e);
+  const letters = 'abcdefghijklmnopqrstuvwxyzéßωж';
+  const word = (): string => {
+    let out = '';
+    const length = 2 + Math.floor(next() * 9);
+    for (let k = 0; k < length; k++) out += letters[Math.floor(next() * letters.length)];
+    return next() < 0.1 ? `${out}${out.slice(0, 1).toUpperCase()}${out.slice(1)}` : out;
+  };
+  const corpora: { name: string; texts: string[]; goal: string }[] = [];
+  for (let c = 0; c < 3; c++) {
+    const vocabulary = Array.from({ length: 2000 + c * 3000 }, word);
+    const pick = (): string => vocabulary[Math.floor(next() ** 2 * vocabulary.length)] as string;
+    const texts = Array.from({ length: 150 }, (_, t) => {
+      if (t === 0) return '';
+      if (t === 1) return pick();
+      const words = Array.from({ length: Math.floor(next() * 1500) }, pick);
+      const repeated = pick();
+      for (let k = Math.floor(next() * 300); k > 0; k--) words.push(repeated);
+      return words.join(next() < 0.5 ? ' ' : '\n');
+    });
+    corpora.push({ name: `random corpus ${c}`, texts, goal: Array.from({ length: 12 }, pick).join(' ') });
+    if (c === 0) corpora.push({ name: 'random corpus, a goal of stop words', texts, goal: 'the and of to is' });
+  }
+  return corpora;
+}
+
 describe('the offline ranking and the goal excerpts agree with their plain definitions', () => {
   const all = sessions();
 
@@ -205,6 +241,41 @@ describe('the offline ranking and the goal excerpts agree with their plain defin
     await embedder.scoreAhead('fix the parser', [corpus[1] as string], new Pacer());
     assert.deepEqual(embedder.similarities('fix the parser', corpus), new LocalEmbedder(corpus).similarities('fix the parser', corpus));
     assert.ok((embedder.similarities('fix the parser', corpus)[0] as number) > 0);
+  });
+
+  test('LocalEmbedder.scoreAhead scores in WebAssembly: bit for bit what similarities gives in JavaScript, on the transcripts, on random texts whose terms share buckets, and on texts outside the corpus', async () => {
+    let scored = 0;
+    for (const { name, texts, goal } of [...all, ...randomCorpora()]) {
+      const ahead = new LocalEmbedder(texts);
+      // Texts outside the corpus too: read while scoring, their new terms in no document.
+      const asked = [...texts, 'not in the corpus: zzqx parseConfigFile', 'ωmega zzqx'];
+      await ahead.scoreAhead(goal, asked, new Pacer());
+      assert.equal(ahead.scoredInWebAssembly, asked.length, `${name}: scored in WebAssembly`);
+      assert.deepEqual(ahead.similarities(goal, asked), new LocalEmbedder(texts).similarities(goal, asked), name);
+      scored += asked.length;
+    }
+    assert.ok(scored > 450, `${scored} texts scored`);
+  });
+
+  test('LocalEmbedder.scoreAhead without WebAssembly (node --no-expose-wasm) scores in JavaScript, the same scores', () => {
+    const { texts, goal } = randomCorpora()[0] as { texts: string[]; goal: string };
+    const dist = (path: string): string => JSON.stringify(pathToFileURL(join(repoRoot, 'dist', ...path.split('/'))).href);
+    const script = `
+      const { LocalEmbedder } = await import(${dist('providers/local-embedder.js')});
+      const { Pacer } = await import(${dist('core/pace.js')});
+      const { readFileSync } = await import('node:fs');
+      const { texts, goal } = JSON.parse(readFileSync(0, 'utf8'));
+      const embedder = new LocalEmbedder(texts);
+      await embedder.scoreAhead(goal, texts, new Pacer());
+      process.stdout.write(JSON.stringify({ scores: embedder.similarities(goal, texts), wasm: embedder.scoredInWebAssembly }));
+    `;
+    const run = spawnSync(process.execPath, ['--no-expose-wasm', '--input-type=module', '-e', script], {
+      input: JSON.stringify({ texts, goal }),
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), { scores: new LocalEmbedder(texts).similarities(goal, texts), wasm: 0 });
   });
 
   test("a fit that keeps the tool results' lines (a prune's) gives the same vectors, and excerpts from the kept lines are the same", async () => {

@@ -2,6 +2,7 @@ import type { Pacer } from '../core/pace.js';
 import type { Embedder, Embedding } from '../core/provider-contracts.js';
 import { primeTermIndex, TermIds, TermIndex } from '../core/terms.js';
 import type { CorpusReader } from '../core/terms.js';
+import { wasmScorer } from './local-scores.js';
 
 /**
  * What fitting BM25 weights to a corpus collects: the corpus's terms (numbered), each term's
@@ -88,6 +89,8 @@ const LOCAL_EMBEDDING_DIMENSIONS = 4096;
 const PRIME_MIN_CHARS = 1_000_000;
 const K1 = 1.2;
 const B = 0.75;
+/** Texts `scoreAhead` scores between two of its pacer's ticks. */
+const SCORES_PER_TICK = 64;
 
 /** FNV-1a: a stable hash of a term, for the bucket and the sign. */
 function hash(term: string): number {
@@ -150,15 +153,32 @@ export class LocalEmbedder implements Embedder {
     return vector;
   }
 
+  /** A term's IDF, by how many of the corpus's texts hold it. */
+  private idfOf(df: number): number {
+    return this.documents > 0 ? Math.log(1 + (this.documents - df + 0.5) / (df + 0.5)) : 1;
+  }
+
+  /** Room in `hashes` for the ids below `terms`. */
+  private roomForHashes(terms: number): void {
+    if (this.hashes.length >= terms) return;
+    const hashes = new Uint32Array(Math.max(terms, this.hashes.length * 2));
+    hashes.set(this.hashes);
+    this.hashes = hashes;
+  }
+
+  /** Each term's hash by id, found now for the ids below `terms` that have none yet. */
+  private termHashes(terms: number): Uint32Array {
+    this.roomForHashes(terms);
+    const { names } = this.stats.index;
+    for (let id = 0; id < terms; id++) if (this.hashes[id] === 0) this.hashes[id] = hash(names[id] as string);
+    return this.hashes;
+  }
+
   /** Adds `text`'s weights into `vector` (all zeros), setting each bucket's bit in `touched` (a bit per bucket, 32 to a word). */
   private addTo(vector: Float32Array, text: string, touched?: Uint32Array): void {
     const { index, df: documentFrequency } = this.stats;
     const tf = this.stats.known.get(text) ?? this.counter.count(index, text).tf;
-    if (this.hashes.length < index.size) {
-      const hashes = new Uint32Array(Math.max(index.size, this.hashes.length * 2));
-      hashes.set(this.hashes);
-      this.hashes = hashes;
-    }
+    this.roomForHashes(index.size);
     let length = 0;
     for (let k = 1; k < tf.length; k += 2) length += tf[k] as number;
     const lengthNorm = 1 - B + (B * length) / this.averageLength;
@@ -167,8 +187,7 @@ export class LocalEmbedder implements Embedder {
       const count = tf[k + 1] as number;
       // A term first read here (not in the corpus) is in no document.
       const df = id < documentFrequency.length ? (documentFrequency[id] as number) : 0;
-      const idf = this.documents > 0 ? Math.log(1 + (this.documents - df + 0.5) / (df + 0.5)) : 1;
-      const weight = ((count * (K1 + 1)) / (count + K1 * lengthNorm)) * idf;
+      const weight = ((count * (K1 + 1)) / (count + K1 * lengthNorm)) * this.idfOf(df);
       let h = this.hashes[id] as number;
       if (h === 0) {
         h = hash(index.names[id] as string);
@@ -189,13 +208,49 @@ export class LocalEmbedder implements Embedder {
     const scores = new Map<string, number>();
     // The goal's vector once, not once a slice.
     const to = this.goalVector(goal);
-    for (let start = 0; start < texts.length; start += 64) {
-      const slice = texts.slice(start, start + 64);
-      const found = this.similaritiesTo(to, slice);
+    const inWebAssembly = this.webAssemblyScorer(to, texts, SCORES_PER_TICK);
+    for (let start = 0; start < texts.length; start += SCORES_PER_TICK) {
+      const slice = texts.slice(start, start + SCORES_PER_TICK);
+      const found = inWebAssembly ? inWebAssembly(start) : this.similaritiesTo(to, slice);
+      if (inWebAssembly) this.scoredInWebAssembly += slice.length;
       for (const [k, text] of slice.entries()) scores.set(text, found[k] as number);
       await pacer.tick();
     }
     this.ahead = { goal, scores };
+  }
+
+  /** Texts `scoreAhead` scored in WebAssembly (a test's proof that it ran). */
+  scoredInWebAssembly = 0;
+
+  /**
+   * `similaritiesTo(goal, texts)` for a slice of `slice` texts from `from`, in WebAssembly
+   * (local-scores.wat), from each text's term counts and each term's IDF and hash; undefined where
+   * this Node runs none.
+   */
+  private webAssemblyScorer(goal: { readonly vector: Float32Array; readonly norm: number }, texts: readonly string[], slice: number) {
+    const { index, df: documentFrequency } = this.stats;
+    // The counts first: a text outside the corpus is read now, and its new terms numbered.
+    const tfs = texts.map((text) => this.stats.known.get(text) ?? this.counter.count(index, text).tf);
+    const terms = index.size;
+    const idf = new Float64Array(terms);
+    // A term's IDF depends on its document frequency only (at most the corpus's size): one
+    // logarithm per frequency met (NaN: not yet).
+    const byFrequency = new Float64Array(this.documents + 1).fill(Number.NaN);
+    for (let id = 0; id < terms; id++) {
+      // A term first read here (not in the corpus) is in no document.
+      const df = id < documentFrequency.length ? (documentFrequency[id] as number) : 0;
+      let weight = byFrequency[df] as number;
+      if (Number.isNaN(weight)) {
+        weight = this.idfOf(df);
+        byFrequency[df] = weight;
+      }
+      idf[id] = weight;
+    }
+    return wasmScorer(
+      { goal: goal.vector, goalNorm: goal.norm, idf, hashes: this.termHashes(terms), averageLength: this.averageLength, k1: K1, b: B },
+      tfs,
+      slice,
+    );
   }
 
   /** Scores found by `scoreAhead`, for its goal. */
