@@ -159,24 +159,23 @@ export class GoalExcerpts {
     return text.slice(this.charStarts[index], this.lineEnd(index));
   }
 
-  /** The kept lines in their order, each run of masked lines as one `[… N lines …]`. */
+  /**
+   * The kept lines in their order, each run of masked lines as one `[… N lines …]`: from the kept
+   * lines (at most EXCERPT_MAX_LINES), not by walking every line (a log has thousands).
+   */
   private joinKept(text: string, lines: number, kept: ReadonlySet<number>): string {
     const out: string[] = [];
-    let gap = 0;
-    const flush = (): void => {
-      if (gap > 0) out.push(`[… ${gap} line${gap === 1 ? '' : 's'} …]`);
-      gap = 0;
+    const gap = (masked: number): void => {
+      if (masked > 0) out.push(`[… ${masked} line${masked === 1 ? '' : 's'} …]`);
     };
-    for (let i = 0; i < lines; i++) {
-      if (!kept.has(i)) {
-        gap++;
-        continue;
-      }
-      flush();
+    let next = 0;
+    for (const i of [...kept].sort((a, b) => a - b)) {
+      gap(i - next);
       const line = this.line(text, i);
       out.push(line.length > EXCERPT_LINE_CHARS ? `${headOf(line, EXCERPT_LINE_CHARS)}…` : line);
+      next = i + 1;
     }
-    flush();
+    gap(lines - next);
     return out.join('\n');
   }
 
