@@ -1,9 +1,10 @@
 /**
  * The file paths and identifiers a text names, as the offline summary collects them: every match of
- * `FILE_PATH` and of `IDENTIFIER`, in order. Both are found without running the expression over
- * every character of the text, which costs most of the summary's time on a large prune (a path's
- * expression backtracks through every word): the results are exactly those of `text.matchAll`
- * (test/fact-matches.test.ts compares them on the fixtures and the real transcripts).
+ * `FILE_PATH` and of `IDENTIFIER`, in order. Neither expression is run over every character of the
+ * text, which cost most of the summary's time on a large prune (a path's expression backtracks
+ * through every word): only the runs of characters that can hold a match are tried. The results
+ * are exactly those of `text.matchAll` (test/fact-matches.test.ts compares them on the fixtures and
+ * the real transcripts).
  */
 
 /** A path (`src/a.ts`, `./x/y.json`, `~/p/q.md`) or a file name with a known extension (`README.md`). */
@@ -14,12 +15,14 @@ const RUN_PATHS = new RegExp(FILE_PATH);
 /** camelCase, PascalCase, snake_case and SCREAMING_CASE names. */
 export const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g;
 const WHOLE_IDENTIFIER = new RegExp(`^(?:${IDENTIFIER.source.slice(2, -2)})$`);
+/** A whole run of word characters (`\w`: ASCII letters, digits, `_`) with a capital or a `_` in it (`\b`: tried only where a run starts). */
+const MARKED_RUN = /\b[a-z0-9]*[A-Z_]\w*/g;
 
-/** Per ASCII code: 1 for a character a path can hold (`[\w@.+~/-]`), 2 for a word character (`\w`) too. */
+/** Per ASCII code: 1 for a character a path can hold (`[\w@.+~/-]`), else 0. */
 const CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const word = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-  CLASS[c] = word ? 2 : '@.+~/-'.includes(String.fromCharCode(c)) ? 1 : 0;
+  CLASS[c] = word || '@.+~/-'.includes(String.fromCharCode(c)) ? 1 : 0;
 }
 
 /**
@@ -48,29 +51,13 @@ export function filePathsIn(text: string): string[] {
 /**
  * `[...text.matchAll(IDENTIFIER)].map((m) => m[0])`. A match lies between two word boundaries and
  * holds only word characters, so it is a whole run of them; and each kind of name has a capital or
- * a `_`. So only such runs are tried, whole.
+ * a `_`. So only such runs are tried, whole: `MARKED_RUN` finds them (where a run starts, to its
+ * end: a run without a capital or `_` holds no match anywhere).
  */
 export function identifiersIn(text: string): string[] {
   const out: string[] = [];
-  const length = text.length;
-  let i = 0;
-  while (i < length) {
-    if (!isWord(text.charCodeAt(i))) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let marked = false;
-    for (; i < length; i++) {
-      const c = text.charCodeAt(i);
-      if (!isWord(c)) break;
-      if ((c >= 65 && c <= 90) || c === 95) marked = true;
-    }
-    if (marked) {
-      const run = text.slice(start, i);
-      if (WHOLE_IDENTIFIER.test(run)) out.push(run);
-    }
-  }
+  MARKED_RUN.lastIndex = 0;
+  for (let run = MARKED_RUN.exec(text); run !== null; run = MARKED_RUN.exec(text)) if (WHOLE_IDENTIFIER.test(run[0])) out.push(run[0]);
   return out;
 }
 
@@ -90,8 +77,4 @@ function hasExtension(text: string, dot: number, end: number): boolean {
 
 function inPath(c: number): boolean {
   return c < 128 && (CLASS[c] as number) > 0;
-}
-
-function isWord(c: number): boolean {
-  return c < 128 && CLASS[c] === 2;
 }
