@@ -2,7 +2,7 @@ import type { Pacer } from '../core/pace.js';
 import type { Embedder, Embedding } from '../core/provider-contracts.js';
 import { primeTermIndex, TermIds, TermIndex } from '../core/terms.js';
 import type { CorpusReader } from '../core/terms.js';
-import { wasmScorer } from './local-scores.js';
+import { scoresInWebAssembly, wasmScorer } from './local-scores.js';
 
 /**
  * What fitting BM25 weights to a corpus collects: the corpus's terms (numbered), each term's
@@ -228,6 +228,7 @@ export class LocalEmbedder implements Embedder {
    * this Node runs none.
    */
   private webAssemblyScorer(goal: { readonly vector: Float32Array; readonly norm: number }, texts: readonly string[], slice: number) {
+    if (!scoresInWebAssembly()) return undefined;
     const { index, df: documentFrequency } = this.stats;
     // The counts first: a text outside the corpus is read now, and its new terms numbered.
     const tfs = texts.map((text) => this.stats.known.get(text) ?? this.counter.count(index, text).tf);

@@ -35,18 +35,26 @@ export interface ScoreTables {
   readonly b: number;
 }
 
+/** The buckets of a vector local-scores.wat scores (its bucket mask and its 128 words of bits). */
+const BUCKETS = 4096;
+
+/** Whether this Node runs local-scores.wat (not under `--jitless` or `--no-expose-wasm`). */
+export function scoresInWebAssembly(): boolean {
+  return compileWasm(LOCAL_SCORES_WASM) !== undefined;
+}
+
 /**
  * Scores texts by their term counts (each an Int32Array of `[term id, count, …]`, as LocalEmbedder
  * keeps them) in local-scores.wat, `slice` texts at a time: a function giving the scores of one
  * slice, texts [from, from + slice) (fewer at the end), each what LocalEmbedder's `similarities`
  * gives, bit for bit. Undefined when this Node runs no WebAssembly or gives it no memory (see
- * `wasmMemory`): the caller scores in JavaScript. The memory holds the tables and the largest
+ * `wasmMemory`), or for vectors of other than 4,096 buckets: the caller scores in JavaScript. The memory holds the tables and the largest
  * slice's counts, copied in for each call.
  */
 export function wasmScorer(tables: ScoreTables, tfs: readonly Int32Array[], slice: number): ((from: number) => number[]) | undefined {
   const compiled = compileWasm(LOCAL_SCORES_WASM);
-  if (compiled === undefined) return undefined;
-  const dimensions = tables.goal.length;
+  if (compiled === undefined || tables.goal.length !== BUCKETS) return undefined;
+  const dimensions = BUCKETS;
   const terms = tables.idf.length;
   let largest = 0;
   for (let from = 0; from < tfs.length; from += slice) {

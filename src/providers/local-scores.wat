@@ -14,7 +14,8 @@
 ;;
 ;; Memory (imported; local-scores.ts makes it and says where each table is, by the byte addresses
 ;; `score` is given):
-;;   goal     4096 f32: the goal's vector
+;;   goal     4096 f32: the goal's vector (LocalEmbedder's 4,096 buckets: a bucket is a hash's low
+;;            12 bits, and a text's buckets are marked in 128 words of 32 bits)
 ;;   vector   4096 f32: zero; each text's weights summed here, and zeroed again after it
 ;;   touched  128 i32: zero; a bit per bucket a text wrote, cleared again after it
 ;;   idf      an f64 per term id
