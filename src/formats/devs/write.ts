@@ -96,20 +96,24 @@ export function rewriteLines(doc: ParsedDocument, transcript: Transcript, edit: 
       out.push(replaces === undefined ? { text } : { text, replaces });
       replaces = undefined;
     };
-    // Values the edit leaves alone keep their exact text (pinned turns stay byte-identical).
-    const texts = valueTexts(record);
+    // Values the edit leaves alone keep their exact text (pinned turns stay byte-identical). The
+    // line's text is decoded only for such a value: not for a line the prune drops whole.
+    let texts: string[] | undefined | null = null;
+    const asWas = (value: unknown, k: number): string => {
+      if (texts === null) texts = valueTexts(record);
+      return texts?.[k] ?? safeJson(value);
+    };
     record.values.forEach((value, k) => {
       const slot = positions.indexOf(k);
       const i = slot === -1 ? undefined : entries[slot];
-      const asWas = texts?.[k] ?? safeJson(value);
       if (i === undefined) {
-        pushText(asWas);
+        pushText(asWas(value, k));
         return;
       }
       if (i === summaryAt) pushSummary();
       if (edit.dropped.has(i)) return;
       const placeholder = edit.masked.get(i);
-      pushText(placeholder === undefined ? asWas : safeJson(how.mask(value, placeholder)));
+      pushText(placeholder === undefined ? asWas(value, k) : safeJson(how.mask(value, placeholder)));
     });
   }
   if (summaryAt === transcript.entries.length) pushSummary();
