@@ -107,6 +107,22 @@ describe('the offline summary reads the structure of real transcripts', () => {
     });
   });
 
+  test('errors and what came next: without a later run that passed, the first assistant line after the failure, from another turn', async () => {
+    const turns: ConversationTurn[] = [
+      { id: 'a0', role: 'assistant', type: 'message', content: 'I will run the tests first.' },
+      { id: 'c1', role: 'assistant', type: 'tool_call', content: 'Running them now.\nBash {"command":"npm test"}' },
+      { id: 'r1', role: 'tool', type: 'tool_result', content: 'Exit code 1\nError: boom in the retry' },
+      { id: 'a1', role: 'assistant', type: 'message', content: 'The retry reused the event id, so each retry gets its own.' },
+      { id: 'a2', role: 'assistant', type: 'message', content: 'A later line is not the one shown.' },
+    ];
+    const summary = await new ExtractiveSummarizer(counter).summarize({ turns, activeTask: 'fix the retry', budgetTokens: 1000 });
+    // Not the line before the failure, nor the failing call's own, nor a later one.
+    assert.match(
+      summary,
+      /## Errors and what fixed them\n- Bash: npm test — Error: boom in the retry \(turn r1\) → then: The retry reused the event id, so each retry gets its own\./,
+    );
+  });
+
   test('files touched under one project are shown relative to it, as people write them', async () => {
     const turns: ConversationTurn[] = [
       { id: 'c1', role: 'assistant', type: 'tool_call', content: 'Read {"file_path":"/home/ana/proj/src/a.ts"}' },

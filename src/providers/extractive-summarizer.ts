@@ -272,14 +272,21 @@ function fixOf(structure: SessionStructure, failure: ToolFailure): string {
   if (later) return ` → fixed: \`${clip(oneLine(later.command), 120)}\` passed${edited.length > 0 ? ` after changing ${edited.slice(0, 4).join(', ')}` : ''}`;
   const { firstProse, firstCommand } = turnIndexes(structure);
   const failedAt = Math.min(firstProse.get(failure.resultTurnId) ?? Infinity, firstProse.get(failure.callTurnId) ?? Infinity);
-  const next = structure.prose.find(
-    (p) =>
+  // A line whose turn's first prose line comes after `failedAt` comes after it too: the search
+  // starts there (and there is none after no line).
+  if (failedAt === Infinity) return '';
+  for (let i = failedAt + 1; i < structure.prose.length; i++) {
+    const p = structure.prose[i] as (typeof structure.prose)[number];
+    if (
       p.role === 'assistant' &&
       p.turnId !== failure.callTurnId &&
       (firstCommand.get(p.turnId) ?? Infinity) > failure.index &&
-      (firstProse.get(p.turnId) ?? -1) > failedAt,
-  );
-  return next ? ` → then: ${clip(next.line, 160)}` : '';
+      (firstProse.get(p.turnId) ?? -1) > failedAt
+    ) {
+      return ` → then: ${clip(p.line, 160)}`;
+    }
+  }
+  return '';
 }
 
 const indexesOf = new WeakMap<SessionStructure, { firstProse: Map<string, number>; firstCommand: Map<string, number> }>();
@@ -292,7 +299,13 @@ function turnIndexes(structure: SessionStructure): { firstProse: Map<string, num
   let indexes = indexesOf.get(structure);
   if (indexes === undefined) {
     const firstProse = new Map<string, number>();
-    for (const [i, p] of structure.prose.entries()) if (!firstProse.has(p.turnId)) firstProse.set(p.turnId, i);
+    // A turn's prose lines come one after another: the map is asked once per run of them.
+    let previous: string | undefined;
+    for (let i = 0; i < structure.prose.length; i++) {
+      const { turnId } = structure.prose[i] as (typeof structure.prose)[number];
+      if (turnId !== previous && !firstProse.has(turnId)) firstProse.set(turnId, i);
+      previous = turnId;
+    }
     const firstCommand = new Map<string, number>();
     for (const c of structure.commands) firstCommand.set(c.turnId, Math.min(firstCommand.get(c.turnId) ?? Infinity, c.index));
     indexes = { firstProse, firstCommand };
