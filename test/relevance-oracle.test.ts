@@ -337,4 +337,40 @@ describe('the offline ranking and the goal excerpts agree with their plain defin
     }
     assert.ok(excerpted >= 5, `${excerpted} excerpts compared`);
   });
+
+  test('goal excerpts: the same lines on seeded random logs, where error lines compete with other lines about the goal for the last places', () => {
+    const next = seeded(0xe4c3);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+    const goalWords = ['parser', 'retry', 'webhook', 'cache'];
+    const filler = ['the', 'step', 'done', 'ok', 'queue', 'worker', 'request', 'took', 'ms', 'id', 'v2'];
+    const errors = ['error', 'failed', 'exception', 'panic', '✗'];
+    let withErrors = 0;
+    for (let log = 0; log < 60; log++) {
+      const lines = Array.from({ length: 60 + Math.floor(next() * 400) }, () => {
+        const words = Array.from({ length: 2 + Math.floor(next() * 8) }, () => (next() < 0.15 ? pick(goalWords) : pick(filler)));
+        if (next() < 0.2) words.push(pick(errors));
+        // A word on this line only, now and then (lines that say something new score more).
+        if (next() < 0.2) words.push(`unique${log}x${Math.floor(next() * 1e9).toString(36)}`);
+        return words.join(' ');
+      });
+      const text = lines.join('\n');
+      const goal = `fix the ${pick(goalWords)} and the ${pick(goalWords)}`;
+      const expected = plainExcerpt(text, goal);
+      assert.deepEqual(goalExcerpt(text, goal), expected, `log ${log}`);
+      if (expected && errors.some((e) => expected.text.includes(e))) withErrors++;
+    }
+    assert.ok(withErrors >= 20, `${withErrors} excerpts keep error lines`);
+    // A tie at the last places: an error line whose score with the error's bonus equals the score
+    // the others reach without one (twice its goal score, as four words of their own give them)
+    // comes first, by its place.
+    const letters = (n: number): string => Array.from({ length: 4 }, (_, k) => String.fromCharCode(97 + (Math.floor(n / 26 ** k) % 26))).join('');
+    const tie = [
+      'retry failed',
+      ...Array.from({ length: 45 }, (_, i) => `retry ${['a', 'b', 'c', 'd'].map((w) => `${w}${letters(i)}`).join(' ')}`),
+      'failed again',
+    ].join('\n');
+    const expected = plainExcerpt(tie, 'fix the retry');
+    assert.ok(expected?.text.startsWith('retry failed\n'), expected?.text.slice(0, 40));
+    assert.deepEqual(goalExcerpt(tie, 'fix the retry'), expected);
+  });
 });
