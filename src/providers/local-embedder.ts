@@ -153,6 +153,17 @@ export class LocalEmbedder implements Embedder {
     return vector;
   }
 
+  /** `text`'s term counts (`[term id, count, …]`): the fit's for a text of the corpus, else read now. */
+  private countsOf(text: string): Int32Array {
+    return this.stats.known.get(text) ?? this.counter.count(this.stats.index, text).tf;
+  }
+
+  /** How many of the corpus's texts hold term `id` (a term first read outside it: none). */
+  private frequencyOf(id: number): number {
+    const { df } = this.stats;
+    return id < df.length ? (df[id] as number) : 0;
+  }
+
   /** A term's IDF, by how many of the corpus's texts hold it. */
   private idfOf(df: number): number {
     return this.documents > 0 ? Math.log(1 + (this.documents - df + 0.5) / (df + 0.5)) : 1;
@@ -166,33 +177,35 @@ export class LocalEmbedder implements Embedder {
     this.hashes = hashes;
   }
 
-  /** Each term's hash by id, found now for the ids below `terms` that have none yet. */
+  /** Term `id`'s hash, found on first use (`hashes` has room for it). */
+  private termHash(id: number): number {
+    let h = this.hashes[id] as number;
+    if (h === 0) {
+      h = hash(this.stats.index.names[id] as string);
+      this.hashes[id] = h;
+    }
+    return h;
+  }
+
+  /** Each term's hash by id, for the ids below `terms`. */
   private termHashes(terms: number): Uint32Array {
     this.roomForHashes(terms);
-    const { names } = this.stats.index;
-    for (let id = 0; id < terms; id++) if (this.hashes[id] === 0) this.hashes[id] = hash(names[id] as string);
+    for (let id = 0; id < terms; id++) this.termHash(id);
     return this.hashes;
   }
 
   /** Adds `text`'s weights into `vector` (all zeros), setting each bucket's bit in `touched` (a bit per bucket, 32 to a word). */
   private addTo(vector: Float32Array, text: string, touched?: Uint32Array): void {
-    const { index, df: documentFrequency } = this.stats;
-    const tf = this.stats.known.get(text) ?? this.counter.count(index, text).tf;
-    this.roomForHashes(index.size);
+    const tf = this.countsOf(text);
+    this.roomForHashes(this.stats.index.size);
     let length = 0;
     for (let k = 1; k < tf.length; k += 2) length += tf[k] as number;
     const lengthNorm = 1 - B + (B * length) / this.averageLength;
     for (let k = 0; k < tf.length; k += 2) {
       const id = tf[k] as number;
       const count = tf[k + 1] as number;
-      // A term first read here (not in the corpus) is in no document.
-      const df = id < documentFrequency.length ? (documentFrequency[id] as number) : 0;
-      const weight = ((count * (K1 + 1)) / (count + K1 * lengthNorm)) * this.idfOf(df);
-      let h = this.hashes[id] as number;
-      if (h === 0) {
-        h = hash(index.names[id] as string);
-        this.hashes[id] = h;
-      }
+      const weight = ((count * (K1 + 1)) / (count + K1 * lengthNorm)) * this.idfOf(this.frequencyOf(id));
+      const h = this.termHash(id);
       const bucket = h % LOCAL_EMBEDDING_DIMENSIONS;
       if (touched) touched[bucket >>> 5] = (touched[bucket >>> 5] as number) | (1 << (bucket & 31));
       vector[bucket] = (vector[bucket] ?? 0) + (h >>> 31 === 1 ? -weight : weight);
@@ -229,17 +242,15 @@ export class LocalEmbedder implements Embedder {
    */
   private webAssemblyScorer(goal: { readonly vector: Float32Array; readonly norm: number }, texts: readonly string[], slice: number) {
     if (!scoresInWebAssembly()) return undefined;
-    const { index, df: documentFrequency } = this.stats;
     // The counts first: a text outside the corpus is read now, and its new terms numbered.
-    const tfs = texts.map((text) => this.stats.known.get(text) ?? this.counter.count(index, text).tf);
-    const terms = index.size;
+    const tfs = texts.map((text) => this.countsOf(text));
+    const terms = this.stats.index.size;
     const idf = new Float64Array(terms);
     // A term's IDF depends on its document frequency only (at most the corpus's size): one
     // logarithm per frequency met (NaN: not yet).
     const byFrequency = new Float64Array(this.documents + 1).fill(Number.NaN);
     for (let id = 0; id < terms; id++) {
-      // A term first read here (not in the corpus) is in no document.
-      const df = id < documentFrequency.length ? (documentFrequency[id] as number) : 0;
+      const df = this.frequencyOf(id);
       let weight = byFrequency[df] as number;
       if (Number.isNaN(weight)) {
         weight = this.idfOf(df);

@@ -15,8 +15,8 @@ import { RankTable, type RankSource } from './rank-table.js';
  * (#countScanned), which takes about half the time of doing it in JavaScript. Before that, without
  * WebAssembly (`node --jitless`), and beyond 256 bytes, short pieces use the same simple loop (it
  * is the fastest below about ten bytes) and long pieces a linked list of parts and a queue of pairs
- * by (rank, start), a heap or buckets per rank, with lazy invalidation (see mergeLong): the same merge order (lowest rank first, leftmost on ties), therefore
- * the same parts, in O(n log n).
+ * by (rank, start), a heap or buckets per rank, with lazy invalidation (see mergeLong): the same
+ * merge order (lowest rank first, leftmost on ties), therefore the same parts, in O(n log n).
  *
  * Byte strings are latin1 JS strings (one char per byte), so a span's bytes are `s.slice(a, b)`.
  */
