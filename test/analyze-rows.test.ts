@@ -25,7 +25,7 @@ import { packageCopy } from './helpers/package-copy.js';
 import { tempFolders } from './helpers/temp.js';
 import { filesUnder, realdataDir, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { TokenCountCache } from '../src/io/count-cache.js';
-import { sealed, unsealed } from '../src/io/sealed.js';
+import { sealed, sealedJson, unsealed, unsealedBytes } from '../src/io/sealed.js';
 
 // Finished rows of `analyze DIR` (and the report of `analyze FILE`) are cached per file identity: a re-run over unchanged files gives the
 // rows a cold run gives, without reading the files; any change to a file, the settings or the build
@@ -333,6 +333,36 @@ test("batch --json: a re-run prints each unchanged transcript's kept report with
   assert.equal(run(['.', '--json'], cache, dir).stdout, grown);
   // Other settings: other reports.
   assert.equal(run(['.', '--json', '--window', '50k'], cache, dir).stdout, run(['.', '--json', '--window', '50k'], undefined, dir).stdout);
+});
+
+test('batch --json: a report is kept as the batch prints it (its lines indented for the array), and a re-run writes the bytes kept as they are, sorted too', () => {
+  const dir = freshDir('json-bytes');
+  copyFileSync(join(repoRoot, 'fixtures/claude-code/parallel-tool-calls-2.1.jsonl'), join(dir, 'session.jsonl'));
+  copyFileSync(join(repoRoot, 'fixtures/devs/basic-session.jsonl'), join(dir, 'other.jsonl'));
+  const cache = freshDir('cache');
+  const first = run(['.', '--json'], cache, dir).stdout;
+  const name = readdirSync(join(cache, 'reports')).find(
+    (file) => (unsealed(readFileSync(join(cache, 'reports', file))) as { path: string }).path === join(dir, 'session.jsonl'),
+  );
+  assert.ok(name);
+  const reportFile = join(cache, 'reports', name);
+  const text = unsealedBytes(readFileSync(reportFile)).toString('utf8');
+  const element = text.slice(text.indexOf(',"report":') + ',"report":'.length, -1);
+  // The element without its last line (the batch's fields go there): in the output as it was kept.
+  const end = '\n    }';
+  assert.ok(element.endsWith(end), element.slice(-40));
+  assert.ok(first.includes(`\n    ${element.slice(0, -end.length)},\n      "project": `));
+
+  // The kept bytes changed where a parse and a new indentation would undo it: printed as they are.
+  const turns = /\n {6}"turns": (\d+),/.exec(element);
+  assert.ok(turns);
+  const odd = element.replace(turns[0], `\n      "turns":   ${turns[1]} ,`);
+  writeFileSync(reportFile, Buffer.concat(sealedJson(`${text.slice(0, text.length - element.length - 1)}${odd}}`)));
+  for (const sort of [[], ['--sort', 'tokens']]) {
+    const again = run(['.', '--json', ...sort], cache, dir).stdout;
+    assert.ok(again.includes(`"turns":   ${turns[1]} ,`), again.slice(0, 400));
+    assert.deepEqual(JSON.parse(again), JSON.parse(run(['.', '--json', ...sort], undefined, dir).stdout));
+  }
 });
 
 /**

@@ -2,7 +2,9 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statS
 import { basename, join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { readRegularFile } from './fd.js';
-import { sealedJson, unsealed, unsealedJson } from './sealed.js';
+import { sealedJson, unsealed, unsealedBytes } from './sealed.js';
+
+const CLOSING_BRACE = 0x7d;
 import { sha1 } from './sha1.js';
 
 /**
@@ -93,17 +95,19 @@ export class PathFiles {
   }
 
   /**
-   * `read`, with its last field `key` as the JSON text written (not parsed): the other fields come
-   * first, and a `,"key":` with its quotes bare is no part of a string in JSON, whose quotes are escaped.
+   * `read`, with its last field `key` as the JSON written, in UTF-8 bytes (neither decoded nor parsed:
+   * a batch prints a kept report as it is): the other fields come first, and a `,"key":` with its
+   * quotes bare is no part of a string in JSON, whose quotes are escaped (and no byte of a character
+   * beyond ASCII is an ASCII one).
    */
-  readWithJson(path: string, key: string): { readonly fields: Record<string, unknown>; readonly json: string } | undefined {
+  readWithJson(path: string, key: string): { readonly fields: Record<string, unknown>; readonly json: Buffer } | undefined {
     if (!this.#folder()) return undefined;
     try {
-      const text = unsealedJson(readRegularFile(this.#file(path)));
-      const at = text.indexOf(`,${JSON.stringify(key)}:`);
-      if (at < 0 || !text.endsWith('}')) return undefined;
-      const fields = this.#ours(JSON.parse(`${text.slice(0, at)}}`), path);
-      return fields ? { fields, json: text.slice(at + key.length + 4, -1) } : undefined;
+      const body = unsealedBytes(readRegularFile(this.#file(path)));
+      const at = body.indexOf(`,${JSON.stringify(key)}:`);
+      if (at < 0 || body[body.length - 1] !== CLOSING_BRACE) return undefined;
+      const fields = this.#ours(JSON.parse(`${body.toString('utf8', 0, at)}}`), path);
+      return fields ? { fields, json: body.subarray(at + key.length + 4, body.length - 1) } : undefined;
     } catch {
       return undefined;
     }

@@ -39,6 +39,8 @@ const MAX_FILES = 50_000;
 const MAX_REPORTS = MAX_FILES;
 /** Bytes hashed at each end of a file. */
 const EDGE_BYTES = 4096;
+/** `{`: how every kept report's JSON begins. */
+const OPENING_BRACE = 0x7b;
 
 /** What tells one version of a file from another. All strings: inodes and nanoseconds exceed 2^53. */
 export interface FileIdentity {
@@ -312,16 +314,17 @@ export class ReportCache<Report> {
   }
 
   /**
-   * `get`, as the JSON text kept (not parsed): `JSON.stringify(report)`, with the indentation it was
-   * written with (2 spaces from a batch's `setJson`, none from `set`). Undefined when `get` would be.
+   * `get`, as the JSON kept, in UTF-8 bytes (neither decoded nor parsed), as it was written: compact
+   * from `set`, as a batch prints it from `setJson` (src/cli/batch/report-json.ts). Undefined when
+   * `get` would be.
    */
-  getJson(path: string, identity: FileIdentity): string | undefined {
+  getJson(path: string, identity: FileIdentity): Buffer | undefined {
     const kept = this.files.readWithJson(path, 'report');
     // `get` gives only an object: so does this (a valid report is an object; in JSON, one begins with {).
-    return kept && keptFor(kept.fields, identity) && kept.json.startsWith('{') ? kept.json : undefined;
+    return kept && keptFor(kept.fields, identity) && kept.json[0] === OPENING_BRACE ? kept.json : undefined;
   }
 
-  /** `set`, of a report already in JSON (`json`: `JSON.stringify(report)`, with any indentation). */
+  /** `set`, of a report already in JSON (`json`: the report, with any indentation). */
   setJson(path: string, identity: FileIdentity, json: string): void {
     this.files.write(path, { id: stored(identity) }, { key: 'report', text: json });
   }

@@ -30,14 +30,14 @@ export function sealedJson(json: string): [Buffer, Buffer] {
 
 /** The value of a sealed cache file; throws when the file is not one, or its bytes are not the ones sealed. */
 export function unsealed(bytes: Buffer): unknown {
-  return JSON.parse(unsealedJson(bytes));
+  return JSON.parse(unsealedBytes(bytes).toString('utf8'));
 }
 
-/** `unsealed`, as the JSON text sealed (not parsed). */
-export function unsealedJson(bytes: Buffer): string {
+/** `unsealed`, as the bytes of the JSON sealed (neither decoded nor parsed). */
+export function unsealedBytes(bytes: Buffer): Buffer {
   const end = SEAL.length + DIGEST_CHARS;
   if (!bytes.subarray(0, SEAL.length).equals(SEAL_BYTES) || bytes[end] !== 10) throw new Error('not a sealed cache file');
   const body = bytes.subarray(end + 1);
   if (digest(body) !== bytes.toString('latin1', SEAL.length, end)) throw new Error('a cache file changed since devs-ctx wrote it');
-  return body.toString('utf8');
+  return body;
 }

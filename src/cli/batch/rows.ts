@@ -5,6 +5,8 @@ import { STDIN } from '../../io/input.js';
 import { spanInRange } from './range.js';
 import { projectOf } from './session.js';
 import type { SessionOutcome, SessionRun, SessionSummary } from './session.js';
+import { elementToKeep, keptAsElement } from './report-json.js';
+import type { BatchReportText } from './report-json.js';
 
 /**
  * What is kept of a row: everything but how the path was typed (the file and project are re-made
@@ -19,35 +21,13 @@ type CachedRow = Omit<SessionSummary, 'file' | 'project'> | { readonly notTransc
 type CachedReport = Record<string, unknown>;
 
 /**
- * A kept report (its JSON) as analyzeSession prints it in a batch: the report's own fields in their
- * order, its file as given now, then the batch's. Kept by a batch, it is the text analyzeSession
- * wrote (2-space indentation, `file` the second field, alone on its line): that line is replaced and
- * the batch's fields added, no parsing; kept by `analyze FILE` (compact), it is parsed and written out.
+ * Keeps the report of `element` (as analyzeSession writes it: an element of the batch's array, its
+ * fields then the batch's) without the batch's fields, cut off as text, not parsed and written out
+ * again. Written otherwise, it is not kept.
  */
-function batchReport(json: string, summary: SessionSummary): string {
-  const { file, project, firstTimestamp, lastTimestamp } = summary;
-  const line = json.startsWith('{\n  "schemaVersion": ') ? json.indexOf('\n  "file": ') : -1;
-  const next = line < 0 ? -1 : json.indexOf('\n', line + 1);
-  if (next < 0 || json[next - 1] !== ',' || !json.endsWith('\n}')) {
-    return JSON.stringify({ ...(JSON.parse(json) as CachedReport), file, project, firstTimestamp, lastTimestamp }, null, 2);
-  }
-  return `${json.slice(0, line)}\n  "file": ${JSON.stringify(file)},${json.slice(next, -2)}${batchFieldsJson(summary)}`;
-}
-
-/**
- * Keeps the report of `reportJson` (as analyzeSession writes it: the single file's report, then the
- * batch's fields) without the batch's fields, cut off as text, not parsed and written out again: they
- * end it, each on a line of its own (a string in JSON holds no line break). Written otherwise, it is
- * not kept.
- */
-function keepReport(reports: ReportCache<CachedReport>, absolute: string, identity: FileIdentity, summary: SessionSummary, reportJson: string): void {
-  const added = batchFieldsJson(summary);
-  if (reportJson.endsWith(added)) reports.setJson(absolute, identity, `${reportJson.slice(0, -added.length)}\n}`);
-}
-
-/** How analyzeSession's JSON of a report in a batch ends: the batch's fields, each on a line of its own, and the closing brace. */
-function batchFieldsJson({ project, firstTimestamp, lastTimestamp }: SessionSummary): string {
-  return `,\n  "project": ${JSON.stringify(project)},\n  "firstTimestamp": ${JSON.stringify(firstTimestamp)},\n  "lastTimestamp": ${JSON.stringify(lastTimestamp)}\n}`;
+function keepReport(reports: ReportCache<CachedReport>, absolute: string, identity: FileIdentity, summary: SessionSummary, element: BatchReportText): void {
+  const kept = typeof element === 'string' ? elementToKeep(element, summary) : undefined;
+  if (kept !== undefined) reports.setJson(absolute, identity, kept);
 }
 
 /** How to remember a transcript once analysed. */
@@ -122,7 +102,7 @@ export class BatchRows {
     if (!reports.mayHave(absolute)) return { kind: 'miss', remember, grown: false };
     const read = (): SessionOutcome | undefined => {
       const report = reports.getJson(absolute, identity);
-      return report === undefined ? undefined : { ...outcome, reportJson: batchReport(report, outcome.summary) };
+      return report === undefined ? undefined : { ...outcome, reportJson: keptAsElement(report, outcome.summary) };
     };
     return { kind: 'report', read, miss: { remember, grown: false } };
   }

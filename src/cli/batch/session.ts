@@ -13,6 +13,8 @@ import type { CliContext } from '../context.js';
 import { loadTranscriptInput } from '../shared.js';
 import { newDigest, ResumeStore } from '../../io/resume-store.js';
 import { keepWholeRead, resumeRead } from './resume.js';
+import { elementJson } from './report-json.js';
+import type { BatchReportText } from './report-json.js';
 import { spanInRange, timestampSpan } from './range.js';
 import type { TimeRange } from './range.js';
 
@@ -52,7 +54,11 @@ export interface SessionSummary {
 }
 
 export type SessionOutcome =
-  | { readonly kind: 'session'; readonly summary: SessionSummary /** The full report as `--json` prints it, when asked for. */; readonly reportJson?: string }
+  | {
+      readonly kind: 'session';
+      readonly summary: SessionSummary /** The full report as `--json` prints it, when asked for. */;
+      readonly reportJson?: BatchReportText;
+    }
   | { readonly kind: 'outOfRange'; readonly file: string; readonly project: string }
   /** `unknownFormat`: JSON, but no transcript format devs-ctx knows (a batch leaves out such a file a walk found). */
   | { readonly kind: 'error'; readonly file: string; readonly project: string; readonly error: SessionError; readonly unknownFormat?: true }
@@ -162,7 +168,7 @@ export async function analyzeSession(
     };
     if (!full) return { kind: 'session', summary };
     // The single-file report, with the batch's fields added after it (additive to the single report's schema).
-    return { kind: 'session', summary, reportJson: JSON.stringify({ ...full, project, firstTimestamp, lastTimestamp }, null, 2) };
+    return { kind: 'session', summary, reportJson: elementJson({ ...full, project, firstTimestamp, lastTimestamp }) };
   } catch (error) {
     if (!(error instanceof DevsCtxError)) throw error;
     // Standard input is `(stdin)` in an error row too, as in a row.

@@ -38,8 +38,8 @@ export class Spill {
     }
   }
 
-  write(text: string): SpillRef {
-    const bytes = Buffer.from(text, 'utf8');
+  write(text: string | Uint8Array): SpillRef {
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
     try {
       writeSync(this.fd, bytes, 0, bytes.length, this.size);
     } catch (error) {
@@ -50,10 +50,11 @@ export class Spill {
     return ref;
   }
 
-  read(ref: SpillRef): string {
+  /** A text written, as its UTF-8 bytes. */
+  read(ref: SpillRef): Buffer {
     const bytes = Buffer.allocUnsafe(ref.length);
     if (readFully(this.fd, bytes, ref.offset) < ref.length) throw new Error('the spill file of analyze --sort was cut short');
-    return bytes.toString('utf8');
+    return bytes;
   }
 
   private closed = false;

@@ -16,6 +16,8 @@ import type { BatchItem } from '../batch/scheduler.js';
 import type { TimeRange } from '../batch/range.js';
 import { analyzeSession, sessionError, subagentParent } from '../batch/session.js';
 import type { SessionError, SessionOutcome, SessionRun } from '../batch/session.js';
+import { elementJson } from '../batch/report-json.js';
+import type { BatchReportText } from '../batch/report-json.js';
 import { Spill } from '../batch/spill.js';
 import type { SpillRef } from '../batch/spill.js';
 import { startBatchProgress } from '../render/analyze-batch-progress.js';
@@ -102,8 +104,8 @@ class BatchOutputStream {
     return `{\n  "schemaVersion": ${ANALYZE_BATCH_SCHEMA_VERSION},\n  "transcripts": [`;
   }
 
-  write(text: string): void {
-    if (text === '') return;
+  write(text: BatchReportText): void {
+    if (text.length === 0) return;
     this.progress.clear();
     if (!this.ctx.stdout.write(text)) this.blocked = true;
   }
@@ -126,8 +128,9 @@ class BatchOutputStream {
         this.write(`{"schemaVersion":${ANALYZE_BATCH_SCHEMA_VERSION},${ndjsonRow(row).slice(1)}`);
         return;
       case 'json': {
-        const json = row.kind === 'session' ? (row.reportJson ?? '') : JSON.stringify({ file: row.file, error: row.error, project: row.project }, null, 2);
-        this.write(`${this.head()}${this.jsonRows++ === 0 ? '\n' : ',\n'}    ${json.replace(/\n/g, '\n    ')}`);
+        // A kept report is written as the bytes read (see src/cli/batch/report-json.ts).
+        this.write(`${this.head()}${this.jsonRows++ === 0 ? '\n' : ',\n'}    `);
+        this.write(row.kind === 'session' ? (row.reportJson ?? '') : elementJson({ file: row.file, error: row.error, project: row.project }));
         return;
       }
       default:

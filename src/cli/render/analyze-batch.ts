@@ -3,6 +3,7 @@ import { Chalk } from 'chalk';
 import type { PruneUrgency } from '../../core/policy.js';
 import { subagentParent } from '../batch/session.js';
 import type { SessionError, SessionSummary } from '../batch/session.js';
+import type { BatchReportText } from '../batch/report-json.js';
 import { colorEnabled, terminalWidth } from '../context.js';
 import type { CliContext } from '../context.js';
 import { thousands as n } from '../../core/numbers.js';
@@ -11,7 +12,8 @@ import { shellWord } from '../../core/git-hook.js';
 
 /** A row of a batch in its final order: an analysed session, or a transcript that could not be read. */
 export type BatchRow =
-  | { readonly kind: 'session'; readonly summary: SessionSummary; readonly reportJson?: string }
+  /** `reportJson`: its full report, as an element of `--json`'s array (see src/cli/batch/report-json.ts). */
+  | { readonly kind: 'session'; readonly summary: SessionSummary; readonly reportJson?: BatchReportText }
   | { readonly kind: 'error'; readonly file: string; readonly project: string; readonly error: SessionError };
 
 export interface BatchTotals {
