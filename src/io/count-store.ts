@@ -1,13 +1,15 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
-import { readRegularFile } from './fd.js';
+import { openRegularFile, readFully, readRegularFile } from './fd.js';
 
 /**
  * Counts by key in one binary file that is used as it is read: a lookup probes a hash table in the
  * file's bytes, so opening a cache of 200,000 counts costs a file read (about 11 MB), not the 370 ms
  * of parsing a JSON object of 200,000 properties into a Map that every `analyze` with a turn to count
- * paid on a full cache. A save writes the tables as they were read and the new entries after them.
+ * paid on a full cache; and a file of 1 MiB or more is read in parts, its slots at once and each entry
+ * when a look-up reaches it (TableParts). A save writes the tables as they were read and the new
+ * entries after them.
  * Keys are Latin-1 strings of at most 255 characters (a text's SHA-1 in base64url is 27); any other
  * key is held for this run only, never written.
  *
@@ -54,6 +56,110 @@ interface Table {
   readonly entries: Int32Array;
   readonly keys: Uint8Array;
   readonly size: number;
+  /** A table read in parts: its entries and keys, zeros until read (see TableParts). */
+  readonly parts?: TableParts;
+}
+
+/** A table read in parts reads the rest whole past one entry read for this many of its file's bytes. */
+const BYTES_PER_PART_READ = 4096;
+/** A main file at least this large is read in parts (see TableParts); a smaller one whole. */
+let inPartsFrom = 1 << 20;
+
+/**
+ * Main files from this many bytes on are read in parts (1 MiB unless set).
+ * @public test/count-cache-in-parts.test.ts runs every cache test on caches read in parts.
+ */
+export function readInPartsFrom(bytes: number): void {
+  inPartsFrom = bytes;
+}
+
+/** Closes the file of a table read in parts that is collected before it was read whole. */
+const closeWhenCollected = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd);
+  } catch {
+    // closed with the process
+  }
+});
+
+/**
+ * The entries and keys of a table read in parts: each entry (24 bytes) and its key's bytes are read
+ * from the open file the first time a look-up reaches the entry, and the rest whole when a save
+ * rewrites the table or after many reads. A full cache is about 11 MB (17–19 ms to read here), and
+ * most runs look up a few counts in it (a hook, a status line's re-run after one session grew).
+ * Until read, an entry is zeros, which its check reads as missing; one that cannot be read stays so.
+ * The file stays open while the table is used, so a file another run replaced meanwhile is still the
+ * one read: its slots and its entries agree.
+ */
+class TableParts {
+  #fd: number | undefined;
+  /** Per entry: 1 once read (or tried). */
+  readonly #done: Uint8Array;
+  #reads = 0;
+  /** The entries read whole, in order (their marks are kept when the rest is read). */
+  readonly #read: number[] = [];
+  readonly #maxReads: number;
+
+  constructor(
+    fd: number,
+    private readonly table: { readonly entries: Int32Array; readonly keys: Uint8Array; readonly size: number },
+    private readonly at: { readonly entries: number; readonly keys: number },
+    fileBytes: number,
+  ) {
+    this.#fd = fd;
+    this.#done = new Uint8Array(table.size);
+    this.#maxReads = Math.ceil(fileBytes / BYTES_PER_PART_READ);
+    closeWhenCollected.register(this, fd, this);
+  }
+
+  /** Entry `entry` and its key's bytes, read unless they were. */
+  entry(entry: number): void {
+    const fd = this.#fd;
+    if (fd === undefined || this.#done[entry] === 1) return;
+    if (this.#reads >= this.#maxReads) {
+      this.all();
+      return;
+    }
+    this.#done[entry] = 1;
+    this.#reads++;
+    if (this.#readEntry(fd, entry)) this.#read.push(entry);
+    else this.table.entries.fill(0, entry * ENTRY_WORDS, (entry + 1) * ENTRY_WORDS);
+  }
+
+  /** Reads entry `entry`'s words and, when it is sound, its key's bytes; false when either is not there. */
+  #readEntry(fd: number, entry: number): boolean {
+    const { entries, keys } = this.table;
+    const e = entry * ENTRY_WORDS;
+    try {
+      const words = new Uint8Array(entries.buffer, entries.byteOffset + e * 4, ENTRY_WORDS * 4);
+      if (readFully(fd, words, this.at.entries + e * 4) < words.length || !sound(entries, e, keys.length)) return false;
+      const offset = entries[e + 2] as number;
+      const length = entries[e + 3] as number;
+      return readFully(fd, keys.subarray(offset, offset + length), this.at.keys + offset) === length;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Every entry and key, the rest read whole (the marks of those read kept); false when the file could not be read. */
+  all(): boolean {
+    const fd = this.#fd;
+    if (fd === undefined) return true;
+    this.#fd = undefined;
+    closeWhenCollected.unregister(this);
+    const { entries, keys } = this.table;
+    const marks = this.#read.map((entry) => entries[entry * ENTRY_WORDS + 1] as number);
+    try {
+      const bytes = new Uint8Array(entries.buffer, entries.byteOffset, entries.byteLength);
+      if (readFully(fd, bytes, this.at.entries) < bytes.length || readFully(fd, keys, this.at.keys) < keys.length) return false;
+    } catch {
+      return false;
+    } finally {
+      closeSync(fd);
+      for (const [k, entry] of this.#read.entries()) entries[entry * ENTRY_WORDS + 1] = marks[k] as number;
+    }
+    return true;
+  }
 }
 
 /** FNV-1a of a key's characters (its Latin-1 bytes), as a 32-bit integer. */
@@ -82,16 +188,22 @@ function slotsFor(entries: number): number {
   return slots;
 }
 
+/** What a file's header says, or undefined when it is no table of this code and `tag` in a file of `length` bytes (a cut or padded one). */
+function headerOf(header: Uint32Array, tag: number, length: number): { slots: number; size: number; generation: number; keyBytes: number } | undefined {
+  const [magic, version, slots, size, generation, keyBytes, fileTag] = header as unknown as [number, number, number, number, number, number, number];
+  if (magic !== MAGIC || version !== VERSION || fileTag !== tag || slots < MIN_SLOTS || (slots & (slots - 1)) !== 0 || slots < 2 * size) return undefined;
+  return offsets(slots, size).keysAt + keyBytes === length ? { slots, size, generation, keyBytes } : undefined;
+}
+
 /** The table in `data`, or undefined when it is not one (another format, version or tag, a cut or padded file). */
 function decode(data: Uint8Array, tag: number): Table | undefined {
   if (data.byteLength < HEADER_WORDS * 4) return undefined;
   // Typed views need 4-byte alignment: copy once when the bytes start elsewhere.
   const bytes = data.byteOffset % 4 === 0 ? data : new Uint8Array(data);
-  const header = new Uint32Array(bytes.buffer, bytes.byteOffset, HEADER_WORDS);
-  const [magic, version, slots, size, generation, keyBytes, fileTag] = header as unknown as [number, number, number, number, number, number, number];
-  if (magic !== MAGIC || version !== VERSION || fileTag !== tag || slots < MIN_SLOTS || (slots & (slots - 1)) !== 0 || slots < 2 * size) return undefined;
+  const header = headerOf(new Uint32Array(bytes.buffer, bytes.byteOffset, HEADER_WORDS), tag, bytes.byteLength);
+  if (header === undefined) return undefined;
+  const { slots, size, generation } = header;
   const { slotsAt, entriesAt, keysAt } = offsets(slots, size);
-  if (keysAt + keyBytes !== bytes.byteLength) return undefined;
   return {
     generation,
     slots: new Int32Array(bytes.buffer, bytes.byteOffset + slotsAt, slots),
@@ -175,7 +287,7 @@ export class CountStore {
   static open(file: string | undefined, maxEntries: number, tag = 0): CountStore {
     return file === undefined
       ? new CountStore(file, maxEntries, undefined, undefined, tag)
-      : new CountStore(file, maxEntries, readTable(file, tag), readTable(recentFile(file), tag), tag);
+      : new CountStore(file, maxEntries, readTable(file, tag, true), readTable(recentFile(file), tag), tag);
   }
 
   /** Entries held: in the files and new this run (a count the recent file copied from the main one is counted twice until they merge). */
@@ -232,6 +344,8 @@ export class CountStore {
           // The recent file cannot be written (a folder of that name, …): merge into the main one instead.
         }
       }
+      // The main table rewritten: all of it, when it was read in parts.
+      if (this.table?.parts?.all() === false) return false;
       const merged = this.mergeRecent(added);
       writeFileAtomic(this.file, main + merged.keys.length > this.maxEntries ? this.evicted(merged) : this.extended(merged), { durable: false, cache: true });
       // Merged in (or foreign: another version's, unread): its counts are in the main file or not ours.
@@ -356,12 +470,40 @@ export class CountStore {
   }
 }
 
-/** The table in `path`, or undefined when there is none or it is not one. */
-function readTable(path: string, tag: number): Table | undefined {
+/** The table in `path`, or undefined when there is none or it is not one. `inParts`: a large one is read in parts (TableParts). */
+function readTable(path: string, tag: number, inParts = false): Table | undefined {
   try {
-    return decode(readRegularFile(path), tag);
+    const table = inParts ? readInParts(path, tag) : null;
+    return table !== null ? table : decode(readRegularFile(path), tag);
   } catch {
     return undefined; // no cache yet, or an unreadable one: start empty
+  }
+}
+
+/**
+ * The table in `path` read in parts (its header and slots now, its entries and keys as look-ups reach
+ * them: TableParts), undefined when it is not one; null when it is small enough to read whole.
+ */
+function readInParts(path: string, tag: number): Table | undefined | null {
+  const { fd, size: fileBytes } = openRegularFile(path);
+  let kept = false;
+  try {
+    if (fileBytes < inPartsFrom) return null;
+    const head = new Uint32Array(HEADER_WORDS);
+    if (readFully(fd, new Uint8Array(head.buffer)) < head.byteLength) return undefined;
+    const header = headerOf(head, tag, fileBytes);
+    if (header === undefined) return undefined;
+    const { slots: slotCount, size, generation, keyBytes } = header;
+    const { slotsAt, entriesAt, keysAt } = offsets(slotCount, size);
+    const slots = new Int32Array(slotCount);
+    if (readFully(fd, new Uint8Array(slots.buffer), slotsAt) < slots.byteLength) return undefined;
+    const entries = new Int32Array(size * ENTRY_WORDS);
+    const keys = new Uint8Array(keyBytes);
+    const parts = new TableParts(fd, { entries, keys, size }, { entries: entriesAt, keys: keysAt }, fileBytes);
+    kept = true;
+    return { generation, slots, entries, keys, size, parts };
+  } finally {
+    if (!kept) closeSync(fd);
   }
 }
 
@@ -384,6 +526,7 @@ function find(table: Table | undefined, key: string): number {
   for (let probe = 0, slot = hash & mask; probe < slots.length; probe++, slot = (slot + 1) & mask) {
     const entry = slots[slot] as number;
     if (entry < 0 || entry >= size) return -1;
+    table.parts?.entry(entry);
     const e = entry * ENTRY_WORDS;
     if (entries[e + 4] !== hash || entries[e + 3] !== key.length || !sound(entries, e, keys.length)) continue;
     const offset = entries[e + 2] as number;

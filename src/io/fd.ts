@@ -17,6 +17,21 @@ export function readFully(fd: number, buffer: Uint8Array, position = 0): number 
  * file ignores the flag), a device is never read from, and a terminal never becomes this process's own.
  */
 export function readRegularFile(path: string): Buffer {
+  const { fd, size } = openRegularFile(path);
+  try {
+    const bytes = Buffer.allocUnsafe(size);
+    return bytes.subarray(0, readFully(fd, bytes));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The regular file at `path` open for reading (as `readRegularFile` opens it: made private, never
+ * through a symlink, a FIFO never waited on), and its size; throws as `readRegularFile` does. The
+ * caller closes it.
+ */
+export function openRegularFile(path: string): { readonly fd: number; readonly size: number } {
   // Not through a symlink: devs-ctx's own files are only ever regular files where they are named.
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | (constants.O_NOFOLLOW ?? 0));
   try {
@@ -30,9 +45,9 @@ export function readRegularFile(path: string): Buffer {
         // a read-only file system: read it all the same
       }
     }
-    const bytes = Buffer.allocUnsafe(stat.size);
-    return bytes.subarray(0, readFully(fd, bytes));
-  } finally {
+    return { fd, size: stat.size };
+  } catch (error) {
     closeSync(fd);
+    throw error;
   }
 }
