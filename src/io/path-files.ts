@@ -3,10 +3,10 @@ import { basename, join } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { readRegularFile } from './fd.js';
 import { sealedJson, unsealed, unsealedBytes } from './sealed.js';
-
-const CLOSING_BRACE = 0x7d;
 import { sha1 } from './sha1.js';
 
+/** `}`: how a JSON object ends. */
+const CLOSING_BRACE = 0x7d;
 /**
  * A folder of caches kept one JSON file per transcript (named by a hash of its path): the finished
  * reports of `analyze` (a single file's, and a batch `--json`'s) and the states of grown transcripts

@@ -56,7 +56,8 @@ export interface SessionSummary {
 export type SessionOutcome =
   | {
       readonly kind: 'session';
-      readonly summary: SessionSummary /** The full report as `--json` prints it, when asked for. */;
+      readonly summary: SessionSummary;
+      /** The full report as `--json` prints it, when asked for. */
       readonly reportJson?: BatchReportText;
     }
   | { readonly kind: 'outOfRange'; readonly file: string; readonly project: string }
