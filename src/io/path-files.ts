@@ -7,6 +7,7 @@ import { sha1 } from './sha1.js';
 
 /** `}`: how a JSON object ends. */
 const CLOSING_BRACE = 0x7d;
+
 /**
  * A folder of caches kept one JSON file per transcript (named by a hash of its path): the finished
  * reports of `analyze` (a single file's, and a batch `--json`'s) and the states of grown transcripts
