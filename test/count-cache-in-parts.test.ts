@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, openSync, readFileSync, closeSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenCountCache } from '../src/io/count-cache.js';
-import { readInPartsFrom } from '../src/io/count-store.js';
+import { CountStore, readInPartsFrom } from '../src/io/count-store.js';
+import { COUNTER_VERSION } from '../src/core/tokens/bpe.js';
 
 // Every test of the token-count cache again, on caches whose main file is read in parts (its header
 // and slots at the open, each entry and its key when a look-up first reaches it, the rest whole when a
@@ -73,4 +74,19 @@ test('a cache read in parts that a save rewrites (a merge, an eviction) keeps ev
   for (const i of [...Array.from({ length: 500 }, (_, k) => k), ...Array.from({ length: 100 }, (_, k) => 3000 + k)])
     assert.equal(reopened.get(key(i)), i, `kept: ${i}`);
   assert.equal(reopened.size, 2700);
+});
+
+test('a cache read in parts whose whole read fails (the file cut short after the open) is never written back from the part read: the save fails, the file is left as it is', () => {
+  const { file, key } = filled(3000);
+  const bytes = readFileSync(file);
+  // Cut inside the keys: every entry still passes its check, no key can be read.
+  const keysAt = 32 + bytes.readUInt32LE(8) * 4 + bytes.readUInt32LE(12) * 24;
+  const store = CountStore.open(file, 200_000, COUNTER_VERSION);
+  truncateSync(file, keysAt + 10);
+  // Enough look-ups to pass the reads entry by entry: the whole read is tried, and fails.
+  for (let i = 0; i < 3000; i++) assert.ok([undefined, i].includes(store.get(key(i))), `never a wrong count: ${i}`);
+  store.set(TokenCountCache.key('new text'), 7);
+  assert.equal(store.save(), false);
+  assert.equal(readFileSync(file).length, keysAt + 10, 'not written');
+  assert.equal(store.save(), false, 'nor at a second save');
 });

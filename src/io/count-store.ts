@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
-import { openRegularFile, readFully, readRegularFile } from './fd.js';
+import { openRegularFile, readFully } from './fd.js';
 
 /**
  * Counts by key in one binary file that is used as it is read: a lookup probes a hash table in the
@@ -93,6 +93,8 @@ const closeWhenCollected = new FinalizationRegistry<number>((fd) => {
  */
 class TableParts {
   #fd: number | undefined;
+  /** The whole read failed: the table holds only what was read before (a save must not write it out). */
+  #failed = false;
   /** Per entry: 1 once read (or tried). */
   readonly #done: Uint8Array;
   #reads = 0;
@@ -141,11 +143,12 @@ class TableParts {
     }
   }
 
-  /** Every entry and key, the rest read whole (the marks of those read kept); false when the file could not be read. */
+  /** Every entry and key, the rest read whole (the marks of those read kept); false when the file could not be read, then or before. */
   all(): boolean {
     const fd = this.#fd;
-    if (fd === undefined) return true;
+    if (fd === undefined) return !this.#failed;
     this.#fd = undefined;
+    this.#failed = true;
     closeWhenCollected.unregister(this);
     const { entries, keys } = this.table;
     const marks = this.#read.map((entry) => entries[entry * ENTRY_WORDS + 1] as number);
@@ -158,6 +161,7 @@ class TableParts {
       closeSync(fd);
       for (const [k, entry] of this.#read.entries()) entries[entry * ENTRY_WORDS + 1] = marks[k] as number;
     }
+    this.#failed = false;
     return true;
   }
 }
@@ -473,38 +477,42 @@ export class CountStore {
 /** The table in `path`, or undefined when there is none or it is not one. `inParts`: a large one is read in parts (TableParts). */
 function readTable(path: string, tag: number, inParts = false): Table | undefined {
   try {
-    const table = inParts ? readInParts(path, tag) : null;
-    return table !== null ? table : decode(readRegularFile(path), tag);
+    const { fd, size } = openRegularFile(path);
+    let kept = false;
+    try {
+      if (inParts && size >= inPartsFrom) {
+        const table = tableInParts(fd, size, tag);
+        kept = table !== undefined;
+        return table;
+      }
+      const bytes = Buffer.allocUnsafe(size);
+      return decode(bytes.subarray(0, readFully(fd, bytes)), tag);
+    } finally {
+      if (!kept) closeSync(fd);
+    }
   } catch {
     return undefined; // no cache yet, or an unreadable one: start empty
   }
 }
 
 /**
- * The table in `path` read in parts (its header and slots now, its entries and keys as look-ups reach
- * them: TableParts), undefined when it is not one; null when it is small enough to read whole.
+ * The table in the open file `fd` of `fileBytes` bytes, read in parts (its header and slots now, its
+ * entries and keys as look-ups reach them: TableParts, which keeps the file open); undefined when it
+ * is not one.
  */
-function readInParts(path: string, tag: number): Table | undefined | null {
-  const { fd, size: fileBytes } = openRegularFile(path);
-  let kept = false;
-  try {
-    if (fileBytes < inPartsFrom) return null;
-    const head = new Uint32Array(HEADER_WORDS);
-    if (readFully(fd, new Uint8Array(head.buffer)) < head.byteLength) return undefined;
-    const header = headerOf(head, tag, fileBytes);
-    if (header === undefined) return undefined;
-    const { slots: slotCount, size, generation, keyBytes } = header;
-    const { slotsAt, entriesAt, keysAt } = offsets(slotCount, size);
-    const slots = new Int32Array(slotCount);
-    if (readFully(fd, new Uint8Array(slots.buffer), slotsAt) < slots.byteLength) return undefined;
-    const entries = new Int32Array(size * ENTRY_WORDS);
-    const keys = new Uint8Array(keyBytes);
-    const parts = new TableParts(fd, { entries, keys, size }, { entries: entriesAt, keys: keysAt }, fileBytes);
-    kept = true;
-    return { generation, slots, entries, keys, size, parts };
-  } finally {
-    if (!kept) closeSync(fd);
-  }
+function tableInParts(fd: number, fileBytes: number, tag: number): Table | undefined {
+  const head = new Uint32Array(HEADER_WORDS);
+  if (readFully(fd, new Uint8Array(head.buffer)) < head.byteLength) return undefined;
+  const header = headerOf(head, tag, fileBytes);
+  if (header === undefined) return undefined;
+  const { slots: slotCount, size, generation, keyBytes } = header;
+  const { slotsAt, entriesAt, keysAt } = offsets(slotCount, size);
+  const slots = new Int32Array(slotCount);
+  if (readFully(fd, new Uint8Array(slots.buffer), slotsAt) < slots.byteLength) return undefined;
+  const entries = new Int32Array(size * ENTRY_WORDS);
+  const keys = new Uint8Array(keyBytes);
+  const parts = new TableParts(fd, { entries, keys, size }, { entries: entriesAt, keys: keysAt }, fileBytes);
+  return { generation, slots, entries, keys, size, parts };
 }
 
 function recentFile(file: string): string {
