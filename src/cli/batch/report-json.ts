@@ -40,7 +40,7 @@ const LINE_FEED = 0x0a;
 /**
  * A kept report (its JSON, as bytes) as an element of the array, for the row `summary` (the file as
  * given now, then the batch's fields). Kept by a batch, it is an element without the batch's fields
- * (asElement's indentation, `file` the second field, alone on its line): that line is replaced and the
+ * (elementJson's indentation, `file` the second field, alone on its line): that line is replaced and the
  * batch's fields added, as bytes. Kept by `analyze FILE` (compact JSON), it is parsed and written out.
  */
 export function keptAsElement(json: Uint8Array, summary: BatchFields): BatchReportText {
