@@ -48,13 +48,12 @@ export function scoresInWebAssembly(): boolean {
  * keeps them) in local-scores.wat, `slice` texts at a time: a function giving the scores of one
  * slice, texts [from, from + slice) (fewer at the end), each what LocalEmbedder's `similarities`
  * gives, bit for bit. Undefined when this Node runs no WebAssembly or gives it no memory (see
- * `wasmMemory`), or for vectors of other than 4,096 buckets: the caller scores in JavaScript. The memory holds the tables and the largest
- * slice's counts, copied in for each call.
+ * `wasmMemory`), or for vectors of other than 4,096 buckets: the caller scores in JavaScript. The
+ * memory holds the tables and the largest slice's counts, copied in for each call.
  */
 export function wasmScorer(tables: ScoreTables, tfs: readonly Int32Array[], slice: number): ((from: number) => number[]) | undefined {
   const compiled = compileWasm(LOCAL_SCORES_WASM);
   if (compiled === undefined || tables.goal.length !== BUCKETS) return undefined;
-  const dimensions = BUCKETS;
   const terms = tables.idf.length;
   let largest = 0;
   for (let from = 0; from < tfs.length; from += slice) {
@@ -63,9 +62,9 @@ export function wasmScorer(tables: ScoreTables, tfs: readonly Int32Array[], slic
     largest = Math.max(largest, pairs);
   }
   // [goal][vector][touched][idf][hashes], then a slice's [out][offsets][tf]: each aligned to its element.
-  const vectorAt = dimensions * 4;
-  const touchedAt = vectorAt + dimensions * 4;
-  const idfAt = align(touchedAt + dimensions / 8, 8);
+  const vectorAt = BUCKETS * 4;
+  const touchedAt = vectorAt + BUCKETS * 4;
+  const idfAt = align(touchedAt + BUCKETS / 8, 8);
   const hashesAt = idfAt + terms * 8;
   const outAt = align(hashesAt + terms * 4, 8);
   const offsetsAt = outAt + slice * 8;
@@ -74,7 +73,7 @@ export function wasmScorer(tables: ScoreTables, tfs: readonly Int32Array[], slic
   if (memory === undefined) return undefined;
   const { score } = instantiateWasm(compiled, memory) as ScoresExports;
   const { buffer } = memory;
-  new Float32Array(buffer, 0, dimensions).set(tables.goal);
+  new Float32Array(buffer, 0, BUCKETS).set(tables.goal);
   new Float64Array(buffer, idfAt, terms).set(tables.idf);
   new Uint32Array(buffer, hashesAt, terms).set(tables.hashes.subarray(0, terms));
   const out = new Float64Array(buffer, outAt, slice);
