@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, describe, test } from 'node:test';
+import { stableHash } from '../src/core/term-hash.js';
 import { primeTermIndex, TermIds, TermIndex, terms } from '../src/core/terms.js';
 import { filesUnder, realdataFiles, realdataSkip, repoRoot } from './helpers/realdata.js';
 import { seeded } from './helpers/prng.js';
@@ -251,6 +252,32 @@ describe('terms', () => {
       assert.equal(moving.id(term), plain.id(term));
       assert.equal(fromStart.names[fromStart.id(term)], term);
     }
+  });
+
+  test('TermIndex in WebAssembly: a term is named only when asked (by id, or all), and its stable hash is read there without naming it', () => {
+    const text = `parseConfigFile reads ${'alpha beta_gamma '.repeat(40)}caf\u00e9 \u6771\u4eac\u{1D400}x HTTPServer utf8Decode ${'z'.repeat(40_000)} tail`;
+    const plain = new TermIndex(undefined, undefined, Number.POSITIVE_INFINITY);
+    const wasm = new TermIndex(undefined, undefined, 0);
+    const moving = new TermIndex();
+    moving.read('named in JavaScript first', new TermIds());
+    for (const own of [plain, wasm, moving]) own.read(text, new TermIds());
+    assert.ok(wasm.readInWebAssembly > 0 && moving.readInWebAssembly > 0);
+    assert.equal(wasm.named, 0, 'nothing is named while the text is read');
+    for (let id = 0; id < plain.size; id++) {
+      const name = plain.names[id] as string;
+      assert.equal(wasm.name(id), name, `term ${id} by id`);
+      assert.equal(wasm.stableHash(id), stableHash(name), `term ${id}'s hash, read in WebAssembly`);
+      assert.equal(plain.stableHash(id), stableHash(name), `term ${id}'s hash, in JavaScript`);
+    }
+    assert.equal(wasm.named, 0, 'asked one by one, terms are not all named');
+    for (let id = 0; id < moving.size; id++) assert.equal(moving.stableHash(id), stableHash(moving.name(id)));
+    assert.equal(wasm.size, plain.size);
+    assert.deepEqual(wasm.names, plain.names);
+    assert.equal(wasm.named, plain.size, 'asked for all, all are named');
+    // A term new to the index after that gets the next id, and its name.
+    assert.equal(wasm.id('a term never read'), plain.size);
+    assert.equal(wasm.name(plain.size), 'a term never read');
+    assert.equal(wasm.names.length, plain.size + 1);
   });
 
   test('TermIndex: readLines of a text longer than one read whole, with short lines, lines of 32,000 units and more, and none at the end', () => {

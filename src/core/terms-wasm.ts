@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { stableHashOfUnits } from './term-hash.js';
 import { TERMS_WASM } from './terms-binary.js';
 import { compileWasm, instantiateWasm, WASM_PAGE_BYTES, type WasmMemory, wasmMemory } from './wasm.js';
 
@@ -110,6 +111,13 @@ export class WasmTerms {
     const entry = this.#exports.term(id);
     const { bytes, int32 } = this.#view;
     return bytes.toString('utf16le', entry + 8, entry + 8 + 2 * (int32[(entry + 4) >> 2] as number));
+  }
+
+  /** `stableHash` of term `id`'s characters, read where the module keeps them (no string made). */
+  stableHash(id: number): number {
+    const entry = this.#exports.term(id);
+    const { int32, units } = this.#view;
+    return stableHashOfUnits(units, (entry + 8) >> 1, int32[(entry + 4) >> 2] as number);
   }
 
   /** The id of `term` (a new one gets the next id). */

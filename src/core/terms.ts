@@ -1,3 +1,4 @@
+import { stableHash } from './term-hash.js';
 import { SCAN_END, SCAN_NOT_ASCII, WasmTerms } from './terms-wasm.js';
 
 /**
@@ -208,8 +209,12 @@ export class LineKeepingReader implements CorpusReader {
 }
 
 export class TermIndex {
-  /** Each term by its id. */
-  readonly names: string[] = strings();
+  /**
+   * Each term by its id, as far as they are named. In WebAssembly a term is named when asked
+   * (`name`, `names`): making a string of each of a large read's terms as it was found took about
+   * a tenth of the bench's 1M-token fit, whose terms are then only hashed (`stableHash`).
+   */
+  readonly #names: string[] = strings();
   /** Open addressing, as for words: a term's id + 1 per slot, 0 for an empty one (a Map cost a tenth of a cold fit). */
   private termSlots: Int32Array;
   /*
@@ -266,7 +271,33 @@ export class TermIndex {
 
   /** How many distinct terms have been read. */
   get size(): number {
-    return this.names.length;
+    return this.wasm ? this.wasm.terms : this.#names.length;
+  }
+
+  /** Each term by its id (in WebAssembly, those not named yet are named now). */
+  get names(): readonly string[] {
+    if (this.wasm) this.nameTerms(this.wasm);
+    return this.#names;
+  }
+
+  /** Term `id`'s characters (in WebAssembly, read there when not named yet; not kept). */
+  name(id: number): string {
+    const { wasm } = this;
+    return wasm && id >= this.#names.length ? wasm.name(id) : (this.#names[id] as string);
+  }
+
+  /** `stableHash` of term `id` (in WebAssembly, of its characters there, without naming it). */
+  stableHash(id: number): number {
+    const { wasm } = this;
+    return wasm && id >= this.#names.length ? wasm.stableHash(id) : stableHash(this.#names[id] as string);
+  }
+
+  /**
+   * How many terms are named (the first this many ids).
+   * @public test/terms.test.ts checks that a read in WebAssembly names none.
+   */
+  get named(): number {
+    return this.#names.length;
   }
 
   /** The id of a term (a new one gets the next id). */
@@ -274,8 +305,8 @@ export class TermIndex {
     const { wasm } = this;
     if (wasm) {
       const id = wasm.id(term);
-      // A new term is the one asked for: named without reading it back.
-      if (id === this.names.length) this.names.push(term);
+      // A new term is the one asked for: named without reading it back, when every term before it is.
+      if (id === this.#names.length) this.#names.push(term);
       return id;
     }
     const hash = this.hashOf(term);
@@ -284,17 +315,17 @@ export class TermIndex {
     for (; ; slot = (slot + 1) & mask) {
       const found = (this.termSlots[slot] as number) - 1;
       if (found < 0) break;
-      if (this.termHashes.ids[found] === hash && this.names[found] === term) return found;
+      if (this.termHashes.ids[found] === hash && this.#names[found] === term) return found;
     }
     return this.addTerm(term, hash, slot);
   }
 
   private addTerm(term: string, hash: number, slot: number): number {
-    const id = this.names.length;
-    this.names.push(term);
+    const id = this.#names.length;
+    this.#names.push(term);
     this.termHashes.push(hash);
     this.termSlots[slot] = id + 1;
-    if (this.names.length * 2 > this.termSlots.length) this.termSlots = rehashed(this.termHashes, this.termSlots.length * 2);
+    if (this.#names.length * 2 > this.termSlots.length) this.termSlots = rehashed(this.termHashes, this.termSlots.length * 2);
     return id;
   }
 
@@ -326,7 +357,7 @@ export class TermIndex {
     for (; ; slot = (slot + 1) & mask) {
       const found = (this.termSlots[slot] as number) - 1;
       if (found < 0) break;
-      if (this.termHashes.ids[found] === hash && sameLowerChars(this.names[found] as string, text, start, termEnd - start)) {
+      if (this.termHashes.ids[found] === hash && sameLowerChars(this.#names[found] as string, text, start, termEnd - start)) {
         this.wordTerms.push(found);
         return;
       }
@@ -421,15 +452,15 @@ export class TermIndex {
     if (this.wasm === undefined && units >= this.webAssemblyFrom) {
       const wasm = WasmTerms.for(this.multiplier, this.tableSize, this.stopWords) ?? null;
       // Its terms, in the order of their ids: each gets the same id there.
-      if (wasm !== null) for (const name of this.names) wasm.id(name);
+      if (wasm !== null) for (const name of this.#names) wasm.id(name);
       this.wasm = wasm;
     }
     return this.wasm ?? undefined;
   }
 
-  /** Names the terms WebAssembly has made since last asked. */
+  /** Names the terms WebAssembly has made since last named. */
   private nameTerms(wasm: WasmTerms): void {
-    const { names } = this;
+    const names = this.#names;
     for (let id = names.length, n = wasm.terms; id < n; id++) names.push(wasm.name(id));
   }
 
@@ -446,7 +477,6 @@ export class TermIndex {
       const first = out.length;
       this.readInWebAssembly += wasm.takeIds(out);
       if (lineEnds !== undefined) wasm.takeLineEnds(first, lineEnds);
-      this.nameTerms(wasm);
       if (stop === SCAN_END) return;
       i = wasm.stopped + base;
       if (stop === SCAN_NOT_ASCII) i = this.scanHere(text, i, end, out, lineEnds === undefined ? UNTIL_ASCII_WORD : UNTIL_ASCII_WORD_OR_BREAK);

@@ -92,22 +92,6 @@ const B = 0.75;
 /** Texts `scoreAhead` scores between two of its pacer's ticks. */
 const SCORES_PER_TICK = 64;
 
-/** FNV-1a: a stable hash of a term, for the bucket and the sign. */
-function hash(term: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < term.length; i++) {
-    h ^= term.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  // murmur3's finalizer: FNV's low bits alone collide too often for short words.
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
 export class LocalEmbedder implements Embedder {
   readonly name = 'local-bm25';
   private readonly stats: CorpusStats;
@@ -181,7 +165,7 @@ export class LocalEmbedder implements Embedder {
   private termHash(id: number): number {
     let h = this.hashes[id] as number;
     if (h === 0) {
-      h = hash(this.stats.index.names[id] as string);
+      h = this.stats.index.stableHash(id);
       this.hashes[id] = h;
     }
     return h;

@@ -232,7 +232,7 @@ export class GoalExcerpts {
 
   /** Whether term `term` has a digit, found once per term (2 yes, 1 no, 0 not yet asked). */
   private hasDigit(term: number): boolean {
-    if (this.digits[term] === 0) this.digits[term] = HAS_DIGIT.test(this.index.names[term] as string) ? 2 : 1;
+    if (this.digits[term] === 0) this.digits[term] = HAS_DIGIT.test(this.index.name(term)) ? 2 : 1;
     return this.digits[term] === 2;
   }
 
