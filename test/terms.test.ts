@@ -278,6 +278,36 @@ describe('terms', () => {
     assert.equal(wasm.id('a term never read'), plain.size);
     assert.equal(wasm.name(plain.size), 'a term never read');
     assert.equal(wasm.names.length, plain.size + 1);
+    // An id no term has is an error, never what lies in the module's memory where it would point.
+    for (const own of [plain, wasm]) {
+      for (const id of [own.size, -1, 1.5, 1 << 20]) {
+        assert.throws(() => own.name(id), RangeError, `name(${id})`);
+        assert.throws(() => own.stableHash(id), RangeError, `stableHash(${id})`);
+      }
+    }
+  });
+
+  test('TermIndex in WebAssembly: terms kept above 2 GB of its memory (addresses past 2^31) have their own ids, names and hashes, as in JavaScript', () => {
+    const wasm = new TermIndex(7, 4096, 0);
+    const plain = new TermIndex(7, 4096, Number.POSITIVE_INFINITY);
+    for (const own of [wasm, plain]) own.read('alpha beta', new TermIds());
+    // 2.2 GB of heap taken (the memory grows; its pages are only reserved): what is kept next lies above 2 GB.
+    const module = (wasm as unknown as { wasm: { reserve(units: number): number } }).wasm;
+    assert.ok(module.reserve(1_100_000_000) > 0, 'the memory grew past 2 GB');
+    const text = `${'zeta eta theta iota kappa caf\u00e9 '.repeat(3)} ${'w'.repeat(60)} parseConfigFile`;
+    const a = new TermIds();
+    const b = new TermIds();
+    wasm.read(text, a);
+    plain.read(text, b);
+    assert.deepEqual([...a.ids.subarray(0, a.length)], [...b.ids.subarray(0, b.length)]);
+    // Terms longer than the scratch room are put in room taken from the heap, above 2 GB too.
+    for (const term of ['x'.repeat(2000), 'y'.repeat(1500), 'a short one']) assert.equal(wasm.id(term), plain.id(term), term.slice(0, 10));
+    assert.equal(wasm.size, plain.size);
+    for (let id = 0; id < plain.size; id++) {
+      assert.equal(wasm.name(id), plain.names[id], `term ${id}`);
+      assert.equal(wasm.stableHash(id), stableHash(plain.names[id] as string), `term ${id}'s hash`);
+    }
+    assert.deepEqual(wasm.names, plain.names);
   });
 
   test('TermIndex: readLines of a text longer than one read whole, with short lines, lines of 32,000 units and more, and none at the end', () => {

@@ -43,6 +43,14 @@ function views(buffer: ArrayBuffer): Views {
   return { int32: new Int32Array(buffer), units: new Uint16Array(buffer), bytes: Buffer.from(buffer) };
 }
 
+/**
+ * An address the module gave, as a byte offset: its i32 read unsigned (past 2 GB of memory, it is
+ * negative in JavaScript). The memory grows to 4 GB at most.
+ */
+function address(i32: number): number {
+  return i32 >>> 0;
+}
+
 /** The error when the module's memory cannot grow (4 GB of words and terms, or none left). */
 function noRoom(): RangeError {
   return new RangeError("the word reader's WebAssembly memory is full");
@@ -92,12 +100,24 @@ export class WasmTerms {
   #put(term: string): number {
     let at = SCRATCH_AT;
     if (term.length > SCRATCH_UNITS) {
-      at = this.#exports.space(term.length);
+      at = address(this.#exports.space(term.length));
       this.#views();
       if (at === 0) throw noRoom();
     }
     const { units } = this.#view;
-    for (let k = 0, from = at >> 1; k < term.length; k++) units[from + k] = term.charCodeAt(k);
+    for (let k = 0, from = at >>> 1; k < term.length; k++) units[from + k] = term.charCodeAt(k);
+    return at;
+  }
+
+  /**
+   * Takes `units` UTF-16 units of room from the heap (the memory grown as it needs), as a term too
+   * long for the scratch room takes it; where it starts (0: no room). What is kept after it lies
+   * beyond it: a test puts the terms that follow above 2 GB this way.
+   * @public test/terms.test.ts
+   */
+  reserve(units: number): number {
+    const at = address(this.#exports.space(units));
+    this.#views();
     return at;
   }
 
@@ -108,16 +128,16 @@ export class WasmTerms {
 
   /** Term `id`'s characters. */
   name(id: number): string {
-    const entry = this.#exports.term(id);
+    const entry = address(this.#exports.term(id));
     const { bytes, int32 } = this.#view;
-    return bytes.toString('utf16le', entry + 8, entry + 8 + 2 * (int32[(entry + 4) >> 2] as number));
+    return bytes.toString('utf16le', entry + 8, entry + 8 + 2 * (int32[(entry + 4) >>> 2] as number));
   }
 
   /** `stableHash` of term `id`'s characters, read where the module keeps them (no string made). */
   stableHash(id: number): number {
-    const entry = this.#exports.term(id);
+    const entry = address(this.#exports.term(id));
     const { int32, units } = this.#view;
-    return stableHashOfUnits(units, (entry + 8) >> 1, int32[(entry + 4) >> 2] as number);
+    return stableHashOfUnits(units, (entry + 8) >>> 1, int32[(entry + 4) >>> 2] as number);
   }
 
   /** The id of `term` (a new one gets the next id). */

@@ -283,13 +283,20 @@ export class TermIndex {
   /** Term `id`'s characters (in WebAssembly, read there when not named yet; not kept). */
   name(id: number): string {
     const { wasm } = this;
+    this.#known(id);
     return wasm && id >= this.#names.length ? wasm.name(id) : (this.#names[id] as string);
   }
 
   /** `stableHash` of term `id` (in WebAssembly, of its characters there, without naming it). */
   stableHash(id: number): number {
     const { wasm } = this;
+    this.#known(id);
     return wasm && id >= this.#names.length ? wasm.stableHash(id) : stableHash(this.#names[id] as string);
+  }
+
+  /** A RangeError for an id no term has (the module would read whatever lies where it points). */
+  #known(id: number): void {
+    if (!(Number.isInteger(id) && id >= 0 && id < this.size)) throw new RangeError(`no term has id ${id} (the index has ${this.size})`);
   }
 
   /**
