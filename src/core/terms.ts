@@ -235,7 +235,7 @@ export class TermIndex {
   private readonly stopWords: string[] = [...STOP_WORDS];
   /**
    * The terms and ASCII words in WebAssembly: undefined until a range long enough is read; null
-   * where this Node has no WebAssembly. Once there, the terms are kept there only (`names` follows).
+   * where this Node has no WebAssembly. Once there, the terms are kept there, named when asked.
    */
   private wasm: WasmTerms | null | undefined;
   /** Term ids read in WebAssembly (a test's proof that it ran). */
