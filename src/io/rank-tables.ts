@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
-import { usePrebuiltRankTables } from '../core/tokens/encodings.js';
+import { usePrebuiltPieceClasses, usePrebuiltRankTables } from '../core/tokens/encodings.js';
 import type { EncodingName } from '../core/tokens/encodings.js';
+import { PieceClasses } from '../core/tokens/unicode-pieces.js';
 import { readFully } from './fd.js';
 
 /**
@@ -38,6 +39,18 @@ export function installPrebuiltRankTables(handed?: { readonly encoding: Encoding
     const table = sharedRankTable(name);
     return table === undefined ? undefined : new Uint8Array(table);
   });
+  usePrebuiltPieceClasses(() => prebuiltPieceClasses(process.versions.unicode));
+}
+
+/**
+ * The class table in dist/ranks/piece-classes.bin (44 KB: each thread reads its own), when it was
+ * made under `unicode` (this Node's Unicode version: another's classes could differ), else undefined.
+ * @public test/unicode-pieces.test.ts reads it under another version.
+ */
+export function prebuiltPieceClasses(unicode: string | undefined): PieceClasses | undefined {
+  if (unicode === undefined) return undefined;
+  const bytes = readShared(new URL('../ranks/piece-classes.bin', import.meta.url));
+  return bytes === undefined ? undefined : PieceClasses.decode(new Uint8Array(bytes), unicode);
 }
 
 /**

@@ -95,8 +95,8 @@ function wordEnd(text: string, from: number, n: number): number {
   return contractionEnd(text, e, n);
 }
 
-/** After a word: 's 't 'm 'd 're 've 'll in any case, or nothing. */
-function contractionEnd(text: string, e: number, n: number): number {
+/** After a word: 's 't 'm 'd 're 've 'll in any case, or nothing (unicode-pieces.ts too). */
+export function contractionEnd(text: string, e: number, n: number): number {
   if (e + 1 >= n || text.charCodeAt(e) !== 39) return e;
   // `| 0x20` folds exactly the ASCII capitals onto the small letters compared here.
   const a = text.charCodeAt(e + 1) | 0x20;

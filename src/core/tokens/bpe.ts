@@ -2,6 +2,8 @@ import { Buffer } from 'node:buffer';
 import { asciiPieceEnd, O200K_PATTERN } from './ascii-pieces.js';
 import { SCAN_PART_CHARS, WASM_MERGE_MAX_BYTES, WasmMerge } from './bpe-merge.js';
 import { RankTable, type RankSource } from './rank-table.js';
+import { o200kPieceEnd } from './unicode-pieces.js';
+import type { PieceClasses } from './unicode-pieces.js';
 
 /**
  * An exact byte-pair-encoding token counter, equal to js-tiktoken's
@@ -54,7 +56,10 @@ export class BpeCounter {
   readonly #ranks: RankTable;
   /** The split pattern, global: made on first use (rarely needed; compiling a pattern costs ms). */
   #global: RegExp | undefined;
-  readonly #sticky: RegExp;
+  /** The split pattern, sticky: made on first use (under o200k with a class table, never). */
+  #sticky: RegExp | undefined;
+  /** Under o200k, the class table the split is decided by hand with until the counter is warm (unicode-pieces.ts); else undefined: the regex splits. */
+  readonly #classes: PieceClasses | undefined;
   readonly #plainMemo = new Map<string, number>();
   readonly #memo = new PieceMemo();
   /** The split pattern is o200k's: ASCII text is split by hand (once warm). */
@@ -89,7 +94,8 @@ export class BpeCounter {
    * a test gives Infinity to count one whole, exactly, as the reference). `wasmMerge: false`: merge
    * and split in JavaScript only (tests of that path, which is what runs without WebAssembly).
    * `scanPartChars`: the parts a text is scanned in, in WebAssembly (at most SCAN_PART_CHARS; a test
-   * gives a few characters, so that parts end inside every kind of piece).
+   * gives a few characters, so that parts end inside every kind of piece). `pieceClasses`: under
+   * o200k, the class table (unicode-pieces.ts) that splits texts by hand until the counter is warm.
    */
   constructor(
     source: RankSource | RankTable,
@@ -98,6 +104,7 @@ export class BpeCounter {
       readonly longPieceChunkBytes?: number;
       readonly wasmMerge?: boolean;
       readonly scanPartChars?: number;
+      readonly pieceClasses?: PieceClasses | undefined;
     } = {},
   ) {
     this.#warmAfter = options.warmAfterChars ?? WARM_AFTER_CHARS;
@@ -106,9 +113,8 @@ export class BpeCounter {
     this.#chunkBytes = options.longPieceChunkBytes ?? LONG_PIECE_CHUNK_BYTES;
     this.#ranks = source instanceof RankTable ? source : RankTable.fromSource(source);
     this.#long = new LongMergeState(this.#ranks);
-    // Same flags as js-tiktoken's encode() ('ug'), so pieces (and lone surrogates) split identically.
-    this.#sticky = new RegExp(this.#ranks.pattern, 'uy');
     this.#asciiFast = this.#ranks.pattern === O200K_PATTERN;
+    this.#classes = this.#asciiFast ? options.pieceClasses : undefined;
   }
 
   /** Number of tokens in `text`, with special-token text counted as ordinary text. */
@@ -230,8 +236,11 @@ export class BpeCounter {
 
   /**
    * The end of the next piece at or after `at` (its start in #pieceStart), or -1 when there is none.
-   * ASCII text under o200k is split by hand (ascii-pieces.ts), exactly as the regex would split it;
-   * the rest by the regex. count() is synchronous and never re-entered, so the compiled patterns are
+   * Under o200k, before the counter is warm and with a class table, every text is split by hand
+   * (unicode-pieces.ts): a count of a few turns never compiles the regex (about 20 ms). Once warm,
+   * ASCII text is split by hand (ascii-pieces.ts, and the WebAssembly scan) and the rest by the regex,
+   * whose compiled code splits the other pieces of megabytes faster than the table does (about 10 ms
+   * over the bench's 1M-token transcript). Either way exactly as the regex splits. count() is synchronous and never re-entered, so the compiled patterns are
    * reused: the sticky copy matches at the current position only, and test() builds no match array
    * (a piece is the span it advanced over). Where no piece starts at the position, the global
    * pattern finds the next one, skipping the characters between, exactly as js-tiktoken's matchAll does.
@@ -239,10 +248,13 @@ export class BpeCounter {
   #nextPiece(text: string, at: number): number {
     if (at >= text.length) return -1;
     this.#pieceStart = at;
+    if (this.#classes !== undefined && !this.#warm) return o200kPieceEnd(text, at, this.#classes);
     if (this.#warm && this.#asciiFast) {
       const end = asciiPieceEnd(text, at);
       if (end > at) return end;
     }
+    // Same flags as js-tiktoken's encode() ('ug'), so pieces (and lone surrogates) split identically.
+    this.#sticky ??= new RegExp(this.#ranks.pattern, 'uy');
     const sticky = this.#sticky;
     sticky.lastIndex = at;
     if (sticky.test(text)) {
@@ -257,6 +269,11 @@ export class BpeCounter {
     if (pattern.lastIndex === m.index) return this.#nextPiece(text, m.index + 1);
     this.#pieceStart = m.index;
     return pattern.lastIndex;
+  }
+
+  /** Whether the split regex has been compiled (tests: a counter with a class table does not, until warm). */
+  get compiledPattern(): boolean {
+    return this.#sticky !== undefined || this.#global !== undefined;
   }
 
   /** Pieces counted by the WebAssembly merge so far (tests: that it is the one that runs). */

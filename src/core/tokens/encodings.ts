@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { BpeCounter, type RankSource } from './bpe.js';
 import { RankTable } from './rank-table.js';
+import type { PieceClasses } from './unicode-pieces.js';
 
 import { ENCODING_NAMES } from '../names.js';
 
@@ -18,6 +19,17 @@ export function usePrebuiltRankTables(read: (name: EncodingName) => Uint8Array |
   prebuilt = read;
 }
 
+let prebuiltClasses: (() => PieceClasses | undefined) | undefined;
+
+/**
+ * Where the prebuilt class table comes from (src/io/rank-tables.ts reads dist/ranks/, for this
+ * Node's Unicode only): with it, o200k's counters split every text by hand, never compiling the
+ * split regex (unicode-pieces.ts). Without one, the regex splits as before.
+ */
+export function usePrebuiltPieceClasses(read: () => PieceClasses | undefined): void {
+  prebuiltClasses = read;
+}
+
 /** Where a bulk counter leaves the plain path: the fast one is slower only until the JIT has compiled it. */
 const BULK_WARM_AFTER_CHARS = 16 * 1024;
 
@@ -31,7 +43,13 @@ export function loadCounter(name: EncodingName, options: { readonly bulk?: boole
   let counter = counters.get(name);
   if (counter === undefined) {
     // `bulk`: the first caller will count megabytes (a batch worker): the faster path from the start.
-    counter = new BpeCounter(prebuiltTable(name) ?? loadRanks(name), options.bulk ? { warmAfterChars: BULK_WARM_AFTER_CHARS } : {});
+    // A bulk counter is warm after a few pages and splits with the regex from then on: it compiles the
+    // regex either way, and splitting its first pages by hand costs it more than it saves.
+    const pieceClasses = name === 'o200k_base' && options.bulk !== true ? prebuiltClasses?.() : undefined;
+    counter = new BpeCounter(prebuiltTable(name) ?? loadRanks(name), {
+      ...(options.bulk ? { warmAfterChars: BULK_WARM_AFTER_CHARS } : {}),
+      ...(pieceClasses ? { pieceClasses } : {}),
+    });
     counters.set(name, counter);
   }
   return counter;
