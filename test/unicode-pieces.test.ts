@@ -160,6 +160,15 @@ test('unicode pieces: a table is used only under the Unicode version it was made
   assert.equal(PieceClasses.decode(built, '15.0'), undefined);
   assert.equal(PieceClasses.decode(buildPieceClasses('15.0'), unicode), undefined);
   assert.equal(PieceClasses.decode(built.subarray(0, built.length - 1), unicode), undefined);
+  assert.equal(PieceClasses.decode(built.subarray(0, built.length - 256), unicode), undefined);
+  const longer = new Uint8Array(built.length + 256);
+  longer.set(built);
+  assert.equal(PieceClasses.decode(longer, unicode), undefined);
+  // A view into a larger buffer reads the same.
+  const shared = new Uint8Array(new SharedArrayBuffer(built.length + 7));
+  shared.set(built, 7);
+  const viewed = PieceClasses.decode(shared.subarray(7), unicode) as PieceClasses;
+  for (const cp of [0x41, 0x61, 0x4e2d, 0x0301, 0x1d400, 0x10ffff]) assert.equal(viewed.of(cp), classes.of(cp));
   assert.equal(PieceClasses.decode(built.subarray(0, 100), unicode), undefined);
   assert.equal(PieceClasses.decode(new Uint8Array(0), unicode), undefined);
   const foreign = built.slice();

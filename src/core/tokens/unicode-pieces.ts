@@ -10,7 +10,7 @@ import { asciiPieceEnd, contractionEnd } from './ascii-pieces.js';
  * much again, on top of the counting.
  *
  * The table is made from this Node's own regex engine (`buildPieceClasses`, at build time:
- * dist/ranks/o200k-classes.bin), so its classes are the regex's. A Unicode version other than the
+ * dist/ranks/piece-classes.bin), so its classes are the regex's. A Unicode version other than the
  * one it was made with may class a new character otherwise: such a table is not used
  * (`PieceClasses.decode`), and the regex splits as before.
  */
@@ -99,8 +99,10 @@ export class PieceClasses {
     const index = new Uint16Array(BLOCKS);
     for (let b = 0; b < BLOCKS; b++) index[b] = view.getUint16(head + b * 2, true);
     const blocks = bytes.subarray(head + BLOCKS * 2);
-    if (blocks.length % 256 !== 0) return undefined;
-    for (let b = 0; b < BLOCKS; b++) if (((index[b] as number) + 1) * 256 > blocks.length) return undefined;
+    // Exactly the blocks the index numbers (the build numbers them in order, from 0), and no more.
+    let last = 0;
+    for (let b = 0; b < BLOCKS; b++) last = Math.max(last, index[b] as number);
+    if (blocks.length !== (last + 1) * 256) return undefined;
     for (const c of blocks) if (c > NEWLINE) return undefined;
     return new PieceClasses(index, blocks);
   }
