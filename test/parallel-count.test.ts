@@ -536,3 +536,16 @@ test('CachedCounter with a worker waiting and work alongside: a count found in t
     await workers.end();
   }
 });
+
+test('countAcrossThreads tells the counter how much it is about to count (a counter that splits its first texts by hand leaves more to the regex)', async () => {
+  const small = texts(20, 300, 0x5eed);
+  const told: number[] = [];
+  const counter = loadCounter('o200k_base');
+  const recording = { count: (text: string) => counter.count(text), expect: (chars: number) => told.push(chars) };
+  const counts = await countAcrossThreads(small, recording, 'o200k_base', 1);
+  assert.deepEqual(
+    counts,
+    small.map((text) => counter.count(text)),
+  );
+  assert.deepEqual(told, [small.reduce((sum, text) => sum + text.length, 0)]);
+});

@@ -19,8 +19,9 @@ const classes = PieceClasses.decode(built, unicode) as PieceClasses;
 const oracle = new Tiktoken(o200k);
 const regex = new RegExp(o200k.pat_str, 'ug');
 const regexPieces = (text: string): string[] => [...text.matchAll(regex)].map((m) => m[0]);
-/** A counter that stays cold (it never warms up): every piece from the table. */
-const cold = (): BpeCounter => new BpeCounter(o200k, { pieceClasses: classes, warmAfterChars: Number.POSITIVE_INFINITY });
+/** A counter that stays cold (it never warms up) and splits everything by hand: every piece from the table. */
+const cold = (): BpeCounter =>
+  new BpeCounter(o200k, { pieceClasses: classes, warmAfterChars: Number.POSITIVE_INFINITY, handSplitChars: Number.POSITIVE_INFINITY });
 
 /** Every kind of character the pattern tells apart, each case and script, and what backtracks around them. */
 const ALPHABET: readonly string[] = [
@@ -152,6 +153,36 @@ test('unicode pieces: a counter splits by hand until warm, then by the regex, wi
   }
   // Warm: the regex splits what the hand split of ASCII leaves (this text has non-ASCII pieces).
   assert.equal(counter.compiledPattern, true);
+});
+
+test('unicode pieces: only the first 16K characters are split by hand, and none when more are expected at once', () => {
+  const next = seeded(0xb0d6e7);
+  const exact = (counter: BpeCounter, text: string): void => assert.equal(counter.count(text), oracle.encode(text, [], []).length, JSON.stringify(text));
+  // Texts of a few hundred characters, by hand up to 16K of them; the first that does not fit, and all after it, by the regex.
+  const small = new BpeCounter(o200k, { pieceClasses: classes });
+  let chars = 0;
+  for (;;) {
+    const text = randomText(next).repeat(4);
+    if (chars + text.length > 16 * 1024) {
+      exact(small, text);
+      break;
+    }
+    chars += text.length;
+    exact(small, text);
+    assert.equal(small.compiledPattern, false);
+  }
+  assert.equal(small.compiledPattern, true);
+  exact(small, 'x — y');
+  // Told that more is coming than the hand split has left: the regex from the first text.
+  const told = new BpeCounter(o200k, { pieceClasses: classes });
+  told.expect(16 * 1024 + 1);
+  exact(told, 'a few words — then more');
+  assert.equal(told.compiledPattern, true);
+  // Told of less: by hand.
+  const fewer = new BpeCounter(o200k, { pieceClasses: classes });
+  fewer.expect(4_000);
+  exact(fewer, 'a few words — then more');
+  assert.equal(fewer.compiledPattern, false);
 });
 
 test('unicode pieces: a table is used only under the Unicode version it was made with, and only whole', () => {

@@ -178,6 +178,8 @@ export async function countAcrossThreads(
 ): Promise<number[]> {
   let chars = 0;
   for (const text of texts) chars += text.length;
+  // This thread may count all of them: its counter is told how much (see TextTokenCounter.expect).
+  counter.expect?.(chars);
   const waiting = ahead?.waiting ?? 0;
   const parts =
     alongside !== undefined && waiting > 0 && jobs > 1 && texts.length > 0 ? Math.max(2, threadsFor(chars, jobs, waiting)) : threadsFor(chars, jobs, waiting);

@@ -15,6 +15,11 @@ export interface TextTokenCounter {
    * the summary with nothing alongside.
    */
   countAlongside?(texts: readonly string[], alongside: () => Promise<void>): Promise<void>;
+  /**
+   * Told that about `chars` characters are about to be counted, one text after the other: a counter
+   * that splits its first texts by hand (BpeCounter) leaves that to the regex when they are more.
+   */
+  expect?(chars: number): void;
 }
 
 export interface EntryTokens {

@@ -49,6 +49,14 @@ export const LONG_PIECE_CHUNK_BYTES = 64 * 1024;
 const MEMO_MAX_PIECE = 256;
 /** See BpeCounter.#warmAfter (measured: 20 turns of 4 KB cost 6 ms of CPU cold on the plain path, 11–20 ms on the fast one). */
 const WARM_AFTER_CHARS = 256 * 1024;
+/**
+ * A counter with a class table splits by hand the texts of its first this many characters (each
+ * text whole, while it fits; `expect` says when more are coming at once): past that, the regex,
+ * compiled once, splits faster than the hand split runs before the JIT has compiled it (measured:
+ * the 20 turns appended to the bench's 1M-token transcript, 70K characters, split by hand cost about
+ * 25 ms more than the regex's compiles).
+ */
+const HAND_SPLIT_CHARS = 16 * 1024;
 /** The memo is emptied when it holds this many pieces. */
 const MEMO_MAX_ENTRIES = 1 << 16;
 
@@ -58,8 +66,12 @@ export class BpeCounter {
   #global: RegExp | undefined;
   /** The split pattern, sticky: made on first use (under o200k with a class table, never). */
   #sticky: RegExp | undefined;
-  /** Under o200k, the class table the split is decided by hand with until the counter is warm (unicode-pieces.ts); else undefined: the regex splits. */
+  /** Under o200k, the class table the split of the first texts is decided by hand with (unicode-pieces.ts); else undefined: the regex splits. */
   readonly #classes: PieceClasses | undefined;
+  /** How many more characters may be split by hand (see HAND_SPLIT_CHARS); 0 once the regex is needed. */
+  #handLeft: number;
+  /** The text being counted is split by hand. */
+  #byHand = false;
   readonly #plainMemo = new Map<string, number>();
   readonly #memo = new PieceMemo();
   /** The split pattern is o200k's: ASCII text is split by hand (once warm). */
@@ -95,7 +107,8 @@ export class BpeCounter {
    * and split in JavaScript only (tests of that path, which is what runs without WebAssembly).
    * `scanPartChars`: the parts a text is scanned in, in WebAssembly (at most SCAN_PART_CHARS; a test
    * gives a few characters, so that parts end inside every kind of piece). `pieceClasses`: under
-   * o200k, the class table (unicode-pieces.ts) that splits texts by hand until the counter is warm.
+   * o200k, the class table (unicode-pieces.ts) that splits the first texts by hand, up to
+   * `handSplitChars` of them (HAND_SPLIT_CHARS; tests give more).
    */
   constructor(
     source: RankSource | RankTable,
@@ -105,6 +118,7 @@ export class BpeCounter {
       readonly wasmMerge?: boolean;
       readonly scanPartChars?: number;
       readonly pieceClasses?: PieceClasses | undefined;
+      readonly handSplitChars?: number;
     } = {},
   ) {
     this.#warmAfter = options.warmAfterChars ?? WARM_AFTER_CHARS;
@@ -115,15 +129,31 @@ export class BpeCounter {
     this.#long = new LongMergeState(this.#ranks);
     this.#asciiFast = this.#ranks.pattern === O200K_PATTERN;
     this.#classes = this.#asciiFast ? options.pieceClasses : undefined;
+    this.#handLeft = this.#classes === undefined ? 0 : (options.handSplitChars ?? HAND_SPLIT_CHARS);
+  }
+
+  /**
+   * About `chars` characters are to be counted next: more than the hand split has left (see
+   * HAND_SPLIT_CHARS), and the regex splits them all from the first, rather than after the hand split
+   * of a few (which would only add to its compiles).
+   */
+  expect(chars: number): void {
+    if (chars > this.#handLeft) this.#handLeft = 0;
   }
 
   /** Number of tokens in `text`, with special-token text counted as ordinary text. */
   count(text: string): number {
     if (!this.#warm) {
       this.#counted += text.length;
-      if (this.#counted <= this.#warmAfter) return this.#countPlain(text);
+      if (this.#counted <= this.#warmAfter) {
+        // By hand while the texts fit in what is left for it; from the first that does not, the regex.
+        this.#byHand = text.length <= this.#handLeft;
+        this.#handLeft = this.#byHand ? this.#handLeft - text.length : 0;
+        return this.#countPlain(text);
+      }
       this.#warmUp();
     }
+    this.#byHand = false;
     return this.#countFast(text);
   }
 
@@ -229,6 +259,8 @@ export class BpeCounter {
 
   /** The regex pieces of `text`, as `count` splits it (exposed for tests). */
   pieces(text: string): string[] {
+    // Split as count() would split it next (nothing is used up).
+    this.#byHand = !this.#warm && text.length <= this.#handLeft;
     const out: string[] = [];
     for (let at = this.#nextPiece(text, 0); at >= 0; at = this.#nextPiece(text, at)) out.push(text.slice(this.#pieceStart, at));
     return out;
@@ -236,11 +268,11 @@ export class BpeCounter {
 
   /**
    * The end of the next piece at or after `at` (its start in #pieceStart), or -1 when there is none.
-   * Under o200k, before the counter is warm and with a class table, every text is split by hand
-   * (unicode-pieces.ts): a count of a few turns never compiles the regex (about 20 ms). Once warm,
-   * ASCII text is split by hand (ascii-pieces.ts, and the WebAssembly scan) and the rest by the regex,
-   * whose compiled code splits the other pieces of megabytes faster than the table does (about 10 ms
-   * over the bench's 1M-token transcript). Either way exactly as the regex splits. count() is synchronous and never re-entered, so the compiled patterns are
+   * Under o200k with a class table, the counter's first texts (HAND_SPLIT_CHARS) are split by hand
+   * (unicode-pieces.ts): a count of a few turns never compiles the regex (about 20 ms). After them,
+   * and once warm, ASCII text is split by hand (ascii-pieces.ts, and the WebAssembly scan once warm)
+   * and the rest by the regex, whose compiled code splits more text faster than the hand split does
+   * (see HAND_SPLIT_CHARS). Either way exactly as the regex splits. count() is synchronous and never re-entered, so the compiled patterns are
    * reused: the sticky copy matches at the current position only, and test() builds no match array
    * (a piece is the span it advanced over). Where no piece starts at the position, the global
    * pattern finds the next one, skipping the characters between, exactly as js-tiktoken's matchAll does.
@@ -248,7 +280,7 @@ export class BpeCounter {
   #nextPiece(text: string, at: number): number {
     if (at >= text.length) return -1;
     this.#pieceStart = at;
-    if (this.#classes !== undefined && !this.#warm) return o200kPieceEnd(text, at, this.#classes);
+    if (this.#byHand && this.#classes !== undefined) return o200kPieceEnd(text, at, this.#classes);
     if (this.#warm && this.#asciiFast) {
       const end = asciiPieceEnd(text, at);
       if (end > at) return end;
