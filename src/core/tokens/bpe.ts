@@ -64,7 +64,7 @@ export class BpeCounter {
   readonly #ranks: RankTable;
   /** The split pattern, global: made on first use (rarely needed; compiling a pattern costs ms). */
   #global: RegExp | undefined;
-  /** The split pattern, sticky: made on first use (under o200k with a class table, never). */
+  /** The split pattern, sticky: made on first use (never, by a counter whose texts were all split by hand). */
   #sticky: RegExp | undefined;
   /** Under o200k, the class table the split of the first texts is decided by hand with (unicode-pieces.ts); else undefined: the regex splits. */
   readonly #classes: PieceClasses | undefined;
@@ -270,12 +270,13 @@ export class BpeCounter {
    * The end of the next piece at or after `at` (its start in #pieceStart), or -1 when there is none.
    * Under o200k with a class table, the counter's first texts (HAND_SPLIT_CHARS) are split by hand
    * (unicode-pieces.ts): a count of a few turns never compiles the regex (about 20 ms). After them,
-   * and once warm, ASCII text is split by hand (ascii-pieces.ts, and the WebAssembly scan once warm)
-   * and the rest by the regex, whose compiled code splits more text faster than the hand split does
-   * (see HAND_SPLIT_CHARS). Either way exactly as the regex splits. count() is synchronous and never re-entered, so the compiled patterns are
-   * reused: the sticky copy matches at the current position only, and test() builds no match array
-   * (a piece is the span it advanced over). Where no piece starts at the position, the global
-   * pattern finds the next one, skipping the characters between, exactly as js-tiktoken's matchAll does.
+   * ASCII text is split by hand once warm (ascii-pieces.ts, and the WebAssembly scan) and the rest by
+   * the regex, whose compiled code splits more text faster than the hand split does (see
+   * HAND_SPLIT_CHARS). Either way exactly as the regex splits. count() is synchronous and never
+   * re-entered, so the compiled patterns are reused: the sticky copy matches at the current
+   * position only, and test() builds no match array (a piece is the span it advanced over). Where no
+   * piece starts at the position, the global pattern finds the next one, skipping the characters
+   * between, exactly as js-tiktoken's matchAll does.
    */
   #nextPiece(text: string, at: number): number {
     if (at >= text.length) return -1;
@@ -303,7 +304,7 @@ export class BpeCounter {
     return pattern.lastIndex;
   }
 
-  /** Whether the split regex has been compiled (tests: a counter with a class table does not, until warm). */
+  /** Whether the split regex has been compiled (tests: a counter with a class table does not, while it splits by hand). */
   get compiledPattern(): boolean {
     return this.#sticky !== undefined || this.#global !== undefined;
   }

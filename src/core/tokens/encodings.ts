@@ -23,8 +23,9 @@ let prebuiltClasses: (() => PieceClasses | undefined) | undefined;
 
 /**
  * Where the prebuilt class table comes from (src/io/rank-tables.ts reads dist/ranks/, for this
- * Node's Unicode only): with it, o200k's counters split every text by hand, never compiling the
- * split regex (unicode-pieces.ts). Without one, the regex splits as before.
+ * Node's Unicode only): with it, an o200k counter that is not a bulk one splits its first texts by
+ * hand (BpeCounter, unicode-pieces.ts), and a count of a few never compiles the split regex. Without
+ * one, the regex splits as before.
  */
 export function usePrebuiltPieceClasses(read: () => PieceClasses | undefined): void {
   prebuiltClasses = read;
