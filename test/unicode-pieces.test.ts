@@ -185,6 +185,35 @@ test('unicode pieces: only the first 16K characters are split by hand, and none 
   assert.equal(fewer.compiledPattern, false);
 });
 
+test('unicode pieces: a table given as where to get it is got when a first text is split by hand, once, and never by a count of more', () => {
+  const text = 'a few words — then more';
+  const expected = oracle.encode(text, [], []).length;
+  let asked = 0;
+  const lazy = new BpeCounter(o200k, {
+    pieceClasses: () => {
+      asked++;
+      return classes;
+    },
+  });
+  assert.equal(asked, 0);
+  assert.equal(lazy.count(text), expected);
+  assert.equal(lazy.count(text.repeat(3)), oracle.encode(text.repeat(3), [], []).length);
+  assert.deepEqual([asked, lazy.compiledPattern], [1, false]);
+  const many = new BpeCounter(o200k, {
+    pieceClasses: () => {
+      asked++;
+      return classes;
+    },
+  });
+  many.expect(100_000);
+  assert.equal(many.count(text), expected);
+  assert.deepEqual([asked, many.compiledPattern], [1, true]);
+  // No table to be had (another Unicode, no file): the regex.
+  const none = new BpeCounter(o200k, { pieceClasses: () => undefined });
+  assert.equal(none.count(text), expected);
+  assert.equal(none.compiledPattern, true);
+});
+
 test('unicode pieces: a table is used only under the Unicode version it was made with, and only whole', () => {
   assert.ok(PieceClasses.decode(built, unicode));
   // Another Unicode may class a new character otherwise: the regex splits then.

@@ -66,8 +66,12 @@ export class BpeCounter {
   #global: RegExp | undefined;
   /** The split pattern, sticky: made on first use (never, by a counter whose texts were all split by hand). */
   #sticky: RegExp | undefined;
-  /** Under o200k, the class table the split of the first texts is decided by hand with (unicode-pieces.ts); else undefined: the regex splits. */
-  readonly #classes: PieceClasses | undefined;
+  /**
+   * Under o200k, the class table the split of the first texts is decided by hand with
+   * (unicode-pieces.ts), or where to get it when a first text is to be split by hand; else
+   * undefined: the regex splits.
+   */
+  #classes: PieceClasses | (() => PieceClasses | undefined) | undefined;
   /** How many more characters may be split by hand (see HAND_SPLIT_CHARS); 0 once the regex is needed. */
   #handLeft: number;
   /** The text being counted is split by hand. */
@@ -108,7 +112,8 @@ export class BpeCounter {
    * `scanPartChars`: the parts a text is scanned in, in WebAssembly (at most SCAN_PART_CHARS; a test
    * gives a few characters, so that parts end inside every kind of piece). `pieceClasses`: under
    * o200k, the class table (unicode-pieces.ts) that splits the first texts by hand, up to
-   * `handSplitChars` of them (HAND_SPLIT_CHARS; tests give more).
+   * `handSplitChars` of them (HAND_SPLIT_CHARS; tests give more), or where to get it when a first
+   * text is (a counter that never splits by hand never reads it).
    */
   constructor(
     source: RankSource | RankTable,
@@ -117,7 +122,7 @@ export class BpeCounter {
       readonly longPieceChunkBytes?: number;
       readonly wasmMerge?: boolean;
       readonly scanPartChars?: number;
-      readonly pieceClasses?: PieceClasses | undefined;
+      readonly pieceClasses?: PieceClasses | (() => PieceClasses | undefined) | undefined;
       readonly handSplitChars?: number;
     } = {},
   ) {
@@ -147,7 +152,7 @@ export class BpeCounter {
       this.#counted += text.length;
       if (this.#counted <= this.#warmAfter) {
         // By hand while the texts fit in what is left for it; from the first that does not, the regex.
-        this.#byHand = text.length <= this.#handLeft;
+        this.#byHand = text.length <= this.#handLeft && this.#table() !== undefined;
         this.#handLeft = this.#byHand ? this.#handLeft - text.length : 0;
         return this.#countPlain(text);
       }
@@ -260,7 +265,7 @@ export class BpeCounter {
   /** The regex pieces of `text`, as `count` splits it (exposed for tests). */
   pieces(text: string): string[] {
     // Split as count() would split it next (nothing is used up).
-    this.#byHand = !this.#warm && text.length <= this.#handLeft;
+    this.#byHand = !this.#warm && text.length <= this.#handLeft && this.#table() !== undefined;
     const out: string[] = [];
     for (let at = this.#nextPiece(text, 0); at >= 0; at = this.#nextPiece(text, at)) out.push(text.slice(this.#pieceStart, at));
     return out;
@@ -281,7 +286,7 @@ export class BpeCounter {
   #nextPiece(text: string, at: number): number {
     if (at >= text.length) return -1;
     this.#pieceStart = at;
-    if (this.#byHand && this.#classes !== undefined) return o200kPieceEnd(text, at, this.#classes);
+    if (this.#byHand) return o200kPieceEnd(text, at, this.#classes as PieceClasses);
     if (this.#warm && this.#asciiFast) {
       const end = asciiPieceEnd(text, at);
       if (end > at) return end;
@@ -302,6 +307,13 @@ export class BpeCounter {
     if (pattern.lastIndex === m.index) return this.#nextPiece(text, m.index + 1);
     this.#pieceStart = m.index;
     return pattern.lastIndex;
+  }
+
+  /** The class table, got now if it was given as where to get it (none: the regex splits from now on). */
+  #table(): PieceClasses | undefined {
+    if (typeof this.#classes === 'function') this.#classes = this.#classes();
+    if (this.#classes === undefined) this.#handLeft = 0;
+    return this.#classes;
   }
 
   /** Whether the split regex has been compiled (tests: a counter with a class table does not, while it splits by hand). */

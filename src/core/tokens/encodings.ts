@@ -46,7 +46,8 @@ export function loadCounter(name: EncodingName, options: { readonly bulk?: boole
     // `bulk`: the first caller will count megabytes (a batch worker): the faster path from the start.
     // A bulk counter is warm after a few pages and splits with the regex from then on: it compiles the
     // regex either way, and splitting its first pages by hand costs it more than it saves.
-    const pieceClasses = name === 'o200k_base' && options.bulk !== true ? prebuiltClasses?.() : undefined;
+    // Read when a first text is to be split by hand (a count of many texts at once never reads it).
+    const pieceClasses = name === 'o200k_base' && options.bulk !== true ? prebuiltClasses : undefined;
     counter = new BpeCounter(prebuiltTable(name) ?? loadRanks(name), {
       ...(options.bulk ? { warmAfterChars: BULK_WARM_AFTER_CHARS } : {}),
       ...(pieceClasses ? { pieceClasses } : {}),
